@@ -1,0 +1,100 @@
+// Hearth's own conversation records. They are what transcripts store and what the agent loop
+// works on; `toApiMessages` (model-request.ts) is the only place that turns them into Anthropic
+// API messages.
+
+export type Scope = "main" | "shared";
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
+}
+
+export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
+  };
+}
+
+/** Tokens the model had in its context for one request: fresh input plus cached input. */
+export const contextTokens = (u: Usage): number => u.inputTokens + u.cacheReadTokens + u.cacheCreationTokens;
+
+export interface TextBlock {
+  type: "text";
+  text: string;
+}
+
+export interface ToolCallBlock {
+  type: "tool_call";
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** Extended thinking, kept verbatim (with its signature) so it can be sent back unchanged. */
+export interface ThinkingBlock {
+  type: "thinking";
+  thinking: string;
+  signature: string;
+}
+
+export type AssistantBlock = TextBlock | ToolCallBlock | ThinkingBlock;
+
+/**
+ * Why a user-role message exists. `message` is someone talking to Hearth; the others are
+ * written by Hearth itself and are rendered to the model as such.
+ */
+export type UserMessageKind = "message" | "steer" | "nudge" | "system";
+
+export interface UserMessage {
+  role: "user";
+  kind: UserMessageKind;
+  text: string;
+  ts: number;
+}
+
+/** How an assistant message ended, from Hearth's point of view. */
+export type AssistantStop =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "refusal"
+  | "pause_turn"
+  | "stop_sequence"
+  | "context_window"
+  | "aborted";
+
+export interface AssistantMessage {
+  role: "assistant";
+  content: AssistantBlock[];
+  stop: AssistantStop;
+  model: string;
+  usage: Usage;
+  ts: number;
+}
+
+export interface ToolResultMessage {
+  role: "tool_result";
+  toolCallId: string;
+  toolName: string;
+  content: string;
+  isError: boolean;
+  ts: number;
+}
+
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+export const textOf = (m: AssistantMessage): string =>
+  m.content
+    .filter((b): b is TextBlock => b.type === "text")
+    .map((b) => b.text)
+    .join("");
+
+export const toolCallsOf = (m: AssistantMessage): ToolCallBlock[] =>
+  m.content.filter((b): b is ToolCallBlock => b.type === "tool_call");

@@ -1,0 +1,90 @@
+// What a tool is, and how a set of tools is offered to the model and checked per scope.
+import { z } from "zod";
+import type { Logger } from "../log.ts";
+import type { Scope } from "./messages.ts";
+
+/** What a tool returns. Failures are values: `isError` results go back to the model. */
+export interface ToolOutput {
+  content: string;
+  isError?: boolean;
+}
+
+export interface ToolContext {
+  /** Aborted when the run is stopped; long tools must stop promptly and clean up. */
+  signal: AbortSignal;
+  /** The workspace folder: cwd of `exec`, root of the file tools. */
+  workspace: string;
+  scope: Scope;
+  sessionKey: string;
+  log: Logger;
+}
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  /** Sent to the model: one or two sentences that say when to use the tool. */
+  description: string;
+  input: S;
+  /** Read-only tools may run concurrently with each other. */
+  readOnly: boolean;
+  /**
+   * Runs the tool with input already validated against `input`. Should return failures as
+   * `{ isError: true }`; a throw is caught by the loop and turned into such a result.
+   */
+  execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
+  /** A one-line summary of a call for progress lines ("exec: ls -la"). */
+  summarize?(input: z.output<S>): string;
+}
+
+export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool => tool as unknown as Tool;
+
+/** The JSON shape the Messages API takes for a tool. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: { type: "object"; [key: string]: unknown };
+}
+
+const specCache = new WeakMap<Tool, ToolSpec>();
+
+/** The tool's API spec, computed once per tool so it is byte-stable across requests. */
+export function toolSpec(tool: Tool): ToolSpec {
+  let spec = specCache.get(tool);
+  if (!spec) {
+    const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: "input" }) as Record<string, unknown>;
+    spec = { name: tool.name, description: tool.description, input_schema: { ...schema, type: "object" } };
+    specCache.set(tool, spec);
+  }
+  return spec;
+}
+
+/**
+ * Decides whether a scope may use a tool. Called for every call, after the model asked for it,
+ * so a refusal holds whatever the model was told. Returns null when allowed, else the reason.
+ */
+export type ToolPermission = (toolName: string, scope: Scope) => string | null;
+
+export class ToolSet {
+  readonly #tools = new Map<string, Tool>();
+  readonly permission: ToolPermission;
+
+  constructor(tools: Tool[], permission: ToolPermission = () => null) {
+    for (const t of tools) {
+      if (this.#tools.has(t.name)) throw new Error(`Tool "${t.name}" is defined twice; tool names must be unique.`);
+      this.#tools.set(t.name, t);
+    }
+    this.permission = permission;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Tools the scope may use, in definition order. */
+  forScope(scope: Scope): Tool[] {
+    return [...this.#tools.values()].filter((t) => this.permission(t.name, scope) === null);
+  }
+
+  specsFor(scope: Scope): ToolSpec[] {
+    return this.forScope(scope).map(toolSpec);
+  }
+}

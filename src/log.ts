@@ -1,0 +1,79 @@
+// Structured logging: one line per event. JSON lines when the output is not a terminal,
+// a short readable line when it is. Every line passes through the redactor, so a secret that
+// was registered (API key, bot tokens) never reaches a log, whatever field it hides in.
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+const levelRank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(event: string, fields?: LogFields): void;
+  info(event: string, fields?: LogFields): void;
+  warn(event: string, fields?: LogFields): void;
+  error(event: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+export interface LogSink {
+  write(line: string): void;
+  isTTY?: boolean;
+}
+
+const secrets = new Set<string>();
+
+/** Registers a value that must never be logged. Short values are ignored (too many false hits). */
+export function registerSecret(value: string | undefined | null): void {
+  if (value && value.length >= 8) secrets.add(value);
+}
+
+const secretKey = /(token|api[-_]?key|secret|password|authorization)$/i;
+
+export function redact(text: string): string {
+  let out = text;
+  for (const s of secrets) if (out.includes(s)) out = out.split(s).join("[redacted]");
+  return out;
+}
+
+function serialize(value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  return value;
+}
+
+export function parseLevel(value: string | undefined, fallback: LogLevel): LogLevel {
+  const v = value?.trim().toLowerCase();
+  return v && v in levelRank ? (v as LogLevel) : fallback;
+}
+
+export function createLogger(opts: { level?: LogLevel; sink?: LogSink; base?: LogFields } = {}): Logger {
+  const sink: LogSink = opts.sink ?? { write: (l) => process.stderr.write(l), isTTY: process.stderr.isTTY };
+  const threshold = levelRank[opts.level ?? parseLevel(process.env.HEARTH_LOG, "info")];
+
+  const make = (base: LogFields): Logger => {
+    const emit = (level: Exclude<LogLevel, "silent">, event: string, fields?: LogFields) => {
+      if (levelRank[level] < threshold) return;
+      const all: LogFields = { ...base, ...fields };
+      for (const k of Object.keys(all)) {
+        all[k] = secretKey.test(k) && all[k] ? "[redacted]" : serialize(all[k]);
+      }
+      const line = sink.isTTY
+        ? `${new Date().toISOString().slice(11, 23)} ${level.padEnd(5)} ${event}${Object.entries(all)
+            .map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+            .join("")}\n`
+        : `${JSON.stringify({ t: new Date().toISOString(), level, event, ...all })}\n`;
+      sink.write(redact(line));
+    };
+    return {
+      debug: (e, f) => emit("debug", e, f),
+      info: (e, f) => emit("info", e, f),
+      warn: (e, f) => emit("warn", e, f),
+      error: (e, f) => emit("error", e, f),
+      child: (fields) => make({ ...base, ...fields }),
+    };
+  };
+  return make(opts.base ?? {});
+}
+
+/** A logger that drops everything (tests, benchmarks). */
+export const silentLogger: Logger = createLogger({ level: "silent", sink: { write: () => {} } });
