@@ -1,0 +1,247 @@
+// The agent loop (DESIGN §6): model → tools → model … until the model answers, the run is
+// stopped, or a limit ends it. All I/O is passed in; the loop opens no socket and no file.
+import type { Logger } from "../log.ts";
+import type { AgentEventSink, RunStatus } from "./events.ts";
+import {
+  addUsage,
+  emptyUsage,
+  textOf,
+  toolCallsOf,
+  type Message,
+  type Scope,
+  type Usage,
+  type UserMessage,
+} from "./messages.ts";
+import type { ModelClient, ModelEvent } from "./model-client.ts";
+import type { ModelError } from "./model-errors.ts";
+import type { SystemBlock } from "./model-request.ts";
+import type { SteeringSource } from "./steering.ts";
+import type { ToolSet } from "./tool.ts";
+import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
+
+export const MAX_TURNS_CAP = 100;
+const MAX_NUDGES = 2;
+
+export interface LoopDeps {
+  model: ModelClient;
+  tools: ToolSet;
+  /** Milliseconds since the epoch; used for message timestamps. */
+  clock: () => number;
+  log: Logger;
+}
+
+export interface RunSpec {
+  sessionKey: string;
+  scope: Scope;
+  workspace: string;
+  system: SystemBlock[];
+  /** The model's view of the conversation before this run. Not modified. */
+  history: Message[];
+  /** The message(s) that start the run. */
+  input: UserMessage[];
+  maxTurns: number;
+  maxTokens: number;
+  signal: AbortSignal;
+  steering: SteeringSource;
+  emit: AgentEventSink;
+  /**
+   * Persists one new message (a transcript append). Called once per message, in order,
+   * before the loop takes its next step. A throw ends the run with status "error".
+   */
+  record: (m: Message) => void;
+}
+
+export interface RunResult {
+  status: RunStatus;
+  /** The reply as the user saw it stream: the model's text of every turn, plus any notice. */
+  text: string;
+  usage: Usage;
+  turns: number;
+  /** The messages this run added, in order (the same ones passed to `record`). */
+  added: Message[];
+  error?: ModelError;
+}
+
+export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunResult> {
+  const messages = [...spec.history];
+  const added: Message[] = [];
+  const reply = new ReplyText(spec.emit);
+  const guard = new DoomLoopGuard();
+  const toolSpecs = deps.tools.specsFor(spec.scope);
+  const maxTurns = Math.min(Math.max(1, spec.maxTurns), MAX_TURNS_CAP);
+  let usage = emptyUsage();
+  let turns = 0;
+  let nudges = 0;
+
+  const append = (m: Message) => {
+    spec.record(m);
+    messages.push(m);
+    added.push(m);
+  };
+  const takeSteering = (): boolean => {
+    const steer = spec.steering.take();
+    for (const m of steer) append(m);
+    if (steer.length > 0) spec.emit({ type: "steered", count: steer.length });
+    return steer.length > 0;
+  };
+  const finish = (status: RunStatus, error?: ModelError): RunResult => {
+    const text = reply.text();
+    spec.emit({ type: "run_end", status, text, usage, turns });
+    return { status, text, usage, turns, added, ...(error ? { error } : {}) };
+  };
+
+  spec.emit({ type: "run_start", sessionKey: spec.sessionKey });
+  try {
+    for (const m of spec.input) append(m);
+    for (;;) {
+      if (spec.signal.aborted) return finish("aborted");
+      if (turns >= maxTurns) {
+        reply.notice(`I stopped after ${turns} steps, the limit set by agent.maxTurns. Say "continue" if I should go on.`);
+        return finish("max_turns");
+      }
+      turns++;
+      spec.emit({ type: "turn_start", turn: turns });
+      reply.startTurn();
+      const result = await deps.model.stream(
+        { system: spec.system, tools: toolSpecs, messages, maxTokens: spec.maxTokens },
+        { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) },
+      );
+
+      if (result.type === "error") {
+        if (result.partial.length > 0) {
+          append({ role: "assistant", content: result.partial, stop: "aborted", model: result.error.model, usage: emptyUsage(), ts: deps.clock() });
+        }
+        if (result.error.kind === "aborted") return finish("aborted");
+        reply.notice(`${result.error.message} Your message is saved; try again in a moment.`);
+        return finish("error", result.error);
+      }
+
+      const message = result.message;
+      append(message);
+      usage = addUsage(usage, message.usage);
+      reply.endTurn(textOf(message));
+      spec.emit({ type: "turn_end", turn: turns, usage: message.usage });
+
+      const calls = toolCallsOf(message);
+      if (calls.length > 0) {
+        const outcome = await runToolCalls(
+          calls,
+          { ...spec, tools: deps.tools, log: deps.log, clock: deps.clock },
+          guard,
+        );
+        for (const r of outcome.results) append(r);
+        if (outcome.doomLoop) {
+          reply.notice(`I stopped because I kept repeating the same step (${outcome.doomLoop} with the same input).`);
+          return finish("doom_loop");
+        }
+        if (spec.signal.aborted) return finish("aborted");
+        takeSteering();
+        continue;
+      }
+
+      // The model wants to end. A message that arrived meanwhile gets one more call instead.
+      if (takeSteering()) continue;
+      switch (message.stop) {
+        case "context_window":
+          reply.notice("The conversation no longer fits the model's context window. Use /compact or /new.");
+          return finish("error");
+        case "max_tokens":
+          reply.notice("(The answer was cut off at the length limit, model.maxTokens.)");
+          return finish("completed");
+        default:
+          break;
+      }
+      if (nudges < MAX_NUDGES && toolSpecs.length > 0 && announcesAction(textOf(message))) {
+        nudges++;
+        append({
+          role: "user",
+          kind: "nudge",
+          text: "[Hearth] You announced an action but called no tool. If you meant to act, call the tool now; otherwise give your final answer.",
+          ts: deps.clock(),
+        });
+        continue;
+      }
+      return finish("completed");
+    }
+  } catch (err) {
+    deps.log.error("run.failed", { sessionKey: spec.sessionKey, error: err });
+    reply.notice(`Something went wrong inside Hearth (${err instanceof Error ? err.message : String(err)}).`);
+    return finish("error");
+  }
+}
+
+function forwardModelEvent(e: ModelEvent, reply: ReplyText, emit: AgentEventSink): void {
+  switch (e.type) {
+    case "text_delta":
+      reply.turnDelta(e.text);
+      break;
+    case "text_reset":
+      reply.turnReset(e.text);
+      break;
+    case "retry":
+      emit({ type: "model_retry", attempt: e.attempt, delayMs: e.delayMs, error: e.error });
+      break;
+    case "fallback":
+      emit({ type: "model_fallback", from: e.from, to: e.to });
+      break;
+    default:
+      e satisfies never;
+  }
+}
+
+/**
+ * The reply as one growing text: every turn's text, separated by a blank line, then notices.
+ * It turns the model's per-call deltas into deltas of the whole reply, so that what streamed
+ * always equals the final text.
+ */
+class ReplyText {
+  #before = "";
+  #turn = "";
+  readonly #emit: AgentEventSink;
+
+  constructor(emit: AgentEventSink) {
+    this.#emit = emit;
+  }
+
+  text(): string {
+    return this.#before && this.#turn ? `${this.#before}\n\n${this.#turn}` : this.#before + this.#turn;
+  }
+
+  startTurn(): void {
+    this.#before = this.text();
+    this.#turn = "";
+  }
+
+  turnDelta(delta: string): void {
+    const old = this.text();
+    this.#turn += delta;
+    this.#emit({ type: "text_delta", text: this.text().slice(old.length) });
+  }
+
+  turnReset(text: string): void {
+    this.#turn = text;
+    this.#emit({ type: "text_reset", text: this.text() });
+  }
+
+  endTurn(final: string): void {
+    if (final !== this.#turn) this.turnReset(final);
+  }
+
+  notice(text: string): void {
+    this.startTurn();
+    this.turnDelta(text);
+  }
+}
+
+/**
+ * True when an answer announces an action it did not take ("Let me check…", ending with a
+ * colon). Kept narrow on purpose: a false positive costs an extra model call.
+ */
+export function announcesAction(text: string): boolean {
+  const t = text.trim();
+  if (!t) return false;
+  if (/[:：]$/.test(t)) return true;
+  const last = t.split(/(?<=[.!?…])\s+|\n+/).filter(Boolean).at(-1) ?? "";
+  if (last.endsWith("?")) return false;
+  return /^(let me|now let me|i'll now|i will now|now i'll|now i will|i'm going to|i am going to|next,? i'll)\b/i.test(last.trim());
+}

@@ -1,0 +1,342 @@
+// Streams one model response over the Anthropic SDK. Hearth owns the retry policy (the SDK's
+// own retries are off): it must also retry failures that happen mid-stream, after text has
+// already reached the user, without showing that text twice.
+import Anthropic from "@anthropic-ai/sdk";
+import type { Logger } from "../log.ts";
+import type { AssistantBlock, AssistantMessage, AssistantStop, Usage } from "./messages.ts";
+import { allowsFallback, classifyModelError, isRetryable, type ModelError } from "./model-errors.ts";
+import { toApiParams, type ModelRequest } from "./model-request.ts";
+
+export type ModelEvent =
+  | { type: "text_delta"; text: string }
+  /** The text streamed so far for this call is void; `text` replaces all of it. */
+  | { type: "text_reset"; text: string }
+  | { type: "retry"; attempt: number; delayMs: number; error: ModelError }
+  | { type: "fallback"; from: string; to: string; error: ModelError };
+
+export type ModelResult =
+  | { type: "ok"; message: AssistantMessage }
+  /** `partial` holds what the caller was already shown (text), for an interrupted record. */
+  | { type: "error"; error: ModelError; partial: AssistantBlock[] };
+
+export interface ModelCallOptions {
+  signal: AbortSignal;
+  /** Called synchronously for every event; must not throw. */
+  onEvent: (e: ModelEvent) => void;
+}
+
+export interface ModelClient {
+  /** The primary model's name (for status and cost display). */
+  readonly model: string;
+  /** Streams one response. Never throws: failures and aborts are returned as error values. */
+  stream(req: ModelRequest, opts: ModelCallOptions): Promise<ModelResult>;
+}
+
+export interface RetryPolicy {
+  /** Attempts per model, the first included. */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A `retry-after` longer than this is not waited for: the next model is tried instead. */
+  maxRetryAfterMs: number;
+  /** A stream with no event for this long is treated as a dropped connection. */
+  idleTimeoutMs: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 2_000,
+  maxDelayMs: 30_000,
+  maxRetryAfterMs: 60_000,
+  idleTimeoutMs: 120_000,
+};
+
+export interface AnthropicModelOptions {
+  /** The primary model, then the fallbacks in order. */
+  models: string[];
+  apiKey?: string | undefined;
+  baseURL?: string | undefined;
+  retry?: Partial<RetryPolicy>;
+  log: Logger;
+  /** Waits `ms`; resolves early (without throwing) when `signal` aborts. Injected by tests. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Returns a number in [0, 1) for jitter. */
+  random?: () => number;
+}
+
+/** The delay before retry number `attempt` (1 = first retry): 2 s doubling to 30 s, ±20 % jitter. */
+export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number): number {
+  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.min(policy.maxDelayMs, Math.round(exp * (0.8 + 0.4 * random())));
+}
+
+export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelClient {
+  if (opts.models.length === 0) throw new Error("createAnthropicModelClient needs at least one model name.");
+  const policy = { ...defaultRetryPolicy, ...opts.retry };
+  const sleep = opts.sleep ?? abortableSleep;
+  const random = opts.random ?? Math.random;
+  const client = new Anthropic({
+    // A local proxy given by base URL may need no key; the SDK insists on one.
+    apiKey: opts.apiKey ?? "hearth-no-key",
+    ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
+    maxRetries: 0,
+  });
+
+  return {
+    model: opts.models[0]!,
+    async stream(req, { signal, onEvent }) {
+      const shown = new ShownText(onEvent);
+      let last: ModelError | undefined;
+      for (const [i, model] of opts.models.entries()) {
+        if (i > 0 && last) {
+          opts.log.warn("model.fallback", { from: opts.models[i - 1], to: model, kind: last.kind });
+          onEvent({ type: "fallback", from: opts.models[i - 1]!, to: model, error: last });
+        }
+        const params = toApiParams(req, model);
+        for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
+          if (signal.aborted) return aborted(model, shown);
+          const result = await streamAttempt(client, params, model, policy.idleTimeoutMs, signal, shown);
+          if (result.type === "ok") return result;
+          last = result.error;
+          if (last.kind === "aborted") return aborted(model, shown);
+          if (!isRetryable(last)) break;
+          if (attempt === policy.maxAttempts) break;
+          if (last.retryAfterMs !== undefined && last.retryAfterMs > policy.maxRetryAfterMs) break;
+          const delayMs = last.retryAfterMs ?? backoffDelay(policy, attempt, random);
+          opts.log.warn("model.retry", { model, attempt, delayMs, kind: last.kind, status: last.status });
+          onEvent({ type: "retry", attempt, delayMs, error: last });
+          await sleep(delayMs, signal);
+        }
+        if (!allowsFallback(last!)) break;
+      }
+      opts.log.error("model.failed", { kind: last!.kind, status: last!.status, message: last!.message });
+      return { type: "error", error: last!, partial: shown.asBlocks() };
+    },
+  };
+}
+
+const aborted = (model: string, shown: ShownText): ModelResult => ({
+  type: "error",
+  error: { kind: "aborted", model, message: "The request was stopped." },
+  partial: shown.asBlocks(),
+});
+
+/**
+ * Tracks the text the caller has been shown during one `stream` call, across attempts.
+ * A retried attempt that repeats the shown text stays silent until it passes it; one that
+ * says something else replaces the shown text with a single `text_reset`.
+ */
+class ShownText {
+  #shown = "";
+  #seen = "";
+  #diverged = false;
+  readonly #emit: (e: ModelEvent) => void;
+
+  constructor(emit: (e: ModelEvent) => void) {
+    this.#emit = emit;
+  }
+
+  startAttempt(): void {
+    this.#seen = "";
+    this.#diverged = false;
+  }
+
+  add(delta: string): void {
+    this.#seen += delta;
+    const seen = this.#seen;
+    const shown = this.#shown;
+    if (this.#diverged) {
+      this.#shown = seen;
+      this.#emit({ type: "text_delta", text: delta });
+    } else if (seen.length <= shown.length) {
+      if (!shown.startsWith(seen)) this.#replace();
+    } else if (seen.startsWith(shown)) {
+      this.#shown = seen;
+      this.#emit({ type: "text_delta", text: seen.slice(shown.length) });
+    } else {
+      this.#replace();
+    }
+  }
+
+  /** At the end of a successful attempt: its text may be a strict prefix of what was shown. */
+  finishAttempt(): void {
+    if (this.#seen !== this.#shown) this.#replace();
+  }
+
+  asBlocks(): AssistantBlock[] {
+    return this.#shown ? [{ type: "text", text: this.#shown }] : [];
+  }
+
+  #replace(): void {
+    this.#diverged = true;
+    this.#shown = this.#seen;
+    this.#emit({ type: "text_reset", text: this.#seen });
+  }
+}
+
+type AttemptResult = { type: "ok"; message: AssistantMessage } | { type: "error"; error: ModelError };
+
+type BlockDraft =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; id: string; name: string; json: string }
+  | { type: "thinking"; thinking: string; signature: string };
+
+async function streamAttempt(
+  client: Anthropic,
+  params: Anthropic.MessageCreateParamsNonStreaming,
+  model: string,
+  idleTimeoutMs: number,
+  signal: AbortSignal,
+  shown: ShownText,
+): Promise<AttemptResult> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  signal.addEventListener("abort", onAbort, { once: true });
+  let stalled = false;
+  let idle: NodeJS.Timeout | undefined;
+  const touch = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => {
+      stalled = true;
+      controller.abort();
+    }, idleTimeoutMs);
+  };
+
+  shown.startAttempt();
+  const drafts: (BlockDraft | undefined)[] = [];
+  const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
+  let answeredBy = model;
+  let stopReason: string | null = null;
+  let complete = false;
+  try {
+    touch();
+    const stream = await client.messages.create({ ...params, stream: true }, { signal: controller.signal });
+    for await (const ev of stream) {
+      touch();
+      switch (ev.type) {
+        case "message_start":
+          answeredBy = ev.message.model || model;
+          readUsage(usage, ev.message.usage);
+          break;
+        case "content_block_start":
+          drafts[ev.index] = startDraft(ev.content_block);
+          break;
+        case "content_block_delta":
+          applyDelta(drafts[ev.index], ev.delta, shown);
+          break;
+        case "message_delta":
+          stopReason = ev.delta.stop_reason ?? stopReason;
+          readUsage(usage, ev.usage);
+          break;
+        case "message_stop":
+          complete = true;
+          break;
+        case "content_block_stop":
+          break;
+      }
+    }
+  } catch (err) {
+    if (!stalled && !signal.aborted) return { type: "error", error: classifyModelError(err, model) };
+  } finally {
+    clearTimeout(idle);
+    signal.removeEventListener("abort", onAbort);
+  }
+  // The SDK ends the iteration quietly on abort, so the reason is decided here.
+  if (signal.aborted) return { type: "error", error: { kind: "aborted", model, message: "The request was stopped." } };
+  if (stalled) {
+    return { type: "error", error: { kind: "stalled", model, message: `The model stream went silent for ${Math.round(idleTimeoutMs / 1000)} s.` } };
+  }
+  if (!complete) return { type: "error", error: { kind: "connection", model, message: "The model stream ended before the message was complete." } };
+  shown.finishAttempt();
+  return {
+    type: "ok",
+    message: {
+      role: "assistant",
+      content: drafts.filter((d): d is BlockDraft => d !== undefined).map(finishDraft),
+      stop: toStop(stopReason),
+      model: answeredBy,
+      usage,
+      ts: Date.now(),
+    },
+  };
+}
+
+function readUsage(
+  usage: Usage,
+  u: { input_tokens?: number | null; output_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null },
+): void {
+  // message_delta repeats the cumulative counts; a missing or null field keeps what we had.
+  if (u.input_tokens != null) usage.inputTokens = u.input_tokens;
+  if (u.output_tokens != null) usage.outputTokens = u.output_tokens;
+  if (u.cache_read_input_tokens != null) usage.cacheReadTokens = u.cache_read_input_tokens;
+  if (u.cache_creation_input_tokens != null) usage.cacheCreationTokens = u.cache_creation_input_tokens;
+}
+
+function startDraft(block: Anthropic.ContentBlock): BlockDraft | undefined {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: "" };
+    case "tool_use":
+      return { type: "tool_call", id: block.id, name: block.name, json: "" };
+    case "thinking":
+      return { type: "thinking", thinking: "", signature: "" };
+    default:
+      return undefined; // server tools, redacted thinking: not used by Hearth
+  }
+}
+
+function applyDelta(draft: BlockDraft | undefined, delta: Anthropic.RawContentBlockDelta, shown: ShownText): void {
+  if (!draft) return;
+  if (delta.type === "text_delta" && draft.type === "text") {
+    draft.text += delta.text;
+    shown.add(delta.text);
+  } else if (delta.type === "input_json_delta" && draft.type === "tool_call") {
+    draft.json += delta.partial_json;
+  } else if (delta.type === "thinking_delta" && draft.type === "thinking") {
+    draft.thinking += delta.thinking;
+  } else if (delta.type === "signature_delta" && draft.type === "thinking") {
+    draft.signature += delta.signature;
+  }
+}
+
+function finishDraft(d: BlockDraft): AssistantBlock {
+  if (d.type !== "tool_call") return d;
+  let input: unknown = {};
+  if (d.json.trim()) {
+    try {
+      input = JSON.parse(d.json);
+    } catch {
+      // Cut off by max_tokens: validation reports it to the model as invalid input.
+      input = { _unparsed: d.json };
+    }
+  }
+  return { type: "tool_call", id: d.id, name: d.name, input };
+}
+
+function toStop(reason: string | null): AssistantStop {
+  switch (reason) {
+    case "tool_use":
+    case "max_tokens":
+    case "refusal":
+    case "pause_turn":
+    case "stop_sequence":
+      return reason;
+    case "model_context_window_exceeded":
+      return "context_window";
+    default:
+      return "end_turn";
+  }
+}
+
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,132 @@
+// The one boundary between Hearth's messages and the Anthropic Messages API.
+import type Anthropic from "@anthropic-ai/sdk";
+import type { Message, ToolCallBlock } from "./messages.ts";
+import type { ToolSpec } from "./tool.ts";
+
+type ApiMessage = Anthropic.MessageParam;
+type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
+type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ThinkingBlockParam;
+
+/** A piece of the system prompt. `cacheBreakpoint` marks the end of a byte-stable prefix. */
+export interface SystemBlock {
+  text: string;
+  cacheBreakpoint?: boolean;
+}
+
+export interface ModelRequest {
+  system: SystemBlock[];
+  tools: ToolSpec[];
+  messages: Message[];
+  maxTokens: number;
+}
+
+export const MISSING_RESULT = "No result: the run was interrupted before this tool finished.";
+const INTERRUPTED = "[interrupted]";
+const CACHE = { type: "ephemeral" } as const;
+
+/**
+ * Converts Hearth's messages into API messages. It also repairs what the API would reject:
+ * tool calls without a result (a crash or abort) get a synthetic error result, results
+ * without a call are dropped, empty text is skipped, and assistant neighbours are merged.
+ * The last block of the last message carries a cache breakpoint.
+ */
+export function toApiMessages(messages: Message[]): ApiMessage[] {
+  const out: ApiMessage[] = [];
+  let open: ToolCallBlock[] = []; // calls of the last assistant message still awaiting a result
+  let results: ApiUserBlock[] = [];
+  let texts: ApiUserBlock[] = [];
+
+  const flushUser = () => {
+    for (const call of open) results.push(toolResult(call.id, MISSING_RESULT, true));
+    open = [];
+    const content = [...results, ...texts];
+    results = [];
+    texts = [];
+    if (content.length > 0) out.push({ role: "user", content });
+  };
+
+  for (const m of messages) {
+    switch (m.role) {
+      case "user":
+        if (m.text.length > 0) texts.push({ type: "text", text: m.text });
+        break;
+      case "tool_result": {
+        const i = open.findIndex((c) => c.id === m.toolCallId);
+        if (i === -1) break; // its call is not in view (cut by compaction): the API would reject it
+        open.splice(i, 1);
+        results.push(toolResult(m.toolCallId, m.content, m.isError));
+        break;
+      }
+      case "assistant": {
+        const content = assistantBlocks(m);
+        if (content.length === 0) break;
+        flushUser();
+        if (out.length === 0) out.push({ role: "user", content: [{ type: "text", text: "(conversation continues)" }] });
+        const prev = out.at(-1);
+        if (prev?.role === "assistant") (prev.content as ApiAssistantBlock[]).push(...content);
+        else out.push({ role: "assistant", content });
+        open = content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use").map(toCall);
+        break;
+      }
+      default:
+        m satisfies never;
+    }
+  }
+  if (open.length > 0 || results.length > 0 || texts.length > 0) flushUser();
+
+  markLastBlock(out);
+  return out;
+}
+
+function assistantBlocks(m: Extract<Message, { role: "assistant" }>): ApiAssistantBlock[] {
+  const blocks: ApiAssistantBlock[] = [];
+  for (const b of m.content) {
+    switch (b.type) {
+      case "text":
+        if (b.text.trim().length > 0) blocks.push({ type: "text", text: b.text });
+        break;
+      case "tool_call":
+        blocks.push({ type: "tool_use", id: b.id, name: b.name, input: b.input ?? {} });
+        break;
+      case "thinking":
+        // Signature-less thinking (an aborted stream) cannot be replayed.
+        if (b.signature && m.stop !== "aborted") blocks.push({ type: "thinking", thinking: b.thinking, signature: b.signature });
+        break;
+      default:
+        b satisfies never;
+    }
+  }
+  if (m.stop === "aborted" && blocks.some((b) => b.type === "text")) blocks.push({ type: "text", text: INTERRUPTED });
+  return blocks;
+}
+
+const toCall = (b: Anthropic.ToolUseBlockParam): ToolCallBlock => ({ type: "tool_call", id: b.id, name: b.name, input: b.input });
+
+const toolResult = (id: string, content: string, isError: boolean): Anthropic.ToolResultBlockParam => ({
+  type: "tool_result",
+  tool_use_id: id,
+  content: content.length > 0 ? content : "(no output)",
+  ...(isError ? { is_error: true } : {}),
+});
+
+function markLastBlock(out: ApiMessage[]): void {
+  const last = out.at(-1);
+  const blocks = last?.content;
+  if (!Array.isArray(blocks) || blocks.length === 0) return;
+  const i = blocks.length - 1;
+  blocks[i] = { ...blocks[i]!, cache_control: CACHE } as (typeof blocks)[number];
+}
+
+/** The full request body (minus `stream`) for one model. */
+export function toApiParams(req: ModelRequest, model: string): Anthropic.MessageCreateParamsNonStreaming {
+  const system: Anthropic.TextBlockParam[] = req.system.map((b) =>
+    b.cacheBreakpoint ? { type: "text", text: b.text, cache_control: CACHE } : { type: "text", text: b.text },
+  );
+  return {
+    model,
+    max_tokens: req.maxTokens,
+    system,
+    messages: toApiMessages(req.messages),
+    ...(req.tools.length > 0 ? { tools: req.tools as Anthropic.Tool[] } : {}),
+  };
+}

@@ -1,0 +1,25 @@
+// The system prompt. Its bytes must stay identical from run to run of a session (prompt
+// caching, DESIGN §6): nothing here may depend on the time, the sender or the channel —
+// those go into the user turn (user-turn.ts).
+import type { SystemBlock } from "./model-request.ts";
+import type { Scope } from "./messages.ts";
+
+const INSTRUCTIONS = `You are Hearth, a personal assistant running on your owner's own machine. Your owner talks to you privately (Telegram, Discord, terminal); other people meet you in group chats.
+
+- Be brief: chat-sized answers, no filler, markdown only where it helps.
+- Act with tools instead of describing what you would do. Read files before editing them. Ask before anything destructive or irreversible.
+- Each user turn starts with a bracketed line from Hearth (time, channel, sender). It is context, not the user's words.`;
+
+const SHARED_NOTE = `This is a shared conversation: the people here are not your owner. Never reveal your owner's private notes or anything said in private chats.`;
+
+export interface SystemPromptParts {
+  scope: Scope;
+  /** Workspace context for this scope (identity files, memory), already capped. */
+  context?: string;
+}
+
+/** Instructions first (byte-stable for every session), then the scope's context. */
+export function buildSystemPrompt(parts: SystemPromptParts): SystemBlock[] {
+  const text = [INSTRUCTIONS, parts.scope === "shared" ? SHARED_NOTE : null, parts.context || null].filter(Boolean).join("\n\n");
+  return [{ text, cacheBreakpoint: true }];
+}

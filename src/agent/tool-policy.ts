@@ -1,0 +1,24 @@
+// Which tools a scope may use (DESIGN §4). Enforced per call by the tool runner, so a
+// shared-scope run cannot reach a main-only tool whatever the model was told or tries.
+import type { Scope } from "./messages.ts";
+import type { ToolPermission } from "./tool.ts";
+
+/** Tools a shared scope (groups, paired DMs) has by default. */
+export const SHARED_SCOPE_TOOLS: ReadonlySet<string> = new Set(["memory_search", "memory_get", "memory_write"]);
+
+/** Tools only the owner's main scope may ever use, even if the owner lists them in `tools.shared.allow`. */
+export const MAIN_ONLY_TOOLS: ReadonlySet<string> = new Set(["cron_add", "cron_list", "cron_remove"]);
+
+/**
+ * Main scope may use every tool. Shared scope may use the memory tools plus the names the
+ * owner put in `tools.shared.allow`.
+ */
+export function scopePermission(sharedAllow: readonly string[] = []): ToolPermission {
+  const allowed = new Set([...SHARED_SCOPE_TOOLS, ...sharedAllow.filter((t) => !MAIN_ONLY_TOOLS.has(t))]);
+  return (toolName: string, scope: Scope) => {
+    if (scope === "main") return null;
+    return allowed.has(toolName)
+      ? null
+      : `${toolName} is only available in the owner's private chat. This conversation can use: ${[...allowed].join(", ")}.`;
+  };
+}

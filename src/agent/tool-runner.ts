@@ -1,0 +1,170 @@
+// Runs the tool calls of one assistant message: permission, validation, doom-loop guard,
+// execution, truncation. Consecutive read-only calls run together; the others one by one.
+// Every call gets exactly one result, recorded in call order.
+import { z } from "zod";
+import type { Logger } from "../log.ts";
+import type { AgentEventSink } from "./events.ts";
+import type { Scope, ToolCallBlock, ToolResultMessage } from "./messages.ts";
+import type { SteeringSource } from "./steering.ts";
+import type { Tool, ToolOutput, ToolSet } from "./tool.ts";
+import { truncateMiddle } from "./truncate.ts";
+
+export const SKIPPED_FOR_STEER = "Skipped: the user sent a new message before this tool ran. Read it, then decide whether this call is still wanted.";
+export const SKIPPED_FOR_ABORT = "Skipped: the run was stopped before this tool ran.";
+
+export interface ToolRunEnv {
+  tools: ToolSet;
+  scope: Scope;
+  workspace: string;
+  sessionKey: string;
+  signal: AbortSignal;
+  steering: SteeringSource;
+  emit: AgentEventSink;
+  log: Logger;
+  clock: () => number;
+}
+
+export interface ToolBatchOutcome {
+  results: ToolResultMessage[];
+  /** Set when the doom-loop guard ended the run; names the repeated tool. */
+  doomLoop?: string;
+}
+
+/** Watches for the same call repeated in a row: the third gets a warning, the fourth stops the run. */
+export class DoomLoopGuard {
+  #last = "";
+  #count = 0;
+
+  check(call: ToolCallBlock): "ok" | "warn" | "stop" {
+    const signature = `${call.name}\u0000${stableJson(call.input)}`;
+    this.#count = signature === this.#last ? this.#count + 1 : 1;
+    this.#last = signature;
+    return this.#count >= 4 ? "stop" : this.#count === 3 ? "warn" : "ok";
+  }
+}
+
+type Prepared =
+  | { type: "run"; call: ToolCallBlock; tool: Tool; input: unknown }
+  | { type: "done"; call: ToolCallBlock; output: ToolOutput; doomLoop?: boolean };
+
+export async function runToolCalls(calls: ToolCallBlock[], env: ToolRunEnv, guard: DoomLoopGuard): Promise<ToolBatchOutcome> {
+  const results: ToolResultMessage[] = [];
+  let doomLoop: string | undefined;
+  const groups = groupCalls(calls, env.tools);
+  for (const [gi, group] of groups.entries()) {
+    const skip = env.signal.aborted ? SKIPPED_FOR_ABORT : env.steering.pending() ? SKIPPED_FOR_STEER : null;
+    if (skip || doomLoop) {
+      const reason = skip ?? SKIPPED_FOR_ABORT;
+      for (const call of groups.slice(gi).flat()) results.push(resultMessage(call, { content: reason, isError: true }, env.clock));
+      break;
+    }
+    const prepared = group.map((call) => prepareToolCall(call, env, guard));
+    const outputs = await Promise.all(prepared.map((p) => executeToolCall(p, env)));
+    for (const [i, p] of prepared.entries()) {
+      results.push(resultMessage(p.call, outputs[i]!, env.clock));
+      if (p.type === "done" && p.doomLoop) doomLoop = p.call.name;
+    }
+  }
+  return doomLoop ? { results, doomLoop } : { results };
+}
+
+/** Consecutive read-only calls form one group; any other call is a group of its own. */
+function groupCalls(calls: ToolCallBlock[], tools: ToolSet): ToolCallBlock[][] {
+  const groups: ToolCallBlock[][] = [];
+  let readOnly: ToolCallBlock[] = [];
+  for (const call of calls) {
+    if (tools.get(call.name)?.readOnly) {
+      readOnly.push(call);
+      continue;
+    }
+    if (readOnly.length) groups.push(readOnly);
+    readOnly = [];
+    groups.push([call]);
+  }
+  if (readOnly.length) groups.push(readOnly);
+  return groups;
+}
+
+function prepareToolCall(call: ToolCallBlock, env: ToolRunEnv, guard: DoomLoopGuard): Prepared {
+  const verdict = guard.check(call);
+  if (verdict === "stop") {
+    return {
+      type: "done",
+      call,
+      doomLoop: true,
+      output: { isError: true, content: `Stopped: ${call.name} was called with the same input four times in a row.` },
+    };
+  }
+  const tool = env.tools.get(call.name);
+  if (!tool) {
+    const available = env.tools.forScope(env.scope).map((t) => t.name).join(", ") || "none";
+    return { type: "done", call, output: { isError: true, content: `Unknown tool "${call.name}". Available tools: ${available}.` } };
+  }
+  const refusal = env.tools.permission(call.name, env.scope);
+  if (refusal) return { type: "done", call, output: { isError: true, content: `Refused: ${refusal}` } };
+  const parsed = tool.input.safeParse(call.input);
+  if (!parsed.success) {
+    return { type: "done", call, output: { isError: true, content: `Invalid input for ${call.name}:\n${z.prettifyError(parsed.error)}` } };
+  }
+  if (verdict === "warn") {
+    return {
+      type: "done",
+      call,
+      output: {
+        isError: true,
+        content: `Not run: this is the third identical ${call.name} call in a row. Repeating it will not change the result — try something different, or answer with what you have.`,
+      },
+    };
+  }
+  return { type: "run", call, tool, input: parsed.data };
+}
+
+async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput> {
+  const { call } = p;
+  const summary = p.type === "run" && p.tool.summarize ? p.tool.summarize(p.input) : summarizeInput(call.input);
+  env.emit({ type: "tool_start", id: call.id, name: call.name, summary });
+  let output: ToolOutput;
+  if (p.type === "done") {
+    output = p.output;
+  } else {
+    try {
+      output = await p.tool.execute(p.input, {
+        signal: env.signal,
+        workspace: env.workspace,
+        scope: env.scope,
+        sessionKey: env.sessionKey,
+        log: env.log,
+      });
+    } catch (err) {
+      env.log.warn("tool.threw", { tool: call.name, error: err });
+      output = { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+  env.emit({ type: "tool_end", id: call.id, name: call.name, ok: !output.isError });
+  return output;
+}
+
+function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => number): ToolResultMessage {
+  return {
+    role: "tool_result",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: truncateMiddle(output.content),
+    isError: output.isError === true,
+    ts: clock(),
+  };
+}
+
+function summarizeInput(input: unknown): string {
+  const text = JSON.stringify(input) ?? "";
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+/** JSON with object keys sorted, so equal inputs give equal strings. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}

@@ -1,0 +1,220 @@
+// The `exec` tool: one bash command in the workspace, in its own process group so a timeout or
+// an abort can stop everything it started.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
+import { defineTool, type Tool, type ToolOutput } from "../tool.ts";
+
+export const MAX_EXEC_TIMEOUT_MS = 10 * 60_000;
+/** How long a killed group gets between SIGTERM and SIGKILL. */
+const KILL_GRACE_MS = 1_000;
+/** How long to wait for buffered output after bash exits; a background child may hold the pipes. */
+const DRAIN_MS = 200;
+const HEAD_BYTES = 512 * 1024;
+const TAIL_BYTES = 512 * 1024;
+/** Hearth's own credentials: a command (or whoever wrote it into a web page) never sees them. */
+export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"];
+
+export function createExecTool(opts: { defaultTimeoutMs: number }): Tool {
+  const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
+  return defineTool({
+    name: "exec",
+    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given.`,
+    input: z.object({
+      command: z.string().describe("Bash command"),
+      // A plain number: .int() would add a 2^53 maximum to the schema sent with every request.
+      timeoutMs: z.number().positive().optional().describe(`Timeout in ms (max ${MAX_EXEC_TIMEOUT_MS})`),
+    }),
+    readOnly: false,
+    execute: (input, ctx) =>
+      runCommand({
+        command: input.command,
+        cwd: ctx.workspace,
+        timeoutMs: effectiveTimeoutMs(input.timeoutMs, opts.defaultTimeoutMs),
+        signal: ctx.signal,
+      }),
+    summarize: (input) => shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80),
+  });
+}
+
+/** The model's override if given, else the configured default; never above 10 minutes. */
+export const effectiveTimeoutMs = (requested: number | undefined, defaultMs: number): number =>
+  Math.min(requested ?? defaultMs, MAX_EXEC_TIMEOUT_MS);
+
+type KillReason = "timeout" | "aborted";
+
+export function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const name of SECRET_ENV_VARS) delete out[name];
+  return out;
+}
+
+/**
+ * Runs `bash -c command` and resolves once bash has exited and, if it was killed, once no live
+ * process is left in its group. Never rejects: spawn failures come back as `isError` results.
+ */
+export async function runCommand(opts: {
+  command: string;
+  cwd: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+}): Promise<ToolOutput> {
+  if (opts.signal.aborted) return { content: "Command not run: the run was aborted.", isError: true };
+
+  let child: ChildProcess;
+  try {
+    child = spawn("bash", ["-c", opts.command], {
+      cwd: opts.cwd,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: commandEnv(process.env),
+    });
+  } catch (err) {
+    return { content: `Could not start bash: ${messageOf(err)}`, isError: true };
+  }
+
+  const output = new OutputCapture();
+  child.stdout?.on("data", (chunk: Buffer) => output.push(chunk));
+  child.stderr?.on("data", (chunk: Buffer) => output.push(chunk));
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null } | { error: Error }>((resolve) => {
+    child.once("error", (error) => resolve({ error }));
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+
+  const pgid = child.pid;
+  let killedBy: KillReason | undefined;
+  let escalation: NodeJS.Timeout | undefined;
+  const stop = (reason: KillReason) => {
+    if (killedBy || pgid === undefined) return;
+    killedBy = reason;
+    signalGroup(pgid, "SIGTERM");
+    escalation = setTimeout(() => signalGroup(pgid, "SIGKILL"), KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => stop("timeout"), opts.timeoutMs);
+  const onAbort = () => stop("aborted");
+  opts.signal.addEventListener("abort", onAbort, { once: true });
+
+  const result = await exited;
+  clearTimeout(timer);
+  opts.signal.removeEventListener("abort", onAbort);
+  if (killedBy && pgid !== undefined) {
+    // bash can die on SIGTERM while a child that ignores it lives on; wait for the SIGKILL.
+    await waitForGroupExit(pgid, KILL_GRACE_MS + 500);
+  }
+  clearTimeout(escalation);
+  await Promise.race([closed, sleep(DRAIN_MS)]);
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+
+  if ("error" in result) {
+    const hint = (result.error as NodeJS.ErrnoException).code === "ENOENT" ? " (is bash installed, and does the workspace folder exist?)" : "";
+    return { content: `Could not run the command: ${result.error.message}${hint}`, isError: true };
+  }
+  const text = output.text();
+  const body = text === "" || text.endsWith("\n") ? text : `${text}\n`;
+  if (killedBy === "timeout") {
+    return { content: `${body}[killed: timed out after ${formatSeconds(opts.timeoutMs)}]`, isError: true };
+  }
+  if (killedBy === "aborted") return { content: `${body}[killed: aborted]`, isError: true };
+  if (result.code === null) return { content: `${body}[killed by signal ${result.signal ?? "unknown"}]`, isError: true };
+  return { content: `${body}[exit code ${result.code}]`, isError: result.code !== 0 };
+}
+
+/**
+ * Keeps the first and the last 512 KB of a byte stream and counts what fell in between, so a
+ * runaway command cannot fill memory and the model still sees how it started and ended.
+ */
+export class OutputCapture {
+  readonly #head: Buffer[] = [];
+  #headBytes = 0;
+  readonly #tail: Buffer[] = [];
+  #tailBytes = 0;
+  #dropped = 0;
+
+  push(chunk: Buffer): void {
+    let rest = chunk;
+    if (this.#headBytes < HEAD_BYTES) {
+      const take = rest.subarray(0, HEAD_BYTES - this.#headBytes);
+      this.#head.push(take);
+      this.#headBytes += take.length;
+      rest = rest.subarray(take.length);
+    }
+    if (rest.length === 0) return;
+    this.#tail.push(rest);
+    this.#tailBytes += rest.length;
+    while (this.#tailBytes > TAIL_BYTES) {
+      const first = this.#tail[0] as Buffer;
+      const excess = this.#tailBytes - TAIL_BYTES;
+      if (first.length <= excess) {
+        this.#tail.shift();
+        this.#tailBytes -= first.length;
+        this.#dropped += first.length;
+      } else {
+        this.#tail[0] = first.subarray(excess);
+        this.#tailBytes -= excess;
+        this.#dropped += excess;
+      }
+    }
+  }
+
+  text(): string {
+    const head = Buffer.concat(this.#head).toString("utf8");
+    const tail = Buffer.concat(this.#tail).toString("utf8");
+    if (this.#dropped === 0) return head + tail;
+    const marker = `[... ${this.#dropped} bytes of output dropped ...]\n`;
+    return `${head}${head.endsWith("\n") ? "" : "\n"}${marker}${tail}`;
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+async function waitForGroupExit(pgid: number, maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (Date.now() < deadline && (await groupHasLiveProcess(pgid))) await sleep(25);
+}
+
+/**
+ * Whether any process of the group still runs. Zombies do not count: where PID 1 does not reap
+ * orphans promptly (containers), they linger in the group long after they died.
+ */
+async function groupHasLiveProcess(pgid: number): Promise<boolean> {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== "linux") return true;
+  let pids: string[];
+  try {
+    pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    // Fields after the command name, which is in parentheses and may itself contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields[2] === String(pgid) && fields[0] !== "Z") return true;
+  }
+  return false;
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

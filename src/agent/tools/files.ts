@@ -1,0 +1,230 @@
+// The file tools `read`, `write` and `edit`. Every path goes through resolveInWorkspace before
+// any fs access, and writes are atomic (temp file + rename) so a reader never sees half a file.
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { defineTool, type ToolOutput } from "../tool.ts";
+import { resolveInWorkspace } from "./workspace-path.ts";
+
+export const DEFAULT_READ_LINES = 2000;
+export const MAX_LINE_CHARS = 2000;
+/** Larger files are whole-file-loaded by neither tool; exec with sed/grep/head is the way in. */
+export const MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024;
+
+const pathField = z.string().describe("Path relative to the workspace");
+
+export const readTool = defineTool({
+  name: "read",
+  description: `Read a text file from the workspace, with line numbers. Returns up to ${DEFAULT_READ_LINES} lines; use offset and limit for other parts of long files.`,
+  input: z.object({
+    path: pathField,
+    // Plain numbers: .int() would add a 2^53 maximum to the schema sent with every request.
+    offset: z.number().min(1).optional().describe("First line, 1-based"),
+    limit: z.number().min(1).optional().describe(`Max lines (default ${DEFAULT_READ_LINES})`),
+  }),
+  readOnly: true,
+  async execute(input, ctx) {
+    const where = await resolveInWorkspace(ctx.workspace, input.path);
+    if (!where.ok) return failure(where.reason);
+    const loaded = await loadTextFile(where.path, input.path);
+    if (!loaded.ok) return loaded.output;
+
+    const lines = splitLines(loaded.text);
+    if (lines.length === 0) return { content: `${quote(input.path)} is empty.` };
+    const first = Math.floor(input.offset ?? 1);
+    if (first > lines.length) {
+      return failure(`offset ${first} is past the end: ${quote(input.path)} has ${lines.length} lines.`);
+    }
+    const last = Math.min(lines.length, first - 1 + Math.floor(input.limit ?? DEFAULT_READ_LINES));
+    const body = lines
+      .slice(first - 1, last)
+      .map((line, i) => `${String(first + i).padStart(6)}\t${cutLine(line)}`)
+      .join("\n");
+    const more = last < lines.length ? `\n[lines ${first}-${last} of ${lines.length}; use offset to read more]` : "";
+    return { content: body + more };
+  },
+  summarize: (input) => input.path,
+});
+
+export const writeTool = defineTool({
+  name: "write",
+  description:
+    "Create or overwrite a file in the workspace with the given content, creating folders as needed. To change part of an existing file, prefer edit.",
+  input: z.object({
+    path: pathField,
+    content: z.string().describe("The complete file content"),
+  }),
+  readOnly: false,
+  async execute(input, ctx) {
+    const where = await resolveInWorkspace(ctx.workspace, input.path);
+    if (!where.ok) return failure(where.reason);
+    const existing = await stat(where.path).catch(() => undefined);
+    if (existing?.isDirectory()) return failure(`${quote(input.path)} is a directory; give a file path.`);
+    try {
+      await mkdir(path.dirname(where.path), { recursive: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EEXIST" || code === "ENOTDIR") return failure(`A parent of ${quote(input.path)} is a file, not a folder.`);
+      return failure(describeFsError(err, input.path, "write"));
+    }
+    try {
+      await writeFileAtomic(where.path, input.content);
+    } catch (err) {
+      return failure(describeFsError(err, input.path, "write"));
+    }
+    const bytes = Buffer.byteLength(input.content);
+    return { content: `${existing ? "Replaced" : "Created"} ${where.relative} (${bytes} bytes written).` };
+  },
+  summarize: (input) => input.path,
+});
+
+export const editTool = defineTool({
+  name: "edit",
+  description:
+    "Replace exact text in a workspace file. old_text must match the file exactly, whitespace included, and occur once unless replace_all is set.",
+  input: z.object({
+    path: pathField,
+    old_text: z.string().describe("Exact text to replace"),
+    new_text: z.string().describe("Replacement text"),
+    replace_all: z.boolean().optional().describe("Replace every occurrence"),
+  }),
+  readOnly: false,
+  async execute(input, ctx) {
+    if (input.old_text === "") return failure("old_text is empty; give the exact text to replace (use write to create a file).");
+    if (input.old_text === input.new_text) return failure("old_text and new_text are the same; nothing would change.");
+    const where = await resolveInWorkspace(ctx.workspace, input.path);
+    if (!where.ok) return failure(where.reason);
+    const loaded = await loadTextFile(where.path, input.path);
+    if (!loaded.ok) return loaded.output;
+    const text = loaded.text;
+
+    let oldText = input.old_text;
+    let newText = input.new_text;
+    let count = countOccurrences(text, oldText);
+    if (count === 0 && text.includes("\r\n") && oldText.includes("\n")) {
+      // The file has CRLF line ends; text copied from `read` output has none.
+      oldText = toCrlf(oldText);
+      newText = toCrlf(newText);
+      count = countOccurrences(text, oldText);
+    }
+    if (count === 0) {
+      const squashed = squashWhitespace(input.old_text);
+      const nearMiss = squashed !== "" && squashWhitespace(text).includes(squashed)
+        ? " It does occur if whitespace is ignored: copy indentation, tabs and line breaks exactly."
+        : " Read the file again to see its current text.";
+      return failure(`old_text was not found in ${quote(input.path)}.${nearMiss}`);
+    }
+    if (count > 1 && !input.replace_all) {
+      return failure(
+        `old_text occurs ${count} times in ${quote(input.path)}. Add surrounding lines to make it unique, or set replace_all to replace every occurrence.`,
+      );
+    }
+
+    const updated = input.replace_all
+      ? text.split(oldText).join(newText)
+      : text.replace(oldText, () => newText);
+    try {
+      await writeFileAtomic(where.path, updated);
+    } catch (err) {
+      return failure(describeFsError(err, input.path, "write"));
+    }
+    return { content: `Edited ${where.relative}: ${count} replacement${count === 1 ? "" : "s"}.` };
+  },
+  summarize: (input) => input.path,
+});
+
+type Loaded = { ok: true; text: string } | { ok: false; output: ToolOutput };
+
+/** Loads a whole file as UTF-8 text, or explains why it is not one. */
+async function loadTextFile(file: string, shown: string): Promise<Loaded> {
+  const fail = (reason: string): Loaded => ({ ok: false, output: failure(reason) });
+  try {
+    const info = await stat(file);
+    if (info.isDirectory()) return fail(`${quote(shown)} is a directory, not a file; use exec with ls to list it.`);
+    if (!info.isFile()) return fail(`${quote(shown)} is not a regular file.`);
+    if (info.size > MAX_TEXT_FILE_BYTES) {
+      return fail(
+        `${quote(shown)} is ${info.size} bytes, too large to load (limit ${MAX_TEXT_FILE_BYTES}); use exec with grep, sed -n or head.`,
+      );
+    }
+    const bytes = await readFile(file);
+    if (bytes.includes(0)) return fail(`${quote(shown)} is a binary file (it contains NUL bytes); only text files can be read.`);
+    try {
+      return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+    } catch {
+      return fail(`${quote(shown)} is a binary file (not valid UTF-8); only text files can be read.`);
+    }
+  } catch (err) {
+    return fail(describeFsError(err, shown, "read"));
+  }
+}
+
+/**
+ * Writes through a temp file in the same folder and renames it into place, keeping the mode of
+ * a file it replaces. On failure the temp file is removed and the target is untouched.
+ */
+async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const mode = await stat(file).then(
+    (s) => s.mode & 0o7777,
+    () => undefined,
+  );
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    const handle = await open(temp, "wx", 0o666);
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (mode !== undefined) await chmod(temp, mode);
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+}
+
+function describeFsError(err: unknown, shown: string, verb: "read" | "write"): string {
+  const e = err as NodeJS.ErrnoException;
+  switch (e?.code) {
+    case "ENOENT":
+      return `File not found: ${quote(shown)}.`;
+    case "EISDIR":
+      return `${quote(shown)} is a directory, not a file.`;
+    case "ENOTDIR":
+      return `A parent of ${quote(shown)} is a file, not a folder.`;
+    case "EACCES":
+    case "EPERM":
+      return `Permission denied: cannot ${verb} ${quote(shown)}.`;
+    case "ENOSPC":
+      return `No space left on the disk to write ${quote(shown)}.`;
+    default:
+      return `Could not ${verb} ${quote(shown)}: ${e instanceof Error ? e.message : String(err)}`;
+  }
+}
+
+/** Lines without their line ends; a final line end does not start another line. */
+function splitLines(text: string): string[] {
+  if (text === "") return [];
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+}
+
+function cutLine(line: string): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  return `${line.slice(0, MAX_LINE_CHARS)} [... line cut: ${line.length} chars]`;
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) count++;
+  return count;
+}
+
+const toCrlf = (s: string): string => s.replace(/\r?\n/g, "\r\n");
+const squashWhitespace = (s: string): string => s.replace(/\s+/g, " ").trim();
+const quote = (p: string): string => JSON.stringify(p);
+const failure = (content: string): ToolOutput => ({ content, isError: true });

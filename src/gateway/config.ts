@@ -1,0 +1,388 @@
+// The configuration: `<home>/config.json` (JSON with comments), validated by one zod schema in
+// which every key has a default, then secrets from the environment. A bad file is a ConfigError
+// that names the file and the key path, never a half-valid config.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
+import { z } from "zod";
+import { redact, registerSecret } from "../log.ts";
+import { expandHome, homePaths } from "./home.ts";
+
+type Env = Record<string, string | undefined>;
+
+export const queueModes = ["steer", "followup", "collect", "interrupt"] as const;
+export type QueueMode = (typeof queueModes)[number];
+export const logLevels = ["debug", "info", "warn", "error"] as const;
+
+export const MAX_TURNS_CAP = 100;
+
+// ── field schemas ──────────────────────────────────────────────────────────────────────────
+
+/** A strict object whose unknown-key message suggests the key that was probably meant. */
+function strict<T extends z.core.$ZodLooseShape>(shape: T) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === "unrecognized_keys" ? unknownKeysMessage(iss.keys, known) : undefined),
+  });
+}
+
+const positiveInt = z.int().min(1);
+
+// Secrets are checked without ever quoting them: these messages end up on a terminal.
+const secret = z
+  .string()
+  .trim()
+  .min(1, "is empty")
+  .refine((s) => !/\s/.test(s), "must not contain spaces or line breaks (check for a stray character)");
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" })
+  .transform((u) => u.replace(/\/+$/, ""));
+
+const timeZone = z
+  .string()
+  .trim()
+  .superRefine((tz, ctx) => {
+    if (!isTimeZone(tz)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${tz}" is not an IANA time zone (examples: "Europe/Berlin", "America/New_York", "UTC")`,
+      });
+    }
+  })
+  .transform((tz) => new Intl.DateTimeFormat("en-US", { timeZone: tz }).resolvedOptions().timeZone);
+
+const duration = z.preprocess(
+  (v) => (v === 0 ? "0" : v),
+  z
+    .string()
+    .trim()
+    .refine((s) => parseDuration(s) !== null, 'expected a duration such as "30m", "1h" or "90s" ("0" turns it off)'),
+);
+
+const clockTime = z
+  .string()
+  .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$|^24:00$/, 'expected a time "HH:MM" on a 24-hour clock, e.g. "08:00"');
+
+const namePattern = z
+  .string()
+  .nullable()
+  .superRefine((source, ctx) => {
+    if (source === null) return;
+    if (source.trim() === "") {
+      ctx.addIssue({ code: "custom", message: "an empty pattern would match every message; use null to turn it off" });
+      return;
+    }
+    try {
+      new RegExp(source, "i");
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${(err as Error).message}` });
+    }
+  })
+  .default(null);
+
+type Platform = "Telegram" | "Discord";
+
+/**
+ * A platform id, given as a JSON number or a string, always a string in the output. Discord ids
+ * are larger than 2^53: as JSON numbers they have already lost digits, so they must be strings.
+ */
+function platformId(platform: Platform) {
+  const digits = platform === "Telegram" ? /^-?\d+$/ : /^\d+$/;
+  return z
+    .union([z.string(), z.number()], { error: `expected a ${platform} id (a number or a string of digits)` })
+    .transform((v, ctx) => {
+      if (typeof v === "number") {
+        if (Number.isSafeInteger(v)) return String(v);
+        ctx.addIssue({
+          code: "custom",
+          message: `${v} is not an exact integer: write ${platform} ids as strings, e.g. "1234567890123456789"`,
+        });
+        return z.NEVER;
+      }
+      const id = v.trim();
+      if (digits.test(id)) return id;
+      ctx.addIssue({ code: "custom", message: `"${v}" is not a ${platform} id (ids are numbers, not names)` });
+      return z.NEVER;
+    });
+}
+
+const idList = (platform: Platform) => z.array(platformId(platform)).default([]);
+
+const dmPolicy = z.enum(["pairing", "allowlist", "disabled"]).default("pairing");
+
+const groupRules = (platform: Platform) =>
+  strict({
+    policy: z.enum(["allowlist", "open", "disabled"]).default("allowlist"),
+    allow: idList(platform),
+    requireMention: z.boolean().default(true),
+  }).prefault({});
+
+// ── the schema ─────────────────────────────────────────────────────────────────────────────
+
+const telegramSchema = strict({
+  /** Optional here: it may come from TELEGRAM_BOT_TOKEN; without one the channel is not started. */
+  token: secret.optional(),
+  apiRoot: httpUrl.default("https://api.telegram.org"),
+  ownerIds: idList("Telegram"),
+  dmPolicy,
+  allowFrom: idList("Telegram"),
+  groups: groupRules("Telegram"),
+  namePattern,
+  queueMode: z.enum(queueModes).nullable().default(null),
+});
+
+const discordSchema = strict({
+  token: secret.optional(),
+  apiBase: httpUrl.default("https://discord.com/api"),
+  ownerIds: idList("Discord"),
+  dmPolicy,
+  allowFrom: idList("Discord"),
+  guilds: groupRules("Discord"),
+  namePattern,
+  queueMode: z.enum(queueModes).nullable().default(null),
+});
+
+const modelSchema = strict({
+  name: z.string().trim().min(1).default("claude-sonnet-5-5"),
+  fallbacks: z.array(z.string().trim().min(1)).default([]),
+  maxTokens: positiveInt.default(8192),
+  contextWindow: positiveInt.default(200_000),
+  apiKey: secret.optional(),
+  baseUrl: httpUrl.optional(),
+}).superRefine((m, ctx) => {
+  if (m.maxTokens >= m.contextWindow) {
+    ctx.addIssue({ code: "custom", path: ["maxTokens"], message: "must be smaller than model.contextWindow" });
+  }
+});
+
+const agentSchema = strict({
+  maxTurns: positiveInt.max(MAX_TURNS_CAP, `must be at most ${MAX_TURNS_CAP} (the hard cap on turns per run)`).default(25),
+  maxConcurrentRuns: positiveInt.default(4),
+  queueMode: z.enum(queueModes).default("steer"),
+  shutdownGraceMs: z.int().min(0).default(10_000),
+});
+
+/**
+ * The schema of config.json. Prefer `parseConfig`/`loadConfig`: they also apply the environment,
+ * resolve `workspace` against the home folder and register secrets with the log redactor.
+ */
+export const configSchema = strict({
+  workspace: z.string().trim().min(1).default("workspace"),
+  timezone: timeZone.default(systemTimeZone),
+  model: modelSchema.prefault({}),
+  agent: agentSchema.prefault({}),
+  tools: strict({
+    exec: strict({ timeoutMs: positiveInt.default(120_000) }).prefault({}),
+    /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
+    shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
+  }).prefault({}),
+  /** An absent channel is not configured. */
+  channels: strict({ telegram: telegramSchema.optional(), discord: discordSchema.optional() }).prefault({}),
+  heartbeat: strict({
+    every: duration.default("30m"),
+    activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
+  }).prefault({}),
+  log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
+});
+
+/** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */
+export type Config = z.output<typeof configSchema>;
+export type TelegramConfig = z.output<typeof telegramSchema>;
+export type DiscordConfig = z.output<typeof discordSchema>;
+
+// ── loading ────────────────────────────────────────────────────────────────────────────────
+
+/** config.json is unreadable, not JSON, or fails validation. The CLI prints it and exits 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  /** The config file. */
+  readonly path: string;
+  /** One `✖ problem → at key.path` block per problem. */
+  readonly issues: string;
+  constructor(file: string, issues: string) {
+    const text = redact(issues);
+    super(`${file}: invalid configuration\n${text}\nFix the file and try again (a key that is left out takes its default).`);
+    this.path = file;
+    this.issues = text;
+  }
+}
+
+export interface LoadConfigOptions {
+  home: string;
+  /** Where secrets and HEARTH_LOG come from; defaults to process.env. */
+  env?: Env;
+}
+
+/** Reads `<home>/config.json` (a missing file means all defaults) and validates it. Throws ConfigError. */
+export function loadConfig({ home, env = process.env }: LoadConfigOptions): Config {
+  const file = homePaths(home).config;
+  return parseConfig(readConfigFile(file), { home, env, file });
+}
+
+/**
+ * Validates an already-parsed config value: applies env overrides (env wins), resolves the
+ * workspace against `home`, registers secrets with the log redactor. Throws ConfigError.
+ */
+export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: string }): Config {
+  const env = opts.env ?? process.env;
+  const file = opts.file ?? homePaths(opts.home).config;
+  const { value, fromEnv } = applyEnv(raw, env);
+  registerSecrets(value);
+  const result = configSchema.safeParse(value);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) => {
+      const variable = fromEnv.get(issue.path.join("."));
+      return variable ? { ...issue, message: `${issue.message} (the value comes from ${variable})` } : issue;
+    });
+    throw new ConfigError(file, z.prettifyError(new z.ZodError(issues)));
+  }
+  const config = result.data;
+  config.workspace = path.resolve(opts.home, expandHome(config.workspace, env));
+  return config;
+}
+
+function readConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return {};
+    throw new ConfigError(file, `✖ cannot read the file (${code ?? (err as Error).message})`);
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (stripComments(text).trim() === "") return {};
+  const errors: ParseError[] = [];
+  const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0) throw new ConfigError(file, describeSyntaxErrors(text, errors));
+  return value;
+}
+
+// Positions only, never the offending text: the line may hold a token.
+function describeSyntaxErrors(text: string, errors: ParseError[]): string {
+  const shown = errors.slice(0, 3).map((e) => {
+    const before = text.slice(0, e.offset);
+    const line = before.split("\n").length;
+    const column = e.offset - before.lastIndexOf("\n");
+    const problem = printParseErrorCode(e.error).replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+    return `✖ JSON syntax error at line ${line}, column ${column}: ${problem}`;
+  });
+  if (errors.length > 3) shown.push(`  (and ${errors.length - 3} more, probably caused by the first)`);
+  return shown.join("\n");
+}
+
+const envOverrides: { variable: string; path: string[] }[] = [
+  { variable: "ANTHROPIC_API_KEY", path: ["model", "apiKey"] },
+  { variable: "ANTHROPIC_BASE_URL", path: ["model", "baseUrl"] },
+  { variable: "TELEGRAM_BOT_TOKEN", path: ["channels", "telegram", "token"] },
+  { variable: "DISCORD_BOT_TOKEN", path: ["channels", "discord", "token"] },
+];
+
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Copies `raw` with the environment's values set; records which key paths came from which variable. */
+function applyEnv(raw: unknown, env: Env): { value: unknown; fromEnv: Map<string, string> } {
+  const fromEnv = new Map<string, string>();
+  if (!isObject(raw)) return { value: raw, fromEnv };
+  const value = structuredClone(raw);
+  const set = (keys: string[], v: string, variable: string) => {
+    let node = value;
+    for (const key of keys.slice(0, -1)) {
+      node[key] ??= {};
+      const next = node[key];
+      if (!isObject(next)) return; // a malformed section: let the schema report it
+      node = next;
+    }
+    node[keys[keys.length - 1]!] = v;
+    fromEnv.set(keys.join("."), variable);
+  };
+  for (const { variable, path: keys } of envOverrides) {
+    const v = env[variable]?.trim();
+    if (v) set(keys, v, variable);
+  }
+  const level = env.HEARTH_LOG?.trim().toLowerCase();
+  if (level && (logLevels as readonly string[]).includes(level)) set(["log", "level"], level, "HEARTH_LOG");
+  return { value, fromEnv };
+}
+
+function registerSecrets(value: unknown): void {
+  if (!isObject(value)) return;
+  const at = (...keys: string[]): unknown =>
+    keys.reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), value);
+  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token")]) {
+    if (typeof s === "string") {
+      registerSecret(s);
+      registerSecret(s.trim());
+    }
+  }
+}
+
+// ── helpers ────────────────────────────────────────────────────────────────────────────────
+
+/** This machine's IANA time zone, the default for `timezone`. */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+function isTimeZone(tz: string): boolean {
+  if (tz === "") return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const durationUnits: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parses a duration like "30m", "1h30m", "90s", "500ms" or "2d" into milliseconds. "0" is 0
+ * (off). Returns null for anything else, including negative or fractional values.
+ */
+export function parseDuration(text: string): number | null {
+  const s = text.trim();
+  if (s === "0") return 0;
+  if (!/^(?:\d+(?:ms|s|m|h|d))+$/.test(s)) return null;
+  let total = 0;
+  for (const [, n, unit] of s.matchAll(/(\d+)(ms|s|m|h|d)/g)) total += Number(n) * durationUnits[unit!]!;
+  return Number.isSafeInteger(total) ? total : null;
+}
+
+function unknownKeysMessage(keys: string[], known: string[]): string {
+  const parts = keys.map((key) => {
+    const guess = closestKey(key, known);
+    return guess ? `"${key}" (did you mean "${guess}"?)` : `"${key}"`;
+  });
+  const anyGuess = keys.some((key) => closestKey(key, known));
+  const list = anyGuess ? "" : `; known keys here: ${known.join(", ")}`;
+  return `Unknown key${keys.length > 1 ? "s" : ""} ${parts.join(", ")}${list}`;
+}
+
+/** The known key that `key` most likely misspells: same letters in another case, or ≤ 2 edits. */
+function closestKey(key: string, known: string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const sameCase = known.find((k) => k.toLowerCase() === lower);
+  if (sameCase) return sameCase;
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of known) {
+    const d = editDistance(lower, k.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}

@@ -1,0 +1,74 @@
+// The home folder (DESIGN §10): where it is, and every path inside it. Other modules take their
+// paths from `homePaths` so the layout lives in exactly one place.
+import os from "node:os";
+import path from "node:path";
+
+type Env = Record<string, string | undefined>;
+
+/** Expands a leading `~` or `~/` to the user's home directory; any other path is returned as is. */
+export function expandHome(p: string, env: Env = process.env): string {
+  if (p !== "~" && !p.startsWith("~/")) return p;
+  const userHome = env.HOME || os.homedir();
+  return path.join(userHome, p.slice(1));
+}
+
+/** The home folder: `HEARTH_HOME` if set (`~` expanded, made absolute), else `~/.hearth`. */
+export function resolveHome(env: Env = process.env): string {
+  const fromEnv = env.HEARTH_HOME?.trim();
+  return path.resolve(expandHome(fromEnv || "~/.hearth", env));
+}
+
+export interface HomePaths {
+  home: string;
+  /** `config.json`: JSON with comments, validated by config.ts. */
+  config: string;
+  /** The default workspace; config `workspace` may point elsewhere. */
+  workspace: string;
+  sessions: string;
+  sessionsIndex: string;
+  inbox: string;
+  cron: string;
+  jobs: string;
+  runs: string;
+  pairing: string;
+  /** The search index folder; everything in it is a cache that is safe to delete. */
+  index: string;
+  memoryDb: string;
+  /** The control socket. Unix sockets allow about 100 bytes of path: keep homes short. */
+  socket: string;
+  lock: string;
+  /** The transcript of one session: `sessions/<key>.jsonl`, the key made safe for a file name. */
+  sessionFile(key: string): string;
+}
+
+export function homePaths(home: string): HomePaths {
+  const at = (...parts: string[]) => path.join(home, ...parts);
+  const sessions = at("sessions");
+  return {
+    home,
+    config: at("config.json"),
+    workspace: at("workspace"),
+    sessions,
+    sessionsIndex: at("sessions", "index.json"),
+    inbox: at("inbox.jsonl"),
+    cron: at("cron"),
+    jobs: at("cron", "jobs.json"),
+    runs: at("cron", "runs.jsonl"),
+    pairing: at("pairing.json"),
+    index: at("index"),
+    memoryDb: at("index", "memory.db"),
+    socket: at("gateway.sock"),
+    lock: at("gateway.lock"),
+    sessionFile: (key) => path.join(sessions, `${sessionFileName(key)}.jsonl`),
+  };
+}
+
+// Session keys are `main`, `dm:telegram:42`, `group:discord:-100:7`, `cron:<id>`: keep them
+// readable on disk, and percent-encode anything else (`/`, `.`, `%`…) so that no key can escape
+// the folder and two keys never share a file.
+function sessionFileName(key: string): string {
+  if (key === "") throw new Error("sessionFile: the session key is empty");
+  return key.replace(/[^A-Za-z0-9_:-]/gu, (c) =>
+    [...Buffer.from(c, "utf8")].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""),
+  );
+}
