@@ -11,7 +11,8 @@ const [major, minor] = process.versions.node.split(".").map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
 
 if (canStripTypes) {
-  await import(new URL("../src/cli.ts", import.meta.url).href);
+  const { main } = await import(new URL("../src/cli.ts", import.meta.url).href);
+  process.exitCode = await main(process.argv.slice(2));
 } else {
   const bundled = bundledNode();
   if (!bundled) {

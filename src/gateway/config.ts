@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
+import { MAX_TURNS_CAP } from "../agent/loop.ts";
 import { redact, registerSecret } from "../log.ts";
 import { expandHome, homePaths } from "./home.ts";
 
@@ -14,7 +15,6 @@ export const queueModes = ["steer", "followup", "collect", "interrupt"] as const
 export type QueueMode = (typeof queueModes)[number];
 export const logLevels = ["debug", "info", "warn", "error"] as const;
 
-export const MAX_TURNS_CAP = 100;
 
 // ── field schemas ──────────────────────────────────────────────────────────────────────────
 

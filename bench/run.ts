@@ -1,0 +1,23 @@
+// `npm run bench`: runs every benchmark, prints one table and writes bench/results.json.
+// Figures are measured, never asserted by tests: these machines are shared and noisy.
+import { writeFileSync } from "node:fs";
+import type { Figure } from "./harness.ts";
+import { transcriptBench } from "./transcript.bench.ts";
+
+const benchmarks: Array<[string, () => Promise<Figure[]>]> = [["transcript", transcriptBench]];
+
+const only = process.argv.slice(2);
+const rows: Array<Figure & { ok: boolean }> = [];
+for (const [name, run] of benchmarks) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  process.stderr.write(`running ${name}…\n`);
+  for (const f of await run()) rows.push({ ...f, ok: f.value < f.target });
+}
+
+const cells = rows.map((r) => [r.name, `${r.value} ${r.unit}`, `< ${r.target} ${r.unit}`, r.ok ? "ok" : "MISSED"]);
+const header = ["figure", "value", "target", "ok"];
+const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join("  ");
+process.stdout.write(`${line(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}\n${cells.map(line).join("\n")}\n`);
+writeFileSync(new URL("./results.json", import.meta.url), `${JSON.stringify({ at: new Date().toISOString(), node: process.version, figures: rows }, null, 2)}\n`);
+process.exitCode = rows.every((r) => r.ok) ? 0 : 1;

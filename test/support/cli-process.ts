@@ -1,0 +1,40 @@
+// Runs the real `hearth` command as a child process, with an isolated home and environment.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+export const hearthBin = fileURLToPath(new URL("../../bin/hearth.js", import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment a test process gets: no credentials or settings leak in from the developer's shell. */
+export function isolatedEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(ANTHROPIC_|TELEGRAM_|DISCORD_|HEARTH_)/.test(k)) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [hearthBin, ...args], { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`hearth ${args.join(" ")} did not exit within ${opts.timeoutMs ?? 20_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 20_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
