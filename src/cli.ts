@@ -1,37 +1,60 @@
 // The `hearth` command. Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { chatOnce } from "./cli/chat.ts";
-import { UsageError } from "./cli/errors.ts";
+import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
+import { parse, UsageError } from "./cli/args.ts";
+import { runPairing } from "./cli/pairing.ts";
+import { runStart } from "./cli/start.ts";
+import { runStatus } from "./cli/status.ts";
 import { MissingApiKeyError } from "./gateway/agent-runtime.ts";
-import { ConfigError, loadConfig } from "./gateway/config.ts";
+import { ConfigError } from "./gateway/config.ts";
 import { resolveHome } from "./gateway/home.ts";
 import { initHome } from "./gateway/init.ts";
-import { createLogger, parseLevel } from "./log.ts";
+import { LockHeldError } from "./gateway/lock.ts";
 
 const USAGE = `Usage: hearth <command> [options]
 
 Commands:
-  init                 create the home folder, a commented config.json and the workspace
-  chat -m "TEXT"       send one message to your main session; the reply streams to stdout
+  start                        run the gateway in the foreground (pm2 runs this)
+  chat                         talk with Hearth in this terminal (your main session)
+  chat -m "TEXT"               send one message; the reply streams to stdout
+  status [--json]              channels, sessions, active runs, queues, today's tokens
+  init                         create the home folder, a commented config.json and the workspace
+  pairing list                 pending pairing codes and approved senders
+  pairing approve CODE         let the person who got CODE talk to Hearth
+  pairing revoke CHANNEL:USERID
 
 Environment:
   HEARTH_HOME          the home folder (default ~/.hearth)
   ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
   ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
+  TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN   channel tokens
   HEARTH_LOG           log level: debug, info, warn or error
 `;
 
-type Io = { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream };
+export interface Io {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
 
-export async function main(argv: string[], io: Io = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function main(argv: string[], io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const [command, ...rest] = argv;
   const home = resolveHome();
   try {
     switch (command) {
-      case "init":
-        return runInit(home, rest, io);
+      case "start":
+        parse(rest, {});
+        return await runStart(home);
       case "chat":
         return await runChat(home, rest, io);
+      case "status": {
+        const { values } = parse(rest, { json: { type: "boolean" } });
+        return await runStatus(home, values.json === true, io);
+      }
+      case "init":
+        parse(rest, {});
+        return runInit(home, io);
+      case "pairing":
+        return await runPairing(home, rest, io);
       case undefined:
       case "help":
       case "--help":
@@ -46,7 +69,7 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
       io.stderr.write(`hearth: ${err.message}\n\n${USAGE}`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof MissingApiKeyError) {
+    if (err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError) {
       io.stderr.write(`hearth: ${err.message}\n`);
       return 2;
     }
@@ -55,16 +78,7 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
   }
 }
 
-function parse<O extends ParseArgsOptionsConfig>(args: string[], options: O) {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-function runInit(home: string, args: string[], io: Io): number {
-  parse(args, {});
+function runInit(home: string, io: Io): number {
   const { created, kept } = initHome(home);
   io.stdout.write(`Hearth home: ${home}\n`);
   for (const p of created) io.stdout.write(`  created ${p}\n`);
@@ -76,12 +90,13 @@ function runInit(home: string, args: string[], io: Io): number {
 async function runChat(home: string, args: string[], io: Io): Promise<number> {
   const { values } = parse(args, { message: { type: "string", short: "m" } });
   const text = values.message;
-  if (typeof text !== "string") throw new UsageError('chat needs a message for now: hearth chat -m "TEXT"');
-  if (!text.trim()) throw new UsageError("The message is empty.");
-  const config = loadConfig({ home });
-  // A one-shot command keeps stderr for progress: only warnings, unless HEARTH_LOG says otherwise.
-  const log = createLogger({ level: parseLevel(process.env.HEARTH_LOG, "warn") });
-  return chatOnce(text, { config, home, log, io });
+  if (text !== undefined && !text.trim()) throw new UsageError("The message is empty.");
+  const client = await openClient(home, io.stderr);
+  try {
+    return text !== undefined ? await chatOnce(client, text, io) : await chatInteractive(client, io);
+  } finally {
+    await client.close();
+  }
 }
 
 if (import.meta.main) {

@@ -18,7 +18,7 @@ export type AgentEvent =
   | { type: "model_fallback"; from: string; to: string }
   /** Messages that arrived during the run joined it. */
   | { type: "steered"; count: number }
-  | { type: "turn_end"; turn: number; usage: Usage }
+  | { type: "turn_end"; turn: number; model: string; usage: Usage }
   | { type: "run_end"; status: RunStatus; text: string; usage: Usage; turns: number };
 
 export type AgentEventSink = (e: AgentEvent) => void;

@@ -120,7 +120,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
       append(message);
       usage = addUsage(usage, message.usage);
       reply.endTurn(textOf(message));
-      spec.emit({ type: "turn_end", turn: turns, usage: message.usage });
+      spec.emit({ type: "turn_end", turn: turns, model: message.model, usage: message.usage });
 
       const calls = toolCallsOf(message);
       if (calls.length > 0) {

@@ -8,6 +8,8 @@ export interface TurnFacts {
   sender: string;
   /** Group or channel title, for shared chats. */
   chat?: string | undefined;
+  /** Context that came before the message (recent unaddressed messages of a group). */
+  preface?: string | undefined;
   at: number;
   timezone: string;
 }
@@ -36,7 +38,7 @@ export function userTurn(facts: TurnFacts, kind: UserMessageKind = "message"): U
   return {
     role: "user",
     kind,
-    text: `[${formatLocalTime(facts.at, facts.timezone)} · ${where} · ${facts.sender}]\n${facts.text}`,
+    text: `[${formatLocalTime(facts.at, facts.timezone)} · ${where} · ${facts.sender}]\n${facts.preface ? `${facts.preface}\n\n` : ""}${facts.text}`,
     ts: facts.at,
   };
 }

@@ -1,5 +1,5 @@
-// Wires the agent from the configuration: the model client, the tools and the transcripts.
-// The gateway and the one-shot CLI both run sessions through this.
+// Wires the agent from the configuration: the model client, the tools, memory and the
+// transcripts. The gateway runs every session through this.
 import type { AgentEventSink } from "../agent/events.ts";
 import type { RunResult } from "../agent/loop.ts";
 import type { Scope, UserMessage } from "../agent/messages.ts";
@@ -12,6 +12,8 @@ import { scopePermission } from "../agent/tool-policy.ts";
 import { createWorkspaceTools } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
+import type { MemoryService } from "../memory/memory.ts";
+import { memoryScopeFor } from "../memory/visibility.ts";
 import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 
@@ -38,44 +40,75 @@ export interface SessionRunRequest {
 
 export interface AgentRuntime {
   readonly model: ModelClient;
+  readonly memory: MemoryService | null;
   run(req: SessionRunRequest): Promise<RunResult>;
+  /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
+  resetSession(key: string, reason: string): void;
 }
 
-export function createAgentRuntime(config: Config, home: string, log: Logger, model?: ModelClient): AgentRuntime {
-  if (!model && !config.model.apiKey && !config.model.baseUrl) throw new MissingApiKeyError(homePaths(home).config);
-  const paths = homePaths(home);
-  const client =
-    model ??
+export interface AgentRuntimeOptions {
+  config: Config;
+  home: string;
+  log: Logger;
+  memory?: MemoryService | null;
+  /** Replaces the Anthropic client (tests, benchmarks). */
+  model?: ModelClient;
+  clock?: () => number;
+}
+
+/** Throws MissingApiKeyError when there is no key and no custom endpoint. */
+export function assertModelCredentials(config: Config, home: string): void {
+  if (!config.model.apiKey && !config.model.baseUrl) throw new MissingApiKeyError(homePaths(home).config);
+}
+
+export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
+  const { config, log } = opts;
+  const clock = opts.clock ?? Date.now;
+  const memory = opts.memory ?? null;
+  const paths = homePaths(opts.home);
+  if (!opts.model) assertModelCredentials(config, opts.home);
+  const model =
+    opts.model ??
     createAnthropicModelClient({
       models: [config.model.name, ...config.model.fallbacks],
       apiKey: config.model.apiKey,
       baseURL: config.model.baseUrl,
       log: log.child({ component: "model" }),
     });
-  const tools = new ToolSet(createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), scopePermission(config.tools.shared.allow));
+  const tools = new ToolSet(
+    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), ...(memory?.tools() ?? [])],
+    scopePermission(config.tools.shared.allow),
+  );
   const transcripts = new Map<string, Transcript>();
   const transcriptFor = (key: string) => {
     let t = transcripts.get(key);
     if (!t) {
-      t = Transcript.open(paths.sessionFile(key), key, log);
+      t = Transcript.open(paths.sessionFile(key), key, log, clock);
       transcripts.set(key, t);
     }
     return t;
   };
 
   return {
-    model: client,
-    run: (req) =>
-      runSession({ model: client, tools, clock: Date.now, log }, transcriptFor(req.key), {
+    model,
+    memory,
+    run(req) {
+      const context = memory?.context(req.key, memoryScopeFor(req.scope, req.key), clock());
+      return runSession({ model, tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
-        system: buildSystemPrompt({ scope: req.scope }),
+        system: buildSystemPrompt({ scope: req.scope, ...(context ? { context } : {}) }),
         input: req.input,
         maxTurns: config.agent.maxTurns,
         maxTokens: config.model.maxTokens,
         signal: req.signal,
         steering: req.steering ?? noSteering,
         emit: req.emit,
-      }),
+      });
+    },
+    resetSession(key, reason) {
+      transcriptFor(key).append({ type: "epoch", reason, ts: clock() });
+      memory?.resetEpoch(key);
+    },
   };
 }

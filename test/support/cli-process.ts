@@ -1,5 +1,5 @@
 // Runs the real `hearth` command as a child process, with an isolated home and environment.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -20,9 +20,16 @@ export function isolatedEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: number } = {}): Promise<CliResult> {
+export interface RunOptions {
+  timeoutMs?: number;
+  /** Called once the process is spawned (to signal or kill it mid-run). */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
+export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [hearthBin, ...args], { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    opts.onSpawn?.(child);
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -1,0 +1,77 @@
+// The contract between the gateway and a chat platform (DESIGN §3). Channels never import the
+// agent; the gateway turns agent events into ReplySink calls.
+
+export type ChannelId = "telegram" | "discord" | "cli";
+
+export interface InboundMessage {
+  /** Unique per channel; with `channel` it is the dedupe key. */
+  id: string;
+  channel: ChannelId;
+  chat: {
+    id: string;
+    type: "dm" | "group";
+    threadId?: string;
+    title?: string;
+    /** Other ids the chat belongs to (a Discord guild, a thread's parent), matched by group allowlists. */
+    scopeIds?: string[];
+  };
+  sender: { id: string; name: string; isOwner: boolean };
+  text: string;
+  /** A DM, an @mention, a reply to the bot, or the configured name pattern. */
+  addressed: boolean;
+  replyTo?: { id: string; text?: string; fromBot: boolean };
+  receivedAt: number;
+  /** Platform data the channel needs to answer (reply references); JSON-serialisable, opaque to the gateway. */
+  raw?: unknown;
+}
+
+/** Where a proactive message (cron, heartbeat, a notice) goes. */
+export interface DeliveryTarget {
+  channel: ChannelId;
+  chatId: string;
+  threadId?: string;
+}
+
+/** How the run behind a reply ended; channels may show it (the terminal maps it to an exit code). */
+export type ReplyOutcome = "answered" | "failed" | "stopped";
+
+/**
+ * One reply, rendered as the channel sees fit. Calls arrive in run order; after `finish` or
+ * `fail` no other call is made. `finish` and `fail` deliver exactly once and resolve when the
+ * platform has the final text (or reject when it could not be delivered at all).
+ */
+export interface ReplySink {
+  textDelta(text: string): void;
+  /** The text shown so far is replaced by `text` (a retried model stream said something else). */
+  textReset(text: string): void;
+  toolStarted(name: string, summary: string): void;
+  toolFinished(name: string, ok: boolean): void;
+  /** `finalText` is the whole reply, notices included. */
+  finish(finalText: string, outcome?: ReplyOutcome): Promise<void>;
+  /** The run produced no usable reply; `message` says why (it may follow a partial preview). */
+  fail(message: string): Promise<void>;
+}
+
+export type ChannelStatus =
+  | { state: "starting" }
+  | { state: "running"; detail?: string }
+  | { state: "reconnecting"; detail: string }
+  | { state: "failed"; reason: string }
+  | { state: "stopped" };
+
+export interface Channel {
+  readonly id: ChannelId;
+  /**
+   * Connects and starts delivering messages to `onMessage`. Resolves once connected, or rejects
+   * with a reason that says what to fix (a bad token). `onMessage` must not throw.
+   */
+  start(onMessage: (m: InboundMessage) => void): Promise<void>;
+  /** Stops receiving; pending sends may finish. Safe to call twice. */
+  stop(): Promise<void>;
+  openReply(to: InboundMessage | DeliveryTarget): ReplySink;
+  /** A proactive message; rejects when it could not be delivered. */
+  send(to: DeliveryTarget, text: string): Promise<void>;
+  status(): ChannelStatus;
+}
+
+export const isDeliveryTarget = (to: InboundMessage | DeliveryTarget): to is DeliveryTarget => "chatId" in to;

@@ -1,0 +1,104 @@
+// The terminal channel (DESIGN §8). Each `hearth chat` connection is a client; the owner is
+// the only user. The transport (the control socket, or an in-process pipe for the embedded
+// gateway) hands client lines in and writes events out through `attach`.
+import { randomUUID } from "node:crypto";
+import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink } from "./channel.ts";
+import { isDeliveryTarget } from "./channel.ts";
+
+/** What the gateway sends a CLI client while answering one of its messages. */
+export type CliEvent =
+  | { type: "text_delta"; requestId: string; text: string }
+  | { type: "text_reset"; requestId: string; text: string }
+  | { type: "tool_start"; requestId: string; name: string; summary: string }
+  | { type: "tool_end"; requestId: string; name: string; ok: boolean }
+  | { type: "final"; requestId: string; text: string; outcome: ReplyOutcome }
+  | { type: "failed"; requestId: string; message: string }
+  /** A proactive message (cron, heartbeat) while the client is connected. */
+  | { type: "notice"; text: string };
+
+export type CliWriter = (event: CliEvent) => void;
+
+interface CliRaw {
+  client: string;
+  requestId: string;
+}
+
+export class CliChannel implements Channel {
+  readonly id = "cli" as const;
+  readonly #clients = new Map<string, CliWriter>();
+  #onMessage: ((m: InboundMessage) => void) | null = null;
+
+  async start(onMessage: (m: InboundMessage) => void): Promise<void> {
+    this.#onMessage = onMessage;
+  }
+
+  async stop(): Promise<void> {
+    this.#onMessage = null;
+  }
+
+  status(): ChannelStatus {
+    return this.#onMessage ? { state: "running", detail: `${this.#clients.size} client(s)` } : { state: "stopped" };
+  }
+
+  /** A client connected; `write` must not throw (a dead client's writes are dropped). */
+  attach(write: CliWriter): string {
+    const client = randomUUID();
+    this.#clients.set(client, write);
+    return client;
+  }
+
+  detach(client: string): void {
+    this.#clients.delete(client);
+  }
+
+  /** A line the owner typed. Returns the request id its reply events will carry. */
+  receive(client: string, text: string, requestId: string = randomUUID()): string {
+    if (!this.#onMessage) throw new Error("The CLI channel is not started.");
+    const raw: CliRaw = { client, requestId };
+    this.#onMessage({
+      id: requestId,
+      channel: "cli",
+      chat: { id: "cli", type: "dm" },
+      sender: { id: "owner", name: "owner", isOwner: true },
+      text,
+      addressed: true,
+      receivedAt: Date.now(),
+      raw,
+    });
+    return requestId;
+  }
+
+  openReply(to: InboundMessage | DeliveryTarget): ReplySink {
+    const raw = isDeliveryTarget(to) ? null : (to.raw as CliRaw | undefined);
+    const requestId = raw?.requestId ?? "";
+    // A reply to a client that went away (or a replay after a restart) is dropped quietly:
+    // the transcript and the daily log still have it.
+    const write = (e: CliEvent) => {
+      const w = raw ? this.#clients.get(raw.client) : undefined;
+      w?.(e);
+    };
+    let done = false;
+    return {
+      textDelta: (text) => write({ type: "text_delta", requestId, text }),
+      textReset: (text) => write({ type: "text_reset", requestId, text }),
+      toolStarted: (name, summary) => write({ type: "tool_start", requestId, name, summary }),
+      toolFinished: (name, ok) => write({ type: "tool_end", requestId, name, ok }),
+      finish: async (text, outcome = "answered") => {
+        if (done) return;
+        done = true;
+        write({ type: "final", requestId, text, outcome });
+      },
+      fail: async (message) => {
+        if (done) return;
+        done = true;
+        write({ type: "failed", requestId, message });
+      },
+    };
+  }
+
+  /** Proactive messages go to every connected client. */
+  async send(_to: DeliveryTarget, text: string): Promise<void> {
+    if (this.#clients.size === 0) throw new Error("no terminal client is connected");
+    for (const w of this.#clients.values()) w({ type: "notice", text });
+  }
+}

@@ -1,0 +1,52 @@
+// `hearth status [--json]`: asks the running daemon; says so plainly when none runs.
+import { homePaths } from "../gateway/home.ts";
+import { holderOf, isAlive } from "../gateway/lock.ts";
+import { formatDuration, formatTokens, type GatewayStatus } from "../gateway/status.ts";
+import { connectDaemon } from "./client.ts";
+
+interface StatusIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export async function runStatus(home: string, json: boolean, io: StatusIO): Promise<number> {
+  const paths = homePaths(home);
+  const client = await connectDaemon(paths.socket);
+  if (!client) {
+    const holder = holderOf(paths.lock);
+    const note = holder !== null && isAlive(holder) ? ` A process (pid ${holder}) holds the lock but does not answer on ${paths.socket}.` : "";
+    if (json) io.stdout.write(`${JSON.stringify({ running: false })}\n`);
+    io.stderr.write(`Hearth is not running on ${home}.${note} Start it with: hearth start\n`);
+    return 1;
+  }
+  try {
+    const status = await client.status();
+    io.stdout.write(json ? `${JSON.stringify({ running: true, ...status }, null, 2)}\n` : formatStatus(status));
+    return 0;
+  } finally {
+    await client.close();
+  }
+}
+
+export function formatStatus(s: GatewayStatus, now = Date.now()): string {
+  const lines = [`Hearth is running (pid ${s.pid}, up ${formatDuration(now - s.startedAt)}) · model ${s.model}`, ""];
+  lines.push("Channels:");
+  for (const c of s.channels) {
+    const detail = c.state === "failed" ? `failed: ${c.reason}` : c.state === "reconnecting" ? `reconnecting: ${c.detail}` : c.state;
+    lines.push(`  ${c.id.padEnd(10)} ${detail}`);
+  }
+  lines.push("", "Sessions:");
+  if (s.sessions.length === 0) lines.push("  (none yet)");
+  const width = Math.max(10, ...s.sessions.map((x) => x.key.length));
+  for (const x of s.sessions) {
+    const activity = x.running ? `answering ${formatDuration(x.runningForMs ?? 0)}` : "idle";
+    const queued = x.queued ? ` · ${x.queued} queued` : "";
+    lines.push(`  ${x.key.padEnd(width)}  ${x.scope.padEnd(6)}  last ${formatDuration(now - x.lastActivityAt)} ago  context ${x.contextPercent}%  ${activity}${queued}`);
+  }
+  const t = s.today;
+  lines.push(
+    "",
+    `Today (${t.date}): ${t.runs} runs · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} tokens in (${formatTokens(t.cacheReadTokens)} from cache) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)}`,
+  );
+  return `${lines.join("\n")}\n`;
+}

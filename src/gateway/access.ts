@@ -1,0 +1,63 @@
+// Who may talk to Hearth, and in which session (DESIGN §4). Decided before anything costs a
+// model call: a refused or unaddressed message gets at most a pairing code.
+import type { Scope } from "../agent/messages.ts";
+import type { InboundMessage } from "../channels/channel.ts";
+import type { Config, QueueMode } from "./config.ts";
+import type { PairingStore } from "./pairing.ts";
+
+/** One chat channel's access rules, with Telegram's "groups" and Discord's "guilds" unified. */
+export interface AccessRules {
+  ownerIds: string[];
+  dmPolicy: "pairing" | "allowlist" | "disabled";
+  allowFrom: string[];
+  groups: { policy: "allowlist" | "open" | "disabled"; allow: string[]; requireMention: boolean };
+  queueMode: QueueMode | null;
+}
+
+export function accessRules(config: Config, channel: InboundMessage["channel"]): AccessRules | null {
+  switch (channel) {
+    case "telegram": {
+      const t = config.channels.telegram;
+      return t ? { ownerIds: t.ownerIds, dmPolicy: t.dmPolicy, allowFrom: t.allowFrom, groups: t.groups, queueMode: t.queueMode } : null;
+    }
+    case "discord": {
+      const d = config.channels.discord;
+      return d ? { ownerIds: d.ownerIds, dmPolicy: d.dmPolicy, allowFrom: d.allowFrom, groups: d.guilds, queueMode: d.queueMode } : null;
+    }
+    case "cli":
+      return null;
+  }
+}
+
+export type AccessDecision =
+  | { type: "allow"; sessionKey: string; scope: Scope; isOwner: boolean }
+  /** A group message that does not call for an answer: kept as chat context only. */
+  | { type: "observe" }
+  | { type: "pair" }
+  | { type: "refuse"; reason: string };
+
+export function decideAccess(m: InboundMessage, rules: AccessRules | null, pairing: PairingStore): AccessDecision {
+  if (m.channel === "cli") return { type: "allow", sessionKey: "main", scope: "main", isOwner: true };
+  if (!rules) return { type: "refuse", reason: `channel ${m.channel} is not configured` };
+  const isOwner = rules.ownerIds.includes(m.sender.id);
+
+  if (m.chat.type === "dm") {
+    if (isOwner) return { type: "allow", sessionKey: "main", scope: "main", isOwner };
+    const known = rules.allowFrom.includes(m.sender.id) || (rules.dmPolicy === "pairing" && pairing.isApproved(m.channel, m.sender.id));
+    if (known && rules.dmPolicy !== "disabled") {
+      return { type: "allow", sessionKey: `dm:${m.channel}:${m.sender.id}`, scope: "shared", isOwner };
+    }
+    if (rules.dmPolicy === "pairing") return { type: "pair" };
+    return { type: "refuse", reason: `DMs from ${m.sender.id} are not allowed (dmPolicy ${rules.dmPolicy})` };
+  }
+
+  const g = rules.groups;
+  if (g.policy === "disabled") return { type: "refuse", reason: "groups are disabled" };
+  const ids = [m.chat.id, ...(m.chat.scopeIds ?? [])];
+  if (g.policy === "allowlist" && !ids.some((id) => g.allow.includes(id))) {
+    return { type: "refuse", reason: `chat ${m.chat.id} is not in the group allowlist` };
+  }
+  if (g.requireMention && !m.addressed) return { type: "observe" };
+  const thread = m.chat.threadId ? `:${m.chat.threadId}` : "";
+  return { type: "allow", sessionKey: `group:${m.channel}:${m.chat.id}${thread}`, scope: "shared", isOwner };
+}

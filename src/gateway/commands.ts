@@ -1,0 +1,104 @@
+// Slash commands (DESIGN §2 step 3): answered at once, outside the queue, without a model call.
+import type { Scope } from "../agent/messages.ts";
+import type { InboundMessage } from "../channels/channel.ts";
+import { queueModes, type QueueMode } from "./config.ts";
+import type { GatewayContext } from "./context.ts";
+import { formatDuration, formatTokens, gatewayStatus } from "./status.ts";
+
+export interface Command {
+  name: string;
+  args: string;
+}
+
+const HELP = `Commands:
+/stop — stop the current answer and drop queued messages
+/new (or /reset) — start a fresh conversation (the old one stays on disk)
+/status — model, context use, queue and today's usage
+/compact [focus] — summarise older turns to free context
+/queue [steer|followup|collect|interrupt] — what a message does while I'm answering
+/help — this list`;
+
+const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "help", "start", "approve"]);
+
+/** A slash command ("/stop", "/queue@HearthBot collect") or a bare "stop"; null for ordinary text. */
+export function parseCommand(text: string): Command | null {
+  const t = text.trim();
+  if (/^stop[.!]?$/i.test(t)) return { name: "stop", args: "" };
+  const m = /^\/([A-Za-z_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(t);
+  if (!m) return null;
+  return { name: m[1]!.toLowerCase(), args: (m[2] ?? "").trim() };
+}
+
+export interface CommandOrigin {
+  message: InboundMessage;
+  sessionKey: string;
+  scope: Scope;
+  isOwner: boolean;
+}
+
+/** Runs a command and returns the reply text. */
+export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: CommandOrigin): Promise<string> {
+  const { sessionKey } = origin;
+  if (!KNOWN.has(cmd.name)) return `Unknown command /${cmd.name}.\n\n${HELP}`;
+  switch (cmd.name) {
+    case "help":
+    case "start":
+      return HELP;
+    case "stop": {
+      const { stoppedRun, cleared } = ctx.lanes.stop(sessionKey);
+      if (!stoppedRun && cleared === 0) return "Nothing to stop.";
+      return cleared > 0 ? `Stopped. (${cleared} queued message${cleared === 1 ? "" : "s"} dropped.)` : "Stopped.";
+    }
+    case "new":
+    case "reset": {
+      const { stoppedRun } = ctx.lanes.stop(sessionKey);
+      ctx.runtime.resetSession(sessionKey, cmd.name);
+      return `${stoppedRun ? "Stopped the current answer. " : ""}Started a fresh conversation; the earlier one is kept on disk.`;
+    }
+    case "status":
+      return statusText(ctx, origin);
+    case "compact":
+      return "Compaction is not available yet; /new starts a fresh conversation.";
+    case "queue": {
+      if (!cmd.args) {
+        const current = ctx.sessions.get(sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
+        return `Queue mode: ${current}. Choose with /queue ${queueModes.join("|")}.`;
+      }
+      const mode = cmd.args.toLowerCase() as QueueMode;
+      if (!queueModes.includes(mode)) return `Unknown queue mode "${cmd.args}". Accepted: ${queueModes.join(", ")}.`;
+      ctx.sessions.touch(sessionKey, origin.scope, { queueMode: mode });
+      return `Queue mode for this conversation: ${mode}.`;
+    }
+    case "approve": {
+      if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
+      if (!cmd.args) return "Usage: /approve CODE";
+      ctx.pairing.reload(ctx.log);
+      const approved = ctx.pairing.approve(cmd.args);
+      return approved
+        ? `Approved ${approved.name} (${approved.channel}:${approved.userId}). They can talk to me now, in their own private conversation.`
+        : `No pending pairing code "${cmd.args}". Codes expire after an hour; \`hearth pairing list\` shows the pending ones.`;
+    }
+    default:
+      return HELP;
+  }
+}
+
+function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
+  const status = gatewayStatus(ctx);
+  const s = status.sessions.find((x) => x.key === origin.sessionKey);
+  const window = ctx.config.model.contextWindow;
+  const lines = [`Model: ${status.model}`];
+  const pct = s?.contextPercent ?? 0;
+  const warn = pct >= 80 ? " — near the limit" : pct >= 60 ? " — getting full" : "";
+  lines.push(`Session: ${origin.sessionKey} (${origin.scope}) · context ${formatTokens(s?.contextTokens ?? 0)} of ${formatTokens(window)} (${pct}%)${warn}`);
+  lines.push(s?.running ? `Answering for ${formatDuration(s.runningForMs ?? 0)}${s.queued ? ` · ${s.queued} queued` : ""}` : `Idle${s?.queued ? ` · ${s.queued} queued` : ""}`);
+  const mode = ctx.sessions.get(origin.sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
+  lines.push(`Queue mode: ${mode}`);
+  if (origin.scope === "main") {
+    const t = status.today;
+    lines.push(
+      `Today: ${t.runs} run${t.runs === 1 ? "" : "s"} · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} in (${formatTokens(t.cacheReadTokens)} cached) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)} (estimate)`,
+    );
+  }
+  return lines.join("\n");
+}

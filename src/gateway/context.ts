@@ -1,0 +1,25 @@
+// What the router, the commands and the run executor share inside one gateway.
+import type { Logger } from "../log.ts";
+import type { AgentRuntime } from "./agent-runtime.ts";
+import type { ChannelRegistry } from "./channel-registry.ts";
+import type { Config } from "./config.ts";
+import type { Inbox } from "./inbox.ts";
+import type { LaneManager } from "./lanes.ts";
+import type { PairingStore } from "./pairing.ts";
+import type { RecentChats } from "./router.ts";
+import type { SessionStore } from "./sessions.ts";
+
+export interface GatewayContext {
+  config: Config;
+  home: string;
+  log: Logger;
+  clock: () => number;
+  startedAt: number;
+  inbox: Inbox;
+  sessions: SessionStore;
+  pairing: PairingStore;
+  lanes: LaneManager;
+  channels: ChannelRegistry;
+  runtime: AgentRuntime;
+  recent: RecentChats;
+}

@@ -1,0 +1,140 @@
+// The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
+import type { ModelClient } from "../agent/model-client.ts";
+import type { Channel, InboundMessage } from "../channels/channel.ts";
+import { CliChannel } from "../channels/cli.ts";
+import type { Logger } from "../log.ts";
+import type { MemoryService } from "../memory/memory.ts";
+import { createAgentRuntime } from "./agent-runtime.ts";
+import { ChannelRegistry } from "./channel-registry.ts";
+import type { Config } from "./config.ts";
+import type { GatewayContext } from "./context.ts";
+import { startControlSocket, type ControlSocket } from "./control-socket.ts";
+import { homePaths } from "./home.ts";
+import { Inbox } from "./inbox.ts";
+import { ensureHome } from "./init.ts";
+import { LaneManager } from "./lanes.ts";
+import { acquireLock, type GatewayLock } from "./lock.ts";
+import { PairingStore } from "./pairing.ts";
+import { RecentChats, routeInbound, submitEntry } from "./router.ts";
+import { createRunExecutor } from "./run-executor.ts";
+import { createRpcHandler } from "./rpc.ts";
+import { SessionStore } from "./sessions.ts";
+import { gatewayStatus, type GatewayStatus } from "./status.ts";
+
+export interface GatewayOptions {
+  home: string;
+  config: Config;
+  log: Logger;
+  /** Serve the control socket (the daemon); the embedded gateway of `hearth chat` does not. */
+  controlSocket: boolean;
+  /** Chat channels to run besides the CLI (built from the config by the caller). */
+  channels?: Channel[];
+  /** Opens the memory service; absent means no workspace memory (tests of the core only). */
+  openMemory?: () => Promise<MemoryService>;
+  /** Replaces the Anthropic client (tests, benchmarks). */
+  model?: ModelClient;
+  clock?: () => number;
+}
+
+export interface Gateway {
+  readonly cli: CliChannel;
+  readonly context: GatewayContext;
+  status(): GatewayStatus;
+  /** Feeds a message in as if a channel delivered it. */
+  deliver(m: InboundMessage): void;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  const { config, home } = opts;
+  const clock = opts.clock ?? Date.now;
+  const paths = homePaths(home);
+  const log = opts.log.child({ component: "gateway" });
+  const undo: Array<[string, () => Promise<void> | void]> = [];
+
+  try {
+    // 1. The home folder and the lock: one gateway per home.
+    ensureHome(home, { workspace: config.workspace });
+    const lock: GatewayLock = acquireLock(paths.lock);
+    undo.push(["lock", () => lock.release()]);
+
+    // 2. The durable inbox: compacted, with what a crash left unanswered.
+    const { inbox, recovery } = Inbox.open(paths.inbox, log, clock);
+    if (recovery.replay.length) log.warn("inbox.replaying", { count: recovery.replay.length });
+
+    // 3. Memory: the watcher, the search index, scoped context.
+    const memory = opts.openMemory ? await opts.openMemory() : null;
+    if (memory) undo.push(["memory", () => memory.close()]);
+
+    // 4. Sessions, pairing, the agent and the lanes.
+    const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
+    undo.push(["sessions", () => sessions.flush()]);
+    const pairing = PairingStore.open(paths.pairing, log, clock);
+    const runtime = createAgentRuntime({ config, home, log, memory, clock, ...(opts.model ? { model: opts.model } : {}) });
+    const channels = new ChannelRegistry(log);
+    const cli = new CliChannel();
+    channels.register(cli);
+    for (const ch of opts.channels ?? []) channels.register(ch);
+
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, recent: new RecentChats() } as GatewayContext;
+    ctx.lanes = new LaneManager({
+      execute: createRunExecutor(ctx),
+      maxConcurrentRuns: config.agent.maxConcurrentRuns,
+      onItemsDone: (ids) => ids.forEach((id) => inbox.markDone(id)),
+      log: log.child({ component: "lanes" }),
+      inactivityLimitMs: Math.max(config.tools.exec.timeoutMs, 120_000) + 60_000,
+      clock,
+    });
+
+    // 5. The scheduler hooks in here (cron jobs, heartbeat).
+
+    // 6. The control socket for `hearth chat`, `hearth status` and friends.
+    if (opts.controlSocket) {
+      const control: ControlSocket = await startControlSocket(
+        paths.socket,
+        cli,
+        { abort: () => ctx.lanes.stop("main"), status: () => gatewayStatus(ctx), rpc: createRpcHandler(ctx) },
+        log.child({ component: "control" }),
+      );
+      undo.push(["control socket", () => control.close()]);
+    }
+
+    // 7. Channels, then what the inbox had left: replies need their channel running.
+    const onMessage = (m: InboundMessage) => void routeInbound(ctx, m);
+    await channels.startAll(onMessage);
+    undo.push(["channels", () => channels.stopAll()]);
+    // Undone first: new messages still reach the inbox (and run after a restart) while the
+    // active runs finish and their replies go out on channels that are still up.
+    undo.push(["runs", () => ctx.lanes.drain(config.agent.shutdownGraceMs)]);
+    for (const entry of recovery.replay) submitEntry(ctx, entry);
+    for (const entry of recovery.abandoned) {
+      void channels.openReply(entry.message).finish("Sorry — I could not answer this message: answering it failed twice. Please send it again if it still matters.");
+    }
+
+    log.info("gateway.ready", { home, channels: channels.ids(), pid: process.pid });
+    let stopping: Promise<void> | null = null;
+    return {
+      cli,
+      context: ctx,
+      status: () => gatewayStatus(ctx),
+      deliver: onMessage,
+      stop: () => (stopping ??= unwind(undo, log)),
+    };
+  } catch (err) {
+    await unwind(undo, log);
+    throw err;
+  }
+}
+
+/** Runs the undo steps in reverse order; each step is isolated and logged. */
+async function unwind(undo: Array<[string, () => Promise<void> | void]>, log: Logger): Promise<void> {
+  for (const [name, step] of undo.reverse()) {
+    try {
+      await step();
+      log.debug("gateway.stopped_step", { step: name });
+    } catch (err) {
+      log.error("gateway.stop_failed", { step: name, error: err });
+    }
+  }
+  log.info("gateway.stopped");
+}

@@ -1,0 +1,378 @@
+// Lanes (DESIGN §5): one active run per session, FIFO behind it, a global cap on runs, and the
+// queue modes that decide what a message does while its session is busy. Nothing is dropped:
+// a backlog past its cap is merged into one follow-up, and steering messages the run did not
+// take before it ended run next.
+import type { AgentEvent, RunStatus } from "../agent/events.ts";
+import type { UserMessage } from "../agent/messages.ts";
+import type { SteeringSource } from "../agent/steering.ts";
+import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { Logger } from "../log.ts";
+import type { QueueMode } from "./config.ts";
+import { ReplyFanout } from "./reply-fanout.ts";
+
+/** One accepted message waiting in, or joined to, a lane. */
+export interface LaneItem {
+  /** The inbox id, marked done once the item's reply was handed over. */
+  entryId: string;
+  /** The user turn as the model will see it. */
+  turn: UserMessage;
+  /** Who wrote what, for the daily log. */
+  source: { channel: string; sender: string; text: string };
+  /** Items with the same key share one reply (same chat); CLI requests each have their own. */
+  replyKey: string;
+  /** Opens the reply for this item; called when the item joins a run, at most once per key and run. */
+  openReply: () => ReplySink;
+  arrivedAt: number;
+}
+
+export interface RunContext {
+  sessionKey: string;
+  items: LaneItem[];
+  signal: AbortSignal;
+  /** Steering for the loop: taking a message attaches its reply to this run. */
+  steering: SteeringSource;
+  emit: (e: AgentEvent) => void;
+}
+
+export interface RunOutcome {
+  status: RunStatus;
+  text: string;
+}
+
+/**
+ * Runs one agent run. Must not throw (a throw is caught, reported and treated as an error);
+ * must honour `signal` promptly.
+ */
+export type RunExecutor = (ctx: RunContext) => Promise<RunOutcome>;
+
+export interface LaneOptions {
+  execute: RunExecutor;
+  maxConcurrentRuns: number;
+  /** Called with the inbox ids whose replies were handed over (or that were given up). */
+  onItemsDone: (entryIds: string[]) => void;
+  log: Logger;
+  /** How long collect mode waits after the last message before its follow-up run starts. */
+  collectDebounceMs?: number;
+  /** A run with no event for this long is aborted. */
+  inactivityLimitMs: number;
+  /** After an abort, how long a run may take to wind down before its lane is released anyway. */
+  abortGraceMs?: number;
+  backlogCap?: number;
+  clock?: () => number;
+}
+
+interface Group {
+  kind: "single" | "collect";
+  items: LaneItem[];
+}
+
+class ActiveRun {
+  readonly abort = new AbortController();
+  readonly fanout: ReplyFanout;
+  readonly items: LaneItem[];
+  /** Steering messages not yet taken by the loop. */
+  pendingSteer: LaneItem[] = [];
+  /** False once the loop returned: later messages must not be pushed as steering. */
+  open = true;
+  lastEventAt: number;
+  startedAt: number;
+  abortedAt: number | null = null;
+  abortReason: "stop" | "interrupt" | "shutdown" | "watchdog" | null = null;
+
+  constructor(items: LaneItem[], log: Logger, now: number) {
+    this.items = [...items];
+    this.fanout = new ReplyFanout(log);
+    this.lastEventAt = now;
+    this.startedAt = now;
+  }
+}
+
+interface Lane {
+  key: string;
+  active: ActiveRun | null;
+  backlog: Group[];
+  pumping: boolean;
+  debounce: NodeJS.Timeout | null;
+}
+
+export interface LaneSnapshot {
+  key: string;
+  running: boolean;
+  runningSinceMs: number | null;
+  queued: number;
+}
+
+const STOPPED = "Stopped.";
+
+export class LaneManager {
+  readonly #lanes = new Map<string, Lane>();
+  readonly #opts: Required<LaneOptions>;
+  #slotsInUse = 0;
+  readonly #slotWaiters: Array<() => void> = [];
+  readonly #watchdog: NodeJS.Timeout;
+  #closing = false;
+
+  constructor(opts: LaneOptions) {
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, ...opts };
+    this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
+    this.#watchdog.unref();
+  }
+
+  /** Queues `item` on its session's lane according to `mode`. */
+  submit(sessionKey: string, item: LaneItem, mode: QueueMode): void {
+    const lane = this.#lane(sessionKey);
+    const run = lane.active;
+    if (!run) {
+      this.#enqueue(lane, { kind: "single", items: [item] });
+    } else {
+      switch (mode) {
+        case "steer":
+          if (run.open && !run.abort.signal.aborted) run.pendingSteer.push(item);
+          else this.#enqueue(lane, { kind: "single", items: [item] }, true);
+          break;
+        case "followup":
+          this.#enqueue(lane, { kind: "single", items: [item] });
+          break;
+        case "collect": {
+          const last = lane.backlog.at(-1);
+          if (last?.kind === "collect") last.items.push(item);
+          else this.#enqueue(lane, { kind: "collect", items: [item] });
+          break;
+        }
+        case "interrupt":
+          lane.backlog.unshift({ kind: "single", items: [item] });
+          this.#abortRun(run, "interrupt");
+          break;
+        default:
+          mode satisfies never;
+      }
+    }
+    this.#capBacklog(lane);
+    void this.#pump(lane);
+  }
+
+  /** /stop: aborts the active run and clears the backlog. Returns what it stopped. */
+  stop(sessionKey: string): { stoppedRun: boolean; cleared: number } {
+    const lane = this.#lanes.get(sessionKey);
+    if (!lane) return { stoppedRun: false, cleared: 0 };
+    const dropped = lane.backlog.flatMap((g) => g.items);
+    lane.backlog = [];
+    const stoppedRun = lane.active !== null && !lane.active.abort.signal.aborted;
+    if (lane.active) {
+      dropped.push(...lane.active.pendingSteer);
+      lane.active.pendingSteer = [];
+      this.#abortRun(lane.active, "stop");
+    }
+    void this.#answerWithoutRun(dropped, STOPPED);
+    return { stoppedRun, cleared: dropped.length };
+  }
+
+  isRunning(sessionKey: string): boolean {
+    return this.#lanes.get(sessionKey)?.active != null;
+  }
+
+  snapshot(): LaneSnapshot[] {
+    const now = this.#opts.clock();
+    return [...this.#lanes.values()].map((l) => ({
+      key: l.key,
+      running: l.active !== null,
+      runningSinceMs: l.active ? now - l.active.startedAt : null,
+      queued: l.backlog.reduce((n, g) => n + g.items.length, 0) + (l.active?.pendingSteer.length ?? 0),
+    }));
+  }
+
+  /**
+   * Shutdown: no new runs start; active runs may finish for `graceMs`, then they are aborted
+   * (their partial state is saved by the loop). Queued items stay in the inbox for next start.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#closing = true;
+    for (const lane of this.#lanes.values()) {
+      lane.backlog = [];
+      if (lane.debounce) clearTimeout(lane.debounce);
+    }
+    const idle = () => [...this.#lanes.values()].every((l) => l.active === null);
+    const deadline = this.#opts.clock() + graceMs;
+    while (!idle() && this.#opts.clock() < deadline) await sleep(25);
+    for (const lane of this.#lanes.values()) if (lane.active) this.#abortRun(lane.active, "shutdown");
+    const hardDeadline = this.#opts.clock() + this.#opts.abortGraceMs;
+    while (!idle() && this.#opts.clock() < hardDeadline) await sleep(25);
+    clearInterval(this.#watchdog);
+  }
+
+  #lane(key: string): Lane {
+    let lane = this.#lanes.get(key);
+    if (!lane) {
+      lane = { key, active: null, backlog: [], pumping: false, debounce: null };
+      this.#lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  #enqueue(lane: Lane, group: Group, front = false): void {
+    if (front) lane.backlog.unshift(group);
+    else lane.backlog.push(group);
+  }
+
+  /** More than `backlogCap` waiting messages are merged into one follow-up run. */
+  #capBacklog(lane: Lane): void {
+    const count = lane.backlog.reduce((n, g) => n + g.items.length, 0);
+    if (count <= this.#opts.backlogCap || lane.backlog.length <= 1) return;
+    this.#opts.log.warn("lane.backlog_merged", { session: lane.key, messages: count });
+    lane.backlog = [{ kind: "single", items: lane.backlog.flatMap((g) => g.items) }];
+  }
+
+  async #pump(lane: Lane): Promise<void> {
+    if (lane.active || lane.pumping || this.#closing) return;
+    const group = lane.backlog[0];
+    if (!group) return;
+    if (group.kind === "collect") {
+      const wait = group.items.at(-1)!.arrivedAt + this.#opts.collectDebounceMs - this.#opts.clock();
+      if (wait > 0) {
+        if (!lane.debounce) {
+          lane.debounce = setTimeout(() => {
+            lane.debounce = null;
+            void this.#pump(lane);
+          }, wait);
+        }
+        return;
+      }
+    }
+    lane.backlog.shift();
+    const run = new ActiveRun(group.items, this.#opts.log, this.#opts.clock());
+    lane.active = run;
+    lane.pumping = true;
+    try {
+      await this.#acquireSlot();
+      try {
+        await this.#execute(lane, run);
+      } finally {
+        this.#releaseSlot();
+      }
+    } finally {
+      lane.pumping = false;
+      lane.active = null;
+    }
+    if (run.pendingSteer.length > 0) lane.backlog.unshift({ kind: "single", items: run.pendingSteer });
+    void this.#pump(lane);
+  }
+
+  async #execute(lane: Lane, run: ActiveRun): Promise<void> {
+    // Messages that arrived while the run waited for a slot simply start with it.
+    run.items.push(...run.pendingSteer);
+    run.pendingSteer = [];
+    for (const item of run.items) run.fanout.attach(item.replyKey, item.openReply);
+    if (run.abort.signal.aborted) {
+      run.open = false;
+      await run.fanout.finish(STOPPED, "stopped");
+      this.#opts.onItemsDone(run.items.map((i) => i.entryId));
+      return;
+    }
+    const steering: SteeringSource = {
+      pending: () => run.pendingSteer.length > 0,
+      take: () => {
+        const taken = run.pendingSteer;
+        run.pendingSteer = [];
+        for (const item of taken) {
+          run.items.push(item);
+          run.fanout.attach(item.replyKey, item.openReply);
+        }
+        return taken.map((i) => i.turn);
+      },
+    };
+    const finished = this.#opts
+      .execute({
+        sessionKey: lane.key,
+        items: run.items,
+        signal: run.abort.signal,
+        steering,
+        emit: (e) => {
+          run.lastEventAt = this.#opts.clock();
+          run.fanout.emit(e);
+        },
+      })
+      .catch((err: unknown): RunOutcome => {
+        this.#opts.log.error("run.threw", { session: lane.key, error: err });
+        return { status: "error", text: "Something went wrong inside Hearth while answering. Please try again." };
+      });
+    // A run that ignores its abort must not hold the lane forever.
+    const wedged = new Promise<"wedged">((resolve) => {
+      const check = setInterval(() => {
+        if (run.abortedAt !== null && this.#opts.clock() - run.abortedAt > this.#opts.abortGraceMs) {
+          clearInterval(check);
+          resolve("wedged");
+        }
+      }, 50);
+      void finished.finally(() => clearInterval(check));
+    });
+    const outcome = await Promise.race([finished, wedged]);
+    run.open = false;
+    if (outcome === "wedged") {
+      this.#opts.log.error("run.wedged", { session: lane.key, reason: run.abortReason });
+      await run.fanout.fail("I had to give up on this answer: it stopped responding. Please try again.");
+    } else {
+      await run.fanout.finish(replyText(outcome, run.abortReason), outcomeOf(outcome.status));
+    }
+    this.#opts.onItemsDone(run.items.map((i) => i.entryId));
+  }
+
+  #abortRun(run: ActiveRun, reason: NonNullable<ActiveRun["abortReason"]>): void {
+    if (run.abort.signal.aborted) return;
+    run.abortReason = reason;
+    run.abortedAt = this.#opts.clock();
+    run.abort.abort();
+  }
+
+  #checkWedged(): void {
+    const now = this.#opts.clock();
+    for (const lane of this.#lanes.values()) {
+      const run = lane.active;
+      if (run && !run.abort.signal.aborted && lane.pumping && now - run.lastEventAt > this.#opts.inactivityLimitMs) {
+        this.#opts.log.error("run.inactive", { session: lane.key, silentMs: now - run.lastEventAt });
+        this.#abortRun(run, "watchdog");
+      }
+    }
+  }
+
+  /** Answers items that will not run (stopped) and marks them done. */
+  async #answerWithoutRun(items: LaneItem[], text: string): Promise<void> {
+    if (items.length === 0) return;
+    const fanout = new ReplyFanout(this.#opts.log);
+    for (const item of items) fanout.attach(item.replyKey, item.openReply);
+    await fanout.finish(text, "stopped");
+    this.#opts.onItemsDone(items.map((i) => i.entryId));
+  }
+
+  async #acquireSlot(): Promise<void> {
+    if (this.#slotsInUse < this.#opts.maxConcurrentRuns) {
+      this.#slotsInUse++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+  }
+
+  #releaseSlot(): void {
+    const next = this.#slotWaiters.shift();
+    if (next) next(); // the slot passes straight to the next waiter
+    else this.#slotsInUse--;
+  }
+}
+
+function outcomeOf(status: RunStatus): ReplyOutcome {
+  return status === "aborted" ? "stopped" : status === "error" ? "failed" : "answered";
+}
+
+function replyText(outcome: RunOutcome, abortReason: ActiveRun["abortReason"]): string {
+  if (outcome.status !== "aborted") return outcome.text;
+  const note =
+    abortReason === "watchdog"
+      ? "(I stopped this answer: it made no progress for too long.)"
+      : abortReason === "shutdown"
+        ? "(Interrupted: Hearth is shutting down.)"
+        : abortReason === "interrupt"
+          ? "(Interrupted by your new message.)"
+          : "(Stopped.)";
+  return outcome.text ? `${outcome.text}\n\n${note}` : note;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

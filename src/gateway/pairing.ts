@@ -1,0 +1,132 @@
+// Pairing (DESIGN §10): a stranger who DMs the bot gets a short code; the owner approves it
+// (`hearth pairing approve CODE`, or /approve CODE in their DM) and from then on that person
+// has their own shared-scope DM session. Stored in <home>/pairing.json, written atomically.
+import { randomInt } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ChannelId } from "../channels/channel.ts";
+import type { Logger } from "../log.ts";
+
+/** No 0/O, 1/I/L: codes get read aloud and retyped. */
+const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+export const CODE_LENGTH = 8;
+export const CODE_TTL_MS = 60 * 60 * 1000;
+export const MAX_PENDING = 3;
+
+export interface PendingPairing {
+  code: string;
+  channel: ChannelId;
+  userId: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface ApprovedSender {
+  channel: ChannelId;
+  userId: string;
+  name: string;
+  approvedAt: number;
+}
+
+interface PairingFile {
+  pending: PendingPairing[];
+  approved: ApprovedSender[];
+}
+
+export type PairingRequest = { type: "code"; code: string; isNew: boolean } | { type: "full" };
+
+export class PairingStore {
+  readonly #path: string;
+  readonly #clock: () => number;
+  #data: PairingFile;
+
+  private constructor(path: string, data: PairingFile, clock: () => number) {
+    this.#path = path;
+    this.#data = data;
+    this.#clock = clock;
+  }
+
+  /** Reads pairing.json; a missing file is empty, an unreadable one is reported and treated as empty. */
+  static open(path: string, log: Logger, clock: () => number = Date.now): PairingStore {
+    let data: PairingFile = { pending: [], approved: [] };
+    try {
+      const parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<PairingFile>;
+      data = { pending: parsed.pending ?? [], approved: parsed.approved ?? [] };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") log.error("pairing.unreadable", { path, error: err });
+    }
+    return new PairingStore(path, data, clock);
+  }
+
+  /** Re-reads the file: the CLI may have approved someone while the daemon runs. */
+  reload(log: Logger): void {
+    this.#data = PairingStore.open(this.#path, log, this.#clock).#data;
+  }
+
+  isApproved(channel: ChannelId, userId: string): boolean {
+    return this.#data.approved.some((a) => a.channel === channel && a.userId === userId);
+  }
+
+  /** The sender's code: their pending one, a new one, or "full" when 3 others are waiting. */
+  request(channel: ChannelId, userId: string, name: string): PairingRequest {
+    this.#expire();
+    const existing = this.#data.pending.find((p) => p.channel === channel && p.userId === userId);
+    if (existing) return { type: "code", code: existing.code, isNew: false };
+    if (this.#data.pending.length >= MAX_PENDING) return { type: "full" };
+    const code = this.#newCode();
+    this.#data.pending.push({ code, channel, userId, name, createdAt: this.#clock() });
+    this.#save();
+    return { type: "code", code, isNew: true };
+  }
+
+  /** Approves a pending code (case and spaces ignored); null when no such live code exists. */
+  approve(code: string): ApprovedSender | null {
+    this.#expire();
+    const wanted = code.replace(/[\s-]/g, "").toUpperCase();
+    const i = this.#data.pending.findIndex((p) => p.code === wanted);
+    if (i === -1) return null;
+    const [p] = this.#data.pending.splice(i, 1);
+    const approved: ApprovedSender = { channel: p!.channel, userId: p!.userId, name: p!.name, approvedAt: this.#clock() };
+    this.#data.approved = this.#data.approved.filter((a) => !(a.channel === approved.channel && a.userId === approved.userId));
+    this.#data.approved.push(approved);
+    this.#save();
+    return approved;
+  }
+
+  /** Removes an approved sender; false when there was none. */
+  revoke(channel: ChannelId, userId: string): boolean {
+    const before = this.#data.approved.length;
+    this.#data.approved = this.#data.approved.filter((a) => !(a.channel === channel && a.userId === userId));
+    if (this.#data.approved.length === before) return false;
+    this.#save();
+    return true;
+  }
+
+  list(): { pending: PendingPairing[]; approved: ApprovedSender[] } {
+    this.#expire();
+    return { pending: [...this.#data.pending], approved: [...this.#data.approved] };
+  }
+
+  #expire(): void {
+    const now = this.#clock();
+    const live = this.#data.pending.filter((p) => now - p.createdAt < CODE_TTL_MS);
+    if (live.length !== this.#data.pending.length) {
+      this.#data.pending = live;
+      this.#save();
+    }
+  }
+
+  #newCode(): string {
+    for (;;) {
+      const code = Array.from({ length: CODE_LENGTH }, () => ALPHABET[randomInt(ALPHABET.length)]).join("");
+      if (!this.#data.pending.some((p) => p.code === code)) return code;
+    }
+  }
+
+  #save(): void {
+    mkdirSync(dirname(this.#path), { recursive: true });
+    const tmp = `${this.#path}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(this.#data, null, 1)}\n`, { mode: 0o600 });
+    renameSync(tmp, this.#path);
+  }
+}

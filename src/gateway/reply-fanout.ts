@@ -1,0 +1,89 @@
+// One run can answer several messages (steering joins them to it): its events go to every
+// reply sink attached to it, and every sink gets the final text exactly once.
+import type { AgentEvent } from "../agent/events.ts";
+import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { Logger } from "../log.ts";
+
+export class ReplyFanout {
+  readonly #sinks = new Map<string, ReplySink>();
+  readonly #log: Logger;
+  #text = "";
+  #closed = false;
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  /**
+   * Attaches the reply for `key` (one per chat, or per CLI request), opening it only if no
+   * reply with that key is attached yet. A late sink first catches up with the text so far.
+   */
+  attach(key: string, open: () => ReplySink): void {
+    if (this.#closed || this.#sinks.has(key)) return;
+    const sink = open();
+    if (this.#text) sink.textReset(this.#text);
+    this.#sinks.set(key, sink);
+  }
+
+  get size(): number {
+    return this.#sinks.size;
+  }
+
+  emit(e: AgentEvent): void {
+    if (this.#closed) return;
+    switch (e.type) {
+      case "text_delta":
+        this.#text += e.text;
+        this.#each((s) => s.textDelta(e.text));
+        break;
+      case "text_reset":
+        this.#text = e.text;
+        this.#each((s) => s.textReset(e.text));
+        break;
+      case "tool_start":
+        this.#each((s) => s.toolStarted(e.name, e.summary));
+        break;
+      case "tool_end":
+        this.#each((s) => s.toolFinished(e.name, e.ok));
+        break;
+      case "run_start":
+      case "turn_start":
+      case "turn_end":
+      case "model_retry":
+      case "model_fallback":
+      case "steered":
+      case "run_end":
+        break;
+      default:
+        e satisfies never;
+    }
+  }
+
+  /** Delivers the final text to every sink; resolves when all tried. Returns how many failed. */
+  async finish(text: string, outcome: ReplyOutcome = "answered"): Promise<number> {
+    return this.#close((s) => s.finish(text, outcome));
+  }
+
+  async fail(message: string): Promise<number> {
+    return this.#close((s) => s.fail(message));
+  }
+
+  async #close(deliver: (s: ReplySink) => Promise<void>): Promise<number> {
+    if (this.#closed) return 0;
+    this.#closed = true;
+    const results = await Promise.allSettled([...this.#sinks.values()].map(deliver));
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    for (const f of failed) this.#log.error("reply.undelivered", { error: f.reason });
+    return failed.length;
+  }
+
+  #each(fn: (s: ReplySink) => void): void {
+    for (const s of this.#sinks.values()) {
+      try {
+        fn(s);
+      } catch (err) {
+        this.#log.warn("reply.sink_threw", { error: err });
+      }
+    }
+  }
+}

@@ -1,0 +1,128 @@
+// The path of a message into Hearth (DESIGN §2): dedupe → access → commands → session →
+// durable inbox → lane. Everything before the inbox is cheap: no model call is ever made for
+// a refused, unaddressed or duplicate message.
+import { userTurn } from "../agent/user-turn.ts";
+import type { InboundMessage } from "../channels/channel.ts";
+import { localTime } from "../memory/daily-log.ts";
+import { accessRules, decideAccess } from "./access.ts";
+import { handleCommand, parseCommand } from "./commands.ts";
+import type { GatewayContext } from "./context.ts";
+import { inboxId, type InboxEntry } from "./inbox.ts";
+import type { LaneItem } from "./lanes.ts";
+
+const RECENT_LIMIT = 30;
+const RECENT_TEXT_LIMIT = 500;
+
+interface RecentLine {
+  at: number;
+  sender: string;
+  text: string;
+}
+
+/** Unaddressed group messages, last 30 per chat: what the group was talking about. */
+export class RecentChats {
+  readonly #chats = new Map<string, RecentLine[]>();
+
+  remember(m: InboundMessage): void {
+    const key = chatKey(m);
+    const lines = this.#chats.get(key) ?? [];
+    lines.push({ at: m.receivedAt, sender: m.sender.name, text: m.text.slice(0, RECENT_TEXT_LIMIT) });
+    if (lines.length > RECENT_LIMIT) lines.splice(0, lines.length - RECENT_LIMIT);
+    this.#chats.set(key, lines);
+  }
+
+  /** The chat's recent lines as a preface, and forgets them (they are in the transcript now). */
+  take(m: InboundMessage, timezone: string): string | undefined {
+    const key = chatKey(m);
+    const lines = this.#chats.get(key);
+    this.#chats.delete(key);
+    if (!lines?.length) return undefined;
+    return `Earlier in this chat (not addressed to you):\n${lines.map((l) => `[${localTime(l.at, timezone)}] ${l.sender}: ${l.text}`).join("\n")}`;
+  }
+}
+
+const chatKey = (m: InboundMessage) => `${m.channel}:${m.chat.id}:${m.chat.threadId ?? ""}`;
+
+/** Replies to the same chat share one reply; each CLI request has its own. */
+export const replyKeyOf = (m: InboundMessage): string => (m.channel === "cli" ? `cli:${m.id}` : chatKey(m));
+
+/** Handles one inbound message. Never throws: problems are logged and, where useful, answered. */
+export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Promise<void> {
+  const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
+  try {
+    if (ctx.inbox.has(inboxId(m))) {
+      log.debug("inbound.duplicate");
+      return;
+    }
+    const decision = decideAccess(m, accessRules(ctx.config, m.channel), ctx.pairing);
+    switch (decision.type) {
+      case "refuse":
+        log.info("inbound.refused", { reason: decision.reason });
+        return;
+      case "observe":
+        ctx.recent.remember(m);
+        return;
+      case "pair":
+        await answerPairing(ctx, m);
+        return;
+      case "allow":
+        break;
+      default:
+        decision satisfies never;
+    }
+
+    const command = parseCommand(m.text);
+    if (command) {
+      const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
+      await ctx.channels.openReply(m).finish(reply);
+      return;
+    }
+
+    ctx.sessions.touch(decision.sessionKey, decision.scope, { lastChannel: m.channel, ...(m.chat.title ? { title: m.chat.title } : {}) });
+    if (decision.scope === "main" && m.channel !== "cli") {
+      ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
+    }
+    const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
+    const entry = ctx.inbox.accept(m, decision.sessionKey, preface);
+    if (!entry) return;
+    submitEntry(ctx, entry);
+  } catch (err) {
+    log.error("inbound.failed", { error: err });
+  }
+}
+
+/** Puts an inbox entry on its lane (new messages, and replays after a restart). */
+export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
+  const m = entry.message;
+  const item: LaneItem = {
+    entryId: entry.id,
+    turn: userTurn({
+      text: m.text,
+      channel: m.channel,
+      sender: m.sender.name,
+      chat: m.chat.type === "group" ? m.chat.title : undefined,
+      preface: entry.preface,
+      at: m.receivedAt,
+      timezone: ctx.config.timezone,
+    }),
+    source: { channel: m.channel, sender: m.sender.name, text: m.text },
+    replyKey: replyKeyOf(m),
+    openReply: () => ctx.channels.openReply(m),
+    arrivedAt: ctx.clock(),
+  };
+  ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
+}
+
+function queueModeFor(ctx: GatewayContext, sessionKey: string, channel: InboundMessage["channel"]) {
+  return ctx.sessions.get(sessionKey)?.queueMode ?? accessRules(ctx.config, channel)?.queueMode ?? ctx.config.agent.queueMode;
+}
+
+async function answerPairing(ctx: GatewayContext, m: InboundMessage): Promise<void> {
+  const req = ctx.pairing.request(m.channel, m.sender.id, m.sender.name);
+  const text =
+    req.type === "full"
+      ? "Hi! I only talk with people my owner has approved, and several requests are already waiting. Please try again later."
+      : `Hi! I'm a personal assistant and only talk with people my owner has approved.\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${req.code} (the code is valid for one hour).`;
+  if (req.type === "code" && req.isNew) ctx.log.info("pairing.requested", { channel: m.channel, user: m.sender.id, name: m.sender.name });
+  await ctx.channels.openReply(m).finish(text);
+}

@@ -1,0 +1,35 @@
+// Operations the CLI asks a running daemon for over the control socket. Each method checks its
+// parameters and fails with a message meant for the user.
+import type { ChannelId } from "../channels/channel.ts";
+import type { GatewayContext } from "./context.ts";
+
+type Handler = (params: Record<string, unknown>) => unknown;
+
+export function createRpcHandler(ctx: GatewayContext): (method: string, params: unknown) => Promise<unknown> {
+  const methods: Record<string, Handler> = {
+    "pairing.list": () => ctx.pairing.list(),
+    "pairing.approve": (p) => {
+      const code = stringParam(p, "code");
+      const approved = ctx.pairing.approve(code);
+      if (!approved) throw new Error(`No pending pairing code "${code}". Codes expire after an hour; \`hearth pairing list\` shows the pending ones.`);
+      return approved;
+    },
+    "pairing.revoke": (p) => {
+      const channel = stringParam(p, "channel") as ChannelId;
+      const userId = stringParam(p, "userId");
+      if (!ctx.pairing.revoke(channel, userId)) throw new Error(`${channel}:${userId} is not an approved sender.`);
+      return { revoked: `${channel}:${userId}` };
+    },
+  };
+  return async (method, params) => {
+    const handler = methods[method];
+    if (!handler) throw new Error(`Unknown operation "${method}". This daemon knows: ${Object.keys(methods).join(", ")}.`);
+    return handler(params && typeof params === "object" ? (params as Record<string, unknown>) : {});
+  };
+}
+
+function stringParam(p: Record<string, unknown>, name: string): string {
+  const v = p[name];
+  if (typeof v !== "string" || !v.trim()) throw new Error(`Missing parameter "${name}".`);
+  return v.trim();
+}

@@ -1,0 +1,65 @@
+// A snapshot of the running gateway, for /status and `hearth status`.
+import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
+import type { GatewayContext } from "./context.ts";
+
+export interface SessionStatus {
+  key: string;
+  scope: "main" | "shared";
+  title?: string;
+  lastActivityAt: number;
+  contextTokens: number;
+  contextPercent: number;
+  running: boolean;
+  runningForMs: number | null;
+  queued: number;
+}
+
+export interface GatewayStatus {
+  pid: number;
+  startedAt: number;
+  home: string;
+  model: string;
+  channels: Array<{ id: ChannelId } & ChannelStatus>;
+  sessions: SessionStatus[];
+  activeRuns: number;
+  today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
+}
+
+export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
+  const lanes = new Map(ctx.lanes.snapshot().map((l) => [l.key, l]));
+  const window = ctx.config.model.contextWindow;
+  const sessions = ctx.sessions.all().map((s): SessionStatus => {
+    const lane = lanes.get(s.key);
+    return {
+      key: s.key,
+      scope: s.scope,
+      ...(s.title ? { title: s.title } : {}),
+      lastActivityAt: s.lastActivityAt,
+      contextTokens: s.contextTokens,
+      contextPercent: Math.round((s.contextTokens / window) * 100),
+      running: lane?.running ?? false,
+      runningForMs: lane?.runningSinceMs ?? null,
+      queued: lane?.queued ?? 0,
+    };
+  });
+  const day = ctx.sessions.today();
+  return {
+    pid: process.pid,
+    startedAt: ctx.startedAt,
+    home: ctx.home,
+    model: ctx.config.model.name,
+    channels: ctx.channels.ids().map((id) => ({ id, ...ctx.channels.status(id) })),
+    sessions,
+    activeRuns: sessions.filter((s) => s.running).length,
+    today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
+  };
+}
+
+export const formatTokens = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k` : String(n));
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}

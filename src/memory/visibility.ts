@@ -1,0 +1,54 @@
+// Which workspace files a scope may see (DESIGN §4). This is the privacy boundary: context
+// loading, memory_get and every memory_search hit go through `canSee`, so a file a scope may
+// not see never reaches its model — not in the prompt, not through a tool, not as a snippet.
+import path from "node:path";
+import type { Scope } from "../agent/messages.ts";
+
+/** Where a run's memory lives: the owner's main memory, or one shared chat's own folder. */
+export type MemoryScope = { kind: "main" } | { kind: "shared"; chat: string };
+
+/** Files every scope sees: who the assistant is and how it behaves. */
+export const IDENTITY_FILES = ["SOUL.md", "IDENTITY.md", "AGENTS.md"] as const;
+/** Files only the main scope sees. */
+export const PRIVATE_FILES = ["USER.md", "MEMORY.md", "HEARTBEAT.md"] as const;
+
+export const CHATS_DIR = "memory/chats";
+
+/**
+ * The folder name of a shared session's memory: `group:telegram:-1001234` → `telegram_-1001234`,
+ * `dm:discord:42` → `dm_discord_42`. Only letters, digits, `_` and `-` survive, so a slug can
+ * never climb out of memory/chats/.
+ */
+export function chatSlug(sessionKey: string): string {
+  const parts = sessionKey.split(":");
+  const kept = parts[0] === "group" ? parts.slice(1) : parts;
+  const slug = kept.join("_").replace(/[^A-Za-z0-9_-]/g, "-");
+  return slug || "chat";
+}
+
+export function memoryScopeFor(scope: Scope, sessionKey: string): MemoryScope {
+  return scope === "main" ? { kind: "main" } : { kind: "shared", chat: chatSlug(sessionKey) };
+}
+
+/** The folder daily logs of this scope go to, relative to the workspace. */
+export function dailyLogDir(scope: MemoryScope): string {
+  return scope.kind === "main" ? "memory" : `${CHATS_DIR}/${scope.chat}`;
+}
+
+const MAIN_DAILY_LOG = /^memory\/\d{4}-\d{2}-\d{2}\.md$/;
+
+/**
+ * May `scope` see the workspace file at `relPath` (forward slashes, relative to the workspace,
+ * already normalised and confined to it)?
+ * - main: every markdown file in the workspace (the owner may look into any chat's log).
+ * - shared: the identity files and markdown files in its own chat folder, nothing else.
+ */
+export function canSee(scope: MemoryScope, relPath: string): boolean {
+  const p = path.posix.normalize(relPath);
+  if (p.startsWith("../") || p.startsWith("/") || !p.endsWith(".md")) return false;
+  if ((IDENTITY_FILES as readonly string[]).includes(p)) return true;
+  if (scope.kind === "main") return true;
+  return p.startsWith(`${CHATS_DIR}/${scope.chat}/`);
+}
+
+export const isMainDailyLog = (relPath: string): boolean => MAIN_DAILY_LOG.test(relPath);
