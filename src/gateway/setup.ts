@@ -1,14 +1,22 @@
 // Builds the gateway's parts from the configuration: the chat channels that have credentials
 // and the memory service. Shared by `hearth start` and the embedded gateway of `hearth chat`.
 import type { Channel } from "../channels/channel.ts";
+import { createDiscordChannel } from "../channels/discord.ts";
+import { createTelegramChannel } from "../channels/telegram.ts";
 import type { Logger } from "../log.ts";
 import type { Config } from "./config.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
-/** The chat channels to run: each configured one with a token; the others say why not. */
-export function chatChannels(_config: Config, log: Logger): Channel[] {
+/** The chat channels to run: each configured one with a token. The others say why not, once. */
+export function chatChannels(config: Config, log: Logger): Channel[] {
   const channels: Channel[] = [];
-  log.debug("channels.configured", { count: channels.length });
+  const { telegram, discord } = config.channels;
+  if (!telegram) log.info("channel.not_configured", { channel: "telegram", hint: "add channels.telegram to config.json" });
+  else if (!telegram.token) log.warn("channel.no_token", { channel: "telegram", hint: "set TELEGRAM_BOT_TOKEN or channels.telegram.token" });
+  else channels.push(createTelegramChannel(telegram, { log: log.child({ channel: "telegram" }) }));
+  if (!discord) log.info("channel.not_configured", { channel: "discord", hint: "add channels.discord to config.json" });
+  else if (!discord.token) log.warn("channel.no_token", { channel: "discord", hint: "set DISCORD_BOT_TOKEN or channels.discord.token" });
+  else channels.push(createDiscordChannel(discord, { log: log.child({ channel: "discord" }) }));
   return channels;
 }
 
