@@ -1,0 +1,163 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ReplySink } from "../../src/channels/channel.ts";
+import { LaneManager, type LaneItem, type RunContext, type RunExecutor } from "../../src/gateway/lanes.ts";
+import { silentLogger } from "../../src/log.ts";
+
+interface Recorded {
+  finals: Map<string, string[]>;
+  done: string[];
+}
+
+function item(id: string, rec: Recorded, replyKey = `cli:${id}`): LaneItem {
+  const sink: ReplySink = {
+    textDelta: () => {},
+    textReset: () => {},
+    toolStarted: () => {},
+    toolFinished: () => {},
+    finish: async (t) => void rec.finals.set(id, [...(rec.finals.get(id) ?? []), t]),
+    fail: async (m) => void rec.finals.set(id, [...(rec.finals.get(id) ?? []), `FAIL ${m}`]),
+  };
+  return {
+    entryId: id,
+    turn: { role: "user", kind: "message", text: id, ts: 0 },
+    source: { channel: "cli", sender: "owner", text: id },
+    replyKey,
+    openReply: () => sink,
+    arrivedAt: Date.now(),
+  };
+}
+
+let lanes: LaneManager | undefined;
+afterEach(async () => {
+  await lanes?.drain(0);
+});
+
+function manager(execute: RunExecutor, over: Partial<ConstructorParameters<typeof LaneManager>[0]> = {}) {
+  const rec: Recorded = { finals: new Map(), done: [] };
+  lanes = new LaneManager({ execute, maxConcurrentRuns: 4, onItemsDone: (ids) => rec.done.push(...ids), log: silentLogger, inactivityLimitMs: 60_000, ...over });
+  return { lanes, rec };
+}
+
+const until = async (what: string, check: () => boolean) => {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await sleep(5);
+  }
+};
+
+describe("lanes", () => {
+  it("merges a backlog past 20 messages into one follow-up run, dropping none", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: string[][] = [];
+    const { lanes, rec } = manager(async (ctx) => {
+      runs.push(ctx.items.map((i) => i.entryId));
+      if (runs.length === 1) await gate;
+      return { status: "completed", text: `answer ${runs.length}` };
+    });
+    lanes.submit("s", item("m0", rec), "followup");
+    await until("first run", () => runs.length === 1);
+    for (let i = 1; i <= 25; i++) lanes.submit("s", item(`m${i}`, rec), "followup");
+    expect(lanes.snapshot()[0]!.queued).toBe(25);
+    release();
+    await until("all done", () => rec.done.length === 26);
+    expect(runs).toHaveLength(2);
+    expect(runs[1]).toHaveLength(25);
+    for (let i = 1; i <= 25; i++) expect(rec.finals.get(`m${i}`)).toEqual(["answer 2"]);
+  });
+
+  it("never runs more than maxConcurrentRuns at once across sessions", async () => {
+    let running = 0;
+    let peak = 0;
+    const { lanes, rec } = manager(
+      async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await sleep(30);
+        running--;
+        return { status: "completed", text: "ok" };
+      },
+      { maxConcurrentRuns: 2 },
+    );
+    for (let i = 0; i < 6; i++) lanes.submit(`s${i}`, item(`m${i}`, rec), "steer");
+    await until("all done", () => rec.done.length === 6);
+    expect(peak).toBe(2);
+  });
+
+  it("releases a lane whose run ignores its abort, and tells the user", async () => {
+    const { lanes, rec } = manager(() => new Promise(() => {}), { inactivityLimitMs: 100, abortGraceMs: 100 });
+    lanes.submit("s", item("stuck", rec), "steer");
+    await until("the run to be given up", () => rec.done.includes("stuck"));
+    expect(rec.finals.get("stuck")![0]).toMatch(/^FAIL I had to give up/);
+    expect(lanes.isRunning("s")).toBe(false);
+    // The lane takes new work (which wedges too here, and is given up in turn).
+    lanes.submit("s", item("after", rec), "steer");
+    await until("the lane to take new work", () => rec.done.includes("after"));
+  });
+
+  it("turns a throwing run into an error reply and keeps the lane usable", async () => {
+    let calls = 0;
+    const { lanes, rec } = manager(async () => {
+      if (++calls === 1) throw new Error("boom");
+      return { status: "completed", text: "fine" };
+    });
+    lanes.submit("s", item("a", rec), "steer");
+    await until("a", () => rec.done.includes("a"));
+    expect(rec.finals.get("a")![0]).toMatch(/went wrong/);
+    lanes.submit("s", item("b", rec), "steer");
+    await until("b", () => rec.done.includes("b"));
+    expect(rec.finals.get("b")).toEqual(["fine"]);
+  });
+
+  it("runs a steering message the loop never took as the next run, with its own reply", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: string[][] = [];
+    const { lanes, rec } = manager(async (ctx: RunContext) => {
+      runs.push(ctx.items.map((i) => i.entryId));
+      if (runs.length === 1) await gate; // the loop has already made its last steering check
+      return { status: "completed", text: `answer ${runs.length}` };
+    });
+    lanes.submit("s", item("a", rec), "steer");
+    await until("run 1", () => runs.length === 1);
+    lanes.submit("s", item("b", rec), "steer");
+    release();
+    await until("both done", () => rec.done.length === 2);
+    expect(runs).toEqual([["a"], ["b"]]);
+    expect(rec.finals.get("a")).toEqual(["answer 1"]);
+    expect(rec.finals.get("b")).toEqual(["answer 2"]);
+  });
+
+  it("gives a taken steering message the run's final answer, once", async () => {
+    const { lanes, rec } = manager(async (ctx) => {
+      await until("b to be queued", () => ctx.steering.pending());
+      const taken = ctx.steering.take();
+      return { status: "completed", text: `saw ${taken.map((t) => t.text).join(",")}` };
+    });
+    lanes.submit("s", item("a", rec), "steer");
+    await sleep(10);
+    lanes.submit("s", item("b", rec), "steer");
+    await until("done", () => rec.done.length === 2);
+    expect(rec.finals.get("a")).toEqual(["saw b"]);
+    expect(rec.finals.get("b")).toEqual(["saw b"]);
+  });
+
+  it("/stop aborts the run and answers queued messages without running them", async () => {
+    const runs: string[] = [];
+    const { lanes, rec } = manager(async (ctx) => {
+      runs.push(ctx.items[0]!.entryId);
+      await new Promise<void>((r) => ctx.signal.addEventListener("abort", () => r()));
+      return { status: "aborted", text: "partial" };
+    });
+    lanes.submit("s", item("a", rec), "followup");
+    await until("a runs", () => runs.length === 1);
+    lanes.submit("s", item("b", rec), "followup");
+    expect(lanes.stop("s")).toEqual({ stoppedRun: true, cleared: 1 });
+    await until("both answered", () => rec.done.length === 2);
+    expect(runs).toEqual(["a"]);
+    expect(rec.finals.get("a")).toEqual(["partial\n\n(Stopped.)"]);
+    expect(rec.finals.get("b")).toEqual(["Stopped."]);
+  });
+});
