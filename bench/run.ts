@@ -2,9 +2,17 @@
 // Figures are measured, never asserted by tests: these machines are shared and noisy.
 import { writeFileSync } from "node:fs";
 import type { Figure } from "./harness.ts";
+import { gatewayBench } from "./gateway.bench.ts";
+import { memoryContextBench } from "./memory-context.bench.ts";
+import { memorySearchBench } from "./memory-search.bench.ts";
 import { transcriptBench } from "./transcript.bench.ts";
 
-const benchmarks: Array<[string, () => Promise<Figure[]>]> = [["transcript", transcriptBench]];
+const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
+  ["transcript", transcriptBench],
+  ["gateway", gatewayBench],
+  ["memory-context", memoryContextBench],
+  ["memory-search", memorySearchBench],
+];
 
 const only = process.argv.slice(2);
 const rows: Array<Figure & { ok: boolean }> = [];

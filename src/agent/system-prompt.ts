@@ -18,8 +18,15 @@ export interface SystemPromptParts {
   context?: string;
 }
 
-/** Instructions first (byte-stable for every session), then the scope's context. */
+const FILES_INTRO = `Your workspace files follow: who you are, your rules and your memory. Your owner edits them by hand; follow them.`;
+
+/**
+ * Instructions first (the same bytes for every session of a scope), then the scope's workspace
+ * context. Within a context epoch the whole prompt is byte-stable, so one cache breakpoint at
+ * its end covers it.
+ */
 export function buildSystemPrompt(parts: SystemPromptParts): SystemBlock[] {
-  const text = [INSTRUCTIONS, parts.scope === "shared" ? SHARED_NOTE : null, parts.context || null].filter(Boolean).join("\n\n");
+  const context = parts.context ? `${FILES_INTRO}\n\n${parts.context}` : null;
+  const text = [INSTRUCTIONS, parts.scope === "shared" ? SHARED_NOTE : null, context].filter(Boolean).join("\n\n");
   return [{ text, cacheBreakpoint: true }];
 }

@@ -1,5 +1,6 @@
 // The per-run facts Hearth puts in front of a message (time, channel, sender, chat). They live
 // in the user turn, never in the system prompt, so the cached prefix stays stable.
+import { formatLocalTime } from "../time.ts";
 import type { UserMessage, UserMessageKind } from "./messages.ts";
 
 export interface TurnFacts {
@@ -12,25 +13,6 @@ export interface TurnFacts {
   preface?: string | undefined;
   at: number;
   timezone: string;
-}
-
-/** "2026-11-22 14:05 (Sun), Europe/Berlin" in the owner's timezone. */
-export function formatLocalTime(at: number, timezone: string): string {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-GB", {
-      timeZone: timezone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      weekday: "short",
-      hourCycle: "h23",
-    })
-      .formatToParts(at)
-      .map((p) => [p.type, p.value]),
-  );
-  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} (${parts.weekday}), ${timezone}`;
 }
 
 export function userTurn(facts: TurnFacts, kind: UserMessageKind = "message"): UserMessage {

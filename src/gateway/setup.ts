@@ -4,6 +4,9 @@ import type { Channel } from "../channels/channel.ts";
 import { createDiscordChannel } from "../channels/discord.ts";
 import { createTelegramChannel } from "../channels/telegram.ts";
 import type { Logger } from "../log.ts";
+import { openMemory } from "../memory/memory.ts";
+import { homePaths } from "./home.ts";
+import { ensureHome } from "./init.ts";
 import type { Config } from "./config.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
@@ -20,12 +23,22 @@ export function chatChannels(config: Config, log: Logger): Channel[] {
   return channels;
 }
 
-export function gatewayOptions(home: string, config: Config, log: Logger, opts: { daemon: boolean }): GatewayOptions {
+export function gatewayOptions(home: string, config: Config, log: Logger, opts: { daemon: boolean; clock?: () => number }): GatewayOptions {
   return {
     home,
     config,
     log,
     controlSocket: opts.daemon,
     channels: opts.daemon ? chatChannels(config, log) : [],
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    openMemory: () =>
+      openMemory({
+        workspace: config.workspace,
+        indexPath: homePaths(home).memoryDb,
+        timezone: config.timezone,
+        log: log.child({ component: "memory" }),
+        ...(opts.clock ? { clock: opts.clock } : {}),
+        restoreWorkspace: () => ensureHome(home, { workspace: config.workspace }),
+      }),
   };
 }

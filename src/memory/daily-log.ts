@@ -3,38 +3,13 @@
 // concurrent hand edit of the same file is never overwritten.
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
+import { localDate, localTime } from "../time.ts";
 import { dailyLogDir, type MemoryScope } from "./visibility.ts";
+
+export { localDate, localTime };
 
 const USER_LIMIT = 500;
 const REPLY_LIMIT = 800;
-
-function localParts(at: number, timezone: string): Record<string, string> {
-  return Object.fromEntries(
-    new Intl.DateTimeFormat("en-GB", {
-      timeZone: timezone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      hourCycle: "h23",
-    })
-      .formatToParts(at)
-      .map((p) => [p.type, p.value]),
-  );
-}
-
-/** "2026-11-22": the date at `at` in `timezone`. */
-export function localDate(at: number, timezone: string): string {
-  const p = localParts(at, timezone);
-  return `${p.year}-${p.month}-${p.day}`;
-}
-
-/** "14:05": the time of day at `at` in `timezone`. */
-export function localTime(at: number, timezone: string): string {
-  const p = localParts(at, timezone);
-  return `${p.hour}:${p.minute}`;
-}
 
 /** The day before `date` ("2026-03-01" → "2026-02-28"). */
 export function previousDate(date: string): string {

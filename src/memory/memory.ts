@@ -1,8 +1,14 @@
 // The memory service the gateway uses: scoped context with stable epochs, the daily log, the
 // memory tools, and the watcher and index that keep them fresh.
 import type { Tool } from "../agent/tool.ts";
-import type { Exchange } from "./daily-log.ts";
+import type { Logger } from "../log.ts";
+import { ContextCache } from "./context.ts";
+import { appendToDailyLog, formatExchange, type Exchange } from "./daily-log.ts";
+import { ContextEpochs } from "./epochs.ts";
+import { SearchIndex } from "./search-index.ts";
+import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
+import { WorkspaceWatcher } from "./watcher.ts";
 
 export interface MemoryService {
   /** The scoped workspace context for a session's system prompt, stable within its epoch. */
@@ -13,4 +19,87 @@ export interface MemoryService {
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
   close(): Promise<void>;
+}
+
+export interface MemoryOptions {
+  workspace: string;
+  /** `<home>/index/memory.db`: a cache, rebuilt when missing or corrupt. */
+  indexPath: string;
+  timezone: string;
+  log: Logger;
+  clock?: () => number;
+  /** Puts the template files back when the workspace folder was deleted while running. */
+  restoreWorkspace: () => void;
+}
+
+export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
+  const { workspace, timezone, log } = opts;
+  const clock = opts.clock ?? Date.now;
+  const cache = new ContextCache({ workspace, timezone, log });
+  const epochs = new ContextEpochs(cache);
+  const index = SearchIndex.open(opts.indexPath, log);
+
+  const refresh = (relPath: string) => {
+    try {
+      index.refreshFile(workspace, relPath);
+    } catch (err) {
+      log.warn("memory.index_refresh_failed", { path: relPath, error: err });
+    }
+  };
+  const watcher = await WorkspaceWatcher.start({
+    workspace,
+    log,
+    onEvent: (e) => {
+      refresh(e.relPath);
+      if (e.handEdit) {
+        log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
+        epochs.noteHandEdit(e.relPath);
+      } else {
+        epochs.noteOwnWrite(e.relPath);
+      }
+    },
+    onWorkspaceGone: () => {
+      log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
+      opts.restoreWorkspace();
+      epochs.noteWorkspaceReplaced();
+    },
+  });
+  // The daemon's own writes: tell the watcher (so its event is not taken for a hand edit) and
+  // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
+  const noteOwnWrite = (relPath: string) => {
+    watcher.expectOwnWrite(relPath);
+    epochs.noteOwnWrite(relPath);
+  };
+  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite });
+
+  // A full scan catches edits made while the daemon was down. It runs after start-up so the
+  // first (possibly long) build of a large workspace does not delay readiness.
+  const scan = setTimeout(() => {
+    try {
+      const r = index.reconcile(workspace);
+      log.info("memory.index_ready", { ...r });
+    } catch (err) {
+      log.error("memory.index_scan_failed", { error: err });
+    }
+  }, 0);
+
+  return {
+    context: (sessionKey, scope, now) => epochs.get(sessionKey, scope, now).text,
+    resetEpoch: (sessionKey) => epochs.reset(sessionKey),
+    logExchange(scope, exchange) {
+      try {
+        const { relPath } = appendToDailyLog(workspace, scope, exchange.at, timezone, formatExchange(exchange, timezone));
+        noteOwnWrite(relPath);
+        refresh(relPath);
+      } catch (err) {
+        log.error("memory.daily_log_failed", { error: err });
+      }
+    },
+    tools: () => tools,
+    async close() {
+      clearTimeout(scan);
+      await watcher.close();
+      index.close();
+    },
+  };
 }

@@ -27,22 +27,7 @@ export const readTool = defineTool({
   async execute(input, ctx) {
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
-    const loaded = await loadTextFile(where.path, input.path);
-    if (!loaded.ok) return loaded.output;
-
-    const lines = splitLines(loaded.text);
-    if (lines.length === 0) return { content: `${quote(input.path)} is empty.` };
-    const first = Math.floor(input.offset ?? 1);
-    if (first > lines.length) {
-      return failure(`offset ${first} is past the end: ${quote(input.path)} has ${lines.length} lines.`);
-    }
-    const last = Math.min(lines.length, first - 1 + Math.floor(input.limit ?? DEFAULT_READ_LINES));
-    const body = lines
-      .slice(first - 1, last)
-      .map((line, i) => `${String(first + i).padStart(6)}\t${cutLine(line)}`)
-      .join("\n");
-    const more = last < lines.length ? `\n[lines ${first}-${last} of ${lines.length}; use offset to read more]` : "";
-    return { content: body + more };
+    return readLineWindow(where.path, { shown: input.path, offset: input.offset, limit: input.limit ?? DEFAULT_READ_LINES });
   },
   summarize: (input) => input.path,
 });
@@ -133,6 +118,43 @@ export const editTool = defineTool({
   },
   summarize: (input) => input.path,
 });
+
+export interface LineWindowOptions {
+  /** The path as the caller named it, for messages. */
+  shown: string;
+  /** First line, 1-based (default 1). */
+  offset?: number;
+  /** Max lines (default DEFAULT_READ_LINES). */
+  limit?: number;
+  /** The input field that selects the first line, named in hints (default "offset"). */
+  offsetName?: string;
+}
+
+/**
+ * The numbered line window of a UTF-8 text file as the read tool shows it (`     12\tline`, long
+ * lines cut, a note when lines remain), or an `isError` output that says why not. `file` must
+ * already be confined (resolveInWorkspace); this only reads. Never throws.
+ */
+export async function readLineWindow(file: string, opts: LineWindowOptions): Promise<ToolOutput> {
+  const { shown } = opts;
+  const offsetName = opts.offsetName ?? "offset";
+  const loaded = await loadTextFile(file, shown);
+  if (!loaded.ok) return loaded.output;
+
+  const lines = splitLines(loaded.text);
+  if (lines.length === 0) return { content: `${quote(shown)} is empty.` };
+  const first = Math.floor(opts.offset ?? 1);
+  if (first > lines.length) {
+    return failure(`${offsetName} ${first} is past the end: ${quote(shown)} has ${lines.length} lines.`);
+  }
+  const last = Math.min(lines.length, first - 1 + Math.floor(opts.limit ?? DEFAULT_READ_LINES));
+  const body = lines
+    .slice(first - 1, last)
+    .map((line, i) => `${String(first + i).padStart(6)}\t${cutLine(line)}`)
+    .join("\n");
+  const more = last < lines.length ? `\n[lines ${first}-${last} of ${lines.length}; use ${offsetName} to read more]` : "";
+  return { content: body + more };
+}
 
 type Loaded = { ok: true; text: string } | { ok: false; output: ToolOutput };
 

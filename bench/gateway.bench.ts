@@ -1,0 +1,137 @@
+// Gateway overhead and load (issue 4): an in-process gateway, a zero-latency model, a channel
+// that injects messages and times replies.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { parseConfig } from "../src/gateway/config.ts";
+import { startGateway, type Gateway } from "../src/gateway/gateway.ts";
+import { silentLogger } from "../src/log.ts";
+import { percentile, round, type Figure } from "./harness.ts";
+import { BenchChannel, benchMessage } from "./support/bench-channel.ts";
+import { startZeroModel } from "./support/zero-model.ts";
+
+type ZeroModel = Awaited<ReturnType<typeof startZeroModel>>;
+
+async function withGateway<T>(config: unknown, fn: (channel: BenchChannel, model: ZeroModel, gateway: Gateway, home: string) => Promise<T>): Promise<T> {
+  const home = mkdtempSync(join(tmpdir(), "hearth-bench-gw-"));
+  const model = await startZeroModel();
+  const channel = new BenchChannel();
+  const cfg = parseConfig(config, { home, env: { ANTHROPIC_API_KEY: "bench-key", ANTHROPIC_BASE_URL: model.url } });
+  const gateway = await startGateway({ home, config: cfg, log: silentLogger, controlSocket: false, channels: [channel] });
+  try {
+    return await fn(channel, model, gateway, home);
+  } finally {
+    await gateway.stop();
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+const until = async (check: () => boolean, what: string, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`benchmark timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+};
+
+/** accepted → request at the model, and model's last byte → reply handed to the channel. */
+async function overhead(): Promise<Figure[]> {
+  const config = { channels: { telegram: { token: "x", ownerIds: ["1"] } } };
+  return withGateway(config, async (channel, model) => {
+    const inbound: number[] = [];
+    const outbound: number[] = [];
+    const total = 1_000;
+    for (let i = 0; i < total + 50; i++) {
+      // A fresh conversation every 25 messages keeps the history (and request size) realistic.
+      if (i % 25 === 0) {
+        const id = `reset${i}`;
+        channel.inject(benchMessage(id, { id: "1", type: "dm" }, "1", "/new"));
+        await until(() => channel.finals.has(id), "/new");
+      }
+      const id = `m${i}`;
+      const before = model.arrivals.length;
+      const t0 = performance.now();
+      channel.inject(benchMessage(id, { id: "1", type: "dm" }, "1", `message ${i}`));
+      await until(() => channel.finals.has(id), `reply ${i}`);
+      if (i < 50) continue; // warm-up
+      inbound.push(model.arrivals[before]! - t0);
+      outbound.push(channel.finals.get(id)!.at - model.lastBytes[before]!);
+    }
+    inbound.sort((a, b) => a - b);
+    outbound.sort((a, b) => a - b);
+    return [
+      { name: "gateway overhead in: accepted → model request (p50)", value: round(percentile(inbound, 50), 3), unit: "ms", target: 2 },
+      { name: "gateway overhead in (p99)", value: round(percentile(inbound, 99), 3), unit: "ms", target: 10 },
+      { name: "gateway overhead out: last model byte → reply handed over (p50)", value: round(percentile(outbound, 50), 3), unit: "ms", target: 2 },
+      { name: "gateway overhead out (p99)", value: round(percentile(outbound, 99), 3), unit: "ms", target: 10 },
+    ];
+  });
+}
+
+/**
+ * 200 sessions × 10 messages at once. A message that arrives while its chat's run is active
+ * joins that run (one reply answers the chat), so "lost" and "answered twice" are counted where
+ * they would show: every message must reach the model exactly once (in its session's
+ * transcript), every inbox entry must be done, and every chat must get a reply.
+ */
+async function load(): Promise<Figure[]> {
+  const config = { channels: { telegram: { token: "x", ownerIds: ["1"], groups: { policy: "open", requireMention: false } } } };
+  return withGateway(config, async (channel, _model, gateway, home) => {
+    let peak = process.memoryUsage().rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const sessions = 200;
+    const perSession = 10;
+    for (let r = 0; r < perSession; r++) {
+      for (let s = 0; s < sessions; s++) {
+        channel.inject(benchMessage(`g${s}-${r}`, { id: `-100${s}`, type: "group" }, String(1000 + s), `load message ${s}/${r}`));
+      }
+    }
+    const idle = () => gateway.context.inbox.pending().length === 0 && gateway.status().activeRuns === 0;
+    await until(idle, "every message to be answered", 120_000);
+    clearInterval(sampler);
+
+    let lost = 0;
+    let twice = 0;
+    for (let s = 0; s < sessions; s++) {
+      const userTexts = readFileSync(join(home, "sessions", `group:telegram:-100${s}.jsonl`), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { type: string; message?: { role: string; text?: string } })
+        .filter((r) => r.type === "message" && r.message?.role === "user")
+        .map((r) => r.message!.text ?? "");
+      for (let r = 0; r < perSession; r++) {
+        const seen = userTexts.filter((t) => t.endsWith(`\nload message ${s}/${r}`)).length;
+        if (seen === 0) lost++;
+        if (seen > 1) twice++;
+      }
+    }
+    const unanswered = [...Array(sessions).keys()].filter((s) => ![...channel.finals.keys()].some((id) => id.startsWith(`g${s}-`))).length;
+    return [
+      { name: "200 sessions × 10 messages: lost", value: lost + unanswered, unit: "msgs", target: 1 },
+      { name: "200 sessions × 10 messages: answered twice", value: twice, unit: "msgs", target: 1 },
+      { name: "200 sessions × 10 messages: peak RSS", value: round(peak / 1024 / 1024, 1), unit: "MB", target: 200 },
+    ];
+  });
+}
+
+/** Runs `load` in a fresh process, as a daemon would be: its RSS is not the benchmark runner's. */
+function loadInChild(): Promise<Figure[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--load"], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out) as Figure[]) : reject(new Error(`load benchmark exited with ${code}`))));
+  });
+}
+
+export async function gatewayBench(): Promise<Figure[]> {
+  return [...(await overhead()), ...(await loadInChild())];
+}
+
+if (process.argv.includes("--load")) {
+  process.stdout.write(JSON.stringify(await load()));
+}

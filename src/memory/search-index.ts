@@ -1,0 +1,544 @@
+// The memory search index (DESIGN §7): SQLite FTS5 over the workspace's markdown, chunked by
+// chunker.ts, at <home>/index/memory.db. It is a cache of the files: a damaged or outdated
+// database is deleted and rebuilt, and a full reconcile on start catches up with every edit
+// made while the daemon was down. Scope filtering happens in SQL, so `limit` counts only hits
+// the scope may see, and every hit is checked again with `canSee` before it leaves this file.
+//
+// Speed on large indexes (100,000 chunks = ten years of logs): FTS5's bm25 costs about a
+// microsecond per matching row, and a common word can match half of them. So a query ranks at
+// most the CANDIDATES newest matching chunks, where "newest" is rowid order: notes (MEMORY.md,
+// USER.md, anything not a daily log) sort above every log, and logs sort by when they were first
+// indexed (date order on a first scan). Rarer words are ranked in full.
+import { createHash } from "node:crypto";
+import { closeSync, type Dirent, lstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, rmSync, type Stats } from "node:fs";
+import path from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { Logger } from "../log.ts";
+import { chunkMarkdown } from "./chunker.ts";
+import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
+
+export interface SearchHit {
+  /** Relative to the workspace, forward slashes. */
+  path: string;
+  /** 1-based line of the best match: the chunk's line holding the first highlighted word. */
+  line: number;
+  /** The nearest heading above the hit (`## Pets`), or "". */
+  heading: string;
+  /** About 12 words around the match, matched words in `[`…`]`, on one line. */
+  snippet: string;
+  /** Relevance, higher is better (negated bm25). */
+  score: number;
+}
+
+export type SyncResult = "added" | "updated" | "unchanged";
+export type RefreshResult = SyncResult | "removed" | "skipped";
+
+export interface ReconcileResult {
+  added: number;
+  updated: number;
+  removed: number;
+}
+
+/**
+ * Only the first 2 MB of a file are indexed (cut at a line end), with a warning: a markdown file
+ * that size is a dump, not notes, and reading all of a 1 GB file would stall the daemon.
+ */
+export const MAX_INDEXED_BYTES = 2 * 1024 * 1024;
+
+/** Bumped whenever the schema or the chunking changes: an older database is rebuilt. */
+const SCHEMA_VERSION = 1;
+
+/** At most this many matching chunks (the newest) are ranked per query; see the top comment. */
+const CANDIDATES = 2000;
+
+/**
+ * Chunk rowids are `fileId * ROWS_PER_FILE + n`, so a file's chunks are one rowid range that
+ * FTS5 deletes without scanning (path is UNINDEXED: `DELETE … WHERE path = ?` would read every
+ * row). 2^20 is above the most chunks 2 MB of text can make.
+ */
+const ROWS_PER_FILE = 2 ** 20;
+
+/** File ids: daily logs below 2^31, every other file above, so notes come first in rowid DESC. */
+const LOG_IDS = { lo: 1n, hi: 2n ** 31n - 1n };
+const NOTE_IDS = { lo: 2n ** 31n, hi: 2n ** 32n - 1n };
+const DAILY_LOG = /^memory\/(?:.+\/)?\d{4}-\d{2}-\d{2}\.md$/;
+
+/**
+ * The `scope` column holds one token per chunk, so a shared scope's visibility is part of the
+ * FTS5 match and a common word does not rank thousands of private chunks only to drop them.
+ * Chat folder names are hex-encoded so every slug is a single token.
+ */
+const IDENTITY_TOKEN = "identityfile";
+const PRIVATE_TOKEN = "privatefile";
+const chatToken = (chat: string): string => `chat${Buffer.from(chat).toString("hex")}`;
+
+const DEFAULT_LIMIT = 8;
+const MAX_LIMIT = 50;
+const MAX_QUERY_TERMS = 16;
+
+/** Folders never indexed: dot-folders (.git, editors' state) and node_modules (others' docs). */
+const SKIPPED_DIR = /^(?:\..*|node_modules)$/;
+
+const SCHEMA = `
+  CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    mtimeMs REAL NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL
+  );
+  CREATE VIRTUAL TABLE chunks USING fts5(path UNINDEXED, line UNINDEXED, heading, text, scope, tokenize = 'porter unicode61');
+  PRAGMA user_version = ${SCHEMA_VERSION};
+`;
+
+// bm25 weights per column: a heading word counts double; path, line and scope never count.
+// `ORDER BY bm25(…)` rather than `ORDER BY rank`: with a rank configured, FTS5 sorts every match
+// itself and ignores the rowid floor (measured 10x slower). snippet() marks matches with control
+// characters, not brackets, so `- [x]` in a note is never taken for a match (toHit converts).
+const SELECT_HITS = `SELECT rowid, path, line, heading, text, snippet(chunks, 3, char(2), char(3), '…', 12) AS snippet,
+    bm25(chunks, 0.0, 0.0, 2.0, 1.0, 0.0) AS bm25
+  FROM chunks WHERE chunks MATCH :match AND rowid >= :floor`;
+const SHARED_FILTER = `AND (path IN (${IDENTITY_FILES.map((f) => `'${f}'`).join(", ")}) OR substr(path, 1, length(:prefix)) = :prefix)`;
+
+interface Statements {
+  getFile: StatementSync;
+  insertFile: StatementSync;
+  updateFile: StatementSync;
+  deleteFile: StatementSync;
+  allPaths: StatementSync;
+  insertChunk: StatementSync;
+  deleteChunks: StatementSync;
+  searchAll: StatementSync;
+  searchShared: StatementSync;
+  nthNewest: StatementSync;
+  countUpTo: StatementSync;
+}
+
+interface FileRow {
+  id: number;
+  mtimeMs: number;
+  size: number;
+  hash: string;
+}
+
+interface HitRow {
+  rowid: number;
+  path: string;
+  line: number;
+  heading: string;
+  text: string;
+  snippet: string;
+  bm25: number;
+}
+
+export class SearchIndex {
+  readonly #db: DatabaseSync;
+  readonly #log: Logger;
+  readonly #sql: Statements;
+
+  private constructor(db: DatabaseSync, log: Logger) {
+    this.#db = db;
+    this.#log = log;
+    const prepare = (sql: string) => db.prepare(sql);
+    this.#sql = {
+      getFile: prepare("SELECT id, mtimeMs, size, hash FROM files WHERE path = ?"),
+      insertFile: prepare(`INSERT INTO files (id, path, mtimeMs, size, hash)
+        VALUES ((SELECT coalesce(max(id), :lo - 1) + 1 FROM files WHERE id BETWEEN :lo AND :hi), :path, :mtimeMs, :size, :hash)`),
+      updateFile: prepare("UPDATE files SET mtimeMs = ?, size = ?, hash = ? WHERE id = ?"),
+      deleteFile: prepare("DELETE FROM files WHERE id = ?"),
+      allPaths: prepare("SELECT path FROM files"),
+      insertChunk: prepare("INSERT INTO chunks (rowid, path, line, heading, text, scope) VALUES (?, ?, ?, ?, ?, ?)"),
+      deleteChunks: prepare("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?"),
+      searchAll: prepare(`${SELECT_HITS} ORDER BY bm25 LIMIT :limit`),
+      searchShared: prepare(`${SELECT_HITS} ${SHARED_FILTER} ORDER BY bm25 LIMIT :limit`),
+      nthNewest: prepare("SELECT rowid FROM chunks WHERE chunks MATCH :match ORDER BY rowid DESC LIMIT 1 OFFSET :skip"),
+      countUpTo: prepare("SELECT count(*) AS n FROM (SELECT rowid FROM chunks WHERE chunks MATCH :match LIMIT :max)"),
+    };
+  }
+
+  /**
+   * Opens (or creates) the index at `dbPath`, creating its folder. A file that is not a usable
+   * index (garbage, damaged, an older schema) is logged once, deleted with its -wal/-shm and
+   * created afresh: the index is a cache. If even a fresh file cannot be created (a read-only
+   * folder), the index lives in memory for this run. Never throws.
+   */
+  static open(dbPath: string, log: Logger): SearchIndex {
+    try {
+      mkdirSync(path.dirname(dbPath), { recursive: true });
+      return new SearchIndex(openDatabase(dbPath), log);
+    } catch (err) {
+      log.warn("memory_index_rebuilt", { path: dbPath, reason: errorMessage(err) });
+    }
+    try {
+      for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(dbPath + suffix, { force: true });
+      return new SearchIndex(openDatabase(dbPath), log);
+    } catch (err) {
+      log.error("memory_index_in_memory", { path: dbPath, reason: errorMessage(err), fix: `make ${path.dirname(dbPath)} writable` });
+      return new SearchIndex(openDatabase(":memory:"), log);
+    }
+  }
+
+  /**
+   * Replaces the chunks of `relPath` (forward slashes, relative to the workspace) with those of
+   * `text`, in one transaction. Unchanged content (same hash) rewrites nothing; a changed
+   * mtime/size alone is only recorded. `relPath` must be the file's real path, not one through
+   * a symlink or a hard link's second name: the path decides which scopes see the text.
+   */
+  syncFile(relPath: string, text: string, stat: { mtimeMs: number; size: number }): SyncResult {
+    const hash = createHash("sha1").update(text).digest("hex");
+    const row = this.#getFile(relPath);
+    if (row && row.hash === hash) {
+      if (row.mtimeMs !== stat.mtimeMs || row.size !== stat.size) this.#sql.updateFile.run(stat.mtimeMs, stat.size, hash, row.id);
+      return "unchanged";
+    }
+    const chunks = chunkMarkdown(text).slice(0, ROWS_PER_FILE);
+    this.#transaction(() => {
+      let id: number;
+      if (row) {
+        id = row.id;
+        this.#deleteChunksOf(id);
+        this.#sql.updateFile.run(stat.mtimeMs, stat.size, hash, id);
+      } else {
+        const ids = DAILY_LOG.test(relPath) ? LOG_IDS : NOTE_IDS;
+        const values = { ...ids, path: relPath, mtimeMs: stat.mtimeMs, size: stat.size, hash };
+        id = Number(this.#sql.insertFile.run(values).lastInsertRowid);
+      }
+      // BigInt: node:sqlite binds every JS number as REAL, and FTS5 wants integer rowids.
+      const base = BigInt(id) * BigInt(ROWS_PER_FILE);
+      const scope = scopeToken(relPath);
+      chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), relPath, BigInt(c.line), c.heading, c.text, scope));
+    });
+    return row ? "updated" : "added";
+  }
+
+  /** Drops `relPath` from the index; nothing happens if it is not there. */
+  removeFile(relPath: string): void {
+    const row = this.#getFile(relPath);
+    if (!row) return;
+    this.#transaction(() => {
+      this.#deleteChunksOf(row.id);
+      this.#sql.deleteFile.run(row.id);
+    });
+  }
+
+  /**
+   * Brings the index of one file up to date with the disk, for watcher events and the
+   * daemon's own writes: syncs it, removes it when it is gone or no longer indexable, or skips
+   * it (a symlink, a path through a symlink, a second hard link in a chat folder, not .md).
+   * Never throws for a bad file; logs instead.
+   */
+  refreshFile(workspace: string, relPath: string): RefreshResult {
+    const rel = path.posix.normalize(toPosix(relPath));
+    if (!isIndexablePath(rel)) return "skipped";
+    let root: string;
+    try {
+      root = realpathSync(workspace);
+    } catch (err) {
+      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
+      return "skipped";
+    }
+    const abs = path.join(root, rel);
+    let info: Stats | undefined;
+    let refusal: string | undefined;
+    try {
+      info = lstatSync(abs);
+      if (!info.isFile()) refusal = "not a regular file";
+      else if (realpathSync(abs) !== abs) refusal = "reached through a symlink";
+      else if (isSecondHardLinkInChat(rel, info)) refusal = "a second hard link in a chat folder";
+    } catch {
+      info = undefined; // gone (or unreachable): it leaves the index
+    }
+    const synced = info && !refusal ? this.#syncFromDisk(rel, abs, info) : undefined;
+    if (synced) return synced;
+    if (refusal) this.#log.debug("memory_index_skipped", { path: rel, reason: refusal });
+    const wasIndexed = this.#getFile(rel) !== undefined;
+    this.removeFile(rel);
+    return wasIndexed ? "removed" : "skipped";
+  }
+
+  /**
+   * A full scan, run on start: syncs every changed `.md` file under `workspace` (mtime or size
+   * differ from the index) and removes files that vanished. Indexes only the first 2 MB of a
+   * larger file; skips dot-folders, node_modules and every symlink: a link inside the
+   * workspace leads to a file indexed under its real path anyway, and indexing it under the
+   * link's path would let a chat folder's link expose a private file. A file that cannot be
+   * read is logged and left out. Never throws for a bad file.
+   */
+  reconcile(workspace: string): ReconcileResult {
+    const result: ReconcileResult = { added: 0, updated: 0, removed: 0 };
+    let root: string;
+    try {
+      root = realpathSync(workspace);
+    } catch (err) {
+      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
+      return result;
+    }
+    const seen = new Set<string>();
+    this.#transaction(() => {
+      for (const { rel, abs, info } of inIndexOrder([...walkMarkdown(root, this.#log)])) {
+        if (isSecondHardLinkInChat(rel, info)) continue;
+        const row = this.#getFile(rel);
+        if (row && row.mtimeMs === info.mtimeMs && row.size === info.size) {
+          seen.add(rel);
+          continue;
+        }
+        const synced = this.#syncFromDisk(rel, abs, info);
+        if (synced === undefined) continue;
+        seen.add(rel);
+        if (synced !== "unchanged") result[synced]++;
+      }
+      for (const { path: rel } of this.#sql.allPaths.all() as unknown as Array<{ path: string }>) {
+        if (seen.has(rel)) continue;
+        this.removeFile(rel);
+        result.removed++;
+      }
+    });
+    return result;
+  }
+
+  /**
+   * The best chunks for the free-text `query` that `scope` may see, best first. Words are
+   * matched stemmed (running → run), stop words dropped. Chunks with all the words come first;
+   * when they are fewer than `limit`, chunks with any of the rarer words follow, then chunks with
+   * any word. Punctuation and FTS5 syntax in the query are ignored, so no query raises an
+   * error; a query without words finds nothing.
+   */
+  search(query: string, scope: MemoryScope, limit = DEFAULT_LIMIT): SearchHit[] {
+    const max = Math.max(1, Math.min(MAX_LIMIT, Math.floor(limit) || DEFAULT_LIMIT));
+    const terms = queryTerms(query);
+    if (terms.length === 0) return [];
+    const hits: SearchHit[] = [];
+    const found = new Set<number>();
+    const collect = (rows: HitRow[]) => {
+      for (const row of rows) {
+        if (found.has(row.rowid) || hits.length >= max) continue;
+        found.add(row.rowid);
+        if (!canSee(scope, row.path)) {
+          // The SQL filter makes this impossible; if it ever happens, the hit stays here.
+          this.#log.error("memory_search_scope_leak_blocked", { path: row.path, scope: scope.kind });
+          continue;
+        }
+        hits.push(toHit(row));
+      }
+    };
+    collect(this.#rank(matchExpression(terms, "AND", scope), scope, max));
+    if (hits.length < max && terms.length > 1) {
+      // Any of the words: the rare ones carry the meaning, and ranking every chunk with a common
+      // word would drown an old note about "Kilimanjaro" in recent ones about "trip".
+      const rare = terms.filter((t) => {
+        const n = this.#countUpTo(matchExpression([t], "AND", scope), CANDIDATES + 1);
+        return n > 0 && n <= CANDIDATES;
+      });
+      if (rare.length > 0) collect(this.#rank(matchExpression(rare, "OR", scope), scope, max));
+      if (hits.length < max && rare.length < terms.length) collect(this.#rank(matchExpression(terms, "OR", scope), scope, max));
+    }
+    return hits;
+  }
+
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  /** The best `limit` visible chunks among the CANDIDATES newest that match. */
+  #rank(match: string, scope: MemoryScope, limit: number): HitRow[] {
+    const nth = this.#sql.nthNewest.get({ match, skip: CANDIDATES - 1 }) as { rowid: number } | undefined;
+    const floor = BigInt(nth?.rowid ?? 0);
+    const rows =
+      scope.kind === "main"
+        ? this.#sql.searchAll.all({ match, floor, limit })
+        : this.#sql.searchShared.all({ match, floor, limit, prefix: `${CHATS_DIR}/${scope.chat}/` });
+    return rows as unknown as HitRow[];
+  }
+
+  #countUpTo(match: string, max: number): number {
+    return (this.#sql.countUpTo.get({ match, max }) as { n: number }).n;
+  }
+
+  /** Reads and syncs one file; undefined (logged) when it cannot be read. */
+  #syncFromDisk(rel: string, abs: string, info: Stats): SyncResult | undefined {
+    let text: string;
+    try {
+      text = readIndexableText(abs, info.size);
+    } catch (err) {
+      this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
+      this.removeFile(rel);
+      return undefined;
+    }
+    if (info.size > MAX_INDEXED_BYTES) {
+      this.#log.warn("memory_index_file_truncated", { path: rel, bytes: info.size, indexed: MAX_INDEXED_BYTES });
+    }
+    return this.syncFile(rel, text, { mtimeMs: info.mtimeMs, size: info.size });
+  }
+
+  #getFile(relPath: string): FileRow | undefined {
+    return this.#sql.getFile.get(relPath) as unknown as FileRow | undefined;
+  }
+
+  #deleteChunksOf(fileId: number): void {
+    const base = BigInt(fileId) * BigInt(ROWS_PER_FILE);
+    this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE));
+  }
+
+  // A savepoint, not BEGIN: syncFile and removeFile also run inside reconcile's transaction.
+  #transaction(work: () => void): void {
+    this.#db.exec("SAVEPOINT hearth_index");
+    try {
+      work();
+    } catch (err) {
+      this.#db.exec("ROLLBACK TO hearth_index");
+      this.#db.exec("RELEASE hearth_index");
+      throw err;
+    }
+    this.#db.exec("RELEASE hearth_index");
+  }
+}
+
+/** Opens `file` and makes sure it holds the current schema; throws if it is not a usable index. */
+function openDatabase(file: string): DatabaseSync {
+  const db = new DatabaseSync(file);
+  try {
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 2000;");
+    const { user_version: version } = db.prepare("PRAGMA user_version").get() as { user_version: number };
+    if (version !== SCHEMA_VERSION) {
+      db.exec(`BEGIN; DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS files; ${SCHEMA} COMMIT;`);
+    }
+    // Touch both tables so a damaged file fails here rather than in the middle of a search.
+    db.prepare("SELECT count(*) FROM files").get();
+    db.prepare("SELECT rowid FROM chunks WHERE chunks MATCH 'hearth' LIMIT 1").get();
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/**
+ * Every `.md` file under `root` (a real path), with forward-slash paths relative to it.
+ * Symlinks are neither files nor folders here: they are never followed.
+ */
+function* walkMarkdown(root: string, log: Logger): Generator<{ rel: string; abs: string; info: Stats }> {
+  const pending = [root];
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      log.warn("memory_index_folder_unreadable", { path: toPosix(path.relative(root, dir)) || ".", reason: errorMessage(err) });
+      continue;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory() && !SKIPPED_DIR.test(entry.name)) pending.push(path.join(dir, entry.name));
+      if (!entry.isFile() || !entry.name.endsWith(".md") || entry.name.startsWith(".")) continue;
+      const abs = path.join(dir, entry.name);
+      const rel = toPosix(path.relative(root, abs));
+      try {
+        yield { rel, abs, info: lstatSync(abs) };
+      } catch (err) {
+        log.warn("memory_index_stat_failed", { path: rel, reason: errorMessage(err) });
+      }
+    }
+  }
+}
+
+/**
+ * Files in the order a first scan should index them: daily logs by date, across the main and
+ * chat folders, so their file ids (and rowids) follow the calendar; other files by path.
+ */
+function inIndexOrder<T extends { rel: string }>(files: T[]): T[] {
+  const key = (rel: string) => (DAILY_LOG.test(rel) ? `${path.posix.basename(rel)}\0${rel}` : rel);
+  return files.map((f) => ({ f, k: key(f.rel) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map(({ f }) => f);
+}
+
+/**
+ * The file's text for indexing: at most MAX_INDEXED_BYTES (cut at the last line end), invalid
+ * UTF-8 replaced by U+FFFD, NUL bytes dropped (they would end the text early in SQLite).
+ */
+function readIndexableText(abs: string, size: number): string {
+  const fd = openSync(abs, "r");
+  let bytes: Buffer;
+  try {
+    const buf = Buffer.alloc(Math.min(size, MAX_INDEXED_BYTES));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    bytes = buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+  if (size > MAX_INDEXED_BYTES) {
+    const end = bytes.lastIndexOf(0x0a);
+    if (end > 0) bytes = bytes.subarray(0, end + 1);
+  }
+  return new TextDecoder("utf-8").decode(bytes).replaceAll("\0", "");
+}
+
+/** A workspace-relative path (normalised, forward slashes) that reconcile would index. */
+function isIndexablePath(rel: string): boolean {
+  if (!rel.endsWith(".md") || rel.startsWith("/") || rel.startsWith("../") || rel === "..") return false;
+  return rel.split("/").every((part) => !SKIPPED_DIR.test(part));
+}
+
+/**
+ * A second name of a file (hard link) in a chat folder is not indexed: it may be MEMORY.md's
+ * content under a path a shared scope can see. realpath cannot tell the names apart.
+ */
+function isSecondHardLinkInChat(rel: string, info: Stats): boolean {
+  return info.nlink > 1 && rel.startsWith(`${CHATS_DIR}/`);
+}
+
+/** Words of a free-text query, as the unicode61 tokenizer would cut them; stop words go first. */
+export function queryTerms(query: string): string[] {
+  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? [])];
+  const content = words.filter((w) => !STOP_WORDS.has(w));
+  return (content.length > 0 ? content : words).slice(0, MAX_QUERY_TERMS);
+}
+
+/** A term as an FTS5 string: quoted, so AND, NEAR, `*`, `-` and `(` are just text. */
+const quoteTerm = (term: string): string => `"${term.replaceAll('"', '""')}"`;
+
+/** The FTS5 query: the words in heading or text, and for a shared scope its scope tokens. */
+function matchExpression(terms: string[], op: "AND" | "OR", scope: MemoryScope): string {
+  const words = `{heading text}: (${terms.map(quoteTerm).join(` ${op} `)})`;
+  if (scope.kind === "main") return words;
+  return `${words} AND {scope}: (${quoteTerm(IDENTITY_TOKEN)} OR ${quoteTerm(chatToken(scope.chat))})`;
+}
+
+/** The scope token of a file: who besides main may see it (mirrors canSee). */
+function scopeToken(rel: string): string {
+  if ((IDENTITY_FILES as readonly string[]).includes(rel)) return IDENTITY_TOKEN;
+  const chat = rel.startsWith(`${CHATS_DIR}/`) ? rel.slice(CHATS_DIR.length + 1).split("/") : [];
+  return chat.length >= 2 ? chatToken(chat[0]!) : PRIVATE_TOKEN;
+}
+
+const MARK_OPEN = "\u0002";
+const MARK_CLOSE = "\u0003";
+
+function toHit(row: HitRow): SearchHit {
+  const snippet = row.snippet.replaceAll(MARK_OPEN, "[").replaceAll(MARK_CLOSE, "]").replace(/\s+/g, " ").trim();
+  return { path: row.path, line: matchLine(row), heading: row.heading, snippet, score: -row.bm25 };
+}
+
+/** The line of the chunk that holds the snippet's first highlighted word, else the chunk's first. */
+function matchLine(row: HitRow): number {
+  const open = row.snippet.indexOf(MARK_OPEN);
+  const close = row.snippet.indexOf(MARK_CLOSE, open);
+  if (open === -1 || close === -1) return row.line;
+  const marked = row.snippet.slice(open + 1, close);
+  const index = row.text.split("\n").findIndex((l) => l.includes(marked));
+  return row.line + Math.max(0, index);
+}
+
+const toPosix = (p: string): string => p.split(path.sep).join("/");
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+const STOP_WORDS = new Set(
+  (
+    "a about all also an and any are as at be been but by can could did do does for from had has have he her his how i if in into is it its just " +
+    "me my of on or our s she so t that the their them then there they this to was we were what when where " +
+    "which who why will with would you your"
+  ).split(" "),
+);

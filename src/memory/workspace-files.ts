@@ -1,0 +1,212 @@
+// Reading owner-edited workspace files safely. The owner can put anything at these paths — a
+// 50 MB paste, Latin-1 bytes, a directory, a socket — and a run must still get a usable,
+// bounded context. So a file is never read whole: at most about `maxChars * 4` bytes from the
+// end we keep (the head, or the tail for daily logs), decoded leniently, cut at a line
+// boundary, with the size of what was left out reported for a visible marker.
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import type { Logger } from "../log.ts";
+
+export type Keep = "head" | "tail";
+
+export interface ReadCapOptions {
+  /** Characters (UTF-16 code units, as `String#length` counts) kept at most. */
+  maxChars: number;
+  /** Which end survives a cut: "head" for notes, "tail" (the newest part) for daily logs. */
+  keep: Keep;
+}
+
+export type CappedRead =
+  | {
+      type: "ok";
+      /** The kept text, without a leading `<!-- … -->` owner comment. May be empty. */
+      text: string;
+      truncated: boolean;
+      /** Characters left out; 0 when not truncated. */
+      omittedChars: number;
+      /** True when part of the file was never read and `omittedChars` counts its bytes. */
+      estimated: boolean;
+    }
+  | { type: "missing" }
+  | { type: "unreadable"; reason: string };
+
+/**
+ * Logs each distinct file problem once: the same path, reason and modification time is not
+ * logged again, however often the file is read. A changed file (new mtime) is news again.
+ */
+export class ProblemLog {
+  readonly #log: Logger;
+  readonly #seen = new Set<string>();
+
+  constructor(log: Logger) {
+    this.#log = log;
+  }
+
+  warnOnce(absPath: string, reason: string, mtimeMs: number | undefined): void {
+    const key = `${absPath}\0${reason}\0${mtimeMs ?? ""}`;
+    if (this.#seen.has(key)) return;
+    // A file whose mtime keeps changing must not grow this set without bound.
+    if (this.#seen.size >= 1000) this.#seen.clear();
+    this.#seen.add(key);
+    this.#log.warn("memory.file_problem", { path: absPath, reason });
+  }
+}
+
+// A plain Logger passed to readCapped gets one ProblemLog for its lifetime, so callers that
+// hold a logger (not a ProblemLog) still log each problem once.
+const problemLogs = new WeakMap<Logger, ProblemLog>();
+const problemLogFor = (log: Logger | ProblemLog): ProblemLog => {
+  if (log instanceof ProblemLog) return log;
+  let p = problemLogs.get(log);
+  if (!p) problemLogs.set(log, (p = new ProblemLog(log)));
+  return p;
+};
+
+/** The widest a UTF-8 character gets: reading `maxChars * 4` bytes always yields `maxChars` characters. */
+const BYTES_PER_CHAR = 4;
+/** A cut moves back (or forward) to a line break when one is this close, so lines stay whole. */
+const LINE_SNAP = 0.1;
+
+// O_NONBLOCK: opening a FIFO someone left at a workspace path must not hang the daemon.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Reads at most about `maxChars * 4` bytes of `absPath` and returns at most `maxChars`
+ * characters of it. Never throws for a bad file: a missing one is `missing`; a directory,
+ * socket, FIFO or a file without permission is `unreadable` (logged once per path, reason and
+ * mtime). Invalid UTF-8 decodes with U+FFFD replacement characters (logged once likewise).
+ */
+export function readCapped(absPath: string, opts: ReadCapOptions, log: Logger | ProblemLog): CappedRead {
+  const problems = problemLogFor(log);
+  let fd: number;
+  try {
+    fd = openSync(absPath, OPEN_FLAGS);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { type: "missing" };
+    const reason = code === "EACCES" || code === "EPERM" ? "permission denied" : code === "ENXIO" ? "not a regular file (socket)" : `cannot open (${code ?? String(err)})`;
+    problems.warnOnce(absPath, reason, mtimeOf(absPath));
+    return { type: "unreadable", reason };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) {
+      const reason = `not a regular file (${kindOf(st)})`;
+      problems.warnOnce(absPath, reason, st.mtimeMs);
+      return { type: "unreadable", reason };
+    }
+    return readOpen(fd, st, absPath, opts, problems);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = `read failed (${code ?? (err as Error).message})`;
+    problems.warnOnce(absPath, reason, mtimeOf(absPath));
+    return { type: "unreadable", reason };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readOpen(fd: number, st: Stats, absPath: string, opts: ReadCapOptions, problems: ProblemLog): CappedRead {
+  const maxChars = Math.max(0, Math.floor(opts.maxChars));
+  const window = maxChars * BYTES_PER_CHAR;
+  const whole = st.size <= window;
+  const start = whole || opts.keep === "head" ? 0 : st.size - window;
+  const buf = readRange(fd, start, whole ? st.size : window);
+  const atEnd = whole || opts.keep === "tail";
+
+  let bytes: Uint8Array = buf;
+  // A tail slice may begin inside a multi-byte character: skip its continuation bytes
+  // rather than decode them as garbage.
+  if (start > 0) {
+    let skip = 0;
+    while (skip < 3 && skip < bytes.length && (bytes[skip]! & 0xc0) === 0x80) skip++;
+    bytes = bytes.subarray(skip);
+  }
+  const { text: decoded, valid } = decodeUtf8(bytes, atEnd);
+  if (!valid) problems.warnOnce(absPath, "not valid UTF-8 (shown with replacement characters)", st.mtimeMs);
+
+  const text = start === 0 ? stripOwnerComment(decoded) : decoded;
+  const cut = cutText(text, maxChars, opts.keep);
+  // Bytes outside the window were never decoded: count them as one character each (markdown
+  // is mostly ASCII), and say "about" in the marker.
+  const notRead = whole ? 0 : Math.max(0, st.size - buf.length);
+  const omittedChars = cut.omitted + notRead;
+  return { type: "ok", text: cut.text, truncated: omittedChars > 0, omittedChars, estimated: !whole };
+}
+
+function readRange(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let off = 0;
+  while (off < length) {
+    const n = readSync(fd, buf, off, length - off, position + off);
+    if (n === 0) break; // the file shrank while we read it
+    off += n;
+  }
+  return buf.subarray(0, off);
+}
+
+/**
+ * Decodes UTF-8. With `atEnd` false the bytes stop mid-file, so an incomplete character at the
+ * cut is dropped instead of turning into a replacement character.
+ */
+function decodeUtf8(bytes: Uint8Array, atEnd: boolean): { text: string; valid: boolean } {
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: !atEnd }), valid: true };
+  } catch {
+    return { text: new TextDecoder("utf-8").decode(bytes, { stream: !atEnd }), valid: false };
+  }
+}
+
+/** Drops a leading `<!-- … -->` comment (a note for the owner, not for the model). */
+export function stripOwnerComment(text: string): string {
+  const lead = text.length - text.trimStart().length;
+  if (!text.startsWith("<!--", lead)) return text;
+  const end = text.indexOf("-->", lead + 4);
+  if (end === -1) return text;
+  return text.slice(end + 3).replace(/^\s*\n/, "");
+}
+
+/**
+ * Keeps at most `max` characters of `text` from the `keep` end. The cut snaps to a line break
+ * when one is near, and never splits a surrogate pair.
+ */
+export function cutText(text: string, max: number, keep: Keep): { text: string; omitted: number } {
+  if (text.length <= max) return { text, omitted: 0 };
+  const snap = Math.floor(max * LINE_SNAP);
+  if (keep === "head") {
+    let end = max;
+    const nl = text.lastIndexOf("\n", end - 1);
+    if (nl >= 0 && nl >= end - snap) end = nl;
+    else if (end > 0 && isHighSurrogate(text.charCodeAt(end - 1))) end--;
+    return { text: text.slice(0, end), omitted: text.length - end };
+  }
+  let begin = text.length - max;
+  const nl = text.indexOf("\n", begin);
+  if (nl >= 0 && nl + 1 <= begin + snap) begin = nl + 1;
+  else if (begin < text.length && isLowSurrogate(text.charCodeAt(begin))) begin++;
+  return { text: text.slice(begin), omitted: begin };
+}
+
+/** The visible note where text was left out. */
+export function truncationMarker(omittedChars: number, estimated: boolean): string {
+  const n = omittedChars.toLocaleString("en-US");
+  return `[… truncated: ${estimated ? "about " : ""}${n} characters not shown; use memory_get to read more]`;
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return "directory";
+  if (st.isSocket()) return "socket";
+  if (st.isFIFO()) return "FIFO";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "device";
+  return "special file";
+}
+
+function mtimeOf(absPath: string): number | undefined {
+  try {
+    return statSync(absPath, { throwIfNoEntry: false })?.mtimeMs;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,59 @@
+// A chat channel for in-process gateway tests: messages are injected, replies recorded.
+import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "../../src/channels/channel.ts";
+
+export class TestChannel implements Channel {
+  readonly id: ChannelId;
+  /** Final texts by inbound message id (or "send:<chatId>" for proactive messages). */
+  readonly replies = new Map<string, string[]>();
+  #onMessage: ((m: InboundMessage) => void) | null = null;
+  #seq = 0;
+
+  constructor(id: ChannelId = "telegram") {
+    this.id = id;
+  }
+
+  async start(onMessage: (m: InboundMessage) => void): Promise<void> {
+    this.#onMessage = onMessage;
+  }
+  async stop(): Promise<void> {
+    this.#onMessage = null;
+  }
+  status(): ChannelStatus {
+    return this.#onMessage ? { state: "running" } : { state: "stopped" };
+  }
+
+  async send(to: DeliveryTarget, text: string): Promise<void> {
+    this.#record(`send:${to.chatId}`, text);
+  }
+
+  openReply(to: InboundMessage | DeliveryTarget): ReplySink {
+    const key = "chatId" in to ? `send:${to.chatId}` : to.id;
+    return {
+      textDelta: () => {},
+      textReset: () => {},
+      toolStarted: () => {},
+      toolFinished: () => {},
+      finish: async (text) => this.#record(key, text),
+      fail: async (message) => this.#record(key, `FAILED: ${message}`),
+    };
+  }
+
+  /** Delivers a message as the platform would; returns its id. */
+  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string }): string {
+    const id = `t${++this.#seq}`;
+    this.#onMessage!({
+      id,
+      channel: this.id,
+      chat: { id: opts.chat, type: opts.type ?? "group", ...(opts.title ? { title: opts.title } : {}) },
+      sender: { id: opts.sender, name: `user${opts.sender}`, isOwner: false },
+      text: opts.text,
+      addressed: true,
+      receivedAt: Date.now(),
+    });
+    return id;
+  }
+
+  #record(key: string, text: string): void {
+    this.replies.set(key, [...(this.replies.get(key) ?? []), text]);
+  }
+}
