@@ -7,7 +7,7 @@ import { createAnthropicModelClient, type ModelClient } from "../agent/model-cli
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
-import { ToolSet } from "../agent/tool.ts";
+import { ToolSet, type Tool } from "../agent/tool.ts";
 import { scopePermission } from "../agent/tool-policy.ts";
 import { createWorkspaceTools } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
@@ -51,6 +51,8 @@ export interface AgentRuntimeOptions {
   home: string;
   log: Logger;
   memory?: MemoryService | null;
+  /** Tools besides the workspace and memory tools (the scheduler's cron tools). */
+  extraTools?: Tool[];
   /** Replaces the Anthropic client (tests, benchmarks). */
   model?: ModelClient;
   clock?: () => number;
@@ -76,7 +78,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       log: log.child({ component: "model" }),
     });
   const tools = new ToolSet(
-    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), ...(memory?.tools() ?? [])],
+    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
     scopePermission(config.tools.shared.allow),
   );
   const transcripts = new Map<string, Transcript>();
