@@ -4,9 +4,12 @@ export interface Figure {
   name: string;
   value: number;
   unit: string;
-  /** The figure must stay below this. */
+  /** The figure must stay below this (or reach at least this, when `better` is "higher"). */
   target: number;
+  better?: "lower" | "higher";
 }
+
+export const meetsTarget = (f: Figure): boolean => (f.better === "higher" ? f.value >= f.target : f.value < f.target);
 
 export async function measure(iterations: number, fn: () => unknown | Promise<unknown>): Promise<number[]> {
   const times: number[] = [];

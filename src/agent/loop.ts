@@ -1,6 +1,7 @@
 // The agent loop (DESIGN §6): model → tools → model … until the model answers, the run is
 // stopped, or a limit ends it. All I/O is passed in; the loop opens no socket and no file.
 import type { Logger } from "../log.ts";
+import type { ContextBudget } from "./context-budget.ts";
 import type { AgentEventSink, RunStatus } from "./events.ts";
 import {
   addUsage,
@@ -49,6 +50,8 @@ export interface RunSpec {
    * before the loop takes its next step. A throw ends the run with status "error".
    */
   record: (m: Message) => void;
+  /** Keeps the request inside the model's window (compaction); absent means no budget checks. */
+  budget?: ContextBudget;
 }
 
 export interface RunResult {
@@ -63,7 +66,7 @@ export interface RunResult {
 }
 
 export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunResult> {
-  const messages = [...spec.history];
+  let messages = [...spec.history];
   const added: Message[] = [];
   const reply = new ReplyText(spec.emit);
   const guard = new DoomLoopGuard();
@@ -72,6 +75,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
   let usage = emptyUsage();
   let turns = 0;
   let nudges = 0;
+  let overflowRecovered = false;
 
   const append = (m: Message) => {
     spec.record(m);
@@ -101,22 +105,48 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
       }
       turns++;
       spec.emit({ type: "turn_start", turn: turns });
+      let request = { system: spec.system, tools: toolSpecs, messages, maxTokens: spec.maxTokens };
+      if (spec.budget) {
+        const prepared = await spec.budget.prepare(request, spec.signal);
+        if (prepared.type === "too_large") {
+          reply.notice(prepared.message);
+          return finish("error");
+        }
+        if (prepared.messages !== messages) {
+          messages = [...prepared.messages];
+          request = { ...request, messages };
+        }
+      }
       reply.startTurn();
-      const result = await deps.model.stream(
-        { system: spec.system, tools: toolSpecs, messages, maxTokens: spec.maxTokens },
-        { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) },
-      );
+      const result = await deps.model.stream(request, { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) });
 
+      const overflowed = result.type === "error" ? result.error.kind === "context_overflow" : result.message.stop === "context_window";
+      if (overflowed && spec.budget && !overflowRecovered && !spec.signal.aborted) {
+        // Once per run: compact and try the same step again.
+        overflowRecovered = true;
+        const view = await spec.budget.recover(request, spec.signal);
+        if (view) {
+          messages = [...view];
+          turns--;
+          reply.turnReset("");
+          continue;
+        }
+      }
       if (result.type === "error") {
         if (result.partial.length > 0) {
           append({ role: "assistant", content: result.partial, stop: "aborted", model: result.error.model, usage: emptyUsage(), ts: deps.clock() });
         }
         if (result.error.kind === "aborted") return finish("aborted");
+        if (result.error.kind === "context_overflow") {
+          reply.notice("This conversation no longer fits the model's context window, even after compacting. Start a fresh one with /new; the history stays on disk.");
+          return finish("error", result.error);
+        }
         reply.notice(`${result.error.message} Your message is saved; try again in a moment.`);
         return finish("error", result.error);
       }
 
       const message = result.message;
+      spec.budget?.observe(request, message.usage);
       append(message);
       usage = addUsage(usage, message.usage);
       reply.endTurn(textOf(message));
@@ -143,7 +173,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
       if (takeSteering()) continue;
       switch (message.stop) {
         case "context_window":
-          reply.notice("The conversation no longer fits the model's context window. Use /compact or /new.");
+          reply.notice("This conversation no longer fits the model's context window, even after compacting. Start a fresh one with /new; the history stays on disk.");
           return finish("error");
         case "max_tokens":
           reply.notice("(The answer was cut off at the length limit, model.maxTokens.)");

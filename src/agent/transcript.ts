@@ -12,7 +12,9 @@ export type TranscriptRecord =
   /** A run ended (how, and what it cost). */
   | { type: "run"; status: RunStatus; turns: number; ts: number }
   /** The model's view starts fresh after this record (/new, /reset). */
-  | { type: "epoch"; reason: string; ts: number };
+  | { type: "epoch"; reason: string; ts: number }
+  /** Compaction: `messages` replaces the model's view; the records before it stay on disk. */
+  | { type: "compaction"; reason: string; messages: Message[]; summarized: boolean; tokensBefore: number; tokensAfter: number; ts: number };
 
 export interface LoadedTranscript {
   records: TranscriptRecord[];
@@ -46,7 +48,7 @@ export function readTranscript(path: string): LoadedTranscript {
 export class Transcript {
   readonly path: string;
   readonly key: string;
-  /** The model's view: messages since the last epoch record. */
+  /** The model's view: messages since the last epoch record, or the last compaction's view and what followed. */
   readonly #view: Message[] = [];
 
   private constructor(path: string, key: string) {
@@ -87,6 +89,9 @@ export class Transcript {
         break;
       case "epoch":
         this.#view.length = 0;
+        break;
+      case "compaction":
+        this.#view.splice(0, this.#view.length, ...r.messages);
         break;
       case "session":
       case "run":

@@ -1,8 +1,9 @@
 // Wires the agent from the configuration: the model client, the tools, memory and the
 // transcripts. The gateway runs every session through this.
 import type { AgentEventSink } from "../agent/events.ts";
-import type { RunResult } from "../agent/loop.ts";
-import type { Scope, UserMessage } from "../agent/messages.ts";
+import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
+import { runAgentLoop, type RunResult } from "../agent/loop.ts";
+import type { Message, Scope, UserMessage } from "../agent/messages.ts";
 import { createAnthropicModelClient, type ModelClient } from "../agent/model-client.ts";
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
@@ -16,6 +17,9 @@ import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
+
+const FLUSH_PROMPT =
+  "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
 
 export class MissingApiKeyError extends Error {
   constructor(configPath: string) {
@@ -42,6 +46,8 @@ export interface AgentRuntime {
   readonly model: ModelClient;
   readonly memory: MemoryService | null;
   run(req: SessionRunRequest): Promise<RunResult>;
+  /** /compact: the memory flush and a summary of older turns, on demand. Not during a run. */
+  compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
   /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
   resetSession(key: string, reason: string): void;
 }
@@ -81,7 +87,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
     scopePermission(config.tools.shared.allow),
   );
+  const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
   const transcripts = new Map<string, Transcript>();
+  const budgets = new Map<string, ContextBudget>();
   const transcriptFor = (key: string) => {
     let t = transcripts.get(key);
     if (!t) {
@@ -91,22 +99,82 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     return t;
   };
 
+  const systemFor = (key: string, scope: Scope) => {
+    const context = memory?.context(key, memoryScopeFor(scope, key), clock());
+    return buildSystemPrompt({ scope, ...(context ? { context } : {}) });
+  };
+
+  /** The silent turn before a summary: the agent may save what must outlive the old turns. */
+  const flush = (key: string, scope: Scope) => async (view: Message[], signal: AbortSignal) => {
+    const transcript = transcriptFor(key);
+    const result = await runAgentLoop(
+      { model, tools: flushTools, clock, log },
+      {
+        sessionKey: key,
+        scope,
+        workspace: config.workspace,
+        system: systemFor(key, scope),
+        history: view,
+        input: [{ role: "user", kind: "system", text: FLUSH_PROMPT, ts: clock() }],
+        maxTurns: 4,
+        maxTokens: config.model.maxTokens,
+        signal,
+        steering: noSteering,
+        emit: () => {},
+        record: (message) => transcript.append({ type: "message", message }),
+      },
+    );
+    log.info("compaction.memory_flush", { session: key, status: result.status, turns: result.turns });
+  };
+
+  const budgetFor = (key: string, scope: Scope) => {
+    let b = budgets.get(key);
+    if (!b) {
+      b = new ContextBudget({
+        window: config.model.contextWindow,
+        model,
+        maxTokens: config.model.maxTokens,
+        log: log.child({ session: key }),
+        clock,
+        record: (c) => {
+          transcriptFor(key).append({
+            type: "compaction",
+            reason: c.reason,
+            messages: c.view,
+            summarized: c.summarized,
+            tokensBefore: c.tokensBefore,
+            tokensAfter: c.tokensAfter,
+            ts: clock(),
+          });
+          memory?.resetEpoch(key);
+        },
+        ...(scope === "main" && memory ? { flush: flush(key, scope) } : {}),
+      });
+      budgets.set(key, b);
+    }
+    return b;
+  };
+
   return {
     model,
     memory,
     run(req) {
-      const context = memory?.context(req.key, memoryScopeFor(req.scope, req.key), clock());
       return runSession({ model, tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
-        system: buildSystemPrompt({ scope: req.scope, ...(context ? { context } : {}) }),
+        system: systemFor(req.key, req.scope),
         input: req.input,
         maxTurns: config.agent.maxTurns,
         maxTokens: config.model.maxTokens,
         signal: req.signal,
         steering: req.steering ?? noSteering,
         emit: req.emit,
+        budget: budgetFor(req.key, req.scope),
       });
+    },
+    compact(key, scope, focus, signal) {
+      const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
+      return budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
     },
     resetSession(key, reason) {
       transcriptFor(key).append({ type: "epoch", reason, ts: clock() });

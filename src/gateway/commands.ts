@@ -58,7 +58,7 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     case "status":
       return statusText(ctx, origin);
     case "compact":
-      return "Compaction is not available yet; /new starts a fresh conversation.";
+      return compact(ctx, origin, cmd.args);
     case "queue": {
       if (!cmd.args) {
         const current = ctx.sessions.get(sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
@@ -80,6 +80,22 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     }
     default:
       return HELP;
+  }
+}
+
+async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string): Promise<string> {
+  const outcome = await ctx.lanes.exclusive(origin.sessionKey, (signal) => ctx.runtime.compact(origin.sessionKey, origin.scope, focus || undefined, signal));
+  if (outcome === "busy") return "I'm answering right now. Send /compact again when I'm done, or /stop first.";
+  switch (outcome.type) {
+    case "compacted": {
+      const r = outcome.record;
+      ctx.sessions.touch(origin.sessionKey, origin.scope, { contextTokens: r.tokensAfter });
+      return `Compacted: about ${formatTokens(r.tokensBefore)} → ${formatTokens(r.tokensAfter)} tokens${r.summarized ? ", older turns summarised" : ""}. The full history stays on disk.`;
+    }
+    case "nothing":
+      return "Nothing to compact yet: the conversation is still short.";
+    case "failed":
+      return `Compaction failed: ${outcome.error.message} The conversation is unchanged.`;
   }
 }
 

@@ -167,6 +167,26 @@ export class LaneManager {
     return { stoppedRun, cleared: dropped.length };
   }
 
+  /**
+   * Runs `task` on the session's lane while nothing else runs there (compaction): messages that
+   * arrive meanwhile wait behind it. Returns "busy" without running it when a run is active.
+   */
+  async exclusive<T>(sessionKey: string, task: (signal: AbortSignal) => Promise<T>): Promise<T | "busy"> {
+    const lane = this.#lane(sessionKey);
+    if (lane.active || lane.pumping) return "busy";
+    const run = new ActiveRun([], this.#opts.log, this.#opts.clock());
+    run.open = false; // steering has nothing to join: new messages queue as follow-ups
+    lane.active = run;
+    lane.pumping = true;
+    try {
+      return await task(run.abort.signal);
+    } finally {
+      lane.pumping = false;
+      lane.active = null;
+      void this.#pump(lane);
+    }
+  }
+
   isRunning(sessionKey: string): boolean {
     return this.#lanes.get(sessionKey)?.active != null;
   }

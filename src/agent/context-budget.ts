@@ -1,0 +1,164 @@
+// The context budget of one session (DESIGN §6): how full the model's window is, and the
+// compaction ladder that keeps it from overflowing. Below 60 % nothing happens; at 80 % the
+// view is compacted before the next model call; a request estimated past 95 % is never sent.
+import type { Logger } from "../log.ts";
+import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compaction.ts";
+import { contextTokens, type Message, type Usage } from "./messages.ts";
+import type { ModelClient } from "./model-client.ts";
+import type { ModelError } from "./model-errors.ts";
+import { toApiParams, type ModelRequest } from "./model-request.ts";
+
+export const WARN_AT = 0.6;
+export const COMPACT_AT = 0.8;
+export const REFUSE_AT = 0.95;
+/** Recent turns kept verbatim by a summary, in tokens. */
+export const KEEP_TOKENS = 20_000;
+/** Until a response calibrates it: about 3.3 bytes of request JSON per token (errs high). */
+const DEFAULT_TOKENS_PER_BYTE = 0.3;
+
+export type CompactionReason = "threshold" | "overflow" | "command";
+
+export interface CompactionRecord {
+  reason: CompactionReason;
+  /** The model's new view of the conversation. */
+  view: Message[];
+  summarized: boolean;
+  shrunkToolResults: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export type CompactOutcome =
+  | { type: "compacted"; record: CompactionRecord }
+  | { type: "nothing"; tokens: number }
+  | { type: "failed"; error: ModelError };
+
+export type PrepareResult = { type: "ok"; messages: Message[] } | { type: "too_large"; message: string };
+
+export interface ContextBudgetOptions {
+  window: number;
+  model: ModelClient;
+  /** The largest answer per call; summaries get at most 4,096 of it. */
+  maxTokens: number;
+  log: Logger;
+  clock: () => number;
+  /** Persists a compaction (a transcript record); called before the new view is used. */
+  record: (c: CompactionRecord) => void;
+  /**
+   * Main scope only: a silent turn in which the agent may save what must survive to memory.
+   * Its messages are history, not part of the new view. Must not throw.
+   */
+  flush?: (view: Message[], signal: AbortSignal) => Promise<void>;
+  keepTokens?: number;
+}
+
+export class ContextBudget {
+  readonly #opts: ContextBudgetOptions;
+  #tokensPerByte = DEFAULT_TOKENS_PER_BYTE;
+  /** Tokens in context at the last response, for status. */
+  lastContextTokens = 0;
+
+  constructor(opts: ContextBudgetOptions) {
+    this.#opts = opts;
+  }
+
+  get window(): number {
+    return this.#opts.window;
+  }
+
+  /** Estimated input tokens of a request. */
+  estimate(req: ModelRequest): number {
+    return Math.ceil(requestBytes(req) * this.#tokensPerByte);
+  }
+
+  /** Calibrates the estimate from what the API counted for a request. */
+  observe(req: ModelRequest, usage: Usage): void {
+    const tokens = contextTokens(usage);
+    const bytes = requestBytes(req);
+    // A proxy that misreports usage must not make the estimate absurd: keep it plausible.
+    if (tokens > 0 && bytes > 0) this.#tokensPerByte = Math.min(1, Math.max(0.05, tokens / bytes));
+    this.lastContextTokens = tokens;
+  }
+
+  /** Before a model call: compacts at 80 %, refuses past 95 %. Returns the view to send. */
+  async prepare(req: ModelRequest, signal: AbortSignal): Promise<PrepareResult> {
+    const limit = this.#opts.window;
+    if (this.estimate(req) < COMPACT_AT * limit) return { type: "ok", messages: req.messages };
+    const outcome = await this.compact(req, { reason: "threshold", signal });
+    const messages = outcome.type === "compacted" ? outcome.record.view : req.messages;
+    const after = this.estimate({ ...req, messages });
+    if (after >= REFUSE_AT * limit) {
+      return {
+        type: "too_large",
+        message: `This conversation is too large for the model even after compacting (about ${Math.round((after / limit) * 100)} % of its window). Start a fresh one with /new; the history stays on disk.`,
+      };
+    }
+    return { type: "ok", messages };
+  }
+
+  /** After the API said the prompt is too long: compacts (with a summary); null if that cannot help. */
+  async recover(req: ModelRequest, signal: AbortSignal): Promise<Message[] | null> {
+    const outcome = await this.compact(req, { reason: "overflow", signal });
+    return outcome.type === "compacted" ? outcome.record.view : null;
+  }
+
+  /**
+   * The ladder: (a) shrink old tool results — enough on its own if it brings the view under
+   * 60 %; (b) in main scope, the memory flush; (c) a summary of the older turns, keeping the
+   * recent ones verbatim. `/compact` (reason "command") skips straight to (b) and (c).
+   */
+  async compact(req: ModelRequest, opts: { reason: CompactionReason; focus?: string; signal: AbortSignal }): Promise<CompactOutcome> {
+    const { window, log } = this.#opts;
+    const before = this.estimate(req);
+    let view = req.messages;
+    let shrunk = 0;
+    if (opts.reason !== "command") {
+      ({ view, shrunk } = shrinkToolResults(view));
+      if (shrunk > 0 && this.estimate({ ...req, messages: view }) < WARN_AT * window) {
+        return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
+      }
+    }
+    // About 20,000 tokens of recent turns stay verbatim (less in a small window).
+    const keep = this.#opts.keepTokens ?? Math.min(KEEP_TOKENS, Math.floor(window / 4));
+    const cut = chooseCut(view, keep, (m) => Math.ceil(Buffer.byteLength(JSON.stringify(m)) * this.#tokensPerByte));
+    if (cut === 0) {
+      if (shrunk > 0) return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
+      return { type: "nothing", tokens: before };
+    }
+    if (this.#opts.flush && this.estimate({ ...req, messages: view }) < REFUSE_AT * window) {
+      await this.#opts.flush(view, opts.signal);
+    }
+    const result = await summarize(this.#opts.model, view.slice(0, cut), {
+      focus: opts.focus,
+      // The summariser's input stays well inside the window, whatever the session's size.
+      maxInputChars: Math.floor((0.5 * window) / this.#tokensPerByte),
+      maxTokens: Math.min(4_096, this.#opts.maxTokens),
+      signal: opts.signal,
+      clock: this.#opts.clock,
+    });
+    if (result.type === "error") {
+      log.warn("compaction.summary_failed", { kind: result.error.kind, message: result.error.message });
+      if (shrunk > 0) return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
+      return { type: "failed", error: result.error };
+    }
+    const newView = [summaryMessage(result.summary, this.#opts.clock()), ...view.slice(cut)];
+    return this.#done(req, { reason: opts.reason, view: newView, summarized: true, shrunkToolResults: shrunk, tokensBefore: before });
+  }
+
+  #done(req: ModelRequest, c: Omit<CompactionRecord, "tokensAfter">): CompactOutcome {
+    const record: CompactionRecord = { ...c, tokensAfter: this.estimate({ ...req, messages: c.view }) };
+    this.#opts.record(record);
+    this.#opts.log.info("compaction.done", {
+      reason: record.reason,
+      summarized: record.summarized,
+      shrunk: record.shrunkToolResults,
+      tokensBefore: record.tokensBefore,
+      tokensAfter: record.tokensAfter,
+    });
+    return { type: "compacted", record };
+  }
+}
+
+function requestBytes(req: ModelRequest): number {
+  return Buffer.byteLength(JSON.stringify(toApiParams(req, "m")));
+}
