@@ -1,6 +1,9 @@
 // What went wrong talking to the model, as a value: its kind decides retry and fallback, its
 // message is safe to show the user (no secrets, says what to do).
-import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import type * as AnthropicSdk from "@anthropic-ai/sdk";
+
+/** The SDK's error classes (the SDK module itself, loaded when the first request is made). */
+export type SdkErrors = Pick<typeof AnthropicSdk, "APIError" | "APIConnectionError" | "APIUserAbortError">;
 
 export type ModelErrorKind =
   | "auth" // 401/403: not retried, not worth a fallback
@@ -34,7 +37,8 @@ export const allowsFallback = (e: ModelError): boolean => isRetryable(e) || e.ki
 
 const overflowText = /prompt is too long|context window|context_length|too many tokens/i;
 
-export function classifyModelError(err: unknown, model: string): ModelError {
+export function classifyModelError(err: unknown, model: string, sdk: SdkErrors): ModelError {
+  const { APIConnectionError, APIError, APIUserAbortError } = sdk;
   if (err instanceof APIUserAbortError) return { kind: "aborted", model, message: "The request was stopped." };
   if (err instanceof APIConnectionError) {
     return { kind: "connection", model, message: `Could not reach the model API (${err.message}).` };

@@ -27,8 +27,8 @@ export interface GatewayOptions {
   log: Logger;
   /** Serve the control socket (the daemon); the embedded gateway of `hearth chat` does not. */
   controlSocket: boolean;
-  /** Chat channels to run besides the CLI (built from the config by the caller). */
-  channels?: Channel[];
+  /** Chat channels to run besides the CLI, or a function that builds them (loaded lazily). */
+  channels?: Channel[] | (() => Promise<Channel[]>);
   /** Opens the memory service; absent means no workspace memory (tests of the core only). */
   openMemory?: () => Promise<MemoryService>;
   /** Replaces the Anthropic client (tests, benchmarks). */
@@ -74,7 +74,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
     channels.register(cli);
-    for (const ch of opts.channels ?? []) channels.register(ch);
+    const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
+    for (const ch of chat) channels.register(ch);
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, recent: new RecentChats() } as GatewayContext;
     ctx.lanes = new LaneManager({

@@ -1,8 +1,6 @@
 // Builds the gateway's parts from the configuration: the chat channels that have credentials
 // and the memory service. Shared by `hearth start` and the embedded gateway of `hearth chat`.
 import type { Channel } from "../channels/channel.ts";
-import { createDiscordChannel } from "../channels/discord.ts";
-import { createTelegramChannel } from "../channels/telegram.ts";
 import type { Logger } from "../log.ts";
 import { openMemory } from "../memory/memory.ts";
 import { homePaths } from "./home.ts";
@@ -10,16 +8,25 @@ import { ensureHome } from "./init.ts";
 import type { Config } from "./config.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
-/** The chat channels to run: each configured one with a token. The others say why not, once. */
-export function chatChannels(config: Config, log: Logger): Channel[] {
+/**
+ * The chat channels to run: each configured one with a token; the others say why not, once.
+ * Adapters load only when configured: discord.js alone costs ~50 MB and ~0.3 s to import.
+ */
+export async function chatChannels(config: Config, log: Logger): Promise<Channel[]> {
   const channels: Channel[] = [];
   const { telegram, discord } = config.channels;
   if (!telegram) log.info("channel.not_configured", { channel: "telegram", hint: "add channels.telegram to config.json" });
   else if (!telegram.token) log.warn("channel.no_token", { channel: "telegram", hint: "set TELEGRAM_BOT_TOKEN or channels.telegram.token" });
-  else channels.push(createTelegramChannel(telegram, { log: log.child({ channel: "telegram" }) }));
+  else {
+    const { createTelegramChannel } = await import("../channels/telegram.ts");
+    channels.push(createTelegramChannel(telegram, { log: log.child({ channel: "telegram" }) }));
+  }
   if (!discord) log.info("channel.not_configured", { channel: "discord", hint: "add channels.discord to config.json" });
   else if (!discord.token) log.warn("channel.no_token", { channel: "discord", hint: "set DISCORD_BOT_TOKEN or channels.discord.token" });
-  else channels.push(createDiscordChannel(discord, { log: log.child({ channel: "discord" }) }));
+  else {
+    const { createDiscordChannel } = await import("../channels/discord.ts");
+    channels.push(createDiscordChannel(discord, { log: log.child({ channel: "discord" }) }));
+  }
   return channels;
 }
 
@@ -29,7 +36,7 @@ export function gatewayOptions(home: string, config: Config, log: Logger, opts: 
     config,
     log,
     controlSocket: opts.daemon,
-    channels: opts.daemon ? chatChannels(config, log) : [],
+    channels: opts.daemon ? () => chatChannels(config, log) : [],
     ...(opts.clock ? { clock: opts.clock } : {}),
     openMemory: () =>
       openMemory({
