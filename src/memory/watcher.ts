@@ -38,6 +38,7 @@ const REPLACED_CHECK_MS = 300;
 
 interface OwnWrite {
   size: number;
+  mtimeMs: number;
   at: number;
 }
 
@@ -83,15 +84,16 @@ export class WorkspaceWatcher {
   }
 
   /**
-   * Call right after the daemon wrote `relPath` (an append). The next add/change event of
-   * that path reports `handEdit: false` if the file still has the size it has now; if the
-   * owner changed it in between, the owner's edit wins and is reported as a hand edit.
+   * Call right after the daemon wrote `relPath` (an append). Until the expectation expires,
+   * add/change events of that path report `handEdit: false` while the file still has the size
+   * and modification time it has now — however many events one write produces. If the owner
+   * changed it in between, the owner's edit wins and is reported as a hand edit.
    */
   expectOwnWrite(relPath: string): void {
     if (this.#closed) return;
     const rel = path.posix.normalize(relPath);
     const st = statSync(path.join(this.#root, rel), { throwIfNoEntry: false });
-    if (st?.isFile()) this.#ownWrites.set(rel, { size: st.size, at: Date.now() });
+    if (st?.isFile()) this.#ownWrites.set(rel, { size: st.size, mtimeMs: st.mtimeMs, at: Date.now() });
     else this.#ownWrites.delete(rel);
   }
 
@@ -136,9 +138,10 @@ export class WorkspaceWatcher {
   #takeOwnWrite(relPath: string, abs: string): boolean {
     const own = this.#ownWrites.get(relPath);
     if (!own) return false;
-    this.#ownWrites.delete(relPath);
-    if (Date.now() - own.at > OWN_WRITE_TTL_MS) return false;
-    return statSync(abs, { throwIfNoEntry: false })?.size === own.size;
+    const st = statSync(abs, { throwIfNoEntry: false });
+    const same = Date.now() - own.at <= OWN_WRITE_TTL_MS && st?.size === own.size && st.mtimeMs === own.mtimeMs;
+    if (!same) this.#ownWrites.delete(relPath);
+    return same;
   }
 
   #onAddDir(abs: string): void {
