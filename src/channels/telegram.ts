@@ -1,14 +1,370 @@
-// Placeholder until the Telegram channel lands: configuring it fails clearly at start.
+// The Telegram channel (DESIGN §8): grammY over long polling with @grammyjs/runner (chats in
+// parallel, order kept per chat), auto-retry on 429, replies streamed by editing one message.
+//
+// The channel describes messages and renders replies; the gateway decides who may talk and
+// about what. The one answer given here directly is the polite note for media the bot cannot
+// read (a photo, a voice message), which never reaches the gateway.
+//
+// Lifecycle: stopped → starting → running ⇄ reconnecting (network trouble, a 409 conflict) →
+// stopped; a rejected token (401) is `failed` for good: start() rejects with what to fix, or,
+// when the token is revoked while running, polling stops and status() says why.
+import { Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
+import { autoRetry } from "@grammyjs/auto-retry";
+import { createConcurrentSink, createRunner, createSource, sequentialize, type RunnerHandle } from "@grammyjs/runner";
+import { Api, Bot, type ApiClientOptions, type Context, type Transformer } from "grammy";
+import type { Message, UserFromGetMe } from "grammy/types";
 import type { Logger } from "../log.ts";
-import type { Channel } from "./channel.ts";
+import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "./channel.ts";
+import { isDeliveryTarget } from "./channel.ts";
+import { splitMessage } from "./chunk.ts";
+import { StreamingReply } from "./streaming-reply.ts";
+import { describeError, errorCode, TelegramAuthError } from "./telegram-errors.ts";
+import { normalizeMessage, unsupportedReply, type InboundRules, type NormalizedMessage, type TelegramRaw } from "./telegram-inbound.ts";
+import { UpdatePoller, type Backoff } from "./telegram-polling.ts";
+import { createTelegramTransport, TelegramReplyState, type ReplyTarget, type TelegramTransportDeps } from "./telegram-transport.ts";
 
 export interface TelegramChannelOptions {
+  /** Without one, start() rejects saying where to put it. */
   token?: string | undefined;
+  /** Default Bot API server: https://api.telegram.org (no trailing slash). */
   apiRoot: string;
   ownerIds: string[];
+  /** channels.telegram.namePattern: a case-insensitive regex that addresses the bot in groups. */
   namePattern: string | null;
+  /**
+   * The access rules from the config, used only to decide whether the channel may answer a
+   * message it cannot read (a photo, a sticker) itself. Without `groups` it never answers
+   * those in groups.
+   */
+  dmPolicy?: "pairing" | "allowlist" | "disabled";
+  allowFrom?: string[];
+  groups?: { policy: "allowlist" | "open" | "disabled"; allow: string[] };
+  /** Tuning for tests and benchmarks; the defaults suit api.telegram.org. */
+  polling?: {
+    /** Seconds a getUpdates call waits for news (long polling). Default 30. */
+    longPollSeconds?: number;
+    /**
+     * Pause after an early empty answer (a server that does not long-poll, e.g. an emulator):
+     * idlePollMs at first, doubling while nothing arrives up to idlePollMaxMs. Default 10 → 100.
+     */
+    idlePollMs?: number;
+    idlePollMaxMs?: number;
+    /** Waits between failed getUpdates/getMe calls. Default 1 s doubling to 30 s. */
+    backoff?: Backoff;
+  };
 }
 
-export function createTelegramChannel(_options: TelegramChannelOptions, _deps: { log: Logger }): Channel {
-  throw new Error("The Telegram channel is not available in this version of Hearth.");
+const MAX_MESSAGE_LENGTH = 4000;
+const EDIT_INTERVAL_MS = 1000;
+/** Every call but getUpdates: a reply waits for the request in flight, so it must not hang. */
+const REQUEST_TIMEOUT_MS = 20_000;
+const DEFAULT_BACKOFF: Backoff = { initialMs: 1000, maxMs: 30_000 };
+
+export function createTelegramChannel(options: TelegramChannelOptions, deps: { log: Logger }): Channel {
+  return new TelegramChannel(options, deps.log);
+}
+
+class TelegramChannel implements Channel {
+  readonly id = "telegram" as const;
+  readonly #o: TelegramChannelOptions;
+  readonly #log: Logger;
+  readonly #token: string;
+  readonly #longPollSeconds: number;
+  readonly #backoff: Backoff;
+  readonly #agent: HttpAgent;
+  readonly #bot: Bot | undefined;
+  readonly #replyDeps: TelegramTransportDeps | undefined;
+  readonly #namePattern: RegExp | null;
+
+  #status: ChannelStatus = { state: "stopped" };
+  #onMessage: ((m: InboundMessage) => void) | undefined;
+  #rules: InboundRules | undefined;
+  #runner: RunnerHandle | undefined;
+  /** Aborted by stop(): ends background reconnects and their waits. */
+  #lifetime = new AbortController();
+
+  constructor(options: TelegramChannelOptions, log: Logger) {
+    this.#o = options;
+    this.#log = log;
+    this.#token = options.token?.trim() ?? "";
+    this.#longPollSeconds = options.polling?.longPollSeconds ?? 30;
+    this.#backoff = options.polling?.backoff ?? DEFAULT_BACKOFF;
+    this.#namePattern = compilePattern(options.namePattern, log);
+    // An agent of our own, so that stop() can close its keep-alive sockets.
+    this.#agent = options.apiRoot.startsWith("https:") ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    if (!this.#token) return;
+
+    const client: ApiClientOptions = {
+      apiRoot: options.apiRoot,
+      timeoutSeconds: this.#longPollSeconds + 15,
+      baseFetchConfig: { agent: this.#agent },
+    };
+    this.#bot = new Bot(this.#token, { client });
+    this.#bot.api.config.use(requestTimeout(REQUEST_TIMEOUT_MS));
+    // Only rate limits are retried here; other failures go back to the caller, which knows
+    // whether a retry could duplicate a message (StreamingReply retries final sends itself).
+    this.#bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 120, rethrowInternalServerErrors: true, rethrowHttpErrors: true }));
+    const previewApi = new Api(this.#token, client);
+    previewApi.config.use(requestTimeout(REQUEST_TIMEOUT_MS));
+    this.#replyDeps = { api: this.#bot.api, previewApi, state: new TelegramReplyState(), log };
+
+    this.#bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
+    this.#bot.on("message", (ctx) => this.#receive(ctx.message));
+  }
+
+  status(): ChannelStatus {
+    return this.#status;
+  }
+
+  async start(onMessage: (m: InboundMessage) => void): Promise<void> {
+    if (this.#status.state !== "stopped" && this.#status.state !== "failed") {
+      throw new Error("The Telegram channel is already started; stop() it first.");
+    }
+    if (!this.#bot) {
+      const reason = "No Telegram bot token: set TELEGRAM_BOT_TOKEN or channels.telegram.token.";
+      this.#status = { state: "failed", reason };
+      throw new Error(reason);
+    }
+    this.#onMessage = onMessage;
+    this.#lifetime = new AbortController();
+    this.#status = { state: "starting" };
+    let me: UserFromGetMe;
+    try {
+      me = await this.#bot.api.getMe();
+    } catch (err) {
+      if (errorCode(err) === 401) throw this.#authFailed();
+      // Telegram unreachable at boot (the network comes up after the daemon): the channel keeps
+      // trying in the background instead of staying dead until a restart.
+      this.#log.warn("telegram.unreachable", { error: describeError(err, this.#token) });
+      void this.#connectInBackground();
+      return;
+    }
+    await this.#startPolling(me);
+  }
+
+  async stop(): Promise<void> {
+    this.#lifetime.abort();
+    const runner = this.#runner;
+    this.#runner = undefined;
+    if (runner?.isRunning()) await runner.stop();
+    this.#onMessage = undefined;
+    this.#agent.destroy();
+    if (this.#status.state !== "failed") this.#status = { state: "stopped" };
+  }
+
+  openReply(to: InboundMessage | DeliveryTarget): ReplySink {
+    const deps = this.#replyDeps;
+    if (!deps) return failingSink("the Telegram channel has no bot token");
+    const target = isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to);
+    return new StreamingReply(createTelegramTransport(target, deps), { maxLength: MAX_MESSAGE_LENGTH, editIntervalMs: EDIT_INTERVAL_MS, log: this.#log });
+  }
+
+  async send(to: DeliveryTarget, text: string): Promise<void> {
+    const deps = this.#replyDeps;
+    if (!deps) throw new Error("The Telegram channel has no bot token.");
+    const transport = createTelegramTransport(deliveryTargetOf(to), deps);
+    for (const chunk of splitMessage(text, MAX_MESSAGE_LENGTH)) await transport.send(chunk, { final: true });
+  }
+
+  // ── connecting and polling ─────────────────────────────────────────────────────────────────
+
+  async #connectInBackground(): Promise<void> {
+    const signal = this.#lifetime.signal;
+    for (let failures = 1; !signal.aborted; failures++) {
+      const delayMs = Math.min(this.#backoff.maxMs, this.#backoff.initialMs * 2 ** Math.min(failures - 1, 30));
+      this.#status = { state: "reconnecting", detail: `cannot reach Telegram at ${this.#o.apiRoot}; retrying in ${Math.max(1, Math.round(delayMs / 1000))} s` };
+      if (!(await pause(delayMs, signal))) return;
+      try {
+        const me = await this.#bot!.api.getMe();
+        if (signal.aborted) return;
+        await this.#startPolling(me);
+        return;
+      } catch (err) {
+        if (errorCode(err) === 401) {
+          this.#authFailed();
+          return;
+        }
+        this.#log.debug("telegram.unreachable", { error: describeError(err, this.#token), failures });
+      }
+    }
+  }
+
+  async #startPolling(me: UserFromGetMe): Promise<void> {
+    const bot = this.#bot!;
+    bot.botInfo = me;
+    this.#rules = { me: { id: me.id, username: me.username }, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern };
+    // A webhook left from another deployment would make every getUpdates a 409.
+    await bot.api.deleteWebhook().catch((err: unknown) => this.#log.debug("telegram.delete_webhook_failed", { error: describeError(err, this.#token) }));
+    if (this.#lifetime.signal.aborted) return;
+
+    const poller = new UpdatePoller({
+      api: bot.api,
+      longPollSeconds: this.#longPollSeconds,
+      idlePollMs: this.#o.polling?.idlePollMs ?? 10,
+      idlePollMaxMs: Math.max(this.#o.polling?.idlePollMs ?? 10, this.#o.polling?.idlePollMaxMs ?? 100),
+      backoff: this.#backoff,
+      log: this.#log,
+      token: this.#token,
+      onStatus: (status) => {
+        if (this.#runner) this.#status = status.state === "running" ? this.#runningStatus() : status;
+      },
+    });
+    const sink = createConcurrentSink<Parameters<Bot["handleUpdate"]>[0]>(
+      { consume: (update) => bot.handleUpdate(update) },
+      async (error) => this.#log.error("telegram.update_failed", { error: describeError(error, this.#token) }),
+    );
+    const runner = createRunner(createSource(poller), sink);
+    this.#runner = runner;
+    runner.start();
+    runner.task()?.catch((err: unknown) => this.#pollingEnded(runner, err));
+    this.#status = this.#runningStatus();
+    this.#log.info("telegram.polling", { bot: `@${me.username}`, apiRoot: this.#o.apiRoot });
+  }
+
+  #pollingEnded(runner: RunnerHandle, err: unknown): void {
+    if (this.#runner !== runner) return;
+    this.#runner = undefined;
+    if (err instanceof TelegramAuthError) {
+      this.#authFailed();
+      return;
+    }
+    // The poller only throws for a bad token; anything else is a bug somewhere below it.
+    this.#log.error("telegram.polling_crashed", { error: describeError(err, this.#token) });
+    this.#status = { state: "reconnecting", detail: "polling stopped unexpectedly; restarting" };
+    void pause(this.#backoff.initialMs, this.#lifetime.signal).then((ok) => {
+      if (ok && this.#bot?.botInfo) void this.#startPolling(this.#bot.botInfo);
+    });
+  }
+
+  #authFailed(): TelegramAuthError {
+    const error = new TelegramAuthError();
+    this.#status = { state: "failed", reason: error.message };
+    this.#log.error("telegram.token_rejected", { hint: error.message });
+    return error;
+  }
+
+  #runningStatus(): ChannelStatus {
+    return { state: "running", detail: `@${this.#rules?.me.username ?? "?"}` };
+  }
+
+  // ── incoming messages ──────────────────────────────────────────────────────────────────────
+
+  async #receive(msg: Message): Promise<void> {
+    const rules = this.#rules;
+    if (!rules) return;
+    const result = normalizeMessage(msg, rules);
+    switch (result.type) {
+      case "message":
+        this.#onMessage?.(result.message);
+        return;
+      case "unsupported":
+        if (!this.#mayAnswerDirectly(result)) {
+          this.#log.debug("telegram.unsupported_ignored", { kind: result.kind, chat: result.chat.id });
+          return;
+        }
+        try {
+          await this.send({ channel: "telegram", chatId: result.chat.id, ...(result.chat.threadId ? { threadId: result.chat.threadId } : {}) }, unsupportedReply(result.kind));
+        } catch (err) {
+          this.#log.warn("telegram.unsupported_reply_failed", { error: describeError(err, this.#token) });
+        }
+        return;
+      case "ignored":
+        this.#log.debug("telegram.ignored", { reason: result.reason, chat: String(msg.chat.id) });
+        return;
+      default:
+        result satisfies never;
+    }
+  }
+
+  /** Answering media directly bypasses the gateway, so it follows the same access rules, fail-closed. */
+  #mayAnswerDirectly(m: Extract<NormalizedMessage, { type: "unsupported" }>): boolean {
+    if (m.chat.type === "dm") {
+      if (m.sender.isOwner || this.#o.allowFrom?.includes(m.sender.id)) return true;
+      return (this.#o.dmPolicy ?? "pairing") !== "disabled";
+    }
+    const groups = this.#o.groups;
+    if (!m.addressed || !groups) return false;
+    return groups.policy === "open" || (groups.policy === "allowlist" && groups.allow.includes(m.chat.id));
+  }
+}
+
+// ── helpers ──────────────────────────────────────────────────────────────────────────────────
+
+/** Per-attempt timeout for every call but getUpdates (which long-polls under the client timeout). */
+function requestTimeout(ms: number): Transformer {
+  return (prev, method, payload, signal) => {
+    if (method === "getUpdates") return prev(method, payload, signal);
+    // grammY types signals as the abort-controller polyfill; at runtime it takes any signal.
+    const timeout = AbortSignal.timeout(ms) as unknown as NonNullable<typeof signal>;
+    if (!signal) return prev(method, payload, timeout);
+    const either = new AbortController();
+    for (const s of [signal, timeout]) {
+      if (s.aborted) either.abort();
+      else s.addEventListener("abort", () => either.abort(), { once: true });
+    }
+    return prev(method, payload, either.signal as unknown as typeof signal);
+  };
+}
+
+function replyTargetOf(m: InboundMessage): ReplyTarget {
+  const raw = parseRaw(m.raw);
+  if (!raw) return deliveryTargetOf({ channel: "telegram", chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
+  return {
+    chatId: raw.chatId,
+    ...(raw.threadId !== undefined ? { threadId: raw.threadId } : {}),
+    ...(raw.group ? { replyToMessageId: raw.messageId } : {}),
+  };
+}
+
+function deliveryTargetOf(to: DeliveryTarget): ReplyTarget {
+  const thread = to.threadId !== undefined ? Number(to.threadId) : undefined;
+  return { chatId: numericId(to.chatId), ...(thread !== undefined && Number.isSafeInteger(thread) ? { threadId: thread } : {}) };
+}
+
+/** Chat ids are numbers on Telegram; "@channelname" stays a string. */
+function numericId(id: string): number | string {
+  const n = Number(id);
+  return /^-?\d+$/.test(id) && Number.isSafeInteger(n) ? n : id;
+}
+
+/** The inbox may hand back raw data written by an older version: check, never trust. */
+function parseRaw(raw: unknown): TelegramRaw | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const r = raw as Partial<TelegramRaw>;
+  if (typeof r.chatId !== "number" || typeof r.messageId !== "number") return undefined;
+  return { chatId: r.chatId, messageId: r.messageId, group: r.group === true, ...(typeof r.threadId === "number" ? { threadId: r.threadId } : {}) };
+}
+
+function compilePattern(source: string | null, log: Logger): RegExp | null {
+  if (source === null) return null;
+  try {
+    return new RegExp(source, "i");
+  } catch (err) {
+    log.warn("telegram.bad_name_pattern", { error: err instanceof Error ? err.message : String(err) });
+    return null;
+  }
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function failingSink(reason: string): ReplySink {
+  const fail = async () => {
+    throw new Error(`The reply could not be sent: ${reason}.`);
+  };
+  return { textDelta: () => {}, textReset: () => {}, toolStarted: () => {}, toolFinished: () => {}, finish: fail, fail };
 }

@@ -1,0 +1,314 @@
+/**
+ * A Telegram Bot API for tests: telegram-test-api (an emulator) on a free 127.0.0.1 port, with
+ * a small recording proxy in front of it. The bot under test gets `apiRoot` (the proxy), which
+ * records every Bot API call and can answer chosen calls with an error (a 429 with retry_after,
+ * a 401, a 409, "can't parse entities", a dropped connection) instead of forwarding them.
+ *
+ * Users write through `user(...)`; what the bot has in each chat (its messages, with every edit)
+ * is read from the emulator itself, so it is what a person would see.
+ *
+ * Emulator quirks handled here: `port: 0` silently becomes 9000 (a free port is picked first),
+ * old messages are purged after `storeTimeout` (set to an hour), the emulator never sets
+ * `entities` (added here the way Telegram's server does: @mentions and a leading /command).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
+import { text as readText } from "node:stream/consumers";
+import type { MessageEntity } from "grammy/types";
+import TelegramServerClass from "telegram-test-api";
+import type { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
+import { waitFor } from "./daemon.ts";
+
+/** What the emulator's getMe answers. */
+export const EMULATED_BOT = { id: 666, username: "TestNameBot", firstName: "Test First name" } as const;
+
+/** One Bot API call the proxy saw, answered by the emulator or by an injected fault. */
+export interface BotApiCall {
+  method: string;
+  body: Record<string, any>;
+  status: number;
+  response: any;
+  injected: boolean;
+  at: number;
+}
+
+/** A fault the proxy serves instead of forwarding; `times` calls matching `method` (and `when`). */
+export interface Fault {
+  method: string;
+  when?: (body: Record<string, any>) => boolean;
+  /** Default 1. */
+  times?: number;
+  /** An HTTP status and Bot API error body, or a reset connection (a network error). */
+  reply: { status: number; body: object } | "reset";
+}
+
+/** A message the bot has in a chat, as it looks now, with how it got there. */
+export interface BotMessage {
+  chatId: string;
+  messageId: number;
+  text: string;
+  parseMode: string | undefined;
+  threadId: number | undefined;
+  replyToMessageId: number | undefined;
+  /** Successful edits after the first send. */
+  edits: number;
+  /** Every text it showed, first to last. */
+  history: string[];
+  sentAt: number;
+  updatedAt: number;
+}
+
+export type BotActivity = { kind: "sent" | "edited"; message: BotMessage; at: number };
+
+export interface EmulatedUserOptions {
+  userId: number;
+  firstName?: string;
+  lastName?: string;
+  username?: string;
+  /** Default: the user's private chat with the bot. */
+  chat?: { id: number; type: "group" | "supergroup"; title: string; isForum?: boolean };
+}
+
+export interface EmulatedUser {
+  readonly userId: number;
+  readonly chatId: number;
+  /** Writes `text` (entities added like Telegram does); resolves with the new message's id. */
+  send(text: string, extra?: Record<string, unknown>): Promise<number>;
+  /** Writes a reply to one of the bot's messages. */
+  replyToBot(botMessageId: number, text: string): Promise<number>;
+  /** Sends a message without text (a photo, a sticker…): `fields` are its Bot API fields. */
+  sendMedia(fields: Record<string, unknown>): Promise<number>;
+}
+
+export interface TelegramEmulator {
+  /** Give this to the bot as apiRoot: the recording proxy. */
+  readonly apiRoot: string;
+  /** The emulator itself, without the proxy (no recording, no faults): for benchmarks. */
+  readonly directApiRoot: string;
+  readonly token: string;
+  readonly server: TelegramServer;
+  /** Every Bot API call through the proxy, in order. */
+  readonly calls: BotApiCall[];
+  inject(fault: Fault): void;
+  user(opts: EmulatedUserOptions): EmulatedUser;
+  /** The bot's messages in a chat (all chats without an id), oldest first. */
+  botMessages(chatId?: number | string): BotMessage[];
+  /** Called for every message the bot sends or edits; returns an unsubscribe function. */
+  onBotActivity(listener: (a: BotActivity) => void): () => void;
+  /** Resolves once the chat has `count` bot messages; rejects after timeoutMs. */
+  waitForBotMessages(chatId: number | string, count: number, timeoutMs?: number): Promise<BotMessage[]>;
+  callsTo(method: string): BotApiCall[];
+  stop(): Promise<void>;
+}
+
+/** Binds port 0 on 127.0.0.1, reads the port and releases it (the emulator cannot take 0). */
+export async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+export async function startTelegramEmulator(opts: { token?: string } = {}): Promise<TelegramEmulator> {
+  const token = opts.token ?? "123456789:TEST-token-for-the-emulator";
+  const ServerClass = TelegramServerClass as unknown as new (config: { port: number; host: string; storeTimeout: number }) => TelegramServer;
+  const server = new ServerClass({ port: await freePort(), host: "127.0.0.1", storeTimeout: 3600 });
+  await server.start();
+  const emulatorUrl = server.config.apiURL;
+
+  const messages: BotMessage[] = [];
+  const listeners = new Set<(a: BotActivity) => void>();
+  const notify = (a: BotActivity) => listeners.forEach((l) => l(a));
+  recordBotMessages(server, messages, notify);
+
+  const calls: BotApiCall[] = [];
+  const faults: Array<Fault & { left: number }> = [];
+  const proxy = createServer((req, res) => {
+    forward(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ok: false, error_code: 502, description: `proxy: ${String(error)}` }));
+    });
+  });
+
+  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readText(req);
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    const method = /^\/bot[^/]+\/([A-Za-z]+)$/.exec(path)?.[1] ?? path;
+    const body = parseBody(raw);
+    const at = Date.now();
+    const fault = faults.find((f) => f.left > 0 && f.method === method && (!f.when || f.when(body)));
+    if (fault) {
+      fault.left--;
+      if (fault.reply === "reset") {
+        calls.push({ method, body, status: 0, response: null, injected: true, at });
+        req.socket.resetAndDestroy();
+        return;
+      }
+      calls.push({ method, body, status: fault.reply.status, response: fault.reply.body, injected: true, at });
+      res.writeHead(fault.reply.status, { "content-type": "application/json" });
+      res.end(JSON.stringify(fault.reply.body));
+      return;
+    }
+    const upstream = await fetch(`${emulatorUrl}${req.url ?? "/"}`, {
+      method: req.method ?? "POST",
+      headers: { "content-type": req.headers["content-type"] ?? "application/json" },
+      ...(req.method === "GET" || req.method === "HEAD" ? {} : { body: raw }),
+    });
+    const text = await upstream.text();
+    calls.push({ method, body, status: upstream.status, response: parseBody(text), injected: false, at });
+    res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
+    res.end(text);
+  }
+
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const proxyPort = (proxy.address() as AddressInfo).port;
+  let stopped: Promise<void> | undefined;
+
+  const botMessages = (chatId?: number | string) => (chatId === undefined ? [...messages] : messages.filter((m) => m.chatId === String(chatId)));
+
+  return {
+    apiRoot: `http://127.0.0.1:${proxyPort}`,
+    directApiRoot: emulatorUrl,
+    token,
+    server,
+    calls,
+    inject: (fault) => void faults.push({ ...fault, left: fault.times ?? 1 }),
+    user: (o) => emulatedUser(server, token, o, messages),
+    botMessages,
+    onBotActivity: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    waitForBotMessages: async (chatId, count, timeoutMs = 10_000) => {
+      await waitFor(`${count} bot message(s) in chat ${chatId} (have ${botMessages(chatId).length})`, () => botMessages(chatId).length >= count, timeoutMs);
+      return botMessages(chatId);
+    },
+    callsTo: (method) => calls.filter((c) => c.method === method),
+    stop: () =>
+      (stopped ??= (async () => {
+        await new Promise<void>((resolve) => {
+          proxy.close(() => resolve());
+          proxy.closeAllConnections();
+        });
+        await server.stop();
+      })()),
+  };
+}
+
+/** Wraps the emulator's own handlers, so every send and edit the bot makes is seen, in order. */
+function recordBotMessages(server: TelegramServer, messages: BotMessage[], notify: (a: BotActivity) => void): void {
+  const addBotMessage = server.addBotMessage.bind(server);
+  server.addBotMessage = (raw, botToken) => {
+    const sent = addBotMessage(raw, botToken);
+    const body = raw as Record<string, any>;
+    const at = performance.now();
+    const message: BotMessage = {
+      chatId: String(body.chat_id),
+      messageId: sent.message_id,
+      text: String(body.text ?? ""),
+      parseMode: body.parse_mode,
+      threadId: body.message_thread_id === undefined ? undefined : Number(body.message_thread_id),
+      replyToMessageId: body.reply_parameters?.message_id === undefined ? undefined : Number(body.reply_parameters.message_id),
+      edits: 0,
+      history: [String(body.text ?? "")],
+      sentAt: at,
+      updatedAt: at,
+    };
+    messages.push(message);
+    notify({ kind: "sent", message, at });
+    return sent;
+  };
+  const editMessageText = server.editMessageText.bind(server);
+  server.editMessageText = (raw) => {
+    editMessageText(raw);
+    const body = raw as Record<string, any>;
+    const message = messages.find((m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id));
+    if (!message) return;
+    const at = performance.now();
+    message.text = String(body.text ?? "");
+    message.parseMode = body.parse_mode;
+    message.edits++;
+    message.history.push(message.text);
+    message.updatedAt = at;
+    notify({ kind: "edited", message, at });
+  };
+}
+
+function emulatedUser(server: TelegramServer, token: string, o: EmulatedUserOptions, botMessages: BotMessage[]): EmulatedUser {
+  const from = { id: o.userId, is_bot: false, first_name: o.firstName ?? `User${o.userId}`, ...(o.lastName ? { last_name: o.lastName } : {}), ...(o.username ? { username: o.username } : {}) };
+  const chat = o.chat
+    ? { id: o.chat.id, type: o.chat.type, title: o.chat.title, ...(o.chat.isForum ? { is_forum: true } : {}) }
+    : { id: o.userId, type: "private", first_name: from.first_name, ...(o.username ? { username: o.username } : {}) };
+
+  const post = async (fields: Record<string, unknown>): Promise<number> => {
+    const message = { botToken: token, date: Math.floor(Date.now() / 1000), from, chat, ...fields };
+    await server.addUserMessage(message as never);
+    // The emulator stores the update synchronously and numbers it from one shared counter.
+    return server.storage.userMessages.at(-1)!.messageId;
+  };
+
+  return {
+    userId: o.userId,
+    chatId: chat.id,
+    send: (text, extra = {}) => {
+      const entities = entitiesOf(text);
+      return post({ text, ...(entities.length ? { entities } : {}), ...extra });
+    },
+    replyToBot: (botMessageId, text) => {
+      const original = botMessages.find((m) => m.messageId === botMessageId);
+      const entities = entitiesOf(text);
+      return post({
+        text,
+        ...(entities.length ? { entities } : {}),
+        reply_to_message: {
+          message_id: botMessageId,
+          date: Math.floor(Date.now() / 1000),
+          chat,
+          from: { id: EMULATED_BOT.id, is_bot: true, first_name: EMULATED_BOT.firstName, username: EMULATED_BOT.username },
+          text: original?.text ?? "",
+        },
+      });
+    },
+    sendMedia: (fields) => post(fields),
+  };
+}
+
+/** The entities Telegram's server would attach: @mentions anywhere, a /command at the start. */
+export function entitiesOf(text: string): MessageEntity[] {
+  const entities: MessageEntity[] = [];
+  const command = /^\/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?/.exec(text);
+  if (command) entities.push({ type: "bot_command", offset: 0, length: command[0].length });
+  for (const m of text.matchAll(/(?<![\w@])@[A-Za-z0-9_]{5,32}/g)) {
+    if (command && m.index < command[0].length) continue;
+    entities.push({ type: "mention", offset: m.index, length: m[0].length });
+  }
+  return entities;
+}
+
+function parseBody(raw: string): Record<string, any> {
+  if (!raw) return {};
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, any>) : {};
+  } catch {
+    return Object.fromEntries(new URLSearchParams(raw));
+  }
+}
+
+/** Bot API error bodies, as Telegram sends them. */
+export const telegramErrors = {
+  tooManyRequests: (retryAfter: number) => ({ status: 429, body: { ok: false, error_code: 429, description: `Too Many Requests: retry after ${retryAfter}`, parameters: { retry_after: retryAfter } } }),
+  unauthorized: () => ({ status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } }),
+  conflict: () => ({
+    status: 409,
+    body: { ok: false, error_code: 409, description: "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running" },
+  }),
+  cantParseEntities: () => ({ status: 400, body: { ok: false, error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0" } }),
+  notModified: () => ({
+    status: 400,
+    body: { ok: false, error_code: 400, description: "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message" },
+  }),
+  badGateway: () => ({ status: 502, body: { ok: false, error_code: 502, description: "Bad Gateway" } }),
+} satisfies Record<string, (...args: any[]) => Fault["reply"]>;
+
