@@ -1,6 +1,7 @@
 // The `hearth` command. Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
 import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
+import { CRON_USAGE, runCron } from "./cli/cron.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
@@ -18,7 +19,7 @@ Commands:
   chat -m "TEXT"               send one message; the reply streams to stdout
   status [--json]              channels, sessions, active runs, queues, today's tokens
   init                         create the home folder, a commented config.json and the workspace
-  pairing list                 pending pairing codes and approved senders
+${CRON_USAGE}  pairing list                 pending pairing codes and approved senders
   pairing approve CODE         let the person who got CODE talk to Hearth
   pairing revoke CHANNEL:USERID
 
@@ -55,6 +56,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
         return runInit(home, io);
       case "pairing":
         return await runPairing(home, rest, io);
+      case "cron":
+        return await runCron(home, rest, io);
       case undefined:
       case "help":
       case "--help":

@@ -7,6 +7,7 @@ import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { PairingStore } from "./pairing.ts";
 import type { RecentChats } from "./router.ts";
+import type { CronService } from "./scheduler/service.ts";
 import type { SessionStore } from "./sessions.ts";
 
 export interface GatewayContext {
@@ -21,5 +22,7 @@ export interface GatewayContext {
   lanes: LaneManager;
   channels: ChannelRegistry;
   runtime: AgentRuntime;
+  /** Scheduled jobs: the cron tools, `hearth cron …`, and (in the daemon) the engine and heartbeat. */
+  cron: CronService;
   recent: RecentChats;
 }

@@ -18,6 +18,8 @@ import { PairingStore } from "./pairing.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
+import { gatewayHost } from "./scheduler/host.ts";
+import { CronService } from "./scheduler/service.ts";
 import { SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
 
@@ -34,6 +36,8 @@ export interface GatewayOptions {
   /** Replaces the Anthropic client (tests, benchmarks). */
   model?: ModelClient;
   clock?: () => number;
+  /** Run scheduled jobs and the heartbeat (the daemon). Without it jobs can still be managed. */
+  schedule?: boolean;
 }
 
 export interface Gateway {
@@ -70,14 +74,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
-    const runtime = createAgentRuntime({ config, home, log, memory, clock, ...(opts.model ? { model: opts.model } : {}) });
+    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock });
+    const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), ...(opts.model ? { model: opts.model } : {}) });
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
     channels.register(cli);
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, recent: new RecentChats() } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
     ctx.lanes = new LaneManager({
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
@@ -87,7 +92,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       clock,
     });
 
-    // 5. The scheduler hooks in here (cron jobs, heartbeat).
+    // 5. The scheduler (cron jobs, heartbeat): connected now, started once the channels are up.
+    cron.attach(gatewayHost(ctx));
+    undo.push(["scheduler", () => cron.stop()]);
 
     // 6. The control socket for `hearth chat`, `hearth status` and friends.
     if (opts.controlSocket) {
@@ -110,6 +117,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const entry of recovery.replay) submitEntry(ctx, entry);
     for (const entry of recovery.abandoned) {
       void channels.openReply(entry.message).finish("Sorry — I could not answer this message: answering it failed twice. Please send it again if it still matters.");
+    }
+    if (opts.schedule) {
+      await cron.startEngine();
+      // Undone first of all: no new job or heartbeat starts while the runs drain.
+      undo.push(["scheduler timers", () => cron.pause()]);
     }
 
     log.info("gateway.ready", { home, channels: channels.ids(), pid: process.pid });

@@ -2,6 +2,7 @@
 // parameters and fails with a message meant for the user.
 import type { ChannelId } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
+import type { JobInput } from "./scheduler/job-input.ts";
 
 type Handler = (params: Record<string, unknown>) => unknown;
 
@@ -20,6 +21,10 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
       if (!ctx.pairing.revoke(channel, userId)) throw new Error(`${channel}:${userId} is not an approved sender.`);
       return { revoked: `${channel}:${userId}` };
     },
+    "cron.list": () => ctx.cron.list(),
+    "cron.add": (p) => ctx.cron.add(jobInputParam(p), { createdBy: "cli" }),
+    "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
+    "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
   };
   return async (method, params) => {
     const handler = methods[method];
@@ -32,4 +37,13 @@ function stringParam(p: Record<string, unknown>, name: string): string {
   const v = p[name];
   if (typeof v !== "string" || !v.trim()) throw new Error(`Missing parameter "${name}".`);
   return v.trim();
+}
+
+const JOB_INPUT_FIELDS = ["name", "cron", "tz", "every", "at", "message", "session", "deliver", "catchUp"] as const satisfies ReadonlyArray<keyof JobInput>;
+
+/** The string fields of a new job (`hearth cron add`); the scheduler validates them. */
+function jobInputParam(p: Record<string, unknown>): JobInput {
+  const input: JobInput = {};
+  for (const k of JOB_INPUT_FIELDS) if (typeof p[k] === "string") input[k] = p[k];
+  return input;
 }

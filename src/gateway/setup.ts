@@ -36,6 +36,7 @@ export function gatewayOptions(home: string, config: Config, log: Logger, opts: 
     config,
     log,
     controlSocket: opts.daemon,
+    schedule: opts.daemon,
     channels: opts.daemon ? () => chatChannels(config, log) : [],
     ...(opts.clock ? { clock: opts.clock } : {}),
     openMemory: () =>

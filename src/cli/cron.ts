@@ -1,0 +1,181 @@
+// `hearth cron list [--json] | add … | rm ID | run ID`: through the daemon when it runs (it
+// reschedules at once), directly on cron/jobs.json otherwise (the daemon picks the jobs up when
+// it starts). `run` needs the daemon: only the daemon runs jobs.
+import type { Config } from "../gateway/config.ts";
+import { loadConfig, systemTimeZone } from "../gateway/config.ts";
+import { homePaths } from "../gateway/home.ts";
+import { buildJob, cliField, CronInputError, type JobInput } from "../gateway/scheduler/job-input.ts";
+import { CronService } from "../gateway/scheduler/service.ts";
+import type { JobView } from "../gateway/scheduler/view.ts";
+import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
+import { localDate, localTime } from "../time.ts";
+import { createLogger } from "../log.ts";
+import { parse, UsageError } from "./args.ts";
+import { connectDaemon, type GatewayClient } from "./client.ts";
+
+interface CronIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export const CRON_USAGE = `  cron list [--json]           scheduled jobs with their next and last run
+  cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"
+           [--session main|isolated] [--deliver origin|owner|none|telegram:<chatId>|discord:<channelId>]
+           [--catch-up 1h]
+  cron rm ID                   delete a job
+  cron run ID                  run a job now (needs the daemon)
+`;
+
+const ADD_OPTIONS = {
+  name: { type: "string" },
+  cron: { type: "string" },
+  tz: { type: "string" },
+  every: { type: "string" },
+  at: { type: "string" },
+  message: { type: "string", short: "m" },
+  session: { type: "string" },
+  deliver: { type: "string" },
+  "catch-up": { type: "string" },
+} as const;
+
+export async function runCron(home: string, args: string[], io: CronIO): Promise<number> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case "list": {
+      const { values } = parse(rest, { json: { type: "boolean" } });
+      return withJobs(home, async (ops) => {
+        const jobs = (await ops.call("cron.list", {})) as JobView[];
+        io.stdout.write(values.json ? `${JSON.stringify(jobs, null, 2)}\n` : formatJobs(jobs, timezoneOf(home)));
+        return 0;
+      });
+    }
+    case "add": {
+      const { values } = parse(rest, ADD_OPTIONS);
+      const input: JobInput = { ...values, catchUp: values["catch-up"] };
+      checkInput(input, loadConfig({ home }));
+      return withJobs(home, async (ops) => {
+        const job = (await ops.call("cron.add", { ...input })) as JobView;
+        io.stdout.write(`Added job ${job.id} "${job.name}": ${job.scheduleText}, next run ${when(job.nextRunAt, timezoneOf(home))}, delivery ${job.deliver}.\n`);
+        if (!ops.daemon) io.stdout.write("Hearth is not running: the job runs once it is started (hearth start).\n");
+        return 0;
+      });
+    }
+    case "rm":
+    case "remove": {
+      const id = oneId(rest, action);
+      return withJobs(home, async (ops) => {
+        const job = (await ops.call("cron.remove", { id })) as JobView;
+        io.stdout.write(`Removed job ${job.id} "${job.name}".\n`);
+        return 0;
+      });
+    }
+    case "run": {
+      const id = oneId(rest, action);
+      const daemon = await connectDaemon(homePaths(home).socket);
+      if (!daemon) {
+        io.stderr.write(`hearth: Hearth is not running on ${home}, and only the daemon runs jobs. Start it with: hearth start\n`);
+        return 1;
+      }
+      try {
+        const { runId, job } = (await daemon.rpc("cron.run", { id })) as { runId: string; job: JobView };
+        io.stdout.write(`Running job ${job.id} "${job.name}" now (run ${runId}); its answer goes to: ${job.deliver}. \`hearth cron list\` shows how it went.\n`);
+        return 0;
+      } finally {
+        await daemon.close();
+      }
+    }
+    default:
+      throw new UsageError(action ? `Unknown cron action "${action}". Use list, add, rm or run.` : "cron needs an action: list, add, rm or run.");
+  }
+}
+
+interface JobOps {
+  daemon: boolean;
+  call(method: string, params: Record<string, unknown>): Promise<unknown>;
+}
+
+/** Runs `fn` against the daemon if one answers, else against jobs.json directly. */
+async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Promise<number> {
+  const paths = homePaths(home);
+  const daemon: GatewayClient | null = await connectDaemon(paths.socket);
+  if (daemon) {
+    try {
+      return await fn({ daemon: true, call: (m, p) => daemon.rpc(m, p) });
+    } finally {
+      await daemon.close();
+    }
+  }
+  const config = loadConfig({ home });
+  const service = CronService.open({ paths, config, log: createLogger({ level: "silent" }) });
+  const problem = service.problem();
+  return fn({
+    daemon: false,
+    call: async (method, p) => {
+      if (problem && method === "cron.list") throw new Error(`${paths.jobs} has an error: ${problem}. Fix the file (it must match what \`hearth cron add\` writes).`);
+      switch (method) {
+        case "cron.list":
+          return service.list();
+        case "cron.add":
+          return service.add(p as JobInput, { createdBy: "cli" });
+        case "cron.remove":
+          return service.remove(String(p.id));
+        default:
+          throw new Error(`unknown method ${method}`);
+      }
+    },
+  });
+}
+
+/** Bad input is bad usage (exit 2): checked here, before anything is sent or written. */
+function checkInput(input: JobInput, config: Config): void {
+  try {
+    buildJob(input, {
+      now: Date.now(),
+      timezone: config.timezone,
+      minEveryMs: MIN_EVERY_MS,
+      createdBy: "cli",
+      origin: null,
+      field: cliField,
+      defaultDelivery: "owner",
+      takenIds: new Set(),
+    });
+  } catch (err) {
+    if (err instanceof CronInputError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+function oneId(rest: string[], action: string): string {
+  const { positionals } = parse(rest, {}, true);
+  if (positionals.length !== 1) throw new UsageError(`cron ${action} needs exactly one job id: hearth cron ${action} ID (\`hearth cron list\` shows the ids).`);
+  return positionals[0]!;
+}
+
+function timezoneOf(home: string): string {
+  try {
+    return loadConfig({ home }).timezone;
+  } catch {
+    return systemTimeZone();
+  }
+}
+
+function when(iso: string | null, timezone: string): string {
+  if (!iso) return "none";
+  const at = Date.parse(iso);
+  return `${localDate(at, timezone)} ${localTime(at, timezone)}`;
+}
+
+export function formatJobs(jobs: JobView[], timezone: string): string {
+  if (jobs.length === 0) return 'No scheduled jobs. Add one with: hearth cron add --name N --every 1h --message "TEXT"\n';
+  const lines = jobs.map((j) => {
+    const last = j.lastStatus ? `${j.lastStatus}${j.lastDelivery && j.lastStatus === "ok" ? ` (${j.lastDelivery})` : ""} ${when(j.lastRunAt, timezone)}` : "never run";
+    const flags = [j.enabled ? "" : "disabled", j.running ? "running" : ""].filter(Boolean).join(", ");
+    return [
+      `${j.id}  ${j.name}${flags ? `  [${flags}]` : ""}`,
+      `    ${j.scheduleText} · ${j.session} session · delivery ${j.deliver}`,
+      `    next ${when(j.nextRunAt, timezone)} · last ${last}${j.lastError && j.lastStatus !== "ok" ? ` · ${j.lastError}` : ""}`,
+      `    ${j.prompt.length > 100 ? `${j.prompt.slice(0, 100)}…` : j.prompt}`,
+    ].join("\n");
+  });
+  return `${lines.join("\n\n")}\n`;
+}

@@ -1,0 +1,43 @@
+// What the scheduler needs from the gateway, in one narrow interface: put a run on a lane, tell
+// whether main is busy, send a proactive message, and know where the owner is. Tests hand the
+// scheduler a fake of it; the daemon builds it from the gateway context.
+import type { DeliveryTarget } from "../../channels/channel.ts";
+import type { GatewayContext } from "../context.ts";
+import type { LaneItem } from "../lanes.ts";
+
+export interface SchedulerHost {
+  /** Queues `item` behind whatever the session has (followup: a busy session delays it, never drops it). */
+  submit(sessionKey: string, item: LaneItem): void;
+  /** True while main has an active run or queued messages. */
+  mainBusy(): boolean;
+  /** A proactive message; rejects when it could not be delivered. */
+  send(to: DeliveryTarget, text: string): Promise<void>;
+  /** The owner's most recently used chat; the terminal when none is known yet. */
+  ownerTarget(): DeliveryTarget;
+  /**
+   * The chat the current message of `sessionKey` came from (what `deliver: origin` means for a
+   * job the agent creates there); null when unknown.
+   */
+  originOf(sessionKey: string): DeliveryTarget | null;
+}
+
+export const CLI_TARGET: DeliveryTarget = { channel: "cli", chatId: "cli" };
+
+export function gatewayHost(ctx: GatewayContext): SchedulerHost {
+  const ownerTarget = (): DeliveryTarget => {
+    const c = ctx.sessions.ownerContact();
+    return c ? { channel: c.channel, chatId: c.chatId, ...(c.threadId ? { threadId: c.threadId } : {}) } : CLI_TARGET;
+  };
+  return {
+    submit: (key, item) => ctx.lanes.submit(key, item, "followup"),
+    mainBusy: () => ctx.lanes.snapshot().some((l) => l.key === "main" && (l.running || l.queued > 0)),
+    send: (to, text) => ctx.channels.send(to, text),
+    ownerTarget,
+    originOf(sessionKey) {
+      // Only the owner's main session may manage jobs; its messages come from the owner's DMs
+      // (the router records the last one as the owner contact) or from the terminal.
+      if (sessionKey !== "main") return null;
+      return ctx.sessions.get("main")?.lastChannel === "cli" ? CLI_TARGET : ownerTarget();
+    },
+  };
+}

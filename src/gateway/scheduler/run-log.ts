@@ -1,0 +1,142 @@
+// <home>/cron/runs.jsonl: the history of every job run, one JSON line per step, appended with
+// single O_APPEND writes. It is also what makes runs durable: a run is `queued` before it goes
+// on its lane and `started` when it joins a model run, so after a crash the next start knows
+// which scheduled times were handled (never run twice), which runs never started (run them
+// now) and which were cut off mid-run (report them, don't repeat them).
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Logger } from "../../log.ts";
+import type { DeliveryStatus } from "./job.ts";
+
+/** Why a run happened: its schedule, a missed time caught up on start, or `hearth cron run`. */
+export type Trigger = "schedule" | "catch-up" | "manual";
+
+export interface DeliveryRecord {
+  status: DeliveryStatus;
+  /** "telegram:123", "cli"… */
+  to?: string;
+  error?: string;
+}
+
+interface RunRef {
+  /** `<jobId>@<scheduledAt ISO>`; a manual run's scheduled time is when it was asked for. */
+  runId: string;
+  jobId: string;
+  /** The job's name at the time. */
+  job: string;
+  scheduledAt: string;
+  trigger: Trigger;
+  at: string;
+}
+
+export type RunRecord =
+  | ({ status: "queued" } & RunRef)
+  | { status: "started"; runId: string; jobId: string; at: string }
+  | ({ status: "ok" | "error"; startedAt?: string; durationMs?: number; error?: string; delivery: DeliveryRecord; notified?: boolean } & RunRef)
+  /** Scheduled times that were not run: `missed` of them (default 1), from `scheduledAt` to `until`. */
+  | { status: "skipped"; runId?: string; jobId: string; job: string; scheduledAt: string; until?: string; reason: string; missed?: number; at: string };
+
+export type QueuedRun = Extract<RunRecord, { status: "queued" }>;
+
+export interface RunRecovery {
+  /** Per job, the latest scheduled time that was queued or skipped (manual runs excluded). */
+  lastScheduled: Map<string, number>;
+  /** Queued before the last stop, never started: they run now. */
+  queued: QueuedRun[];
+  /** Started but never finished (a crash or a kill): they count as run, and are reported. */
+  interrupted: Array<QueuedRun & { startedAt: string }>;
+}
+
+/** The file is compacted to its newest lines when it grows past this many. */
+const MAX_LINES = 20_000;
+const KEEP_LINES = 10_000;
+
+export class RunLog {
+  readonly path: string;
+  readonly #log: Logger;
+
+  private constructor(file: string, log: Logger) {
+    this.path = file;
+    this.#log = log;
+  }
+
+  /** Opens the log and works out what the last run of the daemon left behind. */
+  static open(file: string, log: Logger): { runs: RunLog; recovery: RunRecovery } {
+    const runs = new RunLog(file, log);
+    const records = runs.#read();
+    const recovery: RunRecovery = { lastScheduled: new Map(), queued: [], interrupted: [] };
+    const open = new Map<string, QueuedRun & { startedAt?: string }>();
+    for (const r of records) {
+      switch (r.status) {
+        case "queued":
+          open.set(r.runId, { ...r });
+          break;
+        case "started": {
+          const q = open.get(r.runId);
+          if (q) q.startedAt = r.at;
+          break;
+        }
+        case "ok":
+        case "error":
+        case "skipped":
+          if (r.runId) open.delete(r.runId);
+          break;
+        default:
+          r satisfies never;
+      }
+      if ((r.status === "queued" && r.trigger !== "manual") || r.status === "skipped") {
+        const t = Date.parse(r.status === "skipped" && r.until ? r.until : r.scheduledAt);
+        if (t > (recovery.lastScheduled.get(r.jobId) ?? -Infinity)) recovery.lastScheduled.set(r.jobId, t);
+      }
+    }
+    for (const q of open.values()) {
+      if (q.startedAt) recovery.interrupted.push({ ...q, startedAt: q.startedAt });
+      else recovery.queued.push(q);
+    }
+    if (records.length > MAX_LINES) runs.#compact(records, new Set(open.keys()));
+    return { runs, recovery };
+  }
+
+  append(r: RunRecord): void {
+    try {
+      mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
+      appendFileSync(this.path, `${JSON.stringify(r)}\n`, { mode: 0o600 });
+    } catch (err) {
+      this.#log.error("cron.runs_write_failed", { file: this.path, error: err });
+    }
+  }
+
+  /** Every record, oldest first (a torn or corrupt line is skipped and reported). */
+  #read(): RunRecord[] {
+    let text: string;
+    try {
+      text = readFileSync(this.path, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
+    }
+    const out: RunRecord[] = [];
+    const lines = text.split("\n");
+    for (const [i, line] of lines.entries()) {
+      if (!line.trim()) continue;
+      try {
+        const r = JSON.parse(line) as RunRecord;
+        if (r && typeof r === "object" && typeof r.status === "string" && typeof r.jobId === "string") out.push(r);
+        else throw new Error("not a run record");
+      } catch {
+        this.#log.warn("cron.runs_bad_line", { file: this.path, line: i + 1, last: i >= lines.length - 2 });
+      }
+    }
+    return out;
+  }
+
+  /** Keeps the newest lines and every line of a run that is still open. */
+  #compact(records: RunRecord[], open: Set<string>): void {
+    const cut = records.length - KEEP_LINES;
+    const kept = records.filter((r, i) => i >= cut || (r.runId !== undefined && open.has(r.runId)));
+    const tmp = `${this.path}.tmp-${process.pid}`;
+    writeFileSync(tmp, kept.map((r) => `${JSON.stringify(r)}\n`).join(""), { mode: 0o600 });
+    renameSync(tmp, this.path);
+    this.#log.info("cron.runs_compacted", { kept: kept.length, dropped: records.length - kept.length });
+  }
+}
