@@ -6,14 +6,18 @@ import { meetsTarget, type Figure } from "./harness.ts";
 import { gatewayBench } from "./gateway.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
 import { memorySearchBench } from "./memory-search.bench.ts";
+import { startupBench } from "./startup.bench.ts";
+import { telegramBench } from "./telegram.bench.ts";
 import { transcriptBench } from "./transcript.bench.ts";
 
 const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
+  ["startup", startupBench],
   ["transcript", transcriptBench],
   ["gateway", gatewayBench],
   ["memory-context", memoryContextBench],
   ["memory-search", memorySearchBench],
   ["cache-prefix", cachePrefixBench],
+  ["telegram", telegramBench],
 ];
 
 const only = process.argv.slice(2);
