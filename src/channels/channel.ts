@@ -63,7 +63,9 @@ export interface Channel {
   readonly id: ChannelId;
   /**
    * Connects and starts delivering messages to `onMessage`. Resolves once connected, or rejects
-   * with a reason that says what to fix (a bad token). `onMessage` must not throw.
+   * with a reason that says what to fix (a bad token). A rejection whose error has
+   * `retryable: true` is temporary (network, timeout) and the gateway calls `start` again later;
+   * any other is final until a restart. `onMessage` must not throw.
    */
   start(onMessage: (m: InboundMessage) => void): Promise<void>;
   /** Stops receiving; pending sends may finish. Safe to call twice. */
@@ -73,5 +75,9 @@ export interface Channel {
   send(to: DeliveryTarget, text: string): Promise<void>;
   status(): ChannelStatus;
 }
+
+/** True when a `start` failure is temporary (see Channel.start). */
+export const isRetryableStartError = (err: unknown): boolean =>
+  typeof err === "object" && err !== null && (err as { retryable?: unknown }).retryable === true;
 
 export const isDeliveryTarget = (to: InboundMessage | DeliveryTarget): to is DeliveryTarget => "chatId" in to;

@@ -80,8 +80,9 @@ export function splitMessage(markdown: string, maxLength: number, opts: SplitOpt
 }
 
 /**
- * The best place to end the chunk that starts at `pos`: the highest cut class available, and
- * within it the latest position. `budget` is the room left after any reopened fence prefix.
+ * The best place to end the chunk that starts at `pos`: the highest cut class available past
+ * a quarter of the budget, and within it the latest position. `budget` is the room left after any
+ * reopened fence prefix.
  */
 function chooseCut(
   text: string,
@@ -110,6 +111,12 @@ function chooseCut(
     }
     if (!best[cls]) best[cls] = { at: p, fence: around };
     if (cls === PARAGRAPH) break;
+  }
+  // A better kind of break wins only if it leaves the chunk at least a quarter full: a heading
+  // and a blank line must not become a message of their own. A word is cut only as a last resort.
+  for (const cls of [PARAGRAPH, LINE, SPACE]) {
+    const cut = best[cls];
+    if (cut && cut.at - pos >= budget / 4) return cut;
   }
   for (const cls of [PARAGRAPH, LINE, SPACE, HARD]) {
     const cut = best[cls];

@@ -59,6 +59,11 @@ export class DiscordConnectError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.kind = kind;
   }
+
+  /** Discord was out of reach: worth another try later (see Channel.start). */
+  get retryable(): boolean {
+    return this.kind === "unreachable" || this.kind === "timeout";
+  }
 }
 
 export function createDiscordChannel(options: DiscordChannelOptions, deps: DiscordChannelDeps): Channel {

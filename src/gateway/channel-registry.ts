@@ -1,16 +1,23 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
 import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "../channels/channel.ts";
-import { isDeliveryTarget } from "../channels/channel.ts";
+import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 
 export class ChannelRegistry {
   readonly #channels = new Map<ChannelId, Channel>();
   readonly #failures = new Map<ChannelId, string>();
+  readonly #retrying = new Map<ChannelId, { reason: string; timer: NodeJS.Timeout }>();
   readonly #log: Logger;
+  #onMessage: ((m: InboundMessage) => void) | null = null;
+  #stopped = false;
 
-  constructor(log: Logger) {
+  readonly #retryBaseMs: number;
+
+  /** `retryBaseMs`: the first retry delay after a temporary start failure (then doubling, to 5 min). */
+  constructor(log: Logger, opts: { retryBaseMs?: number } = {}) {
     this.#log = log;
+    this.#retryBaseMs = opts.retryBaseMs ?? 5_000;
   }
 
   register(channel: Channel): void {
@@ -25,23 +32,49 @@ export class ChannelRegistry {
     return [...this.#channels.keys()];
   }
 
-  /** Starts every channel; resolves when each has started or failed. */
-  async startAll(onMessage: (m: InboundMessage) => void): Promise<void> {
-    await Promise.all(
-      [...this.#channels.values()].map(async (ch) => {
-        try {
-          await ch.start(onMessage);
-          this.#log.info("channel.started", { channel: ch.id });
-        } catch (err) {
-          const reason = err instanceof Error ? err.message : String(err);
-          this.#failures.set(ch.id, reason);
-          this.#log.error("channel.failed", { channel: ch.id, reason });
-        }
-      }),
-    );
+  /**
+   * Starts every channel. Resolves when each has started or failed, or after `waitMs`: a slow
+   * platform must not hold back the gateway's readiness; it keeps connecting in the background.
+   * A channel that failed for a temporary reason is started again later, with backoff.
+   */
+  async startAll(onMessage: (m: InboundMessage) => void, opts: { waitMs?: number } = {}): Promise<void> {
+    this.#onMessage = onMessage;
+    const starts = [...this.#channels.values()].map((ch) => this.#start(ch, 0));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, opts.waitMs ?? 5_000);
+    });
+    await Promise.race([Promise.all(starts), waited]);
+    clearTimeout(timer);
+  }
+
+  async #start(ch: Channel, attempt: number): Promise<void> {
+    if (this.#stopped || !this.#onMessage) return;
+    try {
+      await ch.start(this.#onMessage);
+      this.#failures.delete(ch.id);
+      this.#retrying.delete(ch.id);
+      this.#log.info("channel.started", { channel: ch.id, ...(attempt > 0 ? { attempt: attempt + 1 } : {}) });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (!isRetryableStartError(err) || this.#stopped) {
+        this.#retrying.delete(ch.id);
+        this.#failures.set(ch.id, reason);
+        this.#log.error("channel.failed", { channel: ch.id, reason });
+        return;
+      }
+      const delayMs = Math.min(this.#retryBaseMs * 2 ** attempt, 300_000);
+      this.#log.warn("channel.retrying", { channel: ch.id, reason, inSeconds: delayMs / 1000 });
+      const timer = setTimeout(() => void this.#start(ch, attempt + 1), delayMs);
+      timer.unref();
+      this.#retrying.set(ch.id, { reason, timer });
+    }
   }
 
   async stopAll(): Promise<void> {
+    this.#stopped = true;
+    for (const r of this.#retrying.values()) clearTimeout(r.timer);
+    this.#retrying.clear();
     await Promise.all(
       [...this.#channels.values()].map(async (ch) => {
         try {
@@ -56,6 +89,8 @@ export class ChannelRegistry {
   status(id: ChannelId): ChannelStatus {
     const failure = this.#failures.get(id);
     if (failure) return { state: "failed", reason: failure };
+    const retry = this.#retrying.get(id);
+    if (retry) return { state: "reconnecting", detail: `could not start (${retry.reason}); trying again` };
     return this.#channels.get(id)?.status() ?? { state: "stopped" };
   }
 

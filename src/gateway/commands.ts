@@ -20,11 +20,15 @@ const HELP = `Commands:
 
 const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "help", "start", "approve"]);
 
-/** A slash command ("/stop", "/queue@HearthBot collect") or a bare "stop"; null for ordinary text. */
+/**
+ * A slash command ("/stop", "/queue collect") or a bare "stop"; null for ordinary text.
+ * Channels strip their own bot's suffix ("/stop@HearthBot"); one still carrying an "@" suffix
+ * was meant for another bot and is not ours.
+ */
 export function parseCommand(text: string): Command | null {
   const t = text.trim();
   if (/^stop[.!]?$/i.test(t)) return { name: "stop", args: "" };
-  const m = /^\/([A-Za-z_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(t);
+  const m = /^\/([A-Za-z_]+)(?:\s+([\s\S]*))?$/.exec(t);
   if (!m) return null;
   return { name: m[1]!.toLowerCase(), args: (m[2] ?? "").trim() };
 }

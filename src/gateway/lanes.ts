@@ -23,6 +23,11 @@ export interface LaneItem {
   /** Opens the reply for this item; called when the item joins a run, at most once per key and run. */
   openReply: () => ReplySink;
   arrivedAt: number;
+  /**
+   * False for a run that answers someone else (a scheduled job, the heartbeat): messages that
+   * arrive meanwhile must not join it — its answer is delivered elsewhere — and queue instead.
+   */
+  steerable?: boolean;
 }
 
 export interface RunContext {
@@ -260,6 +265,7 @@ export class LaneManager {
     }
     lane.backlog.shift();
     const run = new ActiveRun(group.items, this.#opts.log, this.#opts.clock());
+    run.open = group.items.every((i) => i.steerable !== false);
     lane.active = run;
     lane.pumping = true;
     try {

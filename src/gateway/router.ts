@@ -57,7 +57,8 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     const decision = decideAccess(m, accessRules(ctx.config, m.channel), ctx.pairing);
     switch (decision.type) {
       case "refuse":
-        log.info("inbound.refused", { reason: decision.reason });
+        // Debug: a bot in a busy server sees many messages that are not for it.
+        log.debug("inbound.refused", { reason: decision.reason });
         return;
       case "observe":
         ctx.recent.remember(m);
@@ -97,7 +98,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   const item: LaneItem = {
     entryId: entry.id,
     turn: userTurn({
-      text: m.text,
+      text: m.replyTo?.text ? `${m.text}\n\n(In reply to ${m.replyTo.fromBot ? "your message" : "a message"}: «${clipQuote(m.replyTo.text)}»)` : m.text,
       channel: m.channel,
       sender: m.sender.name,
       chat: m.chat.type === "group" ? m.chat.title : undefined,
@@ -112,6 +113,8 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
 }
+
+const clipQuote = (t: string) => (t.length > 300 ? `${t.slice(0, 299)}…` : t).replace(/\s+/g, " ");
 
 function queueModeFor(ctx: GatewayContext, sessionKey: string, channel: InboundMessage["channel"]) {
   return ctx.sessions.get(sessionKey)?.queueMode ?? accessRules(ctx.config, channel)?.queueMode ?? ctx.config.agent.queueMode;

@@ -4,6 +4,7 @@ import { contextTokens } from "../agent/messages.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { GatewayContext } from "./context.ts";
 import type { RunExecutor } from "./lanes.ts";
+import { isHeartbeatOk } from "./scheduler/heartbeat.ts";
 
 export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
@@ -22,7 +23,9 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     });
     ctx.sessions.touch(run.sessionKey, scope);
     const memory = ctx.runtime.memory;
-    if (memory && result.status !== "aborted") {
+    // A heartbeat that found nothing to report is not an exchange worth a log entry.
+    const quietHeartbeat = run.items.every((i) => i.source.channel === "heartbeat") && isHeartbeatOk(result.text);
+    if (memory && result.status !== "aborted" && !quietHeartbeat) {
       // Items joined by steering are part of the exchange too: run.items grows as they join.
       const first = run.items[0]!;
       memory.logExchange(memoryScopeFor(scope, run.sessionKey), {

@@ -60,6 +60,14 @@ describe("splitMessage", () => {
     expect(splitMessage(text, 70)).toEqual(["a".repeat(30), `${"b".repeat(20)} ${"c".repeat(20)} ${"d".repeat(20)}`]);
   });
 
+  it("does not make an early paragraph break a message of its own", () => {
+    const text = `**Reminder**\n\n${"word ".repeat(1_000)}`;
+    const chunks = splitMessage(text, 4_000);
+    expect(chunks[0]!.length).toBeGreaterThan(3_000);
+    expect(chunks[0]!.startsWith("**Reminder**")).toBe(true);
+    expect(chunks.join(" ").replace(/\s+/g, " ").trim()).toBe(text.replace(/\s+/g, " ").trim());
+  });
+
   it("prefers a space over a hard cut, and hard-cuts only a word longer than the limit", () => {
     expect(splitMessage("aaaa bbbb cccc", 10)).toEqual(["aaaa bbbb", "cccc"]);
     expect(splitMessage("aaaa bbbbbbbb", 10)).toEqual(["aaaa", "bbbbbbbb"]);

@@ -100,9 +100,9 @@ describe("parseCommand", () => {
     ["/stop", { name: "stop", args: "" }],
     ["stop", { name: "stop", args: "" }],
     ["Stop!", { name: "stop", args: "" }],
-    ["/queue@HearthBot collect", { name: "queue", args: "collect" }],
+    ["/queue collect", { name: "queue", args: "collect" }],
     ["/compact  keep the plan ", { name: "compact", args: "keep the plan" }],
   ])("%j", (text, expected) => expect(parseCommand(text)).toEqual(expected));
 
-  it.each(["stop the music", "please /stop", "hello", "/"])("ignores %j", (text) => expect(parseCommand(text)).toBeNull());
+  it.each(["stop the music", "please /stop", "hello", "/", "/stop@OtherBot"])("ignores %j", (text) => expect(parseCommand(text)).toBeNull());
 });

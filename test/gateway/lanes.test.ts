@@ -161,3 +161,23 @@ describe("lanes", () => {
     expect(rec.finals.get("b")).toEqual(["Stopped."]);
   });
 });
+
+describe("lanes: runs that answer someone else", () => {
+  it("queues a message behind a non-steerable run instead of joining it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: string[][] = [];
+    const { lanes, rec } = manager(async (ctx) => {
+      runs.push(ctx.items.map((i) => i.entryId));
+      if (runs.length === 1) await gate;
+      return { status: "completed", text: `answer ${runs.length}` };
+    });
+    lanes.submit("main", { ...item("job", rec), steerable: false }, "followup");
+    await until("the job runs", () => runs.length === 1);
+    lanes.submit("main", item("owner", rec), "steer");
+    release();
+    await until("both done", () => rec.done.length === 2);
+    expect(runs).toEqual([["job"], ["owner"]]);
+    expect(rec.finals.get("owner")).toEqual(["answer 2"]);
+  });
+});

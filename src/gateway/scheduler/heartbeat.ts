@@ -68,6 +68,7 @@ export class Heartbeat {
       turn: userTurn({ text: heartbeatTurnText(checklist), channel: "heartbeat", sender: "Hearth", at: now, timezone: this.#o.timezone }, "system"),
       source: { channel: "heartbeat", sender: "Hearth", text: "(heartbeat: HEARTBEAT.md checklist)" },
       replyKey: key,
+      steerable: false,
       openReply: () => this.#sink(),
       arrivedAt: now,
     });

@@ -72,6 +72,7 @@ export class JobRunner {
       ),
       source: { channel: "cron", sender: job.name, text: job.prompt },
       replyKey: `cron:${queued.runId}`,
+      steerable: false,
       openReply: () => this.#openReply(job, queued),
       arrivedAt: now,
     };
