@@ -15,7 +15,7 @@
 // session grows and each request allocates more; pages it touches stay resident. The heap
 // figure, taken after a full collection, is what the gateway actually retains.
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -125,9 +125,15 @@ interface GatewayProcess {
   stop(): Promise<void>;
 }
 
+function daemonNodeArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { config?: { daemonNodeArgs?: string } };
+  return (pkg.config?.daemonNodeArgs ?? "").split(/\s+/).filter(Boolean);
+}
+
 async function forkGateway(config: ChildConfig): Promise<GatewayProcess> {
   const proc: ChildProcess = fork(fileURLToPath(import.meta.url), [], {
-    execArgv: ["--expose-gc"],
+    // The flags the daemon runs with (package.json config.daemonNodeArgs), plus gc for measuring.
+    execArgv: ["--expose-gc", ...daemonNodeArgs()],
     env: { ...process.env, [CHILD_ENV]: JSON.stringify(config) },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

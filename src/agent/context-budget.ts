@@ -6,7 +6,7 @@ import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compa
 import { contextTokens, type Message, type Usage } from "./messages.ts";
 import type { ModelClient } from "./model-client.ts";
 import type { ModelError } from "./model-errors.ts";
-import { toApiParams, type ModelRequest } from "./model-request.ts";
+import type { ModelRequest } from "./model-request.ts";
 
 export const WARN_AT = 0.6;
 export const COMPACT_AT = 0.8;
@@ -120,7 +120,7 @@ export class ContextBudget {
     }
     // About 20,000 tokens of recent turns stay verbatim (less in a small window).
     const keep = this.#opts.keepTokens ?? Math.min(KEEP_TOKENS, Math.floor(window / 4));
-    const cut = chooseCut(view, keep, (m) => Math.ceil(Buffer.byteLength(JSON.stringify(m)) * this.#tokensPerByte));
+    const cut = chooseCut(view, keep, (m) => Math.ceil(sizeOf(m) * this.#tokensPerByte));
     if (cut === 0) {
       if (shrunk > 0) return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
       return { type: "nothing", tokens: before };
@@ -159,6 +159,23 @@ export class ContextBudget {
   }
 }
 
-function requestBytes(req: ModelRequest): number {
-  return Buffer.byteLength(JSON.stringify(toApiParams(req, "m")));
+// Sizes are cached per object: messages never change once made, and a session's system prompt
+// and tool list are the same objects for a whole run. Estimating a request then costs only its
+// new messages, not a serialisation of the whole conversation on every model call.
+const sizes = new WeakMap<object, number>();
+
+function sizeOf(value: object): number {
+  let n = sizes.get(value);
+  if (n === undefined) {
+    n = Buffer.byteLength(JSON.stringify(value));
+    sizes.set(value, n);
+  }
+  return n;
+}
+
+/** Bytes of a request in Hearth's own form; the calibration maps them to the API's tokens. */
+export function requestBytes(req: ModelRequest): number {
+  let bytes = sizeOf(req.system) + sizeOf(req.tools);
+  for (const m of req.messages) bytes += sizeOf(m);
+  return bytes;
 }
