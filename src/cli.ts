@@ -2,6 +2,7 @@
 import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
 import { CRON_USAGE, runCron } from "./cli/cron.ts";
+import { runDoctor } from "./cli/doctor.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
@@ -18,6 +19,7 @@ Commands:
   chat                         talk with Hearth in this terminal (your main session)
   chat -m "TEXT"               send one message; the reply streams to stdout
   status [--json]              channels, sessions, active runs, queues, today's tokens
+  doctor                       check the setup; one line per check, with a fix for each problem
   init                         create the home folder, a commented config.json and the workspace
 ${CRON_USAGE}  pairing list                 pending pairing codes and approved senders
   pairing approve CODE         let the person who got CODE talk to Hearth
@@ -56,6 +58,9 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
         return runInit(home, io);
       case "pairing":
         return await runPairing(home, rest, io);
+      case "doctor":
+        parse(rest, {});
+        return await runDoctor(home, io);
       case "cron":
         return await runCron(home, rest, io);
       case undefined:

@@ -1,6 +1,7 @@
 // What went wrong talking to the model, as a value: its kind decides retry and fallback, its
 // message is safe to show the user (no secrets, says what to do).
 import type * as AnthropicSdk from "@anthropic-ai/sdk";
+import { redact } from "../log.ts";
 
 /** The SDK's error classes (the SDK module itself, loaded when the first request is made). */
 export type SdkErrors = Pick<typeof AnthropicSdk, "APIError" | "APIConnectionError" | "APIUserAbortError">;
@@ -45,7 +46,8 @@ export function classifyModelError(err: unknown, model: string, sdk: SdkErrors):
   }
   if (err instanceof APIError) {
     const status = err.status;
-    const apiMessage = err.apiMessage ?? err.message;
+    // The API's own words reach logs and the user's chat: never with a secret in them.
+    const apiMessage = redact(err.apiMessage ?? err.message);
     const retryAfterMs = parseRetryAfter(err.headers);
     const base = { model, ...(status !== undefined ? { status } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
     if (status === undefined) return { ...base, ...midStreamKind(err.type), message: `The model stream failed: ${apiMessage}` };
@@ -72,7 +74,7 @@ export function classifyModelError(err: unknown, model: string, sdk: SdkErrors):
   }
   if (err instanceof Error && err.name === "AbortError") return { kind: "aborted", model, message: "The request was stopped." };
   // Anything else thrown while reading the body is the socket going away (undici's "terminated").
-  const text = err instanceof Error ? err.message : String(err);
+  const text = redact(err instanceof Error ? err.message : String(err));
   return { kind: "connection", model, message: `The connection to the model API broke (${text}).` };
 }
 

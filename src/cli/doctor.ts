@@ -1,0 +1,191 @@
+// `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
+// problem. It keeps going when something is broken (a bad config must not hide a bad cron
+// job), never prints a secret, and contacts nothing but the local daemon's socket.
+import { existsSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { parse as parseJsonc } from "jsonc-parser";
+import { ConfigError, loadConfig, parseConfig, systemTimeZone, type Config } from "../gateway/config.ts";
+import { homePaths } from "../gateway/home.ts";
+import { holderOf, isAlive } from "../gateway/lock.ts";
+import { JobStore } from "../gateway/scheduler/job-store.ts";
+import { nextRunAfter } from "../gateway/scheduler/schedule.ts";
+import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
+import { silentLogger } from "../log.ts";
+import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
+import { connectDaemon } from "./client.ts";
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+const TELEGRAM_TOKEN = /^\d{5,}:[A-Za-z0-9_-]{30,}$/;
+const DISCORD_TOKEN = /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}$/;
+const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
+const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
+
+export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const checks = await doctor(home, env);
+  for (const c of checks) {
+    io.stdout.write(`${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`);
+    if (c.fix) io.stdout.write(`    fix: ${c.fix}\n`);
+  }
+  const failed = checks.filter((c) => !c.ok).length;
+  io.stdout.write(failed ? `\n${failed} problem${failed === 1 ? "" : "s"} found.\n` : "\nEverything looks fine.\n");
+  return failed ? 1 : 0;
+}
+
+export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const paths = homePaths(home);
+  const checks: Check[] = [checkNode()];
+
+  if (!existsSync(home)) checks.push(problem("home", `${home} does not exist yet`, "run `hearth init` (or `hearth start`, which creates it)"));
+  else checks.push(ok("home", home));
+
+  // A broken config is reported; the other checks go on with the defaults (and the env).
+  let config: Config;
+  try {
+    config = loadConfig({ home, env });
+    checks.push(ok("config", existsSync(paths.config) ? `${paths.config} is valid` : "no config.json: all defaults"));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    checks.push(problem("config", err.message.replace(/\n/g, "\n    "), `edit ${paths.config}; every key and its default is described by \`hearth init\`'s template`));
+    config = parseConfig({}, { home, env });
+  }
+
+  checks.push(checkApiKey(config, paths.config, env));
+  checks.push(...checkChannels(config));
+  checks.push(...checkWorkspace(config.workspace));
+  checks.push(await checkDaemon(paths.lock, paths.socket));
+  checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
+  checks.push(checkIndex(paths.memoryDb));
+  return checks;
+}
+
+function checkNode(): Check {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  if (major > 22 || (major === 22 && minor >= 18)) return ok("node", `Node ${process.versions.node}`);
+  return problem("node", `Node ${process.versions.node} cannot run Hearth's TypeScript directly`, "run `npm install` in the Hearth folder (it fetches Node 24), or install Node 24");
+}
+
+function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv): Check {
+  const key = config.model.apiKey ?? rawApiKey(configPath);
+  const source = env.ANTHROPIC_API_KEY ? "ANTHROPIC_API_KEY" : key ? "config.json" : null;
+  if (!key && config.model.baseUrl) return ok("api key", `none set; requests go to ${config.model.baseUrl}`);
+  if (!key) {
+    return problem("api key", "no Anthropic API key", `export ANTHROPIC_API_KEY=sk-ant-… (or "model": { "apiKey": "…" } in ${configPath})`);
+  }
+  if (!config.model.baseUrl && !key.startsWith("sk-ant-")) {
+    return problem("api key", `the key from ${source} does not look like an Anthropic key (they start with "sk-ant-")`, "copy the key again from the Anthropic Console");
+  }
+  return ok("api key", `set (from ${source}; not shown)`);
+}
+
+/** model.apiKey from a config.json that does not validate as a whole. */
+function rawApiKey(configPath: string): string | undefined {
+  try {
+    const raw = parseJsonc(readFileSync(configPath, "utf8"), [], { allowTrailingComma: true }) as { model?: { apiKey?: unknown } };
+    return typeof raw?.model?.apiKey === "string" ? raw.model.apiKey : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function checkChannels(config: Config): Check[] {
+  const out: Check[] = [];
+  const { telegram, discord } = config.channels;
+  if (telegram) {
+    if (!telegram.token) out.push(problem("telegram", "configured without a token", "export TELEGRAM_BOT_TOKEN=… (from @BotFather) or set channels.telegram.token"));
+    else if (!TELEGRAM_TOKEN.test(telegram.token)) out.push(problem("telegram", "the token does not look like a bot token (digits, a colon, then about 35 characters)", "copy it again from @BotFather (/token)"));
+    else if (telegram.ownerIds.length === 0) out.push(problem("telegram", "no ownerIds: nobody gets your private, full-access chat", "add your numeric Telegram user id to channels.telegram.ownerIds (@userinfobot tells it)"));
+    else out.push(ok("telegram", `token set (not shown), owner ${telegram.ownerIds.join(", ")}`));
+  }
+  if (discord) {
+    if (!discord.token) out.push(problem("discord", "configured without a token", "export DISCORD_BOT_TOKEN=… (Developer Portal → Bot → Reset Token) or set channels.discord.token"));
+    else if (!DISCORD_TOKEN.test(discord.token)) out.push(problem("discord", "the token does not look like a bot token (three parts separated by dots)", "copy it again from the Developer Portal (Bot → Reset Token)"));
+    else if (discord.ownerIds.length === 0) out.push(problem("discord", "no ownerIds: nobody gets your private, full-access chat", "add your Discord user id to channels.discord.ownerIds (Developer Mode → right-click yourself → Copy User ID)"));
+    else out.push(ok("discord", `token set (not shown), owner ${discord.ownerIds.join(", ")}`));
+  }
+  if (!telegram && !discord) out.push(ok("channels", "none configured: the terminal only (`hearth chat`)"));
+  return out;
+}
+
+function checkWorkspace(workspace: string): Check[] {
+  if (!existsSync(workspace)) return [problem("workspace", `${workspace} does not exist`, "run `hearth init` to create it from the templates")];
+  const missing = [...IDENTITY_FILES, ...PRIVATE_FILES].filter((f) => !existsSync(path.join(workspace, f)));
+  const unreadable: string[] = [];
+  const large: string[] = [];
+  for (const f of [...IDENTITY_FILES, ...PRIVATE_FILES]) {
+    const p = path.join(workspace, f);
+    if (!existsSync(p)) continue;
+    try {
+      const st = statSync(p);
+      if (!st.isFile()) {
+        unreadable.push(`${f} (not a file)`);
+        continue;
+      }
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(p));
+      if (text.length > 20_000) large.push(`${f} (${text.length.toLocaleString("en-US")} characters)`);
+    } catch (err) {
+      unreadable.push(`${f} (${err instanceof TypeError ? "not UTF-8" : (err as Error).message})`);
+    }
+  }
+  const out: Check[] = [];
+  if (missing.length) out.push(problem("workspace", `missing ${missing.join(", ")}`, "run `hearth init`: it restores missing template files and never overwrites yours"));
+  if (unreadable.length) out.push(problem("workspace", `unreadable: ${unreadable.join(", ")}`, "save these files as UTF-8 text"));
+  if (large.length) out.push(problem("workspace", `only the first 20,000 characters are used of ${large.join(", ")}`, "move older material into memory/ notes; memory_search still finds it"));
+  if (out.length === 0) out.push(ok("workspace", `${workspace}: all files present`));
+  return out;
+}
+
+async function checkDaemon(lockPath: string, socketPath: string): Promise<Check> {
+  const holder = holderOf(lockPath);
+  const client = await connectDaemon(socketPath);
+  if (client) {
+    await client.close();
+    return ok("daemon", `running${holder ? ` (pid ${holder})` : ""}, answering on ${socketPath}`);
+  }
+  if (holder !== null && isAlive(holder)) {
+    return problem("daemon", `pid ${holder} holds the lock but does not answer on ${socketPath}`, `check its log; if it hangs, stop it (kill ${holder}) and run \`hearth start\``);
+  }
+  if (holder !== null) return ok("daemon", `not running (a lock from dead pid ${holder} is left; the next start takes it over)`);
+  return ok("daemon", "not running (start it with `hearth start` or pm2)");
+}
+
+function checkCron(jobsPath: string, timezone: string): Check[] {
+  if (!existsSync(jobsPath)) return [ok("cron", "no scheduled jobs")];
+  const loaded = new JobStore(jobsPath, { timezone, minEveryMs: MIN_EVERY_MS }, silentLogger).read();
+  if (!loaded.ok) {
+    return [problem("cron", `${jobsPath} is invalid: ${loaded.problem}`, `fix it by hand, or remove the job with \`hearth cron rm ID\`; until then the daemon keeps the jobs it had`)];
+  }
+  if (loaded.jobs.length === 0) return [ok("cron", "no scheduled jobs")];
+  const now = Date.now();
+  return loaded.jobs.map((job) => {
+    if (!job.enabled) return ok(`cron ${job.id}`, `"${job.name}" is disabled`);
+    const anchor = job.createdAt ? Date.parse(job.createdAt) : now;
+    const next = nextRunAfter(job.schedule, now, anchor, timezone);
+    return next === null
+      ? ok(`cron ${job.id}`, `"${job.name}" has no run left (a one-shot in the past)`)
+      : ok(`cron ${job.id}`, `"${job.name}" next runs ${new Date(next).toISOString()}`);
+  });
+}
+
+function checkIndex(dbPath: string): Check {
+  if (!existsSync(dbPath)) return ok("memory index", "not built yet (the daemon builds it at start)");
+  try {
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    try {
+      const quick = db.prepare("PRAGMA quick_check").get() as { quick_check?: string } | undefined;
+      if (quick?.quick_check !== "ok") throw new Error(quick?.quick_check ?? "quick_check failed");
+      const files = (db.prepare("SELECT count(*) AS n FROM files").get() as { n: number }).n;
+      return ok("memory index", `${files} file${files === 1 ? "" : "s"} indexed`);
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    return problem("memory index", `${dbPath} is damaged (${(err as Error).message})`, `delete it; it is only a cache and the daemon rebuilds it at start`);
+  }
+}

@@ -1,0 +1,63 @@
+// Hearth under pm2, the way the README runs it: ready, stopped cleanly, logs under the home.
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
+import { waitFor } from "../support/daemon.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+
+const run = promisify(execFile);
+const pm2Bin = join(repoRoot, "node_modules", "pm2", "bin", "pm2");
+
+let fake: FakeModel;
+let base: string;
+let env: NodeJS.ProcessEnv;
+let pm2Problem: string | null = null;
+
+const pm2 = (...args: string[]) => run(process.execPath, [pm2Bin, ...args], { env, cwd: repoRoot, timeout: 60_000 });
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  base = mkdtempSync(join(tmpdir(), "hearth-pm2-"));
+  const home = join(base, "home");
+  env = isolatedEnv({ HEARTH_HOME: home, PM2_HOME: join(base, "pm2"), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_LOG: "info" });
+  await runHearth(["init"], env);
+  writeFileSync(join(home, "config.json"), JSON.stringify({ agent: { shutdownGraceMs: 1000 } }));
+  try {
+    await pm2("ping");
+  } catch (err) {
+    pm2Problem = (err as Error).message.split("\n")[0] ?? "unknown error";
+  }
+});
+
+afterAll(async () => {
+  await pm2("kill").catch(() => {});
+  await fake.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+describe("pm2", () => {
+  it("starts the daemon, sees it ready, stops it, and finds a clean shutdown in its log", async (ctx) => {
+    if (pm2Problem) ctx.skip(`pm2 cannot run here: ${pm2Problem}`);
+    await pm2("start", join(repoRoot, "ecosystem.config.cjs"));
+    const list = JSON.parse((await pm2("jlist")).stdout) as Array<{ name: string; pm2_env: { status: string; kill_timeout: number } }>;
+    const app = list.find((a) => a.name === "hearth")!;
+    expect(app.pm2_env.status).toBe("online");
+    expect(app.pm2_env.kill_timeout).toBeGreaterThan(1000);
+
+    fake.enqueue(text("Hello from under pm2."));
+    const chat = await runHearth(["chat", "-m", "are you there?"], env);
+    expect(chat.stdout.trim()).toBe("Hello from under pm2.");
+
+    await pm2("stop", "hearth");
+    const log = join(env.HEARTH_HOME!, "logs", "hearth.err.log");
+    await waitFor("the shutdown in the log", () => readFileSync(log, "utf8").includes("gateway.stopped"), 20_000);
+    const lines = readFileSync(log, "utf8");
+    expect(lines).toContain("gateway.ready");
+    expect(lines).toMatch(/"event":"gateway.stopping","signal":"SIGINT"/);
+    expect((await runHearth(["status"], env)).code).toBe(1);
+  });
+});
