@@ -162,7 +162,7 @@ function timezoneOf(home: string): string {
 function when(iso: string | null, timezone: string): string {
   if (!iso) return "none";
   const at = Date.parse(iso);
-  return `${localDate(at, timezone)} ${localTime(at, timezone)}`;
+  return `${localDate(at, timezone)} ${localTime(at, timezone)} ${timezone}`;
 }
 
 export function formatJobs(jobs: JobView[], timezone: string): string {

@@ -22,6 +22,16 @@ interface RecentLine {
 /** Unaddressed group messages, last 30 per chat: what the group was talking about. */
 export class RecentChats {
   readonly #chats = new Map<string, RecentLine[]>();
+  readonly #refused = new Set<string>();
+
+  /** True the first time a message from this chat is refused (bounded memory). */
+  firstRefusal(m: InboundMessage): boolean {
+    const key = chatKey(m);
+    if (this.#refused.has(key)) return false;
+    if (this.#refused.size >= 10_000) this.#refused.clear();
+    this.#refused.add(key);
+    return true;
+  }
 
   remember(m: InboundMessage): void {
     const key = chatKey(m);
@@ -57,8 +67,10 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     const decision = decideAccess(m, accessRules(ctx.config, m.channel), ctx.pairing);
     switch (decision.type) {
       case "refuse":
-        // Debug: a bot in a busy server sees many messages that are not for it.
-        log.debug("inbound.refused", { reason: decision.reason });
+        // The first refusal per chat is info (it shows the id an owner needs for an allowlist);
+        // later ones are debug: a bot in a busy server sees many messages that are not for it.
+        if (ctx.recent.firstRefusal(m)) log.info("inbound.refused", { reason: decision.reason, title: m.chat.title });
+        else log.debug("inbound.refused", { reason: decision.reason });
         return;
       case "observe":
         ctx.recent.remember(m);
