@@ -118,10 +118,14 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   rl.setPrompt("› ");
   client.onNotice((text) => io.stdout.write(`\n${text}\n`));
 
-  rl.on("SIGINT", () => {
+  // On a terminal readline turns Ctrl+C into its own event; otherwise it arrives as a signal.
+  const onInterrupt = () => {
     if (inFlight > 0) client.abort();
-    else io.stderr.write("\n(Ctrl+D quits)\n"), prompt();
-  });
+    else if (tty) io.stderr.write("\n(Ctrl+D quits)\n"), prompt();
+    else rl.close();
+  };
+  rl.on("SIGINT", onInterrupt);
+  process.on("SIGINT", onInterrupt);
   rl.on("line", (line) => {
     const text = line.trim();
     if (!text) return prompt();
@@ -154,6 +158,7 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   prompt();
   await new Promise<void>((resolve) => rl.once("close", resolve));
   await chain;
+  process.off("SIGINT", onInterrupt);
   return 0;
 }
 
