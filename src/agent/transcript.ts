@@ -1,8 +1,9 @@
 // One append-only JSONL file per session. Each record is one line, written with a single
 // append before the loop takes its next step, so a crash loses at most the line being written.
-import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../log.ts";
+import { readJsonLines } from "../storage.ts";
 import type { RunStatus } from "./events.ts";
 import type { Message } from "./messages.ts";
 
@@ -24,25 +25,8 @@ export interface LoadedTranscript {
 
 /** Reads a transcript. A missing file is an empty transcript; unparseable lines are skipped. */
 export function readTranscript(path: string): LoadedTranscript {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { records: [], badLines: [] };
-    throw err;
-  }
-  const records: TranscriptRecord[] = [];
-  const badLines: number[] = [];
-  const lines = text.split("\n");
-  for (const [i, line] of lines.entries()) {
-    if (!line) continue;
-    try {
-      records.push(JSON.parse(line) as TranscriptRecord);
-    } catch {
-      badLines.push(i + 1);
-    }
-  }
-  return { records, badLines };
+  const { values, badLines } = readJsonLines<TranscriptRecord>(path);
+  return { records: values, badLines };
 }
 
 export class Transcript {

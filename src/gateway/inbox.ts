@@ -2,9 +2,10 @@
 // marked done once its reply was handed to the channel. After a crash, what is not done is
 // queued again — once: a message that was already replayed and still is not done is given up
 // (a poison message must not crash the daemon in a loop).
-import { appendFileSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
+import { readJsonLines, writeFileAtomic } from "../storage.ts";
 
 export interface InboxEntry {
   /** `<channel>:<message id>`: the dedupe key. */
@@ -123,24 +124,9 @@ export class Inbox {
   }
 
   #read(): InboxRecord[] {
-    let text: string;
-    try {
-      text = readFileSync(this.#path, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw err;
-    }
-    const out: InboxRecord[] = [];
-    const lines = text.split("\n");
-    for (const [i, line] of lines.entries()) {
-      if (!line) continue;
-      try {
-        out.push(JSON.parse(line) as InboxRecord);
-      } catch {
-        this.#log.warn("inbox.bad_line", { line: i + 1, last: i >= lines.length - 2 });
-      }
-    }
-    return out;
+    const { values, badLines } = readJsonLines<InboxRecord>(this.#path);
+    if (badLines.length > 0) this.#log.warn("inbox.bad_lines", { lines: badLines });
+    return values;
   }
 
   /** Replaces the file with the compact state, atomically. */
@@ -154,8 +140,6 @@ export class Inbox {
     for (const e of recovery.abandoned) {
       this.#log.error("inbox.abandoned", { id: e.id, session: e.sessionKey, reason: "still unanswered after a replay" });
     }
-    const tmp = `${this.#path}.tmp`;
-    writeFileSync(tmp, lines.map((l) => `${JSON.stringify(l)}\n`).join(""), { mode: 0o600 });
-    renameSync(tmp, this.#path);
+    writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
   }
 }

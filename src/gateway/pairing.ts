@@ -2,10 +2,10 @@
 // (`hearth pairing approve CODE`, or /approve CODE in their DM) and from then on that person
 // has their own shared-scope DM session. Stored in <home>/pairing.json, written atomically.
 import { randomInt } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
 import type { ChannelId } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
+import { writeFileAtomic } from "../storage.ts";
 
 /** No 0/O, 1/I/L: codes get read aloud and retyped. */
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -124,9 +124,6 @@ export class PairingStore {
   }
 
   #save(): void {
-    mkdirSync(dirname(this.#path), { recursive: true });
-    const tmp = `${this.#path}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(this.#data, null, 1)}\n`, { mode: 0o600 });
-    renameSync(tmp, this.#path);
+    writeFileAtomic(this.#path, `${JSON.stringify(this.#data, null, 1)}\n`);
   }
 }

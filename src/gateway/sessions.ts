@@ -1,11 +1,11 @@
 // The session registry: what Hearth knows about each conversation besides its transcript
 // (scope, last activity, context use, /queue override), today's token use, and the owner's
 // most recently used chat. Persisted to sessions/index.json with atomic writes.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
 import { addUsage, emptyUsage, type Scope, type Usage } from "../agent/messages.ts";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
+import { writeFileAtomic } from "../storage.ts";
 import { localDate } from "../memory/daily-log.ts";
 import type { QueueMode } from "./config.ts";
 import { estimateCostUsd } from "./cost.ts";
@@ -117,10 +117,7 @@ export class SessionStore {
     if (this.#saveTimer) clearTimeout(this.#saveTimer);
     this.#saveTimer = null;
     try {
-      mkdirSync(dirname(this.#path), { recursive: true });
-      const tmp = `${this.#path}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify(this.#data, null, 1)}\n`, { mode: 0o600 });
-      renameSync(tmp, this.#path);
+      writeFileAtomic(this.#path, `${JSON.stringify(this.#data, null, 1)}\n`);
     } catch (err) {
       this.#log.error("sessions.save_failed", { path: this.#path, error: err });
     }

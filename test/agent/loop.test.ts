@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { SteeringQueue } from "../../src/agent/steering.ts";
-import { defineTool, type Tool } from "../../src/agent/tool.ts";
+import { defineTool } from "../../src/agent/tool.ts";
 import { SKIPPED_FOR_STEER } from "../../src/agent/tool-runner.ts";
 import { createWorkspaceTools } from "../../src/agent/tools/index.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";

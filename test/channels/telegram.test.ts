@@ -60,7 +60,6 @@ async function nextMessage(count = received.length + 1): Promise<InboundMessage>
 }
 
 const owner = () => emu.user({ userId: OWNER, firstName: "Ann" });
-const sendsAndEdits = () => emu.calls.filter((c) => c.method === "sendMessage" || c.method === "editMessageText");
 
 describe("telegram channel: polling", () => {
   it("start resolves after getMe, learns the bot's name, and delivers DMs and group messages", async () => {

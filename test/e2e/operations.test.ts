@@ -1,5 +1,5 @@
 // Operations: `hearth doctor` explains every problem, and no log ever shows a secret.
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";

@@ -1,11 +1,12 @@
 // <home>/cron/jobs.json: read and validated as a whole, written atomically (temp file + rename),
 // and watched for hand edits. An edit that does not validate is reported and changes nothing;
 // the daemon's own writes are recognised by their content and never read back as edits.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { z } from "zod";
 import type { Logger } from "../../log.ts";
+import { writeFileAtomic } from "../../storage.ts";
 import { jobsFileSchema, type Job, type JobRules } from "./job.ts";
 
 export type LoadResult = { ok: true; jobs: Job[] } | { ok: false; problem: string };
@@ -56,10 +57,7 @@ export class JobStore {
   save(jobs: Job[]): void {
     const file = this.#schema.parse({ version: 1, jobs });
     const text = `${JSON.stringify(file, null, 2)}\n`;
-    mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
-    const tmp = `${this.path}.tmp-${process.pid}`;
-    writeFileSync(tmp, text, { mode: 0o600 });
-    renameSync(tmp, this.path);
+    writeFileAtomic(this.path, text);
     this.#known = text;
     this.#problem = null;
   }

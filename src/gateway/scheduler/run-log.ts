@@ -3,9 +3,10 @@
 // on its lane and `started` when it joins a model run, so after a crash the next start knows
 // which scheduled times were handled (never run twice), which runs never started (run them
 // now) and which were cut off mid-run (report them, don't repeat them).
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../../log.ts";
+import { readJsonLines, writeFileAtomic } from "../../storage.ts";
 import type { DeliveryStatus } from "./job.ts";
 
 /** Why a run happened: its schedule, a missed time caught up on start, or `hearth cron run`. */
@@ -108,35 +109,21 @@ export class RunLog {
 
   /** Every record, oldest first (a torn or corrupt line is skipped and reported). */
   #read(): RunRecord[] {
-    let text: string;
-    try {
-      text = readFileSync(this.path, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw err;
-    }
-    const out: RunRecord[] = [];
-    const lines = text.split("\n");
-    for (const [i, line] of lines.entries()) {
-      if (!line.trim()) continue;
-      try {
-        const r = JSON.parse(line) as RunRecord;
-        if (r && typeof r === "object" && typeof r.status === "string" && typeof r.jobId === "string") out.push(r);
-        else throw new Error("not a run record");
-      } catch {
-        this.#log.warn("cron.runs_bad_line", { file: this.path, line: i + 1, last: i >= lines.length - 2 });
-      }
-    }
-    return out;
+    const { values, badLines } = readJsonLines(this.path, isRunRecord);
+    if (badLines.length > 0) this.#log.warn("cron.runs_bad_lines", { file: this.path, lines: badLines });
+    return values;
   }
 
   /** Keeps the newest lines and every line of a run that is still open. */
   #compact(records: RunRecord[], open: Set<string>): void {
     const cut = records.length - KEEP_LINES;
     const kept = records.filter((r, i) => i >= cut || (r.runId !== undefined && open.has(r.runId)));
-    const tmp = `${this.path}.tmp-${process.pid}`;
-    writeFileSync(tmp, kept.map((r) => `${JSON.stringify(r)}\n`).join(""), { mode: 0o600 });
-    renameSync(tmp, this.path);
+    writeFileAtomic(this.path, kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
     this.#log.info("cron.runs_compacted", { kept: kept.length, dropped: records.length - kept.length });
   }
+}
+
+function isRunRecord(v: unknown): v is RunRecord {
+  const r = v as Partial<RunRecord> | null;
+  return typeof r === "object" && r !== null && typeof r.status === "string" && typeof r.jobId === "string";
 }
