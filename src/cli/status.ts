@@ -32,7 +32,14 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   const lines = [`Hearth is running (pid ${s.pid}, up ${formatDuration(now - s.startedAt)}) · model ${s.model}`, ""];
   lines.push("Channels:");
   for (const c of s.channels) {
-    const detail = c.state === "failed" ? `failed: ${c.reason}` : c.state === "reconnecting" ? `reconnecting: ${c.detail}` : c.state;
+    const detail =
+      c.state === "failed"
+        ? `failed: ${c.reason}`
+        : c.state === "reconnecting"
+          ? `reconnecting: ${c.detail}`
+          : c.state === "running" && c.detail
+            ? `running (${c.detail})`
+            : c.state;
     lines.push(`  ${c.id.padEnd(10)} ${detail}`);
   }
   lines.push("", "Sessions:");
