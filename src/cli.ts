@@ -11,6 +11,7 @@ import { ConfigError } from "./gateway/config.ts";
 import { resolveHome } from "./gateway/home.ts";
 import { initHome } from "./gateway/init.ts";
 import { LockHeldError } from "./gateway/lock.ts";
+import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/router.ts";
 
 const USAGE = `Usage: hearth <command> [options]
 
@@ -99,6 +100,7 @@ async function runChat(home: string, args: string[], io: Io): Promise<number> {
   const { values } = parse(args, { message: { type: "string", short: "m" } });
   const text = values.message;
   if (text !== undefined && !text.trim()) throw new UsageError("The message is empty.");
+  if (text !== undefined && text.length > MAX_MESSAGE_CHARS) throw new UsageError(tooLongText(text.length));
   const client = await openClient(home, io.stderr);
   try {
     return text !== undefined ? await chatOnce(client, text, io) : await chatInteractive(client, io);

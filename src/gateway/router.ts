@@ -10,6 +10,9 @@ import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 
+/** Longer messages are refused (about 25k tokens): paste big material into a workspace file. */
+export const MAX_MESSAGE_CHARS = 100_000;
+
 const RECENT_LIMIT = 30;
 const RECENT_TEXT_LIMIT = 500;
 
@@ -84,6 +87,14 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
         decision satisfies never;
     }
 
+    if (m.text.length > MAX_MESSAGE_CHARS) {
+      log.info("inbound.too_long", { chars: m.text.length });
+      await ctx.channels
+        .openReply(m)
+        .finish(tooLongText(m.text.length), "failed");
+      return;
+    }
+
     const command = parseCommand(m.text);
     if (command) {
       const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
@@ -125,6 +136,9 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
 }
+
+export const tooLongText = (chars: number): string =>
+  `That message is too long for me (${chars.toLocaleString("en-US")} characters; the limit is ${MAX_MESSAGE_CHARS.toLocaleString("en-US")}). Put the material in a file in my workspace and ask me to read it.`;
 
 const clipQuote = (t: string) => (t.length > 300 ? `${t.slice(0, 299)}…` : t).replace(/\s+/g, " ");
 

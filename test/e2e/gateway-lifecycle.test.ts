@@ -1,5 +1,5 @@
 // Starting, stopping and crashing the daemon: nothing accepted is lost, nothing answered twice.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
@@ -62,6 +62,8 @@ describe("daemon lifecycle (e2e)", () => {
   it("refuses a second gateway on the same home with exit 2 and the holder's pid", async () => {
     home = makeHome({});
     const d = await start();
+    // Only the owner may talk to the daemon.
+    expect(statSync(join(home, "gateway.sock")).mode & 0o777).toBe(0o600);
     const second = await d.hearth(["start"]);
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(`pid ${d.proc.pid}`);
@@ -112,6 +114,15 @@ describe("daemon lifecycle (e2e)", () => {
     expect(status.today).toMatchObject({ inputTokens: 100, outputTokens: 5, cacheReadTokens: 2000, cacheCreationTokens: 50, runs: 1 });
     const text_ = await d.hearth(["status"]);
     expect(text_.stdout).toMatch(/Hearth is running \(pid \d+/);
+  });
+
+  it("refuses a message longer than the limit on the command line with exit 2", async () => {
+    home = makeHome({});
+    const { runHearth, isolatedEnv } = await import("../support/cli-process.ts");
+    const r = await runHearth(["chat", "-m", "y".repeat(100_001)], isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/too long for me \(100,001 characters/);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it("hearth status without a daemon says so and exits 1", async () => {

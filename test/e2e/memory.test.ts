@@ -1,5 +1,5 @@
 // Memory through a real gateway: privacy by scope, hand edits, stable prompt prefixes, daily logs.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -95,6 +95,19 @@ describe("memory privacy", () => {
     expect(results).toContain("Refused: read is only available in the owner's private chat");
     expect(results).toContain("Refused: exec is only available");
 
+  });
+});
+
+describe("bad workspace states", () => {
+  it("recreates the workspace from the templates when it is deleted while running, and keeps answering", async () => {
+    const { channel, workspace } = await startInProcess();
+    rmSync(workspace, { recursive: true, force: true });
+    await until("the workspace to be restored", () => existsSync(join(workspace, "SOUL.md")) && existsSync(join(workspace, "AGENTS.md")));
+    fake.enqueue(text("Still here."));
+    const id = channel.say({ chat: "1", type: "dm", sender: "1", text: "hello?" });
+    await until("the answer", () => channel.replies.has(id));
+    expect(channel.replies.get(id)).toEqual(["Still here."]);
+    expect(JSON.stringify(fake.requests.at(-1)!.body.system)).toContain("## SOUL.md");
   });
 });
 
