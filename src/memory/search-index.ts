@@ -15,6 +15,7 @@ import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
+import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 
 export interface SearchHit {
@@ -63,18 +64,8 @@ const LOG_IDS = { lo: 1n, hi: 2n ** 31n - 1n };
 const NOTE_IDS = { lo: 2n ** 31n, hi: 2n ** 32n - 1n };
 const DAILY_LOG = /^memory\/(?:.+\/)?\d{4}-\d{2}-\d{2}\.md$/;
 
-/**
- * The `scope` column holds one token per chunk, so a shared scope's visibility is part of the
- * FTS5 match and a common word does not rank thousands of private chunks only to drop them.
- * Chat folder names are hex-encoded so every slug is a single token.
- */
-const IDENTITY_TOKEN = "identityfile";
-const PRIVATE_TOKEN = "privatefile";
-const chatToken = (chat: string): string => `chat${Buffer.from(chat).toString("hex")}`;
-
 const DEFAULT_LIMIT = 8;
 const MAX_LIMIT = 50;
-const MAX_QUERY_TERMS = 16;
 
 /** Folders never indexed: dot-folders (.git, editors' state) and node_modules (others' docs). */
 const SKIPPED_DIR = /^(?:\..*|node_modules)$/;
@@ -490,30 +481,6 @@ function isSecondHardLinkInChat(rel: string, info: Stats): boolean {
   return info.nlink > 1 && rel.startsWith(`${CHATS_DIR}/`);
 }
 
-/** Words of a free-text query, as the unicode61 tokenizer would cut them; stop words go first. */
-export function queryTerms(query: string): string[] {
-  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? [])];
-  const content = words.filter((w) => !STOP_WORDS.has(w));
-  return (content.length > 0 ? content : words).slice(0, MAX_QUERY_TERMS);
-}
-
-/** A term as an FTS5 string: quoted, so AND, NEAR, `*`, `-` and `(` are just text. */
-const quoteTerm = (term: string): string => `"${term.replaceAll('"', '""')}"`;
-
-/** The FTS5 query: the words in heading or text, and for a shared scope its scope tokens. */
-function matchExpression(terms: string[], op: "AND" | "OR", scope: MemoryScope): string {
-  const words = `{heading text}: (${terms.map(quoteTerm).join(` ${op} `)})`;
-  if (scope.kind === "main") return words;
-  return `${words} AND {scope}: (${quoteTerm(IDENTITY_TOKEN)} OR ${quoteTerm(chatToken(scope.chat))})`;
-}
-
-/** The scope token of a file: who besides main may see it (mirrors canSee). */
-function scopeToken(rel: string): string {
-  if ((IDENTITY_FILES as readonly string[]).includes(rel)) return IDENTITY_TOKEN;
-  const chat = rel.startsWith(`${CHATS_DIR}/`) ? rel.slice(CHATS_DIR.length + 1).split("/") : [];
-  return chat.length >= 2 ? chatToken(chat[0]!) : PRIVATE_TOKEN;
-}
-
 const MARK_OPEN = "\u0002";
 const MARK_CLOSE = "\u0003";
 
@@ -534,11 +501,3 @@ function matchLine(row: HitRow): number {
 
 const toPosix = (p: string): string => p.split(path.sep).join("/");
 const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
-const STOP_WORDS = new Set(
-  (
-    "a about all also an and any are as at be been but by can could did do does for from had has have he her his how i if in into is it its just " +
-    "me my of on or our s she so t that the their them then there they this to was we were what when where " +
-    "which who why will with would you your"
-  ).split(" "),
-);

@@ -5,7 +5,8 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger, silentLogger, type Logger } from "../../src/log.ts";
-import { MAX_INDEXED_BYTES, queryTerms, SearchIndex } from "../../src/memory/search-index.ts";
+import { MAX_INDEXED_BYTES, SearchIndex } from "../../src/memory/search-index.ts";
+import { queryTerms } from "../../src/memory/search-query.ts";
 import type { MemoryScope } from "../../src/memory/visibility.ts";
 
 let base: string;
