@@ -8,7 +8,7 @@ import { parseConfig } from "../../src/gateway/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";
-import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";
 import { TestChannel } from "../support/test-channel.ts";
 
@@ -170,7 +170,6 @@ describe("context budget", () => {
   });
 
   it("/compact works from the CLI, through the daemon", async () => {
-    home = makeHome({});
     daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
     fake.setDefault(realistic((req) => (isSummary(req) ? text("Summary: cats.") : isFlush(req) ? text("done") : text("ok"))));
     for (let i = 0; i < 6; i++) expect((await daemon.hearth(["chat", "-m", `about cats ${i} ${"meow ".repeat(8000)}`])).code).toBe(0);

@@ -9,7 +9,7 @@ import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";
 import { localDate } from "../../src/time.ts";
-import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type Scripted } from "../support/fake-model.ts";
 import { TestChannel } from "../support/test-channel.ts";
 
@@ -113,7 +113,6 @@ describe("bad workspace states", () => {
 
 describe("memory through the daemon", () => {
   it("a hand edit of USER.md is in the next request, and the old text is gone", async () => {
-    home = makeHome({});
     daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
     const userMd = join(home, "workspace", "USER.md");
     writeFileSync(userMd, "# User\nThe owner likes green tea.\n");
@@ -132,7 +131,6 @@ describe("memory through the daemon", () => {
   });
 
   it("ten runs in one session send byte-identical system prompts and tools", async () => {
-    home = makeHome({});
     daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
     for (let i = 0; i < 10; i++) {
       fake.enqueue(text(`answer ${i}`));
