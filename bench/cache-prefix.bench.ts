@@ -1,15 +1,8 @@
 // How much of each request the prompt cache can reuse (issue 8): across a scripted 20-run main
 // session with tool loops, the share of a request's bytes that repeats the previous request's
 // prefix, in the order the API caches (tools, system, messages), without the moving markers.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseConfig } from "../src/gateway/config.ts";
-import { startGateway } from "../src/gateway/gateway.ts";
-import { gatewayOptions } from "../src/gateway/setup.ts";
-import { silentLogger } from "../src/log.ts";
 import { startFakeModel, text, toolCall, type RecordedRequest } from "../test/support/fake-model.ts";
-import { TestChannel } from "../test/support/test-channel.ts";
+import { startTestGateway } from "../test/support/test-gateway.ts";
 import { round, type Figure } from "./harness.ts";
 
 /** The request as the cache sees it: tools, system, then messages, cache_control removed. */
@@ -28,10 +21,7 @@ function commonPrefix(a: string, b: string): number {
 
 export async function cachePrefixBench(): Promise<Figure[]> {
   const fake = await startFakeModel();
-  const home = mkdtempSync(join(tmpdir(), "hearth-bench-cache-"));
-  const channel = new TestChannel();
-  const config = parseConfig({ channels: { telegram: { token: "t", ownerIds: ["1"] } } }, { home, env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url } });
-  const gateway = await startGateway({ ...gatewayOptions(home, config, silentLogger, { daemon: false }), channels: [channel] });
+  const { channel, stop } = await startTestGateway(fake.url);
   try {
     for (let run = 0; run < 20; run++) {
       // A tool loop of one to three steps, then an answer.
@@ -57,8 +47,7 @@ export async function cachePrefixBench(): Promise<Figure[]> {
       { name: "cacheable prefix, lowest single request", value: round(shares[0]!, 3), unit: "", target: 0.9, better: "higher" },
     ];
   } finally {
-    await gateway.stop();
+    await stop();
     await fake.close();
-    rmSync(home, { recursive: true, force: true });
   }
 }

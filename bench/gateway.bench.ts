@@ -1,31 +1,26 @@
-// Gateway overhead and load (issue 4): an in-process gateway, a zero-latency model, a channel
-// that injects messages and times replies.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Gateway overhead and load (issue 4): an in-process gateway, a zero-latency model, and the test
+// channel, which injects messages and times replies.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { parseConfig } from "../src/gateway/config.ts";
-import { startGateway, type Gateway } from "../src/gateway/gateway.ts";
-import { silentLogger } from "../src/log.ts";
+import type { Gateway } from "../src/gateway/gateway.ts";
+import type { TestChannel } from "../test/support/test-channel.ts";
+import { startTestGateway } from "../test/support/test-gateway.ts";
 import { percentile, round, type Figure } from "./harness.ts";
-import { BenchChannel, benchMessage } from "./support/bench-channel.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
 type ZeroModel = Awaited<ReturnType<typeof startZeroModel>>;
 
-async function withGateway<T>(config: unknown, fn: (channel: BenchChannel, model: ZeroModel, gateway: Gateway, home: string) => Promise<T>): Promise<T> {
-  const home = mkdtempSync(join(tmpdir(), "hearth-bench-gw-"));
+/** The gateway alone: no workspace memory, so the figures are the gateway's own overhead. */
+async function withGateway<T>(telegram: Record<string, unknown>, fn: (channel: TestChannel, model: ZeroModel, gateway: Gateway, home: string) => Promise<T>): Promise<T> {
   const model = await startZeroModel();
-  const channel = new BenchChannel();
-  const cfg = parseConfig(config, { home, env: { ANTHROPIC_API_KEY: "bench-key", ANTHROPIC_BASE_URL: model.url } });
-  const gateway = await startGateway({ home, config: cfg, log: silentLogger, controlSocket: false, channels: [channel] });
+  const test = await startTestGateway(model.url, { telegram, memory: false });
   try {
-    return await fn(channel, model, gateway, home);
+    return await fn(test.channel, model, test.gateway, test.home);
   } finally {
-    await gateway.stop();
+    await test.stop();
     await model.close();
-    rmSync(home, { recursive: true, force: true });
   }
 }
 
@@ -39,8 +34,7 @@ const until = async (check: () => boolean, what: string, timeoutMs = 60_000) => 
 
 /** accepted → request at the model, and model's last byte → reply handed to the channel. */
 async function overhead(): Promise<Figure[]> {
-  const config = { channels: { telegram: { token: "x", ownerIds: ["1"] } } };
-  return withGateway(config, async (channel, model) => {
+  return withGateway({}, async (channel, model) => {
     const inbound: number[] = [];
     const outbound: number[] = [];
     const total = 1_000;
@@ -48,17 +42,17 @@ async function overhead(): Promise<Figure[]> {
       // A fresh conversation every 25 messages keeps the history (and request size) realistic.
       if (i % 25 === 0) {
         const id = `reset${i}`;
-        channel.inject(benchMessage(id, { id: "1", type: "dm" }, "1", "/new"));
-        await until(() => channel.finals.has(id), "/new");
+        channel.say({ id, chat: "1", type: "dm", sender: "1", text: "/new" });
+        await until(() => channel.replies.has(id), "/new");
       }
       const id = `m${i}`;
       const before = model.arrivals.length;
       const t0 = performance.now();
-      channel.inject(benchMessage(id, { id: "1", type: "dm" }, "1", `message ${i}`));
-      await until(() => channel.finals.has(id), `reply ${i}`);
+      channel.say({ id, chat: "1", type: "dm", sender: "1", text: `message ${i}` });
+      await until(() => channel.replies.has(id), `reply ${i}`);
       if (i < 50) continue; // warm-up
       inbound.push(model.arrivals[before]! - t0);
-      outbound.push(channel.finals.get(id)!.at - model.lastBytes[before]!);
+      outbound.push(channel.repliedAt.get(id)! - model.lastBytes[before]!);
     }
     inbound.sort((a, b) => a - b);
     outbound.sort((a, b) => a - b);
@@ -78,15 +72,14 @@ async function overhead(): Promise<Figure[]> {
  * transcript), every inbox entry must be done, and every chat must get a reply.
  */
 async function load(): Promise<Figure[]> {
-  const config = { channels: { telegram: { token: "x", ownerIds: ["1"], groups: { policy: "open", requireMention: false } } } };
-  return withGateway(config, async (channel, _model, gateway, home) => {
+  return withGateway({ groups: { policy: "open", requireMention: false } }, async (channel, _model, gateway, home) => {
     let peak = process.memoryUsage().rss;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     const sessions = 200;
     const perSession = 10;
     for (let r = 0; r < perSession; r++) {
       for (let s = 0; s < sessions; s++) {
-        channel.inject(benchMessage(`g${s}-${r}`, { id: `-100${s}`, type: "group" }, String(1000 + s), `load message ${s}/${r}`));
+        channel.say({ id: `g${s}-${r}`, chat: `-100${s}`, type: "group", sender: String(1000 + s), text: `load message ${s}/${r}` });
       }
     }
     const idle = () => gateway.context.inbox.pending().length === 0 && gateway.status().activeRuns === 0;
@@ -108,7 +101,7 @@ async function load(): Promise<Figure[]> {
         if (seen > 1) twice++;
       }
     }
-    const unanswered = [...Array(sessions).keys()].filter((s) => ![...channel.finals.keys()].some((id) => id.startsWith(`g${s}-`))).length;
+    const unanswered = [...Array(sessions).keys()].filter((s) => ![...channel.replies.keys()].some((id) => id.startsWith(`g${s}-`))).length;
     return [
       { name: "200 sessions × 10 messages: lost", value: lost + unanswered, unit: "msgs", target: 1 },
       { name: "200 sessions × 10 messages: answered twice", value: twice, unit: "msgs", target: 1 },

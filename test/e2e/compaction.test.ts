@@ -4,13 +4,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/gateway/config.ts";
-import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
-import { gatewayOptions } from "../../src/gateway/setup.ts";
-import { silentLogger } from "../../src/log.ts";
+import type { Gateway } from "../../src/gateway/gateway.ts";
 import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";
-import { TestChannel } from "../support/test-channel.ts";
+import type { TestChannel } from "../support/test-channel.ts";
+import { startTestGateway } from "../support/test-gateway.ts";
 
 let fake: FakeModel;
 let home: string;
@@ -37,13 +35,13 @@ const isSummary = (req: RecordedRequest) => JSON.stringify(req.body.system ?? ""
 const isFlush = (req: RecordedRequest) => JSON.stringify(req.body.messages).includes("about to be compacted");
 
 async function start(window = WINDOW) {
-  const channel = new TestChannel();
-  const config = parseConfig(
-    { model: { contextWindow: window, maxTokens: 1024 }, channels: { telegram: { token: "t", ownerIds: ["1"], groups: { policy: "open", requireMention: false } } } },
-    { home, env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url } },
-  );
-  gateway = await startGateway({ ...gatewayOptions(home, config, silentLogger, { daemon: false }), channels: [channel] });
-  return { channel, workspace: config.workspace };
+  const t = await startTestGateway(fake.url, {
+    home,
+    config: { model: { contextWindow: window, maxTokens: 1024 } },
+    telegram: { groups: { policy: "open", requireMention: false } },
+  });
+  gateway = t.gateway;
+  return { channel: t.channel, workspace: t.config.workspace };
 }
 
 async function ask(channel: TestChannel, text: string, opts: { chat?: string; type?: "dm" | "group"; sender?: string } = {}): Promise<string> {

@@ -4,14 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig, systemTimeZone } from "../../src/gateway/config.ts";
-import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
-import { gatewayOptions } from "../../src/gateway/setup.ts";
-import { silentLogger } from "../../src/log.ts";
+import { systemTimeZone } from "../../src/gateway/config.ts";
+import type { Gateway } from "../../src/gateway/gateway.ts";
 import { localDate } from "../../src/time.ts";
 import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type Scripted } from "../support/fake-model.ts";
-import { TestChannel } from "../support/test-channel.ts";
+import { startTestGateway } from "../support/test-gateway.ts";
 
 let fake: FakeModel;
 let home: string;
@@ -31,13 +29,14 @@ afterEach(async () => {
 });
 
 async function startInProcess(opts: { timezone?: string; clock?: () => number } = {}) {
-  const channel = new TestChannel();
-  const config = parseConfig(
-    { timezone: opts.timezone ?? "UTC", channels: { telegram: { token: "t", ownerIds: ["1"], groups: { policy: "allowlist", allow: ["-100"], requireMention: false } } } },
-    { home, env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url } },
-  );
-  gateway = await startGateway({ ...gatewayOptions(home, config, silentLogger, { daemon: false, ...(opts.clock ? { clock: opts.clock } : {}) }), channels: [channel] });
-  return { channel, workspace: config.workspace };
+  const t = await startTestGateway(fake.url, {
+    home,
+    config: { timezone: opts.timezone ?? "UTC" },
+    telegram: { groups: { policy: "allowlist", allow: ["-100"], requireMention: false } },
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
+  gateway = t.gateway;
+  return { channel: t.channel, workspace: t.config.workspace };
 }
 
 const until = (what: string, check: () => boolean) => waitFor(what, check, 15_000);

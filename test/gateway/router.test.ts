@@ -1,32 +1,25 @@
 // The router in a real in-process gateway: what is refused before it can cost anything.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../src/channels/channel.ts";
-import { parseConfig } from "../../src/gateway/config.ts";
-import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
+import type { Gateway } from "../../src/gateway/gateway.ts";
 import { MAX_MESSAGE_CHARS } from "../../src/gateway/router.ts";
-import { silentLogger } from "../../src/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
-import { TestChannel } from "../support/test-channel.ts";
+import type { TestChannel } from "../support/test-channel.ts";
+import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
 
 let fake: FakeModel;
-let home: string;
+let test: TestGateway;
 let gateway: Gateway;
 let channel: TestChannel;
 beforeEach(async () => {
   fake = await startFakeModel();
-  home = mkdtempSync(join(tmpdir(), "hearth-router-"));
-  channel = new TestChannel();
-  const config = parseConfig({ channels: { telegram: { token: "t", ownerIds: ["1"] } } }, { home, env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url } });
-  gateway = await startGateway({ home, config, log: silentLogger, controlSocket: false, channels: [channel] });
+  test = await startTestGateway(fake.url, { memory: false });
+  ({ gateway, channel } = test);
 });
 afterEach(async () => {
-  await gateway.stop();
+  await test.stop();
   await fake.close();
-  rmSync(home, { recursive: true, force: true });
 });
 
 const dm = (id: string, text: string): InboundMessage => ({

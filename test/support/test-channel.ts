@@ -1,10 +1,13 @@
-// A chat channel for in-process gateway tests: messages are injected, replies recorded.
+// A chat channel for in-process gateway tests and benchmarks: messages are injected, replies
+// recorded (with the time they were handed over).
 import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "../../src/channels/channel.ts";
 
 export class TestChannel implements Channel {
   readonly id: ChannelId;
   /** Final texts by inbound message id (or "send:<chatId>" for proactive messages). */
   readonly replies = new Map<string, string[]>();
+  /** performance.now() when the latest final text for that key was handed to the channel. */
+  readonly repliedAt = new Map<string, number>();
   #onMessage: ((m: InboundMessage) => void) | null = null;
   #seq = 0;
 
@@ -38,10 +41,15 @@ export class TestChannel implements Channel {
     };
   }
 
-  /** Delivers a message as the platform would; returns its id. */
-  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string }): string {
-    const id = `t${++this.#seq}`;
-    this.#onMessage!({
+  /** Delivers a message as the platform would. */
+  deliver(m: InboundMessage): void {
+    this.#onMessage!(m);
+  }
+
+  /** Delivers a message built from the essentials; returns its id. */
+  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string }): string {
+    const id = opts.id ?? `t${++this.#seq}`;
+    this.deliver({
       id,
       channel: this.id,
       chat: { id: opts.chat, type: opts.type ?? "group", ...(opts.title ? { title: opts.title } : {}) },
@@ -55,5 +63,6 @@ export class TestChannel implements Channel {
 
   #record(key: string, text: string): void {
     this.replies.set(key, [...(this.replies.get(key) ?? []), text]);
+    this.repliedAt.set(key, performance.now());
   }
 }

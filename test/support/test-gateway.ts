@@ -1,0 +1,53 @@
+// A real gateway in this process for tests and benchmarks: a temporary home, Telegram access
+// rules with owner "1", a TestChannel in Telegram's place, and the model at `modelUrl`.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseConfig, type Config } from "../../src/gateway/config.ts";
+import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
+import { gatewayOptions } from "../../src/gateway/setup.ts";
+import { silentLogger } from "../../src/log.ts";
+import { TestChannel } from "./test-channel.ts";
+
+export interface TestGateway {
+  gateway: Gateway;
+  channel: TestChannel;
+  config: Config;
+  home: string;
+  /** Stops the gateway and removes the home (unless the caller gave its own). */
+  stop(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  /** Config keys besides channels.telegram. */
+  config?: Record<string, unknown>;
+  /** Merged over { token, ownerIds: ["1"] }. */
+  telegram?: Record<string, unknown>;
+  /** An existing home; otherwise a temporary one is made and removed by stop(). */
+  home?: string;
+  clock?: () => number;
+  /** Open the workspace memory (watcher, index, daily logs); default true, as in the daemon. */
+  memory?: boolean;
+}
+
+export async function startTestGateway(modelUrl: string, opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "hearth-gw-"));
+  const channel = new TestChannel();
+  const config = parseConfig(
+    { ...opts.config, channels: { telegram: { token: "t", ownerIds: ["1"], ...opts.telegram } } },
+    { home, env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: modelUrl } },
+  );
+  const base = gatewayOptions(home, config, silentLogger, { daemon: false, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const { openMemory: _memory, ...withoutMemory } = base;
+  const gateway = await startGateway({ ...(opts.memory === false ? withoutMemory : base), channels: [channel] });
+  return {
+    gateway,
+    channel,
+    config,
+    home,
+    stop: async () => {
+      await gateway.stop();
+      if (!opts.home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
