@@ -55,15 +55,9 @@ export interface ContextBudgetOptions {
 export class ContextBudget {
   readonly #opts: ContextBudgetOptions;
   #tokensPerByte = DEFAULT_TOKENS_PER_BYTE;
-  /** Tokens in context at the last response, for status. */
-  lastContextTokens = 0;
 
   constructor(opts: ContextBudgetOptions) {
     this.#opts = opts;
-  }
-
-  get window(): number {
-    return this.#opts.window;
   }
 
   /** Estimated input tokens of a request. */
@@ -77,7 +71,6 @@ export class ContextBudget {
     const bytes = requestBytes(req);
     // A proxy that misreports usage must not make the estimate absurd: keep it plausible.
     if (tokens > 0 && bytes > 0) this.#tokensPerByte = Math.min(1, Math.max(0.05, tokens / bytes));
-    this.lastContextTokens = tokens;
   }
 
   /** Before a model call: compacts at 80 %, refuses past 95 %. Returns the view to send. */
@@ -174,7 +167,7 @@ function sizeOf(value: object): number {
 }
 
 /** Bytes of a request in Hearth's own form; the calibration maps them to the API's tokens. */
-export function requestBytes(req: ModelRequest): number {
+function requestBytes(req: ModelRequest): number {
   let bytes = sizeOf(req.system) + sizeOf(req.tools);
   for (const m of req.messages) bytes += sizeOf(m);
   return bytes;

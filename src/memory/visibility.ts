@@ -35,8 +35,6 @@ export function dailyLogDir(scope: MemoryScope): string {
   return scope.kind === "main" ? "memory" : `${CHATS_DIR}/${scope.chat}`;
 }
 
-const MAIN_DAILY_LOG = /^memory\/\d{4}-\d{2}-\d{2}\.md$/;
-
 /**
  * May `scope` see the workspace file at `relPath` (forward slashes, relative to the workspace,
  * already normalised and confined to it)?
@@ -50,5 +48,3 @@ export function canSee(scope: MemoryScope, relPath: string): boolean {
   if (scope.kind === "main") return true;
   return p.startsWith(`${CHATS_DIR}/${scope.chat}/`);
 }
-
-export const isMainDailyLog = (relPath: string): boolean => MAIN_DAILY_LOG.test(relPath);
