@@ -28,6 +28,8 @@ export interface LaneItem {
    * arrive meanwhile must not join it — its answer is delivered elsewhere — and queue instead.
    */
   steerable?: boolean;
+  /** Whether the exchange belongs in the daily log, given the reply; absent means it does. */
+  worthLogging?: (reply: string) => boolean;
 }
 
 export interface RunContext {

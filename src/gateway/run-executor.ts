@@ -4,7 +4,6 @@ import { contextTokens } from "../agent/messages.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { GatewayContext } from "./context.ts";
 import type { RunExecutor } from "./lanes.ts";
-import { isHeartbeatOk } from "./scheduler/heartbeat.ts";
 
 export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
@@ -23,9 +22,8 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     });
     ctx.sessions.touch(run.sessionKey, scope);
     const memory = ctx.runtime.memory;
-    // A heartbeat that found nothing to report is not an exchange worth a log entry.
-    const quietHeartbeat = run.items.every((i) => i.source.channel === "heartbeat") && isHeartbeatOk(result.text);
-    if (memory && result.status !== "aborted" && !quietHeartbeat) {
+    const worthLogging = run.items.some((i) => i.worthLogging?.(result.text) ?? true);
+    if (memory && result.status !== "aborted" && worthLogging) {
       // Items joined by steering are part of the exchange too: run.items grows as they join.
       const first = run.items[0]!;
       memory.logExchange(memoryScopeFor(scope, run.sessionKey), {

@@ -1,7 +1,7 @@
 // The heartbeat end to end: the real daemon with a one-second heartbeat, the Telegram emulator
 // and the fake model. HEARTBEAT_OK stays quiet; anything else reaches the owner's chat; outside
 // the active hours nothing runs.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -73,6 +73,10 @@ describe("heartbeat (daemon e2e)", () => {
     const oks = count(d, "heartbeat.ok");
     await waitFor("two more quiet heartbeats", () => count(d, "heartbeat.ok") >= oks + 2, 15_000);
     expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual(["Hi Ann!", "Heads up: LH404 is delayed by 2 hours."]);
+    // The daily log keeps the heartbeat that had something to say, not the quiet ones.
+    const dailyLog = readFileSync(join(home, "workspace", "memory", `${new Date().toISOString().slice(0, 10)}.md`), "utf8");
+    expect(dailyLog).toContain("Heads up: LH404 is delayed by 2 hours.");
+    expect(dailyLog).not.toContain("HEARTBEAT_OK");
   });
 
   it("outside the active hours no heartbeat runs", async () => {

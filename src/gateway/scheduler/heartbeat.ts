@@ -69,6 +69,8 @@ export class Heartbeat {
       source: { channel: "heartbeat", sender: "Hearth", text: "(heartbeat: HEARTBEAT.md checklist)" },
       replyKey: key,
       steerable: false,
+      // A heartbeat that found nothing to report is not an exchange worth a log entry.
+      worthLogging: (reply) => !isHeartbeatOk(reply),
       openReply: () => this.#sink(),
       arrivedAt: now,
     });
