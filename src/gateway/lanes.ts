@@ -83,7 +83,6 @@ class ActiveRun {
   open = true;
   lastEventAt: number;
   startedAt: number;
-  abortedAt: number | null = null;
   abortReason: "stop" | "interrupt" | "shutdown" | "watchdog" | null = null;
 
   constructor(items: LaneItem[], log: Logger, now: number) {
@@ -323,15 +322,17 @@ export class LaneManager {
         this.#opts.log.error("run.threw", { session: lane.key, error: err });
         return { status: "error", text: "Something went wrong inside Hearth while answering. Please try again." };
       });
-    // A run that ignores its abort must not hold the lane forever.
+    // A run that ignores its abort must not hold the lane forever: once aborted, it has
+    // abortGraceMs to return.
     const wedged = new Promise<"wedged">((resolve) => {
-      const check = setInterval(() => {
-        if (run.abortedAt !== null && this.#opts.clock() - run.abortedAt > this.#opts.abortGraceMs) {
-          clearInterval(check);
-          resolve("wedged");
-        }
-      }, 50);
-      void finished.finally(() => clearInterval(check));
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => (timer = setTimeout(() => resolve("wedged"), this.#opts.abortGraceMs));
+      if (run.abort.signal.aborted) onAbort();
+      else run.abort.signal.addEventListener("abort", onAbort, { once: true });
+      void finished.finally(() => {
+        clearTimeout(timer);
+        run.abort.signal.removeEventListener("abort", onAbort);
+      });
     });
     const outcome = await Promise.race([finished, wedged]);
     run.open = false;
@@ -347,7 +348,6 @@ export class LaneManager {
   #abortRun(run: ActiveRun, reason: NonNullable<ActiveRun["abortReason"]>): void {
     if (run.abort.signal.aborted) return;
     run.abortReason = reason;
-    run.abortedAt = this.#opts.clock();
     run.abort.abort();
   }
 
