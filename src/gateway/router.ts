@@ -164,7 +164,7 @@ async function answerPairing(ctx: GatewayContext, m: InboundMessage, log: Logger
   await ctx.channels.openReply(m).finish(pairingText(req, ctx.clock()));
 }
 
-export function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: number): string {
+function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: number): string {
   const intro = "Hi! I'm a personal assistant and only talk with people my owner has approved.";
   switch (req.type) {
     case "code":
