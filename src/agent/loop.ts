@@ -14,7 +14,7 @@ import {
   type UserMessage,
 } from "./messages.ts";
 import type { ModelClient, ModelEvent } from "./model-client.ts";
-import type { ModelError } from "./model-errors.ts";
+import { modelErrorNotice, type ModelError } from "./model-errors.ts";
 import type { SystemBlock } from "./model-request.ts";
 import type { SteeringSource } from "./steering.ts";
 import type { ToolSet } from "./tool.ts";
@@ -76,6 +76,8 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
   let turns = 0;
   let nudges = 0;
   let overflowRecovered = false;
+  /** A group or a paired person: notices name no configuration key, file or address. */
+  const shared = spec.scope === "shared";
 
   const append = (m: Message) => {
     spec.record(m);
@@ -100,7 +102,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
     for (;;) {
       if (spec.signal.aborted) return finish("aborted");
       if (turns >= maxTurns) {
-        reply.notice(`I stopped after ${turns} steps, the limit set by agent.maxTurns. Say "continue" if I should go on.`);
+        reply.notice(`I stopped after ${turns} steps, ${shared ? "my limit for one answer" : "the limit set by agent.maxTurns"}. Say "continue" if I should go on.`);
         return finish("max_turns");
       }
       turns++;
@@ -141,7 +143,8 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
           reply.notice("This conversation no longer fits the model's context window, even after compacting. Start a fresh one with /new; the history stays on disk.");
           return finish("error", result.error);
         }
-        reply.notice(`${result.error.message} Your message is saved; try again in a moment.`);
+        if (shared) deps.log.warn("run.model_failed", { sessionKey: spec.sessionKey, kind: result.error.kind, detail: result.error.message });
+        reply.notice(modelErrorNotice(result.error, spec.scope));
         return finish("error", result.error);
       }
 
@@ -176,7 +179,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
           reply.notice("This conversation no longer fits the model's context window, even after compacting. Start a fresh one with /new; the history stays on disk.");
           return finish("error");
         case "max_tokens":
-          reply.notice("(The answer was cut off at the length limit, model.maxTokens.)");
+          reply.notice(shared ? "(The answer was cut off at the length limit.)" : "(The answer was cut off at the length limit, model.maxTokens.)");
           return finish("completed");
         default:
           break;
@@ -191,11 +194,19 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         });
         continue;
       }
+      if (reply.text().trim() === "") {
+        // Sending nothing would leave the user waiting for an answer that never comes.
+        deps.log.warn("run.empty_answer", { sessionKey: spec.sessionKey, model: message.model, turns });
+        if (reply.text() !== "") reply.turnReset(""); // only whitespace: not worth keeping
+        reply.notice("The model returned an empty answer. Please try again or rephrase your message.");
+        return finish("error");
+      }
       return finish("completed");
     }
   } catch (err) {
     deps.log.error("run.failed", { sessionKey: spec.sessionKey, error: err });
-    reply.notice(`Something went wrong inside Hearth (${err instanceof Error ? err.message : String(err)}).`);
+    // The error may name files inside Hearth's home: only the owner sees it.
+    reply.notice(shared ? "Something went wrong inside Hearth." : `Something went wrong inside Hearth (${err instanceof Error ? err.message : String(err)}).`);
     return finish("error");
   }
 }

@@ -4,7 +4,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Logger } from "../log.ts";
 import type { AssistantBlock, AssistantMessage, AssistantStop, Usage } from "./messages.ts";
-import { allowsFallback, classifyModelError, isRetryable, type ModelError, type SdkErrors } from "./model-errors.ts";
+import { allowsFallback, classifyModelError, displayUrl, isRetryable, type ModelError, type SdkErrors } from "./model-errors.ts";
 import { toApiParams, type ModelRequest } from "./model-request.ts";
 
 export type ModelEvent =
@@ -39,8 +39,13 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** A `retry-after` longer than this is not waited for: the next model is tried instead. */
   maxRetryAfterMs: number;
-  /** A stream with no event for this long is treated as a dropped connection. */
+  /** A stream with no event for this long has stalled. */
   idleTimeoutMs: number;
+  /**
+   * Stalled attempts per `stream` call, over all models: reaching it ends the call (no further
+   * retry, no fallback), so a silent model costs the user about this many idle timeouts.
+   */
+  maxStalls: number;
 }
 
 export const defaultRetryPolicy: RetryPolicy = {
@@ -48,7 +53,8 @@ export const defaultRetryPolicy: RetryPolicy = {
   baseDelayMs: 2_000,
   maxDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
-  idleTimeoutMs: 120_000,
+  idleTimeoutMs: 60_000,
+  maxStalls: 2,
 };
 
 export interface AnthropicModelOptions {
@@ -95,7 +101,8 @@ export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelCl
       const { client, sdk } = await load();
       const shown = new ShownText(onEvent);
       let last: ModelError | undefined;
-      for (const [i, model] of opts.models.entries()) {
+      let stalls = 0;
+      models: for (const [i, model] of opts.models.entries()) {
         if (i > 0 && last) {
           opts.log.warn("model.fallback", { from: opts.models[i - 1], to: model, kind: last.kind });
           onEvent({ type: "fallback", from: opts.models[i - 1]!, to: model, error: last });
@@ -107,6 +114,10 @@ export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelCl
           if (result.type === "ok") return result;
           last = result.error;
           if (last.kind === "aborted") return aborted(model, shown);
+          if (last.kind === "stalled" && ++stalls >= policy.maxStalls) {
+            last = { ...last, message: stalledMessage(policy.idleTimeoutMs, stalls) };
+            break models;
+          }
           if (!isRetryable(last)) break;
           if (attempt === policy.maxAttempts) break;
           if (last.retryAfterMs !== undefined && last.retryAfterMs > policy.maxRetryAfterMs) break;
@@ -122,6 +133,11 @@ export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelCl
     },
   };
 }
+
+const stalledMessage = (idleTimeoutMs: number, tries: number): string =>
+  `The model stopped responding: nothing arrived for ${formatSeconds(idleTimeoutMs)}${tries > 1 ? `, on ${tries} tries` : ""}.`;
+
+const formatSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 const aborted = (model: string, shown: ShownText): ModelResult => ({
   type: "error",
@@ -245,17 +261,17 @@ async function streamAttempt(
       }
     }
   } catch (err) {
-    if (!stalled && !signal.aborted) return { type: "error", error: classifyModelError(err, model, sdk) };
+    if (!stalled && !signal.aborted) return { type: "error", error: classifyModelError(err, model, sdk, client.baseURL) };
   } finally {
     clearTimeout(idle);
     signal.removeEventListener("abort", onAbort);
   }
   // The SDK ends the iteration quietly on abort, so the reason is decided here.
   if (signal.aborted) return { type: "error", error: { kind: "aborted", model, message: "The request was stopped." } };
-  if (stalled) {
-    return { type: "error", error: { kind: "stalled", model, message: `The model stream went silent for ${Math.round(idleTimeoutMs / 1000)} s.` } };
+  if (stalled) return { type: "error", error: { kind: "stalled", model, message: stalledMessage(idleTimeoutMs, 1) } };
+  if (!complete) {
+    return { type: "error", error: { kind: "connection", model, message: `The model stream from ${displayUrl(client.baseURL)} ended before the message was complete.` } };
   }
-  if (!complete) return { type: "error", error: { kind: "connection", model, message: "The model stream ended before the message was complete." } };
   shown.finishAttempt();
   return {
     type: "ok",

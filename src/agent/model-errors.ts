@@ -1,7 +1,9 @@
-// What went wrong talking to the model, as a value: its kind decides retry and fallback, its
-// message is safe to show the user (no secrets, says what to do).
+// What went wrong talking to the model, as a value: its kind decides retry and fallback. Its
+// message is for the owner and the log (no secrets; it may name config keys, environment
+// variables and the API's address); `modelErrorNotice` decides what a chat is shown.
 import type * as AnthropicSdk from "@anthropic-ai/sdk";
 import { redact } from "../log.ts";
+import type { Scope } from "./messages.ts";
 
 /** The SDK's error classes (the SDK module itself, loaded when the first request is made). */
 export type SdkErrors = Pick<typeof AnthropicSdk, "APIError" | "APIConnectionError" | "APIUserAbortError">;
@@ -22,6 +24,7 @@ export type ModelErrorKind =
 
 export interface ModelError {
   kind: ModelErrorKind;
+  /** What happened and what to fix, for the owner and the log: never shown in a shared chat. */
   message: string;
   model: string;
   status?: number;
@@ -38,11 +41,12 @@ export const allowsFallback = (e: ModelError): boolean => isRetryable(e) || e.ki
 
 const overflowText = /prompt is too long|context window|context_length|too many tokens/i;
 
-export function classifyModelError(err: unknown, model: string, sdk: SdkErrors): ModelError {
+/** `baseURL`: the API address the request went to, named in connection errors. */
+export function classifyModelError(err: unknown, model: string, sdk: SdkErrors, baseURL: string): ModelError {
   const { APIConnectionError, APIError, APIUserAbortError } = sdk;
   if (err instanceof APIUserAbortError) return { kind: "aborted", model, message: "The request was stopped." };
   if (err instanceof APIConnectionError) {
-    return { kind: "connection", model, message: `Could not reach the model API (${err.message}).` };
+    return { kind: "connection", model, message: `Could not reach the model API at ${displayUrl(baseURL)} (${scrub(causeOf(err))}).` };
   }
   if (err instanceof APIError) {
     const status = err.status;
@@ -55,7 +59,7 @@ export function classifyModelError(err: unknown, model: string, sdk: SdkErrors):
       return {
         ...base,
         kind: "auth",
-        message: `The model API refused the credentials (HTTP ${status}). Check ANTHROPIC_API_KEY or model.apiKey in config.json.`,
+        message: `The model API rejected the API key (HTTP ${status}). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.`,
       };
     }
     if (status === 402) return { ...base, kind: "billing", message: `The model API refused the request for billing reasons (HTTP 402): ${apiMessage}` };
@@ -74,8 +78,64 @@ export function classifyModelError(err: unknown, model: string, sdk: SdkErrors):
   }
   if (err instanceof Error && err.name === "AbortError") return { kind: "aborted", model, message: "The request was stopped." };
   // Anything else thrown while reading the body is the socket going away (undici's "terminated").
-  const text = redact(err instanceof Error ? err.message : String(err));
-  return { kind: "connection", model, message: `The connection to the model API broke (${text}).` };
+  const text = scrub(err instanceof Error ? err.message : String(err));
+  return { kind: "connection", model, message: `The connection to the model API at ${displayUrl(baseURL)} broke (${text}).` };
+}
+
+/** The API address without credentials or query: safe for the log and the owner. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname.replace(/\/$/, "")}`;
+  } catch {
+    return "(an invalid address)";
+  }
+}
+
+/** Known secrets and the credentials part of any URL (`//user:password@`) removed. */
+const scrub = (text: string): string => redact(text).replace(/\/\/[^/\s@]+@/g, "//");
+
+/** The innermost reason a connection failed ("ECONNREFUSED", "getaddrinfo ENOTFOUND …"). */
+function causeOf(err: Error): string {
+  let reason = err.message;
+  let e: unknown = err.cause;
+  for (let depth = 0; e instanceof Error && depth < 5; depth++, e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    reason = code && !e.message.includes(code) ? `${code}: ${e.message}` : e.message;
+  }
+  return reason;
+}
+
+/**
+ * What a chat is told when the model call failed. The owner (scope "main") gets the detail and
+ * what to fix; a shared chat (a group, a paired person) only learns that the model could not
+ * answer: never a configuration key, an environment variable, a file name or an address.
+ */
+export function modelErrorNotice(e: ModelError, scope: Scope): string {
+  const later = "Please try again in a moment.";
+  if (scope === "main") return isRetryable(e) ? `${e.message} ${later}` : e.message;
+  switch (e.kind) {
+    case "stalled":
+      return `Sorry, the AI model stopped responding. ${later}`;
+    case "connection":
+      return `Sorry, I could not reach the AI model. ${later}`;
+    case "rate_limited":
+    case "overloaded":
+    case "server":
+      return `Sorry, the AI model is busy or having trouble right now. ${later}`;
+    case "context_overflow":
+      return "This conversation no longer fits the AI model's memory. Start a fresh one with /new.";
+    case "aborted":
+      return "Stopped.";
+    case "auth":
+    case "billing":
+    case "not_found":
+    case "bad_request":
+    case "unknown":
+      return "Sorry, I can't answer right now because of a problem on my side. My owner can see what went wrong in Hearth's log.";
+    default:
+      return e.kind satisfies never;
+  }
 }
 
 function midStreamKind(type: string | null): Pick<ModelError, "kind"> {

@@ -20,6 +20,12 @@ export interface InboundMessage {
   /** A DM, an @mention, a reply to the bot, or the configured name pattern. */
   addressed: boolean;
   replyTo?: { id: string; text?: string; fromBot: boolean };
+  /**
+   * Set when the message held only what the channel cannot pass on (a photo, a sticker); `text`
+   * is then empty. The note tells the sender so; the gateway sends it, without a model call, only
+   * where it would answer the sender anyway.
+   */
+  unreadableNote?: string;
   receivedAt: number;
   /** Platform data the channel needs to answer (reply references); JSON-serialisable, opaque to the gateway. */
   raw?: unknown;

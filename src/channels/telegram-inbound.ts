@@ -25,13 +25,10 @@ export interface InboundRules {
   namePattern: RegExp | null;
 }
 
-/** Media the bot cannot read yet; answered by the channel with a short polite note. */
+/** Media the bot cannot read yet; the gateway may answer it with a short polite note. */
 export type UnsupportedKind = "photo" | "voice" | "audio" | "video" | "sticker" | "document" | "location" | "contact" | "poll" | "other";
 
-export type NormalizedMessage =
-  | { type: "message"; message: InboundMessage }
-  | { type: "unsupported"; kind: UnsupportedKind; chat: InboundMessage["chat"]; sender: InboundMessage["sender"]; addressed: boolean; raw: TelegramRaw }
-  | { type: "ignored"; reason: string };
+export type NormalizedMessage = { type: "message"; message: InboundMessage } | { type: "ignored"; reason: string };
 
 /** Checked in order; the first key present names the kind. Captioned media count as text. */
 const MEDIA: ReadonlyArray<[keyof Message, UnsupportedKind]> = [
@@ -74,11 +71,22 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
   const raw: TelegramRaw = { chatId: msg.chat.id, messageId: msg.message_id, ...(thread !== undefined ? { threadId: thread } : {}), group };
   const reply = replyOf(msg, rules);
 
+  const base = {
+    id: `${msg.chat.id}:${msg.message_id}`,
+    channel: "telegram" as const,
+    chat,
+    sender,
+    ...(reply ? { replyTo: reply } : {}),
+    receivedAt: platformTime(msg.date),
+    raw,
+  };
+
   const body = msg.text ?? msg.caption;
   if (body === undefined || body.trim() === "") {
     const kind = MEDIA.find(([key]) => msg[key] !== undefined)?.[1];
     if (!kind) return { type: "ignored", reason: "service message" };
-    return { type: "unsupported", kind, chat, sender, addressed: !group || reply?.fromBot === true, raw };
+    // Whether anyone gets the note is the gateway's decision, like for any other message.
+    return { type: "message", message: { ...base, text: "", addressed: !group || reply?.fromBot === true, unreadableNote: unsupportedReply(kind) } };
   }
 
   const entities = msg.entities ?? msg.caption_entities ?? [];
@@ -101,20 +109,7 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
     reply?.fromBot === true ||
     (rules.namePattern !== null && rules.namePattern.test(body));
 
-  return {
-    type: "message",
-    message: {
-      id: `${msg.chat.id}:${msg.message_id}`,
-      channel: "telegram",
-      chat,
-      sender,
-      text,
-      addressed,
-      ...(reply ? { replyTo: reply } : {}),
-      receivedAt: platformTime(msg.date),
-      raw,
-    },
-  };
+  return { type: "message", message: { ...base, text, addressed } };
 }
 
 /** The polite answer to a message the bot cannot read; no model call is made for it. */

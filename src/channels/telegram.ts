@@ -2,8 +2,8 @@
 // parallel, order kept per chat), auto-retry on 429, replies streamed by editing one message.
 //
 // The channel describes messages and renders replies; the gateway decides who may talk and
-// about what. The one answer given here directly is the polite note for media the bot cannot
-// read (a photo, a voice message), which never reaches the gateway.
+// about what, and answers everything (even the polite note for a photo it cannot read): a
+// refused sender gets no reply of any kind.
 //
 // Lifecycle: stopped → starting → running ⇄ reconnecting (network trouble, a 409 conflict) →
 // stopped; a rejected token (401) is `failed` for good: start() rejects with what to fix, or,
@@ -20,7 +20,7 @@ import { isDeliveryTarget } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 import { StreamingReply } from "./streaming-reply.ts";
 import { describeError, errorCode, TelegramAuthError } from "./telegram-errors.ts";
-import { normalizeMessage, unsupportedReply, type InboundRules, type NormalizedMessage, type TelegramRaw } from "./telegram-inbound.ts";
+import { normalizeMessage, type InboundRules, type TelegramRaw } from "./telegram-inbound.ts";
 import { UpdatePoller, type Backoff } from "./telegram-polling.ts";
 import { createTelegramTransport, TelegramReplyState, type ReplyTarget, type TelegramTransportDeps } from "./telegram-transport.ts";
 
@@ -32,14 +32,6 @@ export interface TelegramChannelOptions {
   ownerIds: string[];
   /** channels.telegram.namePattern: a case-insensitive regex that addresses the bot in groups. */
   namePattern: string | null;
-  /**
-   * The access rules from the config, used only to decide whether the channel may answer a
-   * message it cannot read (a photo, a sticker) itself. Without `groups` it never answers
-   * those in groups.
-   */
-  dmPolicy?: "pairing" | "allowlist" | "disabled";
-  allowFrom?: string[];
-  groups?: { policy: "allowlist" | "open" | "disabled"; allow: string[] };
   /** Tuning for tests and benchmarks; the defaults suit api.telegram.org. */
   polling?: {
     /** Seconds a getUpdates call waits for news (long polling). Default 30. */
@@ -250,7 +242,7 @@ class TelegramChannel implements Channel {
 
   // ── incoming messages ──────────────────────────────────────────────────────────────────────
 
-  async #receive(msg: Message): Promise<void> {
+  #receive(msg: Message): void {
     const rules = this.#rules;
     if (!rules) return;
     const result = normalizeMessage(msg, rules);
@@ -258,34 +250,12 @@ class TelegramChannel implements Channel {
       case "message":
         this.#onMessage?.(result.message);
         return;
-      case "unsupported":
-        if (!this.#mayAnswerDirectly(result)) {
-          this.#log.debug("telegram.unsupported_ignored", { kind: result.kind, chat: result.chat.id });
-          return;
-        }
-        try {
-          await this.send({ channel: "telegram", chatId: result.chat.id, ...(result.chat.threadId ? { threadId: result.chat.threadId } : {}) }, unsupportedReply(result.kind));
-        } catch (err) {
-          this.#log.warn("telegram.unsupported_reply_failed", { error: describeError(err, this.#token) });
-        }
-        return;
       case "ignored":
         this.#log.debug("telegram.ignored", { reason: result.reason, chat: String(msg.chat.id) });
         return;
       default:
         result satisfies never;
     }
-  }
-
-  /** Answering media directly bypasses the gateway, so it follows the same access rules, fail-closed. */
-  #mayAnswerDirectly(m: Extract<NormalizedMessage, { type: "unsupported" }>): boolean {
-    if (m.chat.type === "dm") {
-      if (m.sender.isOwner || this.#o.allowFrom?.includes(m.sender.id)) return true;
-      return (this.#o.dmPolicy ?? "pairing") !== "disabled";
-    }
-    const groups = this.#o.groups;
-    if (!m.addressed || !groups) return false;
-    return groups.policy === "open" || (groups.policy === "allowlist" && groups.allow.includes(m.chat.id));
   }
 }
 

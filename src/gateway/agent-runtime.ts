@@ -81,6 +81,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       models: [config.model.name, ...config.model.fallbacks],
       apiKey: config.model.apiKey,
       baseURL: config.model.baseUrl,
+      retry: { idleTimeoutMs: config.model.idleTimeoutMs },
       log: log.child({ component: "model" }),
     });
   const tools = new ToolSet(

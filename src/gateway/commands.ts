@@ -1,5 +1,6 @@
 // Slash commands (DESIGN §2 step 3): answered at once, outside the queue, without a model call.
 import type { Scope } from "../agent/messages.ts";
+import { modelErrorNotice } from "../agent/model-errors.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "./config.ts";
 import type { GatewayContext } from "./context.ts";
@@ -99,7 +100,7 @@ async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string
     case "nothing":
       return "Nothing to compact yet: the conversation is still short.";
     case "failed":
-      return `Compaction failed: ${outcome.error.message} The conversation is unchanged.`;
+      return `Compaction failed, the conversation is unchanged. ${modelErrorNotice(outcome.error, origin.scope)}`;
   }
 }
 

@@ -148,6 +148,8 @@ const modelSchema = strict({
   fallbacks: z.array(z.string().trim().min(1)).default([]),
   maxTokens: positiveInt.default(8192),
   contextWindow: positiveInt.default(200_000),
+  /** A model stream with no data for this long has stalled: retried once, then the user is told. */
+  idleTimeoutMs: positiveInt.min(1000, "must be at least 1000 (one second)").max(600_000, "must be at most 600000 (ten minutes)").default(60_000),
   apiKey: secret.optional(),
   baseUrl: httpUrl.optional(),
 }).superRefine((m, ctx) => {

@@ -88,7 +88,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
       onItemsDone: (ids) => ids.forEach((id) => inbox.markDone(id)),
       log: log.child({ component: "lanes" }),
-      inactivityLimitMs: Math.max(config.tools.exec.timeoutMs, 120_000) + 60_000,
+      // Longer than any single silence a healthy run has (a command, a stalled model attempt):
+      // the model client bounds stalls itself and says so better than the watchdog can.
+      inactivityLimitMs: Math.max(config.tools.exec.timeoutMs, config.model.idleTimeoutMs, 120_000) + 60_000,
       clock,
     });
 

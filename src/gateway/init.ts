@@ -121,7 +121,8 @@ export function configTemplate(): string {
     "name": "claude-sonnet-5-5",              // the Anthropic model that answers
     "fallbacks": [],                          // models tried in order when it keeps failing
     "maxTokens": 8192,                        // longest answer per model call, in tokens
-    "contextWindow": 200000                   // the model's window; older turns are summarised near it
+    "contextWindow": 200000,                  // the model's window; older turns are summarised near it
+    "idleTimeoutMs": 60000                    // a silent model stream is retried once after this, then you are told
   },
 
   "agent": {

@@ -1,6 +1,11 @@
 // Pairing (DESIGN §10): a stranger who DMs the bot gets a short code; the owner approves it
 // (`hearth pairing approve CODE`, or /approve CODE in their DM) and from then on that person
 // has their own shared-scope DM session. Stored in <home>/pairing.json, written atomically.
+//
+// Strangers cost nothing: a sender is answered at most once an hour (whatever they send), holds
+// at most one code, and a code is never renewed: once it expires unapproved, the same sender gets
+// no new one for another hour. With at most MAX_PENDING codes per channel, a few accounts cannot
+// keep the slots to themselves. Who was answered when is kept in memory only.
 import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { ChannelId } from "../channels/channel.ts";
@@ -11,7 +16,14 @@ import { writeFileAtomic } from "../storage.ts";
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 export const CODE_LENGTH = 8;
 export const CODE_TTL_MS = 60 * 60 * 1000;
+/** Pending codes per channel. */
 export const MAX_PENDING = 3;
+/** A sender gets at most one pairing message per this long. */
+export const ANSWER_INTERVAL_MS = 60 * 60 * 1000;
+/** After a sender's code expired unapproved, how long before they may have a new one. */
+export const RENEWAL_COOLDOWN_MS = 60 * 60 * 1000;
+/** Senders remembered at most (a flood of accounts makes the store forget, never grow). */
+const MAX_REMEMBERED = 10_000;
 
 export interface PendingPairing {
   code: string;
@@ -33,12 +45,28 @@ interface PairingFile {
   approved: ApprovedSender[];
 }
 
-export type PairingRequest = { type: "code"; code: string; isNew: boolean } | { type: "full" };
+export type PairingRequest =
+  /** The sender's code, new or still pending: tell them. */
+  | { type: "code"; code: string; isNew: boolean }
+  /** MAX_PENDING codes of this channel are waiting: tell them to try later. */
+  | { type: "full" }
+  /** Their code expired unapproved; a new one is possible from `until`. */
+  | { type: "cooldown"; until: number }
+  /** They were answered within the last hour: say nothing. */
+  | { type: "silent" };
+
+/** What the store remembers of one sender between requests. */
+interface SenderMemory {
+  answeredAt: number;
+  /** When their latest code was created (it counts even after it expired). */
+  codeAt?: number;
+}
 
 export class PairingStore {
   readonly #path: string;
   readonly #clock: () => number;
   #data: PairingFile;
+  readonly #senders = new Map<string, SenderMemory>();
 
   private constructor(path: string, data: PairingFile, clock: () => number) {
     this.#path = path;
@@ -67,14 +95,26 @@ export class PairingStore {
     return this.#data.approved.some((a) => a.channel === channel && a.userId === userId);
   }
 
-  /** The sender's code: their pending one, a new one, or "full" when 3 others are waiting. */
+  /**
+   * A stranger wrote (anything: text, a photo, a command). Decides what, if anything, to answer;
+   * the caller sends nothing for "silent". A pending code is returned as is, never renewed.
+   */
   request(channel: ChannelId, userId: string, name: string): PairingRequest {
     this.#expire();
+    const now = this.#clock();
+    const key = `${channel}:${userId}`;
+    const memory = this.#senders.get(key);
+    if (memory && now - memory.answeredAt < ANSWER_INTERVAL_MS) return { type: "silent" };
+    this.#remember(key, { ...memory, answeredAt: now });
+
     const existing = this.#data.pending.find((p) => p.channel === channel && p.userId === userId);
     if (existing) return { type: "code", code: existing.code, isNew: false };
-    if (this.#data.pending.length >= MAX_PENDING) return { type: "full" };
+    const renewableAt = memory?.codeAt !== undefined ? memory.codeAt + CODE_TTL_MS + RENEWAL_COOLDOWN_MS : 0;
+    if (now < renewableAt) return { type: "cooldown", until: renewableAt };
+    if (this.#data.pending.filter((p) => p.channel === channel).length >= MAX_PENDING) return { type: "full" };
     const code = this.#newCode();
-    this.#data.pending.push({ code, channel, userId, name, createdAt: this.#clock() });
+    this.#data.pending.push({ code, channel, userId, name, createdAt: now });
+    this.#remember(key, { answeredAt: now, codeAt: now });
     this.#save();
     return { type: "code", code, isNew: true };
   }
@@ -111,8 +151,35 @@ export class PairingStore {
     const now = this.#clock();
     const live = this.#data.pending.filter((p) => now - p.createdAt < CODE_TTL_MS);
     if (live.length !== this.#data.pending.length) {
+      // Codes from before a restart expire here too: their senders still wait before a new one.
+      for (const p of this.#data.pending) {
+        if (live.includes(p)) continue;
+        const key = `${p.channel}:${p.userId}`;
+        const memory = this.#senders.get(key);
+        if ((memory?.codeAt ?? -Infinity) < p.createdAt) this.#remember(key, { answeredAt: memory?.answeredAt ?? p.createdAt, codeAt: p.createdAt });
+      }
       this.#data.pending = live;
       this.#save();
+    }
+  }
+
+  #remember(key: string, memory: SenderMemory): void {
+    if (!this.#senders.has(key) && this.#senders.size >= MAX_REMEMBERED) this.#forgetOld();
+    this.#senders.set(key, memory);
+  }
+
+  /** Drops senders nothing depends on any more; if all still matter, the oldest half. */
+  #forgetOld(): void {
+    const now = this.#clock();
+    const horizon = CODE_TTL_MS + RENEWAL_COOLDOWN_MS;
+    for (const [key, m] of this.#senders) {
+      if (now - m.answeredAt >= ANSWER_INTERVAL_MS && (m.codeAt === undefined || now - m.codeAt >= horizon)) this.#senders.delete(key);
+    }
+    if (this.#senders.size < MAX_REMEMBERED) return;
+    let drop = Math.floor(this.#senders.size / 2);
+    for (const key of this.#senders.keys()) {
+      if (drop-- <= 0) break;
+      this.#senders.delete(key);
     }
   }
 

@@ -3,12 +3,14 @@
 // a refused, unaddressed or duplicate message.
 import { userTurn } from "../agent/user-turn.ts";
 import type { InboundMessage } from "../channels/channel.ts";
+import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
 import { accessRules, decideAccess } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
+import type { PairingRequest } from "./pairing.ts";
 
 /** Longer messages are refused (about 25k tokens): paste big material into a workspace file. */
 export const MAX_MESSAGE_CHARS = 100_000;
@@ -76,10 +78,10 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
         else log.debug("inbound.refused", { reason: decision.reason });
         return;
       case "observe":
-        ctx.recent.remember(m);
+        if (m.unreadableNote === undefined) ctx.recent.remember(m);
         return;
       case "pair":
-        await answerPairing(ctx, m);
+        await answerPairing(ctx, m, log);
         return;
       case "allow":
         break;
@@ -87,6 +89,11 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
         decision satisfies never;
     }
 
+    if (m.unreadableNote !== undefined) {
+      // A photo, a sticker…: a short note for someone the bot talks with, never a model call.
+      if (m.addressed) await ctx.channels.openReply(m).finish(m.unreadableNote);
+      return;
+    }
     if (m.text.length > MAX_MESSAGE_CHARS) {
       log.info("inbound.too_long", { chars: m.text.length });
       await ctx.channels
@@ -146,12 +153,27 @@ function queueModeFor(ctx: GatewayContext, sessionKey: string, channel: InboundM
   return ctx.sessions.get(sessionKey)?.queueMode ?? accessRules(ctx.config, channel)?.queueMode ?? ctx.config.agent.queueMode;
 }
 
-async function answerPairing(ctx: GatewayContext, m: InboundMessage): Promise<void> {
+/** A stranger under dmPolicy "pairing": at most one short answer per hour, whatever they send. */
+async function answerPairing(ctx: GatewayContext, m: InboundMessage, log: Logger): Promise<void> {
   const req = ctx.pairing.request(m.channel, m.sender.id, m.sender.name);
-  const text =
-    req.type === "full"
-      ? "Hi! I only talk with people my owner has approved, and several requests are already waiting. Please try again later."
-      : `Hi! I'm a personal assistant and only talk with people my owner has approved.\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${req.code} (the code is valid for one hour).`;
-  if (req.type === "code" && req.isNew) ctx.log.info("pairing.requested", { channel: m.channel, user: m.sender.id, name: m.sender.name });
-  await ctx.channels.openReply(m).finish(text);
+  if (req.type === "silent") {
+    log.debug("pairing.silent", { user: m.sender.id });
+    return;
+  }
+  if (req.type === "code" && req.isNew) log.info("pairing.requested", { channel: m.channel, user: m.sender.id, name: m.sender.name });
+  await ctx.channels.openReply(m).finish(pairingText(req, ctx.clock()));
+}
+
+function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: number): string {
+  const intro = "Hi! I'm a personal assistant and only talk with people my owner has approved.";
+  switch (req.type) {
+    case "code":
+      return `${intro}\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${req.code} (the code is valid for one hour).`;
+    case "full":
+      return `${intro} Several requests are already waiting, so I can't give you a code now. Please try again in an hour.`;
+    case "cooldown":
+      return `${intro} Your last pairing code expired before it was approved. You can ask for a new one in ${Math.max(1, Math.ceil((req.until - now) / 60_000))} minutes.`;
+    default:
+      return req satisfies never;
+  }
 }

@@ -248,14 +248,45 @@ describe("agent loop", () => {
     expect(String(resultsOf(1)[0]!.content)).toMatch(/^Refused: exec is only available in the owner's private chat/);
   });
 
-  it("ends with a clear note when the model cannot be reached", async () => {
+  it("ends with a clear note when the model rejects the key: what to fix, not 'try again'", async () => {
     h = loopHarness(fake, []);
     fake.enqueue({ type: "http_error", status: 401 });
     const result = await h.run("hi");
     expect(result.status).toBe("error");
     expect(result.error?.kind).toBe("auth");
-    expect(result.text).toMatch(/refused the credentials/);
+    expect(result.text).toBe("The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.");
     expect(h.recorded).toHaveLength(1);
+  });
+
+  it("tells a shared chat that the model failed without naming keys or configuration", async () => {
+    h = loopHarness(fake, [], { scope: "shared" });
+    fake.enqueue({ type: "http_error", status: 403 });
+    const result = await h.run("hi");
+    expect(result.status).toBe("error");
+    expect(result.text).toBe("Sorry, I can't answer right now because of a problem on my side. My owner can see what went wrong in Hearth's log.");
+  });
+
+  it("keeps configuration keys out of a shared chat's limit notices", async () => {
+    h = loopHarness(fake, workspaceTools(), { scope: "shared", sharedAllow: ["exec"] });
+    fake.setDefault(toolCall("exec", { command: "true" }));
+    const limited = await h.run("go", { maxTurns: 2 });
+    expect(limited.text).toBe('I stopped after 2 steps, my limit for one answer. Say "continue" if I should go on.');
+    fake.setDefault(null);
+    fake.enqueue(text("Cut off mid", { stopReason: "max_tokens" }));
+    const cut = await h.run("long");
+    expect(cut.text).toBe("Cut off mid\n\n(The answer was cut off at the length limit.)");
+  });
+
+  it("says so when the model returns an empty answer, instead of sending nothing", async () => {
+    h = loopHarness(fake, []);
+    fake.enqueue({ type: "message", blocks: [] }, { type: "message", blocks: [{ text: "  \n" }] });
+    for (const input of ["hi", "again"]) {
+      const result = await h.run(input);
+      expect(result.status).toBe("error");
+      expect(result.text).toBe("The model returned an empty answer. Please try again or rephrase your message.");
+    }
+    const streamed = h.events.filter((e) => e.type === "run_end").map((e) => (e.type === "run_end" ? e.text : ""));
+    expect(streamed).toEqual(Array(2).fill("The model returned an empty answer. Please try again or rephrase your message."));
   });
 
   it("streams exactly the final text", async () => {

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ModelEvent } from "../../src/agent/model-client.ts";
-import { createAnthropicModelClient } from "../../src/agent/model-client.ts";
+import { createAnthropicModelClient, defaultRetryPolicy } from "../../src/agent/model-client.ts";
 import type { ModelRequest } from "../../src/agent/model-request.ts";
 import { silentLogger } from "../../src/log.ts";
+import { freePort } from "../support/telegram-emulator.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 
 let fake: FakeModel;
@@ -20,12 +21,12 @@ const request: ModelRequest = {
   maxTokens: 256,
 };
 
-function client(opts: { models?: string[]; idleTimeoutMs?: number } = {}) {
+function client(opts: { models?: string[]; idleTimeoutMs?: number; baseURL?: string } = {}) {
   const delays: number[] = [];
   const c = createAnthropicModelClient({
     models: opts.models ?? ["primary"],
     apiKey: "test-key",
-    baseURL: fake.url,
+    baseURL: opts.baseURL ?? fake.url,
     log: silentLogger,
     random: () => 0.5, // jitter factor exactly 1
     sleep: async (ms) => {
@@ -138,19 +139,36 @@ describe("model client: retries", () => {
     expect(shown).toBe("Second take");
   });
 
-  it("treats a silent stream as stalled and retries it", async () => {
+  it("treats a silent stream as stalled and retries it once", async () => {
     fake.enqueue({ type: "hang" }, text("awake"));
     const { result, events } = await call(client({ idleTimeoutMs: 200 }).c);
     expect(result.type).toBe("ok");
     expect(events.find((e) => e.type === "retry")).toMatchObject({ error: { kind: "stalled" } });
   });
 
-  it.each([401, 403])("does not retry %i and says to check the key", async (status) => {
+  it.each([401, 403])("does not retry %i and says the key was rejected and where to set it", async (status) => {
     fake.enqueue({ type: "http_error", status }, text("unused"));
     const { result } = await call(client({ models: ["primary", "backup"] }).c);
     expect(fake.requests).toHaveLength(1);
     expect(result.type === "error" && result.error).toMatchObject({ kind: "auth", status });
-    expect(result.type === "error" && result.error.message).toMatch(/ANTHROPIC_API_KEY/);
+    expect(result.type === "error" && result.error.message).toBe(
+      `The model API rejected the API key (HTTP ${status}). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.`,
+    );
+  });
+
+  it("names the address it tried when the API cannot be reached, without credentials", async () => {
+    const port = await freePort(); // nothing listens there
+    const { c, delays } = client({ baseURL: `http://127.0.0.1:${port}/proxy/` });
+    const { result } = await call(c);
+    expect(delays).toHaveLength(4); // a refused connection is retried like any connection error
+    expect(result.type === "error" && result.error.kind).toBe("connection");
+    const message = result.type === "error" ? result.error.message : "";
+    expect(message).toMatch(new RegExp(`^Could not reach the model API at http://127\\.0\\.0\\.1:${port}/proxy \\(.*ECONNREFUSED.*\\)\\.$`));
+
+    const withCredentials = await call(client({ baseURL: `http://hearth:pw-s3cret@127.0.0.1:${port}/` }).c);
+    const text = withCredentials.result.type === "error" ? withCredentials.result.error.message : "";
+    expect(text).toMatch(new RegExp(`^Could not reach the model API at http://127\\.0\\.0\\.1:${port} \\(`));
+    expect(text).not.toContain("pw-s3cret");
   });
 
   it("reports a prompt that is too long as a context overflow, without retrying", async () => {
@@ -182,6 +200,45 @@ describe("model client: retries", () => {
     const { result } = await call(c);
     expect(delays).toEqual([]);
     expect(result.type === "ok" && result.message.model).toBe("backup");
+  });
+});
+
+describe("model client: stalls", () => {
+  it("retries a stall once and then gives up, saying the model stopped responding, without trying the fallback", async () => {
+    fake.setDefault({ type: "hang" });
+    const { c, delays } = client({ models: ["primary", "backup"], idleTimeoutMs: 200 });
+    const { result, events } = await call(c);
+    expect(fake.requests.map((r) => r.body.model)).toEqual(["primary", "primary"]);
+    expect(delays).toEqual([2000]);
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
+    expect(events.some((e) => e.type === "fallback")).toBe(false);
+    expect(result.type === "error" && result.error).toEqual({
+      kind: "stalled",
+      model: "primary",
+      message: "The model stopped responding: nothing arrived for 0.2 s, on 2 tries.",
+    });
+  });
+
+  it("counts stalls across other failures and across models", async () => {
+    fake.enqueue({ type: "hang" }, ...Array.from({ length: 4 }, () => ({ type: "http_error" as const, status: 500 })), { type: "hang" }, text("unused"));
+    const { c } = client({ models: ["primary", "backup"], idleTimeoutMs: 200 });
+    const { result } = await call(c);
+    expect(fake.requests.map((r) => r.body.model)).toEqual([...Array(5).fill("primary"), "backup"]);
+    expect(result.type === "error" && result.error.kind).toBe("stalled");
+    expect(fake.pending()).toBe(1);
+  });
+
+  it("counts a stream that goes silent after some text as a stall, and the retry does not repeat the text", async () => {
+    fake.enqueue(text("Hello world, friend", { chunkSize: 6, chunkDelayMs: 5_000 }), text("Hello world, friend", { chunkSize: 6 }));
+    const { result, events, shown } = await call(client({ idleTimeoutMs: 300 }).c);
+    expect(result.type).toBe("ok");
+    expect(events.find((e) => e.type === "retry")).toMatchObject({ error: { kind: "stalled" } });
+    expect(events.some((e) => e.type === "text_reset")).toBe(false);
+    expect(shown).toBe("Hello world, friend");
+  });
+
+  it("waits 60 s for a silent stream and allows two stalls per call by default", () => {
+    expect(defaultRetryPolicy).toMatchObject({ idleTimeoutMs: 60_000, maxStalls: 2 });
   });
 });
 

@@ -126,13 +126,17 @@ describe("telegram inbound normalisation", () => {
     expect(m.chat.threadId).toBeUndefined();
   });
 
-  it("media without a caption is 'unsupported' with its kind; addressed in a group only as a reply to the bot", () => {
+  it("media without a caption is a message with no text and the polite note; addressed in a group only as a reply to the bot", () => {
     const photo = normalizeMessage(msg({ chat: dmChat(bob), photo: [{ file_id: "f", file_unique_id: "u", width: 1, height: 1 }] }), rules());
-    expect(photo).toMatchObject({ type: "unsupported", kind: "photo", addressed: true, chat: { type: "dm" } });
-    expect(normalizeMessage(msg({ sticker: { file_id: "s" } }), rules())).toMatchObject({ type: "unsupported", kind: "sticker", addressed: false });
+    expect(photo).toMatchObject({ type: "message", message: { text: "", unreadableNote: unsupportedReply("photo"), addressed: true, chat: { type: "dm" }, sender: { id: String(bob.id) } } });
+    expect(normalizeMessage(msg({ sticker: { file_id: "s" } }), rules())).toMatchObject({ message: { unreadableNote: unsupportedReply("sticker"), addressed: false } });
     const voiceToBot = normalizeMessage(msg({ voice: { file_id: "v", duration: 2 }, reply_to_message: { message_id: 3, date: 1, chat: group, from: { id: 666, is_bot: true, first_name: "H" } } }), rules());
-    expect(voiceToBot).toMatchObject({ type: "unsupported", kind: "voice", addressed: true });
-    expect(normalizeMessage(msg({ document: { file_id: "d", file_unique_id: "u" } }), rules())).toMatchObject({ kind: "document" });
+    expect(voiceToBot).toMatchObject({ message: { unreadableNote: unsupportedReply("voice"), addressed: true } });
+    expect(normalizeMessage(msg({ document: { file_id: "d", file_unique_id: "u" } }), rules())).toMatchObject({ message: { unreadableNote: unsupportedReply("document") } });
+  });
+
+  it("a message with text carries no unreadable note", () => {
+    expect(inbound(msg({ text: "@HearthBot hi" })).unreadableNote).toBeUndefined();
   });
 
   it("each unsupported kind has a short polite answer that says what cannot be read", () => {

@@ -66,7 +66,7 @@ describe("hearth chat -m (real process, fake model)", () => {
     fake.enqueue({ type: "http_error", status: 401 });
     const r = await runHearth(["chat", "-m", "hi"], env());
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/refused the credentials \(HTTP 401\)/);
+    expect(r.stdout).toMatch(/rejected the API key \(HTTP 401\)/);
     expect(r.stdout + r.stderr).not.toContain("test-key");
   });
 

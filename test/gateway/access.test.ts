@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../src/channels/channel.ts";
 import { decideAccess, type AccessRules } from "../../src/gateway/access.ts";
 import { parseCommand } from "../../src/gateway/commands.ts";
-import { CODE_LENGTH, CODE_TTL_MS, MAX_PENDING, PairingStore } from "../../src/gateway/pairing.ts";
+import { ANSWER_INTERVAL_MS, CODE_LENGTH, CODE_TTL_MS, MAX_PENDING, PairingStore, RENEWAL_COOLDOWN_MS, type PairingRequest } from "../../src/gateway/pairing.ts";
 import { silentLogger } from "../../src/log.ts";
 
 let dir: string;
@@ -75,15 +75,71 @@ describe("access", () => {
 });
 
 describe("pairing codes", () => {
-  it("are 8 unambiguous characters, reused per sender, at most 3 pending, expiring after an hour", () => {
+  const code = (r: PairingRequest): string => {
+    if (r.type !== "code") throw new Error(`expected a code, got ${JSON.stringify(r)}`);
+    return r.code;
+  };
+
+  it("are 8 unambiguous characters; one per sender, who is answered at most once an hour", () => {
     const a = pairing.request("telegram", "a", "A");
-    expect(a.type === "code" && a.code).toMatch(new RegExp(`^[A-HJKMNP-Z2-9]{${CODE_LENGTH}}$`));
-    expect(pairing.request("telegram", "a", "A")).toEqual({ ...a, isNew: false });
-    for (let i = 1; i < MAX_PENDING; i++) pairing.request("telegram", `u${i}`, "U");
-    expect(pairing.request("telegram", "late", "L")).toEqual({ type: "full" });
-    now += CODE_TTL_MS;
-    expect(pairing.request("telegram", "late", "L").type).toBe("code");
-    expect(a.type === "code" && pairing.approve(a.code)).toBeNull();
+    expect(code(a)).toMatch(new RegExp(`^[A-HJKMNP-Z2-9]{${CODE_LENGTH}}$`));
+    expect(a).toMatchObject({ isNew: true });
+    for (let i = 0; i < 29; i++) {
+      now += 60_000;
+      expect(pairing.request("telegram", "a", "A")).toEqual({ type: "silent" });
+    }
+    expect(pairing.list().pending).toHaveLength(1);
+  });
+
+  it("3 accounts × 5 requests hold at most MAX_PENDING codes; after expiry they wait and others can pair", () => {
+    expect(MAX_PENDING).toBe(3);
+    const replies: PairingRequest[] = [];
+    for (let round = 0; round < 5; round++) {
+      for (const account of ["x1", "x2", "x3"]) replies.push(pairing.request("telegram", account, "Mallory"));
+      now += 10 * 60_000;
+    }
+    expect(replies.filter((r) => r.type === "code")).toHaveLength(3);
+    expect(replies.filter((r) => r.type !== "code").map((r) => r.type)).toEqual(Array(12).fill("silent"));
+    expect(pairing.list().pending.map((p) => p.userId)).toEqual(["x1", "x2", "x3"]);
+    // A fourth person finds the slots taken (told once), and once more after an hour.
+    expect(pairing.request("telegram", "alice", "Alice")).toEqual({ type: "full" });
+    expect(pairing.request("telegram", "alice", "Alice")).toEqual({ type: "silent" });
+
+    now = 1_000_000 + CODE_TTL_MS; // the three codes expire, unapproved
+    for (const account of ["x1", "x2", "x3"]) {
+      expect(pairing.request("telegram", account, "Mallory")).toEqual({ type: "cooldown", until: 1_000_000 + CODE_TTL_MS + RENEWAL_COOLDOWN_MS });
+    }
+    const carol = code(pairing.request("telegram", "carol", "Carol"));
+    expect(pairing.approve(carol)).toMatchObject({ userId: "carol" });
+    now += ANSWER_INTERVAL_MS;
+    code(pairing.request("telegram", "alice", "Alice"));
+    expect(pairing.list().pending.map((p) => p.userId)).toEqual(["alice"]);
+    // The cooldown ends an hour after the expiry: the accounts may ask again, like anyone.
+    now = 1_000_000 + CODE_TTL_MS + RENEWAL_COOLDOWN_MS;
+    expect(pairing.request("telegram", "x1", "Mallory")).toMatchObject({ type: "code", isNew: true });
+  });
+
+  it("a repeated request never renews a code: it expires an hour after it was made", () => {
+    const first = code(pairing.request("telegram", "a", "A"));
+    now += ANSWER_INTERVAL_MS - 1;
+    expect(pairing.request("telegram", "a", "A")).toEqual({ type: "silent" });
+    now += 1;
+    expect(pairing.approve(first)).toBeNull();
+    expect(pairing.list().pending).toEqual([]);
+  });
+
+  it("are limited per channel: a full Telegram does not stop Discord", () => {
+    for (const u of ["1", "2", "3"]) code(pairing.request("telegram", u, "T"));
+    expect(pairing.request("telegram", "4", "T")).toEqual({ type: "full" });
+    expect(pairing.request("discord", "4", "D")).toMatchObject({ type: "code" });
+  });
+
+  it("codes that expire after a restart still make their senders wait", () => {
+    code(pairing.request("telegram", "a", "A"));
+    now += CODE_TTL_MS + 5 * 60_000;
+    const restarted = PairingStore.open(join(dir, "pairing.json"), silentLogger, () => now);
+    expect(restarted.request("telegram", "a", "A")).toEqual({ type: "cooldown", until: 1_000_000 + CODE_TTL_MS + RENEWAL_COOLDOWN_MS });
+    expect(restarted.request("telegram", "b", "B")).toMatchObject({ type: "code" });
   });
 
   it("persist approvals and revocations", () => {

@@ -34,7 +34,7 @@ describe("loadConfig", () => {
     expect(config).toEqual({
       workspace: path.join(home, "workspace"),
       timezone: systemTimeZone(),
-      model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000 },
+      model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000, idleTimeoutMs: 60000 },
       agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000 },
       tools: { exec: { timeoutMs: 120000 }, shared: { allow: [] } },
       channels: {},

@@ -103,7 +103,7 @@ describe("jobs on lanes", () => {
     fake.enqueue({ type: "http_error", status: 401, message: "invalid x-api-key" });
     const job = gateway!.context.cron.add({ name: "Briefing", at: inSeconds(0.3), message: "Brief me", session: "isolated", deliver: "none" }, { createdBy: "cli" });
     await until("the failure notice", () => (channel.replies.get(`send:${OWNER_CHAT}`) ?? []).length === 1);
-    expect(channel.replies.get(`send:${OWNER_CHAT}`)![0]).toMatch(/^⚠️ Scheduled job "Briefing" \([0-9a-f]{8}\) failed \(due .+\): The model API refused the credentials \(HTTP 401\)/);
+    expect(channel.replies.get(`send:${OWNER_CHAT}`)![0]).toMatch(/^⚠️ Scheduled job "Briefing" \([0-9a-f]{8}\) failed \(due .+\): The model API rejected the API key \(HTTP 401\)\. Set a valid key in ANTHROPIC_API_KEY/);
     await until("the error record", () => runs().some((r) => r.status === "error"));
     expect(runs().find((r) => r.status === "error")).toMatchObject({ jobId: job.id, notified: true, delivery: { status: "none" } });
     expect(gateway!.context.cron.get(job.id).lastStatus).toBe("error");

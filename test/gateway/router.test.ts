@@ -52,3 +52,70 @@ describe("router", () => {
     expect(fake.requests).toHaveLength(1);
   });
 });
+
+describe("router: strangers cost nothing", () => {
+  let strangers: TestGateway;
+  let seq = 0;
+  afterEach(async () => {
+    await strangers?.stop();
+  });
+
+  const from = (sender: string, over: Partial<InboundMessage> = {}): InboundMessage => ({
+    id: `s${++seq}`,
+    channel: "telegram",
+    chat: { id: sender, type: "dm" },
+    sender: { id: sender, name: `user${sender}`, isOwner: sender === "1" },
+    text: "hello?",
+    addressed: true,
+    receivedAt: Date.now(),
+    ...over,
+  });
+  const photo = (sender: string) => from(sender, { text: "", unreadableNote: "I can't see pictures yet, sorry." });
+  const replyCount = (ch: TestChannel) => [...ch.replies.values()].flat().length;
+
+  it("under allowlist a stranger's text, photo, sticker and commands get no reply; the owner's photo gets the note, without a model call", async () => {
+    strangers = await startTestGateway(fake.url, { memory: false, telegram: { dmPolicy: "allowlist" } });
+    const ch = strangers.channel;
+    for (const m of [from("9"), photo("9"), from("9", { text: "", unreadableNote: "Nice sticker!" }), from("9", { text: "/status" }), from("9", { text: "/start" })]) {
+      strangers.gateway.deliver(m);
+    }
+    const mine = photo("1");
+    strangers.gateway.deliver(mine);
+    await waitFor("the owner's note", () => ch.replies.has(mine.id));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ch.replies.get(mine.id)).toEqual(["I can't see pictures yet, sorry."]);
+    expect(replyCount(ch)).toBe(1);
+    expect(fake.requests).toHaveLength(0);
+    expect(strangers.gateway.context.inbox.pending()).toEqual([]);
+  });
+
+  it("under pairing 30 DMs of any kind from one stranger get one reply, the pairing code", async () => {
+    strangers = await startTestGateway(fake.url, { memory: false });
+    const ch = strangers.channel;
+    const first = from("9");
+    strangers.gateway.deliver(first);
+    await waitFor("the pairing code", () => ch.replies.has(first.id));
+    for (let i = 1; i < 30; i++) strangers.gateway.deliver(i % 3 === 0 ? photo("9") : i % 3 === 1 ? from("9", { text: "/start" }) : from("9", { text: `hello ${i}` }));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(replyCount(ch)).toBe(1);
+    expect(ch.replies.get(first.id)![0]).toMatch(/^Hi! I'm a personal assistant and only talk with people my owner has approved\.\n\nYour pairing code: [A-HJKMNP-Z2-9]{8}\n\n/);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("a model error in a group is told without configuration, keys or files; the owner's DM gets the detail", async () => {
+    strangers = await startTestGateway(fake.url, { memory: false, telegram: { groups: { policy: "open" } } });
+    const ch = strangers.channel;
+    fake.enqueue({ type: "http_error", status: 401 }, { type: "http_error", status: 401 });
+    const inGroup = ch.say({ chat: "-50", sender: "7", text: "@bot hi" });
+    await waitFor("the group's reply", () => ch.replies.has(inGroup));
+    const [groupText] = ch.replies.get(inGroup)!;
+    expect(groupText).toBe("Sorry, I can't answer right now because of a problem on my side. My owner can see what went wrong in Hearth's log.");
+    expect(groupText).not.toMatch(/config|key|ANTHROPIC|\.json/i);
+    const mine = from("1", { text: "hi" });
+    strangers.gateway.deliver(mine);
+    await waitFor("the owner's reply", () => ch.replies.has(mine.id));
+    expect(ch.replies.get(mine.id)).toEqual([
+      "The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.",
+    ]);
+  });
+});
