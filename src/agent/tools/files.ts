@@ -136,12 +136,16 @@ export interface LineWindowOptions {
  * already be confined (resolveInWorkspace); this only reads. Never throws.
  */
 export async function readLineWindow(file: string, opts: LineWindowOptions): Promise<ToolOutput> {
+  const loaded = await loadTextFile(file, opts.shown);
+  if (!loaded.ok) return loaded.output;
+  return lineWindow(loaded.text, opts);
+}
+
+/** The numbered line window of `text` (see readLineWindow), for callers that read the file themselves. */
+export function lineWindow(text: string, opts: LineWindowOptions): ToolOutput {
   const { shown } = opts;
   const offsetName = opts.offsetName ?? "offset";
-  const loaded = await loadTextFile(file, shown);
-  if (!loaded.ok) return loaded.output;
-
-  const lines = splitLines(loaded.text);
+  const lines = splitLines(text);
   if (lines.length === 0) return { content: `${quote(shown)} is empty.` };
   const first = Math.floor(opts.offset ?? 1);
   if (first > lines.length) {
@@ -156,7 +160,7 @@ export async function readLineWindow(file: string, opts: LineWindowOptions): Pro
   return { content: body + more };
 }
 
-type Loaded = { ok: true; text: string } | { ok: false; output: ToolOutput };
+export type Loaded = { ok: true; text: string } | { ok: false; output: ToolOutput };
 
 /** Loads a whole file as UTF-8 text, or explains why it is not one. */
 async function loadTextFile(file: string, shown: string): Promise<Loaded> {
@@ -165,20 +169,28 @@ async function loadTextFile(file: string, shown: string): Promise<Loaded> {
     const info = await stat(file);
     if (info.isDirectory()) return fail(`${quote(shown)} is a directory, not a file; use exec with ls to list it.`);
     if (!info.isFile()) return fail(`${quote(shown)} is not a regular file.`);
-    if (info.size > MAX_TEXT_FILE_BYTES) {
-      return fail(
-        `${quote(shown)} is ${info.size} bytes, too large to load (limit ${MAX_TEXT_FILE_BYTES}); use exec with grep, sed -n or head.`,
-      );
-    }
-    const bytes = await readFile(file);
-    if (bytes.includes(0)) return fail(`${quote(shown)} is a binary file (it contains NUL bytes); only text files can be read.`);
-    try {
-      return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
-    } catch {
-      return fail(`${quote(shown)} is a binary file (not valid UTF-8); only text files can be read.`);
-    }
+    const tooLarge = sizeProblem(info.size, shown);
+    if (tooLarge) return tooLarge;
+    return decodeText(await readFile(file), shown);
   } catch (err) {
     return fail(describeFsError(err, shown, "read"));
+  }
+}
+
+/** Refuses a file too large to load whole; null when `size` is fine. */
+export function sizeProblem(size: number, shown: string): Loaded | null {
+  if (size <= MAX_TEXT_FILE_BYTES) return null;
+  return { ok: false, output: failure(`${quote(shown)} is ${size} bytes, too large to load (limit ${MAX_TEXT_FILE_BYTES}); use exec with grep, sed -n or head.`) };
+}
+
+/** The bytes of a whole file as UTF-8 text, or why they are not text. */
+export function decodeText(bytes: Uint8Array, shown: string): Loaded {
+  const fail = (reason: string): Loaded => ({ ok: false, output: failure(reason) });
+  if (bytes.includes(0)) return fail(`${quote(shown)} is a binary file (it contains NUL bytes); only text files can be read.`);
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return fail(`${quote(shown)} is a binary file (not valid UTF-8); only text files can be read.`);
   }
 }
 
