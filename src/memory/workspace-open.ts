@@ -18,8 +18,9 @@
 // O_NOFOLLOW, and the open file is checked afterwards (its kernel path via /proc/self/fd, or its
 // dev/ino against the path) — a folder swapped for a link in between is caught after the open
 // and before a byte is read or written.
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
+import { descriptorIsAt } from "../agent/tools/workspace-path.ts";
 import { canSee, CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import type { ProblemLog } from "./workspace-files.ts";
 
@@ -167,7 +168,7 @@ function openPlain(root: string, rel: string, mode: OpenMode, problems: ProblemL
     if (!stat.isFile()) problem = { reason: `not a regular file (${kindOf(stat)})`, kind: "unreadable" };
     else if (stat.nlink === 0) problem = { reason: "deleted while opening", kind: "unreadable" };
     else if (stat.nlink > 1) problem = { reason: `a file with ${stat.nlink} names (hard links)`, kind: "refused" };
-    else if (!isOpenAt(fd, abs, stat)) problem = { reason: "moved, or a folder on its path became a link, while it was opened", kind: "refused" };
+    else if (!descriptorIsAt(fd, abs, stat)) problem = { reason: "moved, or a folder on its path became a link, while it was opened", kind: "refused" };
   } catch (err) {
     problem = { reason: `cannot check it (${codeOf(err)})`, kind: "unreadable" };
   }
@@ -202,25 +203,6 @@ function checkFolder(dir: string, mode: OpenMode): FolderCheck {
     const code = codeOf(err);
     if (code === "ENOTDIR") return mode === "read" ? "missing" : { problem: "a part of its path is not a folder" };
     return { problem: `cannot check a folder on its path (${code})` };
-  }
-}
-
-/**
- * Is the open `fd` the file at `abs`, reached through real folders? On Linux the kernel's own
- * path of the descriptor says so at once; elsewhere the path must name the same inode and its
- * folder must resolve to itself.
- */
-function isOpenAt(fd: number, abs: string, st: Stats): boolean {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`) === abs;
-  } catch {
-    // no /proc: fall through
-  }
-  try {
-    const now = lstatSync(abs);
-    return now.dev === st.dev && now.ino === st.ino && realpathSync(path.dirname(abs)) === path.dirname(abs);
-  } catch {
-    return false;
   }
 }
 
