@@ -93,6 +93,17 @@ export function readWorkspaceFile(workspace: string, relPath: string, scope: Mem
   }
 }
 
+/**
+ * The text of one workspace note as `scope` may see it (the head, at most `maxChars`
+ * characters, without a leading owner comment), or null when it is missing, refused or
+ * unreadable (logged once). For readers outside the context loader, such as the heartbeat's
+ * HEARTBEAT.md, so they obey the same link rules.
+ */
+export function readNote(workspace: string, relPath: string, scope: MemoryScope, maxChars: number, log: Logger | ProblemLog): string | null {
+  const read = readWorkspaceFile(workspace, relPath, scope, { maxChars, keep: "head" }, log);
+  return read.type === "ok" ? read.text : null;
+}
+
 function readOpen(fd: number, st: Stats, absPath: string, opts: ReadCapOptions, problems: ProblemLog): CappedRead {
   const maxChars = Math.max(0, Math.floor(opts.maxChars));
   const window = maxChars * BYTES_PER_CHAR;

@@ -10,7 +10,7 @@ import { createLogger, type Logger } from "../../src/log.ts";
 import { ContextCache } from "../../src/memory/context.ts";
 import { appendToDailyLog, appendToWorkspaceFile, WorkspaceWriteError } from "../../src/memory/daily-log.ts";
 import type { MemoryScope } from "../../src/memory/visibility.ts";
-import { ProblemLog } from "../../src/memory/workspace-files.ts";
+import { ProblemLog, readNote } from "../../src/memory/workspace-files.ts";
 import { NOT_VISIBLE, openWorkspaceFile, type OpenMode, type Opened } from "../../src/memory/workspace-open.ts";
 
 const MAIN: MemoryScope = { kind: "main" };
@@ -157,6 +157,15 @@ describe("openWorkspaceFile: the owner's files for the main scope", () => {
     expect(readVia("USER.md", MAIN)).toEqual({ type: "refused", reason: "a link to a file that is not a markdown note" });
     linkSync(at("MEMORY.md"), at("memory-copy.md"));
     expect(readVia("MEMORY.md", MAIN)).toEqual({ type: "refused", reason: "a file with 2 names (hard links)" });
+  });
+
+  it("gives readNote (the heartbeat's HEARTBEAT.md) nothing through a link to config.json", () => {
+    writeFileSync(at("HEARTBEAT.md"), "<!-- for the owner -->\n# Heartbeat\n- check mail\n");
+    expect(readNote(ws, "HEARTBEAT.md", MAIN, 20_000, problems)).toBe("# Heartbeat\n- check mail\n");
+    rmSync(at("HEARTBEAT.md"));
+    symlinkSync("../config.json", at("HEARTBEAT.md"));
+    expect(readNote(ws, "HEARTBEAT.md", MAIN, 20_000, problems)).toBeNull();
+    expect(readNote(ws, "HEARTBEAT.md", GROUP, 20_000, problems)).toBeNull();
   });
 
   it("works when the workspace folder itself is reached through a symlink", () => {
