@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { localDate } from "../../src/time.ts";
-import { waitFor } from "../support/daemon.ts";
+import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";
+import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
 
 const MARKS = { user: "UMARK-4417-passport", memory: "MMARK-9023-safecode", log: "LMARK-3300-alarm", token: "CMARK-7781-bottoken" };
@@ -124,5 +125,80 @@ describe("links in shared chats' folders and at SOUL.md", () => {
     // SOUL.md is refused for the owner too: config.json is in no request at all.
     for (const req of fake.requests) expect(req.rawBody).not.toContain(MARKS.token);
     expect(JSON.stringify(fake.requests[ownerRequests - 1]!.body.system)).not.toContain("## SOUL.md");
+  });
+});
+
+describe("links through the real daemon and Telegram", () => {
+  let emu: TelegramEmulator;
+  let daemon: Daemon | undefined;
+  let dhome: string | undefined;
+  beforeEach(async () => {
+    emu = await startTelegramEmulator();
+    daemon = undefined;
+    dhome = undefined;
+  });
+  afterEach(async () => {
+    await cleanupDaemon(daemon, dhome);
+    await emu.stop();
+  });
+
+  it("keeps the bot token in config.json and the owner's files out of three linked groups, and writes none of them", async () => {
+    const groups = [-2001, -2002, -2003];
+    // The bot token lives in config.json, as `hearth init` suggests; SOUL.md will point at it.
+    dhome = makeHome({
+      channels: {
+        telegram: {
+          token: emu.token,
+          apiRoot: emu.apiRoot,
+          ownerIds: ["100"],
+          groups: { policy: "allowlist", allow: groups.map(String), requireMention: false },
+        },
+      },
+      timezone: "UTC",
+    });
+    const configBytes = readFileSync(join(dhome, "config.json"), "utf8");
+    const ws = join(dhome, "workspace");
+    const at = (rel: string) => join(ws, rel);
+    const today = localDate(Date.now(), "UTC");
+    const ownerLog = `# ${today}\n\n### 09:00 · cli · owner\n> the alarm code is ${MARKS.log}\n\nNoted.\n`;
+    mkdirSync(at("memory/chats/telegram_-2001"), { recursive: true });
+    mkdirSync(at("memory/chats/telegram_-2003"));
+    writeFileSync(at("USER.md"), USER);
+    writeFileSync(at("MEMORY.md"), MEMORY);
+    writeFileSync(at(`memory/${today}.md`), ownerLog);
+    symlinkSync("../../../USER.md", at(`memory/chats/telegram_-2001/${today}.md`));
+    symlinkSync("..", at("memory/chats/telegram_-2002"));
+    linkSync(at("MEMORY.md"), at(`memory/chats/telegram_-2003/${today}.md`));
+    symlinkSync("../config.json", at("SOUL.md"));
+
+    daemon = await startDaemon(dhome, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+    await waitFor("telegram polling", () => daemon!.log().includes("telegram.polling"));
+
+    for (const id of groups) {
+      fake.enqueue(
+        toolCall("memory_get", { path: `memory/chats/telegram_${id}/${today}.md` }),
+        toolCall("memory_search", { query: "passport safe code alarm token" }),
+        toolCall("memory_write", { text: "the group was here" }),
+        text(`Nothing for group ${id}.`),
+      );
+      const member = emu.user({ userId: 200, firstName: "Bob", chat: { id, type: "supergroup", title: `G${id}` } });
+      await member.send("what does the owner keep in memory?");
+      await waitFor(`the answer in ${id}`, () => emu.botMessages(id).some((m) => m.text === `Nothing for group ${id}.`), 20_000);
+      expect(emu.botMessages(id).map((m) => m.text)).toEqual([`Nothing for group ${id}.`]);
+    }
+
+    expect(fake.requests).toHaveLength(groups.length * 4);
+    for (const req of fake.requests) {
+      expect(leaked(req)).toEqual([]);
+      expect(req.rawBody).not.toContain(emu.token);
+      expect(JSON.stringify(req.body.system)).not.toContain("## SOUL.md");
+    }
+    expect(readFileSync(at("USER.md"), "utf8")).toBe(USER);
+    expect(readFileSync(at("MEMORY.md"), "utf8")).toBe(MEMORY);
+    expect(readFileSync(at(`memory/${today}.md`), "utf8")).toBe(ownerLog);
+    expect(readFileSync(join(dhome, "config.json"), "utf8")).toBe(configBytes);
+    // Each refused file is logged once, however many reads and appends met it.
+    const problems = daemon.log().split("\n").filter((l) => l.includes("memory.file_problem") && l.includes("telegram_-2001"));
+    expect(problems).toHaveLength(1);
   });
 });
