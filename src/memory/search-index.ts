@@ -18,7 +18,7 @@ import { chunkMarkdown } from "./chunker.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
-import { openWorkspaceFile } from "./workspace-open.ts";
+import { isSharedVisible, openWorkspaceFile } from "./workspace-open.ts";
 
 export interface SearchHit {
   /** Relative to the workspace, forward slashes. */
@@ -262,8 +262,9 @@ export class SearchIndex {
     this.#transaction(() => {
       for (const { rel, info } of inIndexOrder([...walkMarkdown(root, this.#log)])) {
         const row = this.#getFile(rel);
-        // A file that gained a second name keeps its mtime and size: open it again to refuse it.
-        if (row && info.nlink === 1 && row.mtimeMs === info.mtimeMs && row.size === info.size) {
+        // A shared-visible file that gained a second name keeps its mtime and size: open it
+        // again so the opener refuses it.
+        if (row && (info.nlink === 1 || !isSharedVisible(rel)) && row.mtimeMs === info.mtimeMs && row.size === info.size) {
           seen.add(rel);
           continue;
         }

@@ -11,8 +11,11 @@
 //    cached content of a shared file is the same whoever read it first.
 // 3. The owner's own files (USER.md, MEMORY.md, main daily logs, other notes), read by the main
 //    scope, may be symlinks to markdown files inside the workspace; never to a place outside it.
-//    They too must have one name: a hard link can be a second name of a file anywhere.
-// 4. Hearth never writes through a link: appends go to a plain file (rule 2), in every scope.
+//    They may have a second name (a hard link): whoever can make one could read the file anyway,
+//    and refusing it would let a planted link in a chat folder hide MEMORY.md from its owner.
+//    The second name itself, if shared-visible, is refused by rule 2.
+// 4. Hearth never writes through a link: appends go to a plain file with one name (rule 2), in
+//    every scope.
 //
 // Races: folders are checked with lstat before the open, the final name is opened with
 // O_NOFOLLOW, and the open file is checked afterwards (its kernel path via /proc/self/fd, or its
@@ -82,12 +85,13 @@ export function openWorkspaceFile(req: OpenRequest, problems: ProblemLog): Opene
     return code === "ENOENT" ? { type: "missing" } : { type: "unreadable", reason: `the workspace folder is not accessible (${code})` };
   }
   let target = rel;
-  if (req.mode === "read" && req.scope.kind === "main" && !isSharedVisible(rel)) {
+  const ownersRead = req.mode === "read" && req.scope.kind === "main" && !isSharedVisible(rel);
+  if (ownersRead) {
     const real = realRelPath(root, rel, problems);
     if (real.type !== "ok") return real;
     target = real.relPath;
   }
-  return openPlain(root, target, req.mode, problems);
+  return openPlain(root, target, req.mode, ownersRead && !isSharedVisible(target), problems);
 }
 
 /** SOUL.md, IDENTITY.md, AGENTS.md and everything under memory/chats/: files some shared scope may see. */
@@ -122,8 +126,11 @@ function realRelPath(root: string, rel: string, problems: ProblemLog): { type: "
   return { type: "ok", relPath: relReal };
 }
 
-/** Rules 2 and 4: a regular file with one name, through real folders, opened without following links. */
-function openPlain(root: string, rel: string, mode: OpenMode, problems: ProblemLog): Opened {
+/**
+ * Rules 2 and 4: a regular file, through real folders, opened without following links, with
+ * one name unless `manyNames` (rule 3).
+ */
+function openPlain(root: string, rel: string, mode: OpenMode, manyNames: boolean, problems: ProblemLog): Opened {
   const parts = rel.split("/");
   const abs = path.join(root, ...parts);
   let dir = root;
@@ -167,7 +174,7 @@ function openPlain(root: string, rel: string, mode: OpenMode, problems: ProblemL
     stat = fstatSync(fd);
     if (!stat.isFile()) problem = { reason: `not a regular file (${kindOf(stat)})`, kind: "unreadable" };
     else if (stat.nlink === 0) problem = { reason: "deleted while opening", kind: "unreadable" };
-    else if (stat.nlink > 1) problem = { reason: `a file with ${stat.nlink} names (hard links)`, kind: "refused" };
+    else if (stat.nlink > 1 && !manyNames) problem = { reason: `a file with ${stat.nlink} names (hard links)`, kind: "refused" };
     else if (!descriptorIsAt(fd, abs, stat)) problem = { reason: "moved, or a folder on its path became a link, while it was opened", kind: "refused" };
   } catch (err) {
     problem = { reason: `cannot check it (${codeOf(err)})`, kind: "unreadable" };

@@ -147,7 +147,7 @@ describe("openWorkspaceFile: the owner's files for the main scope", () => {
     if (o.type === "ok") closeSync(o.fd);
   });
 
-  it("refuses a symlink out of the workspace, to a non-markdown file, and a hard link", () => {
+  it("refuses a symlink out of the workspace and one to a non-markdown file", () => {
     rmSync(at("USER.md"));
     symlinkSync("../config.json", at("USER.md"));
     expect(readVia("USER.md", MAIN)).toEqual({ type: "refused", reason: "a link to a place outside the workspace" });
@@ -155,8 +155,17 @@ describe("openWorkspaceFile: the owner's files for the main scope", () => {
     rmSync(at("USER.md"));
     symlinkSync("secret.txt", at("USER.md"));
     expect(readVia("USER.md", MAIN)).toEqual({ type: "refused", reason: "a link to a file that is not a markdown note" });
-    linkSync(at("MEMORY.md"), at("memory-copy.md"));
-    expect(readVia("MEMORY.md", MAIN)).toEqual({ type: "refused", reason: "a file with 2 names (hard links)" });
+  });
+
+  it("reads an owner file that has a second name, which itself stays refused to the chat", () => {
+    linkSync(at("MEMORY.md"), at(`${CHAT}/${TODAY}.md`));
+    expect(readVia("MEMORY.md", MAIN)).toBe(MEMORY);
+    expect(readVia(`${CHAT}/${TODAY}.md`, MAIN)).toEqual({ type: "refused", reason: "a file with 2 names (hard links)" });
+    expect(readVia(`${CHAT}/${TODAY}.md`, GROUP)).toEqual({ type: "refused", reason: "a file with 2 names (hard links)" });
+    // …and a symlink from an owner file to that second name does not make it readable either.
+    rmSync(at("USER.md"));
+    symlinkSync(`${CHAT}/${TODAY}.md`, at("USER.md"));
+    expect(readVia("USER.md", MAIN)).toEqual({ type: "refused", reason: "a file with 2 names (hard links)" });
   });
 
   it("gives readNote (the heartbeat's HEARTBEAT.md) nothing through a link to config.json", () => {
