@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { localDate } from "../../src/time.ts";
+import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
@@ -200,5 +201,27 @@ describe("links through the real daemon and Telegram", () => {
     // Each refused file is logged once, however many reads and appends met it.
     const problems = daemon.log().split("\n").filter((l) => l.includes("memory.file_problem") && l.includes("telegram_-2001"));
     expect(problems).toHaveLength(1);
+  });
+});
+
+describe("hearth doctor", () => {
+  it("names the workspace files left out because they are links", async () => {
+    const dhome = makeHome();
+    try {
+      const env = isolatedEnv({ HEARTH_HOME: dhome, ANTHROPIC_API_KEY: "sk-ant-test" });
+      await runHearth(["init"], env);
+      const ws = join(dhome, "workspace");
+      rmSync(join(ws, "SOUL.md"));
+      symlinkSync("../config.json", join(ws, "SOUL.md"));
+      rmSync(join(ws, "USER.md"));
+      symlinkSync("../config.json", join(ws, "USER.md"));
+      const r = await runHearth(["doctor"], env);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain(
+        "✗ workspace: left out of every prompt: SOUL.md (a symlink), USER.md (a link to a place outside the workspace)\n    fix: replace each with a plain file: Hearth does not follow links that could carry private files or config.json into a chat\n",
+      );
+    } finally {
+      rmSync(dhome, { recursive: true, force: true });
+    }
   });
 });
