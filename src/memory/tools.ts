@@ -137,7 +137,7 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       } catch (err) {
         if (!(err instanceof WorkspaceWriteError)) throw err;
         const named = target === "memory" ? MEMORY_FILE : dailyLogRelPath(scope, localDate(now, deps.timezone));
-        return failure(`Could not save the note: ${named} is ${err.reason}. Hearth writes only to plain files inside the workspace (no symlink, no hard link); ask the owner to fix it.`);
+        return failure(`Could not save the note to ${named} (${err.reason}). Hearth writes only to plain files inside the workspace (no symlink, no hard link, no linked folder); ask the owner to fix it.`);
       }
       deps.onOwnWrite(relPath);
       try {
@@ -173,7 +173,7 @@ function openVisible(workspace: string, requested: string, scope: MemoryScope, p
     case "missing":
       return { type: "failed", reason: `File not found: ${shown}.` };
     case "refused":
-      return refuse(opened.reason === NOT_VISIBLE ? mdOnly : `Refused ${shown}: it is ${opened.reason}. memory_get reads only plain markdown files inside the workspace.`);
+      return refuse(opened.reason === NOT_VISIBLE ? mdOnly : `Refused ${shown} (${opened.reason}). memory_get reads only plain markdown files inside the workspace; a note the chats see must not be a link.`);
     case "unreadable":
       return refuse(`Could not read ${shown}: ${opened.reason}.`);
   }
