@@ -1,7 +1,7 @@
 // `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
 // problem. It keeps going when something is broken (a bad config must not hide a bad cron
 // job), never prints a secret, and contacts nothing but the local daemon's socket.
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parse as parseJsonc } from "jsonc-parser";
@@ -13,6 +13,8 @@ import { nextRunAfter } from "../gateway/scheduler/schedule.ts";
 import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
 import { silentLogger } from "../log.ts";
 import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
+import { ProblemLog } from "../memory/workspace-files.ts";
+import { openWorkspaceFile } from "../memory/workspace-open.ts";
 import { connectDaemon } from "./client.ts";
 
 export interface Check {
@@ -118,9 +120,15 @@ function checkWorkspace(workspace: string): Check[] {
   const missing = [...IDENTITY_FILES, ...PRIVATE_FILES].filter((f) => !existsSync(path.join(workspace, f)));
   const unreadable: string[] = [];
   const large: string[] = [];
+  const linked: string[] = [];
   for (const f of [...IDENTITY_FILES, ...PRIVATE_FILES]) {
     const p = path.join(workspace, f);
     if (!existsSync(p)) continue;
+    const refused = refusedLink(workspace, f);
+    if (refused) {
+      linked.push(`${f} (${refused})`);
+      continue;
+    }
     try {
       const st = statSync(p);
       if (!st.isFile()) {
@@ -136,6 +144,7 @@ function checkWorkspace(workspace: string): Check[] {
   const out: Check[] = [];
   if (missing.length) out.push(problem("workspace", `missing ${missing.join(", ")}`, "run `hearth init`: it restores missing template files and never overwrites yours"));
   if (unreadable.length) out.push(problem("workspace", `unreadable: ${unreadable.join(", ")}`, "save these files as UTF-8 text"));
+  if (linked.length) out.push(problem("workspace", `left out of every prompt: ${linked.join(", ")}`, "replace each with a plain file: Hearth does not follow links that could carry private files or config.json into a chat"));
   if (large.length) out.push(problem("workspace", `only the first 20,000 characters are used of ${large.join(", ")}`, "move older material into memory/ notes; memory_search still finds it"));
   if (out.length === 0) out.push(ok("workspace", `${workspace}: all files present`));
   return out;
@@ -188,4 +197,11 @@ function checkIndex(dbPath: string): Check {
   } catch (err) {
     return problem("memory index", `${dbPath} is damaged (${(err as Error).message})`, `delete it; it is only a cache and the daemon rebuilds it at start`);
   }
+}
+
+/** Why the memory opener refuses the workspace file `rel` (a link), or null when it does not. */
+function refusedLink(workspace: string, rel: string): string | null {
+  const opened = openWorkspaceFile({ workspace, relPath: rel, scope: { kind: "main" }, mode: "read" }, new ProblemLog(silentLogger));
+  if (opened.type === "ok") closeSync(opened.fd);
+  return opened.type === "refused" ? opened.reason : null;
 }

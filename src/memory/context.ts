@@ -7,7 +7,7 @@ import type { Logger } from "../log.ts";
 import { localDate } from "../time.ts";
 import { dailyLogRelPath, previousDate } from "./daily-log.ts";
 import { canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
-import { cutText, ProblemLog, readCapped, truncationMarker, type CappedRead, type Keep } from "./workspace-files.ts";
+import { cutText, problemLogFor, readWorkspaceFile, type ProblemLog, truncationMarker, type CappedRead, type Keep } from "./workspace-files.ts";
 
 export interface ContextFile {
   /** Relative to the workspace, forward slashes. */
@@ -70,7 +70,8 @@ export class ContextCache {
 
   constructor(opts: ContextCacheOptions) {
     this.#workspace = opts.workspace;
-    this.#problems = new ProblemLog(opts.log);
+    // Shared with every other user of this logger, so a bad file is logged once, not once per reader.
+    this.#problems = problemLogFor(opts.log);
     this.#perFileChars = opts.perFileChars ?? 20_000;
     this.#totalChars = opts.totalChars ?? 60_000;
     this.#timezone = opts.timezone;
@@ -102,7 +103,7 @@ export class ContextCache {
       if (!canSee(scope, f.relPath)) {
         throw new Error(`context of ${scopeKey(scope)} would include ${f.relPath}, which that scope may not see; pass a scope made by memoryScopeFor()`);
       }
-      const read = this.#read(f);
+      const read = this.#read(f, scope);
       if (read.type === "unreadable") cacheable = false; // retry next time: the owner may fix it without an fs event
       if (read.type !== "ok") continue;
       const body = read.text.replace(/^\s*\n/, "").trimEnd();
@@ -126,10 +127,13 @@ export class ContextCache {
     this.#assembled.clear();
   }
 
-  #read(f: ContextFile): CappedRead {
+  // One cache for all scopes is sound because what a file reads as does not depend on who asked:
+  // a shared-visible file is opened under the same rules for every scope (workspace-open.ts),
+  // and the others are only ever read for the main scope.
+  #read(f: ContextFile, scope: MemoryScope): CappedRead {
     const cached = this.#files.get(f.relPath);
     if (cached) return cached;
-    const read = readCapped(path.join(this.#workspace, f.relPath), { maxChars: this.#perFileChars, keep: f.keep }, this.#problems);
+    const read = readWorkspaceFile(this.#workspace, f.relPath, scope, { maxChars: this.#perFileChars, keep: f.keep }, this.#problems);
     if (read.type !== "unreadable") this.#files.set(f.relPath, read);
     return read;
   }

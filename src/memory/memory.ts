@@ -3,7 +3,7 @@
 import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
 import { ContextCache } from "./context.ts";
-import { appendToDailyLog, formatExchange, type Exchange } from "./daily-log.ts";
+import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
 import { ContextEpochs } from "./epochs.ts";
 import { SearchIndex } from "./search-index.ts";
 import { createMemoryTools } from "./tools.ts";
@@ -70,7 +70,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     watcher.expectOwnWrite(relPath);
     epochs.noteOwnWrite(relPath);
   };
-  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite });
+  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
 
   // A full scan catches edits made while the daemon was down. It runs after start-up so the
   // first (possibly long) build of a large workspace does not delay readiness.
@@ -88,11 +88,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     resetEpoch: (sessionKey) => epochs.reset(sessionKey),
     logExchange(scope, exchange) {
       try {
-        const { relPath } = appendToDailyLog(workspace, scope, exchange.at, timezone, formatExchange(exchange, timezone));
+        const { relPath } = appendToDailyLog(workspace, scope, exchange.at, timezone, formatExchange(exchange, timezone), log);
         noteOwnWrite(relPath);
         refresh(relPath);
       } catch (err) {
-        log.error("memory.daily_log_failed", { error: err });
+        // A refused or failed append was logged once for its path where it happened.
+        if (!(err instanceof WorkspaceWriteError)) log.error("memory.daily_log_failed", { error: err });
       }
     },
     tools: () => tools,

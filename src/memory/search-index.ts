@@ -10,13 +10,15 @@
 // USER.md, anything not a daily log) sort above every log, and logs sort by when they were first
 // indexed (date order on a first scan). Rarer words are ranked in full.
 import { createHash } from "node:crypto";
-import { closeSync, type Dirent, lstatSync, mkdirSync, openSync, readdirSync, readSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { closeSync, type Dirent, lstatSync, mkdirSync, readdirSync, readSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
+import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
+import { isSharedVisible, openWorkspaceFile } from "./workspace-open.ts";
 
 export interface SearchHit {
   /** Relative to the workspace, forward slashes. */
@@ -125,11 +127,14 @@ interface HitRow {
 export class SearchIndex {
   readonly #db: DatabaseSync;
   readonly #log: Logger;
+  /** Shared with the context loader and the tools when they log to the same logger. */
+  readonly #problems: ProblemLog;
   readonly #sql: Statements;
 
   private constructor(db: DatabaseSync, log: Logger) {
     this.#db = db;
     this.#log = log;
+    this.#problems = problemLogFor(log);
     const prepare = (sql: string) => db.prepare(sql);
     this.#sql = {
       getFile: prepare("SELECT id, mtimeMs, size, hash FROM files WHERE path = ?"),
@@ -215,7 +220,8 @@ export class SearchIndex {
   /**
    * Brings the index of one file up to date with the disk, for watcher events and the
    * daemon's own writes: syncs it, removes it when it is gone or no longer indexable, or skips
-   * it (a symlink, a path through a symlink, a second hard link in a chat folder, not .md).
+   * it (not .md, or refused by openWorkspaceFile: a symlink, a path through a linked folder,
+   * a file with a second name).
    * Never throws for a bad file; logs instead.
    */
   refreshFile(workspace: string, relPath: string): RefreshResult {
@@ -228,20 +234,8 @@ export class SearchIndex {
       this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
       return "skipped";
     }
-    const abs = path.join(root, rel);
-    let info: Stats | undefined;
-    let refusal: string | undefined;
-    try {
-      info = lstatSync(abs);
-      if (!info.isFile()) refusal = "not a regular file";
-      else if (realpathSync(abs) !== abs) refusal = "reached through a symlink";
-      else if (isSecondHardLinkInChat(rel, info)) refusal = "a second hard link in a chat folder";
-    } catch {
-      info = undefined; // gone (or unreachable): it leaves the index
-    }
-    const synced = info && !refusal ? this.#syncFromDisk(rel, abs, info) : undefined;
+    const synced = this.#syncFromDisk(root, rel);
     if (synced) return synced;
-    if (refusal) this.#log.debug("memory_index_skipped", { path: rel, reason: refusal });
     const wasIndexed = this.#getFile(rel) !== undefined;
     this.removeFile(rel);
     return wasIndexed ? "removed" : "skipped";
@@ -266,14 +260,15 @@ export class SearchIndex {
     }
     const seen = new Set<string>();
     this.#transaction(() => {
-      for (const { rel, abs, info } of inIndexOrder([...walkMarkdown(root, this.#log)])) {
-        if (isSecondHardLinkInChat(rel, info)) continue;
+      for (const { rel, info } of inIndexOrder([...walkMarkdown(root, this.#log)])) {
         const row = this.#getFile(rel);
-        if (row && row.mtimeMs === info.mtimeMs && row.size === info.size) {
+        // A shared-visible file that gained a second name keeps its mtime and size: open it
+        // again so the opener refuses it.
+        if (row && (info.nlink === 1 || !isSharedVisible(rel)) && row.mtimeMs === info.mtimeMs && row.size === info.size) {
           seen.add(rel);
           continue;
         }
-        const synced = this.#syncFromDisk(rel, abs, info);
+        const synced = this.#syncFromDisk(root, rel);
         if (synced === undefined) continue;
         seen.add(rel);
         if (synced !== "unchanged") result[synced]++;
@@ -346,15 +341,31 @@ export class SearchIndex {
   }
 
   /** Reads and syncs one file; undefined (logged) when it cannot be read. */
-  #syncFromDisk(rel: string, abs: string, info: Stats): SyncResult | undefined {
-    let text: string;
-    try {
-      text = readIndexableText(abs, info.size);
-    } catch (err) {
-      this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
-      this.removeFile(rel);
+  /**
+   * Indexes the file at `rel` (under the real workspace `root`) as it is on disk, opened by
+   * openWorkspaceFile as the main scope would read it, and only under its own name: a symlink
+   * to another note would index that note twice. Undefined when it is gone or refused; the
+   * caller then drops it from the index.
+   */
+  #syncFromDisk(root: string, rel: string): SyncResult | undefined {
+    const opened = openWorkspaceFile({ workspace: root, relPath: rel, scope: { kind: "main" }, mode: "read" }, this.#problems);
+    if (opened.type !== "ok") {
       return undefined;
     }
+    let text: string;
+    try {
+      if (opened.relPath !== rel) {
+        this.#log.debug("memory_index_skipped", { path: rel, reason: "a symlink to another note, indexed under its own name" });
+          return undefined;
+      }
+      text = readIndexableText(opened.fd, opened.stat.size);
+    } catch (err) {
+      this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
+      return undefined;
+    } finally {
+      closeSync(opened.fd);
+    }
+    const info = opened.stat;
     if (info.size > MAX_INDEXED_BYTES) {
       this.#log.warn("memory_index_file_truncated", { path: rel, bytes: info.size, indexed: MAX_INDEXED_BYTES });
     }
@@ -445,21 +456,15 @@ function inIndexOrder<T extends { rel: string }>(files: T[]): T[] {
  * The file's text for indexing: at most MAX_INDEXED_BYTES (cut at the last line end), invalid
  * UTF-8 replaced by U+FFFD, NUL bytes dropped (they would end the text early in SQLite).
  */
-function readIndexableText(abs: string, size: number): string {
-  const fd = openSync(abs, "r");
-  let bytes: Buffer;
-  try {
-    const buf = Buffer.alloc(Math.min(size, MAX_INDEXED_BYTES));
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    bytes = buf.subarray(0, got);
-  } finally {
-    closeSync(fd);
+function readIndexableText(fd: number, size: number): string {
+  const buf = Buffer.alloc(Math.min(size, MAX_INDEXED_BYTES));
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, got);
+    if (n === 0) break;
+    got += n;
   }
+  let bytes = buf.subarray(0, got);
   if (size > MAX_INDEXED_BYTES) {
     const end = bytes.lastIndexOf(0x0a);
     if (end > 0) bytes = bytes.subarray(0, end + 1);
@@ -471,14 +476,6 @@ function readIndexableText(abs: string, size: number): string {
 function isIndexablePath(rel: string): boolean {
   if (!rel.endsWith(".md") || rel.startsWith("/") || rel.startsWith("../") || rel === "..") return false;
   return rel.split("/").every((part) => !SKIPPED_DIR.test(part));
-}
-
-/**
- * A second name of a file (hard link) in a chat folder is not indexed: it may be MEMORY.md's
- * content under a path a shared scope can see. realpath cannot tell the names apart.
- */
-function isSecondHardLinkInChat(rel: string, info: Stats): boolean {
-  return info.nlink > 1 && rel.startsWith(`${CHATS_DIR}/`);
 }
 
 const MARK_OPEN = "\u0002";

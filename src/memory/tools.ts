@@ -2,15 +2,17 @@
 // tools a shared scope has, so each one enforces the scope itself (visibility.ts): a group chat
 // can read and search only the identity files and its own chat folder, and a refusal never
 // tells it whether a private file exists.
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolContext, type ToolOutput } from "../agent/tool.ts";
-import { readLineWindow } from "../agent/tools/files.ts";
-import { resolveInWorkspace } from "../agent/tools/workspace-path.ts";
-import { appendOnce, appendToDailyLog, dailyLogRelPath, localDate, localTime } from "./daily-log.ts";
+import { decodeText, lineWindow, sizeProblem } from "../agent/tools/files.ts";
+import type { Logger } from "../log.ts";
+import { appendToDailyLog, appendToWorkspaceFile, dailyLogRelPath, localDate, localTime, WorkspaceWriteError } from "./daily-log.ts";
 import type { SearchIndex } from "./search-index.ts";
-import { CHATS_DIR, canSee, IDENTITY_FILES, memoryScopeFor, type MemoryScope } from "./visibility.ts";
+import { CHATS_DIR, IDENTITY_FILES, memoryScopeFor, type MemoryScope } from "./visibility.ts";
+import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
+import { normalizeRelPath, NOT_VISIBLE, openWorkspaceFile, type Opened } from "./workspace-open.ts";
 
 export interface MemoryToolDeps {
   /** The workspace folder (config `workspace`). */
@@ -26,6 +28,8 @@ export interface MemoryToolDeps {
    * would restart context epochs). Must be quick and must not throw.
    */
   onOwnWrite: (relPath: string) => void;
+  /** Where refused and unreadable files are logged (once per path); default: the run's logger. */
+  log?: Logger;
 }
 
 const DEFAULT_HITS = 8;
@@ -79,14 +83,23 @@ function memoryGetTool(deps: MemoryToolDeps): Tool {
     readOnly: true,
     async execute(input, ctx) {
       const scope = scopeOf(ctx);
-      const where = await resolveVisible(deps.workspace, input.path, scope);
-      if (!where.ok) return failure(where.reason);
-      return readLineWindow(where.path, {
-        shown: input.path,
-        offset: input.from,
-        limit: Math.min(MAX_GET_LINES, input.lines ?? DEFAULT_GET_LINES),
-        offsetName: "from",
-      });
+      const opened = openVisible(deps.workspace, input.path, scope, problemLogFor(deps.log ?? ctx.log));
+      if (opened.type !== "ok") return failure(opened.reason);
+      try {
+        const tooLarge = sizeProblem(opened.stat.size, input.path);
+        const loaded = tooLarge ?? decodeText(readAll(opened.fd, opened.stat.size), input.path);
+        if (!loaded.ok) return loaded.output;
+        return lineWindow(loaded.text, {
+          shown: input.path,
+          offset: input.from,
+          limit: Math.min(MAX_GET_LINES, input.lines ?? DEFAULT_GET_LINES),
+          offsetName: "from",
+        });
+      } catch (err) {
+        return failure(`Could not read ${JSON.stringify(input.path)} (${(err as NodeJS.ErrnoException).code ?? String(err)}).`);
+      } finally {
+        closeSync(opened.fd);
+      }
     },
     summarize: (input) => input.path,
   });
@@ -113,21 +126,18 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       if (target === "memory" && scope.kind !== "main") {
         return failure("Not available in this conversation: MEMORY.md is the owner's private memory. Save the note to this chat's log instead (target log).");
       }
-      const named = target === "memory" ? MEMORY_FILE : dailyLogRelPath(scope, localDate(now, deps.timezone));
-      // A shared chat's log must really be where its name says: a symlink or hard link in its folder
-      // must not let a group append to another file. The owner's files may be links within the workspace.
-      const where = await resolveInWorkspace(deps.workspace, named);
-      const relPath = where.ok ? toPosix(where.relative) : named;
-      const elsewhere = scope.kind !== "main" && (relPath !== named || (where.ok && linkCount(where.path) > 1));
-      if (!where.ok || elsewhere) {
-        return failure(`Could not save the note: ${named} is not a plain file inside the workspace (a link?). Ask the owner to fix it.`);
-      }
+      // Opened by openWorkspaceFile: never through a symlink, a hard link or a linked folder.
+      const problems = problemLogFor(deps.log ?? ctx.log);
+      let relPath: string;
       try {
-        if (target === "memory") appendOnce(where.path, separatedFromEnd(where.path, bullet(text)));
-        else appendToDailyLog(deps.workspace, scope, now, deps.timezone, separatedFromEnd(where.path, bullet(`${localTime(now, deps.timezone)} ${text}`)));
+        relPath =
+          target === "memory"
+            ? appendToWorkspaceFile(deps.workspace, MEMORY_FILE, scope, bullet(text), { separate: true }, problems).relPath
+            : appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true }).relPath;
       } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code ?? String(err);
-        return failure(`Could not save the note to ${named} (${code}).`);
+        if (!(err instanceof WorkspaceWriteError)) throw err;
+        const named = target === "memory" ? MEMORY_FILE : dailyLogRelPath(scope, localDate(now, deps.timezone));
+        return failure(`Could not save the note to ${named} (${err.reason}). Hearth writes only to plain files inside the workspace (no symlink, no hard link, no linked folder); ask the owner to fix it.`);
       }
       deps.onOwnWrite(relPath);
       try {
@@ -143,64 +153,66 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
 
 const scopeOf = (ctx: ToolContext): MemoryScope => memoryScopeFor(ctx.scope, ctx.sessionKey);
 
-type Visible = { ok: true; path: string } | { ok: false; reason: string };
-
 /**
- * Where memory_get may read `requested`: the path as written and its real location after
- * symlinks must both be visible to `scope`. For a shared scope every refusal is one message,
- * whether the file exists or not.
+ * Opens what memory_get may read at `requested` (relative to the workspace; the main scope may
+ * also name it absolutely) through openWorkspaceFile. For a shared scope every refusal is one
+ * message, whether the file exists or not, and nothing is looked up on disk for a path it may
+ * not see.
  */
-async function resolveVisible(workspace: string, requested: string, scope: MemoryScope): Promise<Visible> {
-  const refuse = (mainReason: string): Visible => ({
-    ok: false,
-    reason: scope.kind === "main" ? mainReason : sharedRefusal(scope),
-  });
-  const mdOnly = `memory_get reads markdown (.md) files only; use read for ${JSON.stringify(requested)}.`;
+function openVisible(workspace: string, requested: string, scope: MemoryScope, problems: ProblemLog): Extract<Opened, { type: "ok" }> | { type: "failed"; reason: string } {
+  const shown = JSON.stringify(requested);
+  const mdOnly = `memory_get reads markdown (.md) notes inside the workspace only; use read for ${shown}.`;
+  const refuse = (mainReason: string) => ({ type: "failed" as const, reason: scope.kind === "main" ? mainReason : sharedRefusal(scope) });
   if (scope.kind !== "main" && path.isAbsolute(requested)) return refuse(mdOnly);
-  const asWritten = toPosix(path.relative(path.resolve(workspace), path.resolve(workspace, requested)));
-  // Checked before touching the disk, so a shared scope learns nothing from how resolving fails.
-  if (scope.kind !== "main" && !canSee(scope, asWritten)) return refuse(mdOnly);
-  const where = await resolveInWorkspace(workspace, requested);
-  if (!where.ok) return refuse(where.reason);
-  if (!canSee(scope, asWritten) || !canSee(scope, toPosix(where.relative))) return refuse(mdOnly);
-  // A hard link in a chat folder may be a private file under a visible name; realpath cannot tell.
-  if (scope.kind !== "main" && linkCount(where.path) > 1) return refuse(mdOnly);
-  return { ok: true, path: where.path };
+  const rel = relativeToWorkspace(workspace, requested);
+  if (rel === null) return refuse(`Refused ${shown}: it is outside the workspace. memory_get reads notes inside the workspace; use a path relative to it.`);
+  const opened = openWorkspaceFile({ workspace, relPath: rel, scope, mode: "read" }, problems);
+  switch (opened.type) {
+    case "ok":
+      return opened;
+    case "missing":
+      return { type: "failed", reason: `File not found: ${shown}.` };
+    case "refused":
+      return refuse(opened.reason === NOT_VISIBLE ? mdOnly : `Refused ${shown} (${opened.reason}). memory_get reads only plain markdown files inside the workspace; a note the chats see must not be a link.`);
+    case "unreadable":
+      return refuse(`Could not read ${shown}: ${opened.reason}.`);
+  }
+}
+
+/** `requested` as a normalised workspace-relative path, or null when it is not inside. */
+function relativeToWorkspace(workspace: string, requested: string): string | null {
+  if (!path.isAbsolute(requested)) return normalizeRelPath(requested);
+  for (const root of [path.resolve(workspace), realOrSelf(workspace)]) {
+    const rel = normalizeRelPath(path.relative(root, requested));
+    if (rel !== null) return rel;
+  }
+  return null;
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }
 
 function sharedRefusal(scope: Extract<MemoryScope, { kind: "shared" }>): string {
   return `Not available in this conversation: memory_get can only read the shared files (${IDENTITY_FILES.join(", ")}) and this chat's own notes in ${CHATS_DIR}/${scope.chat}/.`;
 }
 
-function linkCount(file: string): number {
-  try {
-    return statSync(file).nlink;
-  } catch {
-    return 1; // missing: readLineWindow reports it
+function readAll(fd: number, size: number): Buffer {
+  const buf = Buffer.alloc(size);
+  let got = 0;
+  while (got < size) {
+    const n = readSync(fd, buf, got, size - got, got);
+    if (n === 0) break; // the file shrank while we read it
+    got += n;
   }
+  return buf.subarray(0, got);
 }
 
 /** `- text`, with continuation lines indented so a multi-line note stays one bullet. */
 const bullet = (text: string): string => `- ${text.replace(/\r?\n/g, "\n  ")}\n`;
 
-/** `entry`, preceded by a line end when the file exists and its last line has none (a hand edit). */
-function separatedFromEnd(file: string, entry: string): string {
-  let fd: number;
-  try {
-    fd = openSync(file, "r");
-  } catch {
-    return entry;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return entry;
-    const last = Buffer.alloc(1);
-    readSync(fd, last, 0, 1, size - 1);
-    return last[0] === 0x0a ? entry : `\n${entry}`;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const toPosix = (p: string): string => p.split(path.sep).join("/");
 const failure = (content: string): ToolOutput => ({ content, isError: true });

@@ -1,7 +1,7 @@
 // Watches the workspace's markdown files (DESIGN §7) so a hand edit takes effect on the next
 // run without a restart, and tells the owner's edits apart from the daemon's own appends: only
 // the former may start a new context epoch (and so bust the prompt cache of running sessions).
-import { statSync, type Stats } from "node:fs";
+import { lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Logger } from "../log.ts";
@@ -58,12 +58,18 @@ export class WorkspaceWatcher {
 
   /** Use `WorkspaceWatcher.start`. */
   private constructor(opts: WorkspaceWatcherOptions) {
-    this.#root = path.resolve(opts.workspace);
+    // The real folder: with followSymlinks off, a workspace reached through a symlink would
+    // otherwise not be walked at all.
+    this.#root = realOrResolved(opts.workspace);
     this.#log = opts.log;
     this.#onEvent = opts.onEvent;
     this.#onGone = opts.onWorkspaceGone;
     this.#fsw = watch(this.#root, {
       ignoreInitial: true,
+      // A linked folder is never walked into (it may lead anywhere, or back to the root); a
+      // symlink with a markdown name is reported like a file, so the cache drops what it held
+      // for that name and the next read meets openWorkspaceFile's rules.
+      followSymlinks: false,
       awaitWriteFinish: SETTLE,
       ignored: (p: string, stats?: Stats) => this.#isIgnored(p, stats),
     });
@@ -92,7 +98,7 @@ export class WorkspaceWatcher {
   expectOwnWrite(relPath: string): void {
     if (this.#closed) return;
     const rel = path.posix.normalize(relPath);
-    const st = statSync(path.join(this.#root, rel), { throwIfNoEntry: false });
+    const st = lstatSync(path.join(this.#root, rel), { throwIfNoEntry: false });
     if (st?.isFile()) this.#ownWrites.set(rel, { size: st.size, mtimeMs: st.mtimeMs, at: Date.now() });
     else this.#ownWrites.delete(rel);
   }
@@ -117,7 +123,7 @@ export class WorkspaceWatcher {
     }
     if (rel.split(path.sep).some((s) => s.startsWith(".") || s === "node_modules")) return true;
     if (!stats || stats.isDirectory()) return false;
-    return !(stats.isFile() && p.endsWith(".md"));
+    return !((stats.isFile() || stats.isSymbolicLink()) && p.endsWith(".md"));
   }
 
   #relative(abs: string): string | null {
@@ -138,7 +144,7 @@ export class WorkspaceWatcher {
   #takeOwnWrite(relPath: string, abs: string): boolean {
     const own = this.#ownWrites.get(relPath);
     if (!own) return false;
-    const st = statSync(abs, { throwIfNoEntry: false });
+    const st = lstatSync(abs, { throwIfNoEntry: false });
     const same = Date.now() - own.at <= OWN_WRITE_TTL_MS && st?.size === own.size && st.mtimeMs === own.mtimeMs;
     if (!same) this.#ownWrites.delete(relPath);
     return same;
@@ -213,5 +219,13 @@ export class WorkspaceWatcher {
     } catch (err) {
       this.#log.error("watcher.handler_failed", { relPath: e.relPath, error: err });
     }
+  }
+}
+
+function realOrResolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
   }
 }

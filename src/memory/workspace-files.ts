@@ -3,8 +3,10 @@
 // bounded context. So a file is never read whole: at most about `maxChars * 4` bytes from the
 // end we keep (the head, or the tail for daily logs), decoded leniently, cut at a line
 // boundary, with the size of what was left out reported for a visible marker.
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { closeSync, readSync, type Stats } from "node:fs";
 import type { Logger } from "../log.ts";
+import type { MemoryScope } from "./visibility.ts";
+import { openWorkspaceFile } from "./workspace-open.ts";
 
 export type Keep = "head" | "tail";
 
@@ -54,7 +56,7 @@ export class ProblemLog {
 // A plain Logger passed to readCapped gets one ProblemLog for its lifetime, so callers that
 // hold a logger (not a ProblemLog) still log each problem once.
 const problemLogs = new WeakMap<Logger, ProblemLog>();
-const problemLogFor = (log: Logger | ProblemLog): ProblemLog => {
+export const problemLogFor = (log: Logger | ProblemLog): ProblemLog => {
   if (log instanceof ProblemLog) return log;
   let p = problemLogs.get(log);
   if (!p) problemLogs.set(log, (p = new ProblemLog(log)));
@@ -66,43 +68,40 @@ const BYTES_PER_CHAR = 4;
 /** A cut moves back (or forward) to a line break when one is this close, so lines stay whole. */
 const LINE_SNAP = 0.1;
 
-// O_NONBLOCK: opening a FIFO someone left at a workspace path must not hang the daemon.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-
 /**
- * Reads at most about `maxChars * 4` bytes of `absPath` and returns at most `maxChars`
- * characters of it. Never throws for a bad file: a missing one is `missing`; a directory,
- * socket, FIFO or a file without permission is `unreadable` (logged once per path, reason and
- * mtime). Invalid UTF-8 decodes with U+FFFD replacement characters (logged once likewise).
+ * Reads at most about `maxChars * 4` bytes of the workspace file `relPath`, as `scope` may see
+ * it (opened by openWorkspaceFile: links and private files are refused there), and returns at
+ * most `maxChars` characters of it. Never throws for a bad file: a missing one is `missing`; a
+ * refused one, a directory, socket, FIFO or a file without permission is `unreadable` (logged
+ * once per path, reason and mtime). Invalid UTF-8 decodes with U+FFFD replacement characters
+ * (logged once likewise).
  */
-export function readCapped(absPath: string, opts: ReadCapOptions, log: Logger | ProblemLog): CappedRead {
+export function readWorkspaceFile(workspace: string, relPath: string, scope: MemoryScope, opts: ReadCapOptions, log: Logger | ProblemLog): CappedRead {
   const problems = problemLogFor(log);
-  let fd: number;
+  const opened = openWorkspaceFile({ workspace, relPath, scope, mode: "read" }, problems);
+  if (opened.type === "missing") return opened;
+  if (opened.type !== "ok") return { type: "unreadable", reason: opened.reason };
   try {
-    fd = openSync(absPath, OPEN_FLAGS);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return { type: "missing" };
-    const reason = code === "EACCES" || code === "EPERM" ? "permission denied" : code === "ENXIO" ? "not a regular file (socket)" : `cannot open (${code ?? String(err)})`;
-    problems.warnOnce(absPath, reason, mtimeOf(absPath));
-    return { type: "unreadable", reason };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) {
-      const reason = `not a regular file (${kindOf(st)})`;
-      problems.warnOnce(absPath, reason, st.mtimeMs);
-      return { type: "unreadable", reason };
-    }
-    return readOpen(fd, st, absPath, opts, problems);
+    return readOpen(opened.fd, opened.stat, opened.absPath, opts, problems);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reason = `read failed (${code ?? (err as Error).message})`;
-    problems.warnOnce(absPath, reason, mtimeOf(absPath));
+    problems.warnOnce(opened.absPath, reason, opened.stat.mtimeMs);
     return { type: "unreadable", reason };
   } finally {
-    closeSync(fd);
+    closeSync(opened.fd);
   }
+}
+
+/**
+ * The text of one workspace note as `scope` may see it (the head, at most `maxChars`
+ * characters, without a leading owner comment), or null when it is missing, refused or
+ * unreadable (logged once). For readers outside the context loader, such as the heartbeat's
+ * HEARTBEAT.md, so they obey the same link rules.
+ */
+export function readNote(workspace: string, relPath: string, scope: MemoryScope, maxChars: number, log: Logger | ProblemLog): string | null {
+  const read = readWorkspaceFile(workspace, relPath, scope, { maxChars, keep: "head" }, log);
+  return read.type === "ok" ? read.text : null;
 }
 
 function readOpen(fd: number, st: Stats, absPath: string, opts: ReadCapOptions, problems: ProblemLog): CappedRead {
@@ -194,19 +193,3 @@ export function truncationMarker(omittedChars: number, estimated: boolean): stri
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
-
-function kindOf(st: Stats): string {
-  if (st.isDirectory()) return "directory";
-  if (st.isSocket()) return "socket";
-  if (st.isFIFO()) return "FIFO";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "device";
-  return "special file";
-}
-
-function mtimeOf(absPath: string): number | undefined {
-  try {
-    return statSync(absPath, { throwIfNoEntry: false })?.mtimeMs;
-  } catch {
-    return undefined;
-  }
-}

@@ -272,6 +272,25 @@ describe("SearchIndex.reconcile", () => {
     expect(index.search("narwhal", groupA)).toEqual([]);
     expect(index.refreshFile(workspace, "memory/chats/telegram_-100/hard.md")).toBe("skipped");
     expect(index.search("narwhal", groupA)).toEqual([]);
+    // The owner still finds it, under its own name only.
+    expect(paths(index.search("narwhal", main))).toEqual(["MEMORY.md"]);
+  });
+
+  it("drops a chat's note once it gains a second name, although its mtime and size stay the same", async () => {
+    await put("memory/chats/telegram_-100/note.md", "the plain pangolin\n");
+    index.reconcile(workspace);
+    expect(paths(index.search("pangolin", groupA))).toEqual(["memory/chats/telegram_-100/note.md"]);
+    await link(path.join(workspace, "memory/chats/telegram_-100/note.md"), path.join(workspace, "USER.md"));
+    expect(index.reconcile(workspace)).toMatchObject({ removed: 1 });
+    expect(index.search("pangolin", groupA)).toEqual([]);
+  });
+
+  it("indexes an owner's symlink to another note only under the note's own name", async () => {
+    await put("notes/me.md", "the quiet quokka\n");
+    await symlink("notes/me.md", path.join(workspace, "USER.md"));
+    index.reconcile(workspace);
+    expect(index.refreshFile(workspace, "USER.md")).toBe("skipped");
+    expect(paths(index.search("quokka", main))).toEqual(["notes/me.md"]);
   });
 
   it("reads a non-UTF-8 file with replacement characters and goes on with the rest", async () => {

@@ -195,7 +195,11 @@ describe("privacy: a shared scope", () => {
     await (kind === "symlink" ? symlink : link)(path.join(workspace, "MEMORY.md"), log);
     const before = await readFile(path.join(workspace, "MEMORY.md"), "utf8");
     const out = await call("shared", "memory_write", { text: "injected" });
-    expect(out.isError).toBe(true);
+    const reason = kind === "symlink" ? "a symlink" : "a file with 2 names (hard links)";
+    expect(out).toEqual({
+      content: `Could not save the note to ${OWN_CHAT}/${TODAY}.md (${reason}). Hearth writes only to plain files inside the workspace (no symlink, no hard link, no linked folder); ask the owner to fix it.`,
+      isError: true,
+    });
     expectNoSecret(out);
     expect(await readFile(path.join(workspace, "MEMORY.md"), "utf8")).toBe(before);
     expect(ownWrites).toEqual([]);
@@ -257,6 +261,32 @@ describe("main scope", () => {
     expect(await readFile(path.join(workspace, "MEMORY.md"), "utf8")).toBe("# Memory\n- likes tea\n- Allergic to penicillin\n");
     expect(ownWrites).toEqual(["MEMORY.md"]);
     expect((await call("main", "memory_search", { query: "penicillin" })).content).toContain("MEMORY.md:3 (# Memory)");
+  });
+
+  it("memory_get follows the owner's symlink inside the workspace but refuses SOUL.md as a link out", async () => {
+    await rm(path.join(workspace, "USER.md"));
+    await symlink("memory/2026-01-01.md", path.join(workspace, "USER.md"));
+    expect((await call("main", "memory_get", { path: "USER.md", from: 4 })).content).toBe("     4\tthe cat's name is dailylogsecret");
+    await rm(path.join(workspace, "SOUL.md"));
+    await symlink("../outside.md", path.join(workspace, "SOUL.md"));
+    expect(await call("main", "memory_get", { path: "SOUL.md" })).toEqual({
+      content: 'Refused "SOUL.md" (a symlink). memory_get reads only plain markdown files inside the workspace; a note the chats see must not be a link.',
+      isError: true,
+    });
+  });
+
+  it("memory_write does not write through the owner's symlinked MEMORY.md or daily log", async () => {
+    await put("notes/memory.md", "# kept\n");
+    await rm(path.join(workspace, "MEMORY.md"));
+    await symlink("notes/memory.md", path.join(workspace, "MEMORY.md"));
+    await symlink(`../${OWN_CHAT}/2026-01-01.md`, path.join(workspace, "memory", `${TODAY}.md`));
+    const memory = await call("main", "memory_write", { text: "fact", target: "memory" });
+    expect(memory).toMatchObject({ isError: true, content: expect.stringMatching(/^Could not save the note to MEMORY\.md \(a symlink\)\./) });
+    const log = await call("main", "memory_write", { text: "private thought" });
+    expect(log).toMatchObject({ isError: true, content: expect.stringMatching(new RegExp(`^Could not save the note to memory/${TODAY}\\.md \\(a symlink\\)\\.`)) });
+    expect(await readFile(path.join(workspace, "notes/memory.md"), "utf8")).toBe("# kept\n");
+    expect(await readFile(path.join(workspace, OWN_CHAT, "2026-01-01.md"), "utf8")).toBe("# 2026-01-01\n\n- the group plans a picnic\n");
+    expect(ownWrites).toEqual([]);
   });
 
   it("memory_write refuses empty and oversized notes and writes nothing", async () => {

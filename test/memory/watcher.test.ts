@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -132,6 +132,29 @@ describe("WorkspaceWatcher", () => {
     await waitFor("projects/plan.md", eventFor("projects/plan.md"));
     await settle();
     expect(events.filter((e) => !e.relPath.includes("sentinel"))).toEqual([{ kind: "add", relPath: "projects/plan.md", handEdit: true }]);
+  });
+
+  it("reports a symlink with a markdown name, but never walks into a linked folder", async () => {
+    mkdirSync(path.join(base, "elsewhere"));
+    writeFileSync(path.join(base, "elsewhere", "secret.md"), "x");
+    mkdirSync(path.join(ws, "memory", "chats"), { recursive: true });
+    symlinkSync(path.join(base, "elsewhere"), path.join(ws, "memory", "chats", "telegram_-1"));
+    symlinkSync(ws, path.join(ws, "loop"));
+    await start();
+    symlinkSync("../../USER.md", path.join(ws, "memory", "chats", "today.md"));
+    await waitFor("the symlink's add", eventFor("memory/chats/today.md", "add"));
+    writeFileSync(path.join(base, "elsewhere", "secret.md"), "changed");
+    writeFileSync(path.join(base, "elsewhere", "new.md"), "x");
+    await settle();
+    expect(events.filter((e) => !e.relPath.includes("sentinel"))).toEqual([{ kind: "add", relPath: "memory/chats/today.md", handEdit: true }]);
+  });
+
+  it("watches the real folder of a workspace reached through a symlink", async () => {
+    const linked = path.join(base, "ws-link");
+    symlinkSync(ws, linked);
+    watcher = await WorkspaceWatcher.start({ workspace: linked, log, onEvent: (e) => events.push(e) });
+    appendFileSync(path.join(ws, "USER.md"), "- Name: Ada\n");
+    expect(await waitFor("USER.md change", eventFor("USER.md"))).toEqual({ kind: "change", relPath: "USER.md", handEdit: true });
   });
 
   it("survives the workspace folder being deleted and recreated", async () => {

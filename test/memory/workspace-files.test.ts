@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger, type Logger } from "../../src/log.ts";
-import { cutText, ProblemLog, readCapped, stripOwnerComment, truncationMarker, type CappedRead } from "../../src/memory/workspace-files.ts";
+import { cutText, ProblemLog, readWorkspaceFile, stripOwnerComment, truncationMarker, type CappedRead, type ReadCapOptions } from "../../src/memory/workspace-files.ts";
 
 let dir: string;
 let lines: string[];
@@ -29,9 +29,11 @@ const ok = (r: CappedRead) => {
   if (r.type !== "ok") throw new Error(`expected ok, got ${JSON.stringify(r)}`);
   return r;
 };
+/** Reads the file at `abs` (inside `dir`, the workspace) as the main scope. */
+const readCapped = (abs: string, opts: ReadCapOptions, l: Logger | ProblemLog) => readWorkspaceFile(dir, path.relative(dir, abs), { kind: "main" }, opts, l);
 const problems = () => lines.map((l) => JSON.parse(l) as { event: string; reason: string }).filter((l) => l.event === "memory.file_problem");
 
-describe("readCapped", () => {
+describe("readWorkspaceFile", () => {
   it("returns a small file whole, without its leading owner comment", () => {
     const p = file("SOUL.md", "<!-- for the owner:\nnot the model -->\n# Soul\n\nBe kind.\n");
     expect(ok(readCapped(p, { maxChars: 1000, keep: "head" }, log))).toEqual({ type: "ok", text: "# Soul\n\nBe kind.\n", truncated: false, omittedChars: 0, estimated: false });

@@ -1,11 +1,12 @@
 // The file tools `read`, `write` and `edit`. Every path goes through resolveInWorkspace before
 // any fs access, and writes are atomic (temp file + rename) so a reader never sees half a file.
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { chmod, type FileHandle, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolOutput } from "../tool.ts";
-import { resolveInWorkspace } from "./workspace-path.ts";
+import { descriptorIsAt, resolveInWorkspace } from "./workspace-path.ts";
 
 export const DEFAULT_READ_LINES = 2000;
 export const MAX_LINE_CHARS = 2000;
@@ -136,12 +137,16 @@ export interface LineWindowOptions {
  * already be confined (resolveInWorkspace); this only reads. Never throws.
  */
 export async function readLineWindow(file: string, opts: LineWindowOptions): Promise<ToolOutput> {
+  const loaded = await loadTextFile(file, opts.shown);
+  if (!loaded.ok) return loaded.output;
+  return lineWindow(loaded.text, opts);
+}
+
+/** The numbered line window of `text` (see readLineWindow), for callers that read the file themselves. */
+export function lineWindow(text: string, opts: LineWindowOptions): ToolOutput {
   const { shown } = opts;
   const offsetName = opts.offsetName ?? "offset";
-  const loaded = await loadTextFile(file, shown);
-  if (!loaded.ok) return loaded.output;
-
-  const lines = splitLines(loaded.text);
+  const lines = splitLines(text);
   if (lines.length === 0) return { content: `${quote(shown)} is empty.` };
   const first = Math.floor(opts.offset ?? 1);
   if (first > lines.length) {
@@ -156,29 +161,57 @@ export async function readLineWindow(file: string, opts: LineWindowOptions): Pro
   return { content: body + more };
 }
 
-type Loaded = { ok: true; text: string } | { ok: false; output: ToolOutput };
+export type Loaded = { ok: true; text: string } | { ok: false; output: ToolOutput };
 
-/** Loads a whole file as UTF-8 text, or explains why it is not one. */
+/**
+ * Loads a whole file as UTF-8 text, or explains why it is not one. `file` is a real path
+ * (resolveInWorkspace): it is opened without following a symlink and checked to be that file
+ * once open, so a link swapped in after resolving cannot lead the read out of the workspace.
+ */
 async function loadTextFile(file: string, shown: string): Promise<Loaded> {
   const fail = (reason: string): Loaded => ({ ok: false, output: failure(reason) });
+  const swapped = () => fail(`Refused ${quote(shown)}: it changed into a link while it was being opened. Try again once it is a plain file.`);
+  let handle: FileHandle;
   try {
-    const info = await stat(file);
+    handle = await open(file, READ_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "EMLINK") return swapped();
+    if (code === "ENXIO") return fail(`${quote(shown)} is not a regular file.`);
+    return fail(describeFsError(err, shown, "read"));
+  }
+  try {
+    const info = await handle.stat();
     if (info.isDirectory()) return fail(`${quote(shown)} is a directory, not a file; use exec with ls to list it.`);
     if (!info.isFile()) return fail(`${quote(shown)} is not a regular file.`);
-    if (info.size > MAX_TEXT_FILE_BYTES) {
-      return fail(
-        `${quote(shown)} is ${info.size} bytes, too large to load (limit ${MAX_TEXT_FILE_BYTES}); use exec with grep, sed -n or head.`,
-      );
-    }
-    const bytes = await readFile(file);
-    if (bytes.includes(0)) return fail(`${quote(shown)} is a binary file (it contains NUL bytes); only text files can be read.`);
-    try {
-      return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
-    } catch {
-      return fail(`${quote(shown)} is a binary file (not valid UTF-8); only text files can be read.`);
-    }
+    if (!descriptorIsAt(handle.fd, file, info)) return swapped();
+    const tooLarge = sizeProblem(info.size, shown);
+    if (tooLarge) return tooLarge;
+    return decodeText(await handle.readFile(), shown);
   } catch (err) {
     return fail(describeFsError(err, shown, "read"));
+  } finally {
+    await handle.close();
+  }
+}
+
+// O_NONBLOCK: a FIFO in the workspace must not hang the read tool.
+const READ_NOFOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+/** Refuses a file too large to load whole; null when `size` is fine. */
+export function sizeProblem(size: number, shown: string): Loaded | null {
+  if (size <= MAX_TEXT_FILE_BYTES) return null;
+  return { ok: false, output: failure(`${quote(shown)} is ${size} bytes, too large to load (limit ${MAX_TEXT_FILE_BYTES}); use exec with grep, sed -n or head.`) };
+}
+
+/** The bytes of a whole file as UTF-8 text, or why they are not text. */
+export function decodeText(bytes: Uint8Array, shown: string): Loaded {
+  const fail = (reason: string): Loaded => ({ ok: false, output: failure(reason) });
+  if (bytes.includes(0)) return fail(`${quote(shown)} is a binary file (it contains NUL bytes); only text files can be read.`);
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return fail(`${quote(shown)} is a binary file (not valid UTF-8); only text files can be read.`);
   }
 }
 

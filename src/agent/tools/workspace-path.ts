@@ -1,5 +1,6 @@
 // Path confinement for the file tools: a path the model names is used only if its real location,
 // after every symlink, lies inside the workspace's real location.
+import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 
@@ -13,8 +14,7 @@ const MAX_SYMLINK_HOPS = 40;
 /**
  * Resolves `requested` (relative to the workspace, or absolute) to a location inside the
  * workspace, or says why not. Never throws. Checks the filesystem as it is now: a symlink
- * swapped in after the check is not caught, which is acceptable because only the owner's
- * runs have these tools.
+ * swapped in after the check is caught when the file is opened (descriptorIsAt).
  */
 export async function resolveInWorkspace(workspace: string, requested: string): Promise<WorkspacePath> {
   const shown = JSON.stringify(requested);
@@ -82,4 +82,25 @@ async function realLocation(p: string, hops: number): Promise<string> {
 function codeOf(err: unknown): string {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   return typeof code === "string" ? code : String(err);
+}
+
+/**
+ * Is the open descriptor `fd` (whose fstat is `st`) the file at `abs`, a real path, reached
+ * through real folders? Closes the gap between resolving a path and opening it: a folder or
+ * file swapped for a symlink in between is caught here, before a byte is read or written.
+ * On Linux the kernel's own path of the descriptor decides; elsewhere the path must still name
+ * the same inode and its folder must resolve to itself.
+ */
+export function descriptorIsAt(fd: number, abs: string, st: Stats): boolean {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`) === abs;
+  } catch {
+    // no /proc: fall through
+  }
+  try {
+    const now = lstatSync(abs);
+    return now.dev === st.dev && now.ino === st.ino && realpathSync(path.dirname(abs)) === path.dirname(abs);
+  } catch {
+    return false;
+  }
 }

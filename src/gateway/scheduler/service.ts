@@ -2,11 +2,10 @@
 // when they run, the runner that runs them, the heartbeat, and the operations of the CLI and
 // the agent's tools. `open` only reads; `attach` connects it to a gateway; `startEngine` (the
 // daemon only) recovers what the last run left behind and starts the timers.
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { Tool } from "../../agent/tool.ts";
 import type { Logger } from "../../log.ts";
+import { readNote } from "../../memory/workspace-files.ts";
 import { parseDuration, type Config } from "../config.ts";
 import type { HomePaths } from "../home.ts";
 import { Engine, realTimers, type Timers } from "./engine.ts";
@@ -119,7 +118,8 @@ export class CronService implements CronManager {
         everyMs,
         activeHours: config.heartbeat.activeHours,
         timezone: config.timezone,
-        readChecklist: () => readOptional(path.join(config.workspace, "HEARTBEAT.md")),
+        // Through the memory opener: HEARTBEAT.md linked to ../config.json must not reach a prompt.
+        readChecklist: () => readNote(config.workspace, "HEARTBEAT.md", { kind: "main" }, 20_000, log),
       });
       this.#heartbeat.start();
     }
@@ -331,12 +331,4 @@ export class CronService implements CronManager {
 
 function stubJob(q: QueuedRun): Job {
   return jobSchema.parse({ id: q.jobId, name: q.job, schedule: { kind: "at", at: q.scheduledAt }, prompt: "(removed)", enabled: false });
-}
-
-function readOptional(file: string): string | null {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return null;
-  }
 }

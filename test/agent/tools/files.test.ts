@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../../src/agent/tool.ts";
-import { editTool, readTool, writeTool } from "../../../src/agent/tools/files.ts";
+import { editTool, readLineWindow, readTool, writeTool } from "../../../src/agent/tools/files.ts";
 import { createWorkspaceTools } from "../../../src/agent/tools/index.ts";
 import { silentLogger } from "../../../src/log.ts";
 
@@ -248,5 +248,25 @@ describe("edit", () => {
       expect(out.content).toContain("only reach files inside the workspace");
     }
     expect(await readFile(path.join(outside, "secret.txt"), "utf8")).toBe("foo");
+  });
+});
+
+describe("readLineWindow: a link swapped in after the path was resolved", () => {
+  // readLineWindow gets the real path resolveInWorkspace returned; these calls stand for the
+  // moment right after resolving, when a program replaced the file or a folder with a link.
+  it("refuses a file that became a symlink, and a folder on its path that became one", async () => {
+    await writeFile(path.join(outside, "secret.txt"), "token=CMARK-1\n");
+    await symlink(path.join(outside, "secret.txt"), inWs("notes.txt"));
+    const file = await readLineWindow(inWs("notes.txt"), { shown: "notes.txt" });
+    expect(file).toEqual({ content: 'Refused "notes.txt": it changed into a link while it was being opened. Try again once it is a plain file.', isError: true });
+
+    await symlink(outside, inWs("docs"));
+    const folder = await readLineWindow(inWs("docs", "secret.txt"), { shown: "docs/secret.txt" });
+    expect(folder).toEqual({ content: 'Refused "docs/secret.txt": it changed into a link while it was being opened. Try again once it is a plain file.', isError: true });
+  });
+
+  it("still reads a plain file at its real path", async () => {
+    await writeFile(inWs("plain.txt"), "one\ntwo\n");
+    expect(await readLineWindow(inWs("plain.txt"), { shown: "plain.txt" })).toEqual({ content: "     1\tone\n     2\ttwo" });
   });
 });

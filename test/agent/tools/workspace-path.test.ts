@@ -1,8 +1,9 @@
+import { closeSync, fstatSync, openSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { resolveInWorkspace } from "../../../src/agent/tools/workspace-path.ts";
+import { descriptorIsAt, resolveInWorkspace } from "../../../src/agent/tools/workspace-path.ts";
 
 let base: string;
 let workspace: string;
@@ -117,5 +118,36 @@ describe("resolveInWorkspace", () => {
 
   it("allows names that merely start with two dots", async () => {
     expect((await expectAllowed("..notes")).relative).toBe("..notes");
+  });
+});
+
+describe("descriptorIsAt", () => {
+  const withOpen = <T>(p: string, fn: (fd: number) => T): T => {
+    const fd = openSync(p, "r");
+    try {
+      return fn(fd);
+    } finally {
+      closeSync(fd);
+    }
+  };
+
+  it("holds for a file opened at its real path", () => {
+    const p = path.join(workspace, "notes", "a.md");
+    expect(withOpen(p, (fd) => descriptorIsAt(fd, p, fstatSync(fd)))).toBe(true);
+  });
+
+  it("fails for a file reached through a linked folder, and for one moved after the open", async () => {
+    await symlink(outside, path.join(workspace, "out"));
+    const viaLink = path.join(workspace, "out", "secret.txt");
+    expect(withOpen(viaLink, (fd) => descriptorIsAt(fd, viaLink, fstatSync(fd)))).toBe(false);
+
+    const p = path.join(workspace, "notes", "a.md");
+    expect(
+      withOpen(p, (fd) => {
+        renameSync(p, path.join(workspace, "notes", "b.md"));
+        writeFileSync(p, "a new file at the old name");
+        return descriptorIsAt(fd, p, fstatSync(fd));
+      }),
+    ).toBe(false);
   });
 });
