@@ -10,7 +10,7 @@ import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { ToolSet, type Tool } from "../agent/tool.ts";
 import { scopePermission } from "../agent/tool-policy.ts";
-import { createWorkspaceTools } from "../agent/tools/index.ts";
+import { createWorkspaceTools, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
@@ -45,6 +45,8 @@ export interface SessionRunRequest {
 export interface AgentRuntime {
   readonly model: ModelClient;
   readonly memory: MemoryService | null;
+  /** Where exec commands run, decided once at start (for status and doctor). */
+  readonly execSandbox: ExecSandbox;
   run(req: SessionRunRequest): Promise<RunResult>;
   /** /compact: the memory flush and a summary of older turns, on demand. Not during a run. */
   compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
@@ -83,8 +85,16 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       baseURL: config.model.baseUrl,
       log: log.child({ component: "model" }),
     });
+  // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
+  const execSandbox = resolveExecSandbox({
+    mode: config.tools.exec.sandbox,
+    network: config.tools.exec.network,
+    home: opts.home,
+    workspace: config.workspace,
+  });
+  log.info("exec.sandbox", { sandbox: execSandbox.kind, ...(execSandbox.kind === "none" ? { why: execSandbox.why, detail: execSandbox.detail } : { network: execSandbox.network }) });
   const tools = new ToolSet(
-    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
+    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
     scopePermission(config.tools.shared.allow),
   );
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
@@ -158,6 +168,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   return {
     model,
     memory,
+    execSandbox,
     run(req) {
       return runSession({ model, tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
