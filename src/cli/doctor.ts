@@ -121,7 +121,7 @@ function checkExecSandbox(config: Config, home: string): Check {
   try {
     const sb = resolveExecSandbox({ mode, network, home, workspace: config.workspace });
     if (sb.kind === "bwrap") return ok("exec sandbox", describeSandbox(sb));
-    const fix = sb.why === "off" ? `set "tools": { "exec": { "sandbox": "auto" } } and install bubblewrap (${BWRAP_HINT})` : BWRAP_HINT;
+    const fix = sb.why === "off" ? `set "tools": { "exec": { "sandbox": "auto" } }, then ${BWRAP_HINT}` : BWRAP_HINT;
     return { name: "exec sandbox", ok: true, detail: describeSandbox(sb, false), fix };
   } catch (err) {
     if (!(err instanceof SandboxUnavailableError)) throw err;
