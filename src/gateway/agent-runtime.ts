@@ -10,7 +10,7 @@ import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { ToolSet, type Tool } from "../agent/tool.ts";
 import { scopePermission } from "../agent/tool-policy.ts";
-import { createWorkspaceTools, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
+import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
@@ -93,8 +93,13 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     workspace: config.workspace,
   });
   log.info("exec.sandbox", { sandbox: execSandbox.kind, ...(execSandbox.kind === "none" ? { why: execSandbox.why, detail: execSandbox.detail } : { network: execSandbox.network }) });
+  // The home's lock is held: commands still running with this home's marker were left by a
+  // daemon that was killed (kill -9, a crash) before it could end them.
+  const execMarkerPrefix = markerPrefixFor(opts.home);
+  const orphans = killOrphanedCommands(execMarkerPrefix);
+  if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
   const tools = new ToolSet(
-    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
+    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
     scopePermission(config.tools.shared.allow),
   );
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);

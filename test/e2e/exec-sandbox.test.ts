@@ -211,13 +211,16 @@ describe.each([
       await waitFor("the escaped sleeps to die", () => sleepersWith(arg).length === 0, 5_000);
     });
   } else {
-    it("survives a kill -9 of the daemon, as the README says", async () => {
+    it("survives a kill -9 of the daemon until the next start ends it, as the README says", async () => {
       const d = await start();
       const { arg } = await escapeAttempt(d);
       d.proc.kill("SIGKILL");
       await d.exited;
       await new Promise((r) => setTimeout(r, 500));
       expect(sleepersWith(arg)).toHaveLength(2);
+      daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+      expect(sleepersWith(arg)).toEqual([]);
+      expect(daemon.log()).toContain('"event":"exec.orphans_killed"');
     });
   }
 });

@@ -1,12 +1,12 @@
 // The `exec` tool: one bash command in the workspace, in the sandbox when there is one, always in
 // its own process group so a timeout or an abort can stop everything it started.
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { redact } from "../../log.ts";
 import { defineTool, type Tool, type ToolOutput } from "../tool.ts";
+import { EXEC_MARKER_VAR, killMarked, newMarker } from "./exec-marker.ts";
 import { sandboxedCommand, type ExecSandbox } from "./sandbox.ts";
 
 export const MAX_EXEC_TIMEOUT_MS = 10 * 60_000;
@@ -18,16 +18,12 @@ const HEAD_BYTES = 512 * 1024;
 const TAIL_BYTES = 512 * 1024;
 /** Hearth's own credentials: a command (or whoever wrote it into a web page) never sees them. */
 export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"];
-/**
- * Set in every command's environment with a fresh value per command. Without a sandbox it is how
- * the processes a command started are found after they left its process group (setsid).
- */
-export const EXEC_MARKER_VAR = "HEARTH_EXEC_ID";
 
 /** Commands run without a sandbox: the default for tests; the daemon always passes its decision. */
 export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off", detail: "no sandbox" };
 
-export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox }): Tool {
+/** `markerPrefix`: from `markerPrefixFor(home)`, so a restarted daemon finds what a crash left. */
+export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string }): Tool {
   const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
   return defineTool({
     name: "exec",
@@ -45,6 +41,7 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
         timeoutMs: effectiveTimeoutMs(input.timeoutMs, opts.defaultTimeoutMs),
         signal: ctx.signal,
         sandbox: opts.sandbox ?? UNSANDBOXED,
+        ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
       }),
     summarize: (input) => shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80),
   });
@@ -76,10 +73,11 @@ export async function runCommand(opts: {
   timeoutMs: number;
   signal: AbortSignal;
   sandbox: ExecSandbox;
+  markerPrefix?: string;
 }): Promise<ToolOutput> {
   if (opts.signal.aborted) return { content: "Command not run: the run was aborted.", isError: true };
 
-  const marker = randomUUID();
+  const marker = newMarker(opts.markerPrefix ?? "anon");
   const { file, args } = sandboxedCommand(opts.sandbox, opts.command, opts.cwd);
   let child: ChildProcess;
   try {
@@ -226,50 +224,6 @@ async function groupHasLiveProcess(pgid: number): Promise<boolean> {
     if (fields[2] === String(pgid) && fields[0] !== "Z") return true;
   }
   return false;
-}
-
-/**
- * SIGKILLs every process whose environment holds this command's marker, until none is left
- * (a process may fork while the scan runs). A process that cleared its environment is not found:
- * only the sandbox's PID namespace catches those.
- */
-export async function killMarked(marker: string): Promise<number> {
-  if (process.platform !== "linux") return 0;
-  const needle = Buffer.from(`${EXEC_MARKER_VAR}=${marker}\0`);
-  let killed = 0;
-  for (let round = 0; round < 5; round++) {
-    const pids = await markedPids(needle);
-    if (pids.length === 0) break;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, "SIGKILL");
-        killed++;
-      } catch {
-        // gone already, or not ours
-      }
-    }
-    await sleep(10);
-  }
-  return killed;
-}
-
-async function markedPids(needle: Buffer): Promise<number[]> {
-  let names: string[];
-  try {
-    names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
-  } catch {
-    return [];
-  }
-  const found: number[] = [];
-  await Promise.all(
-    names.map(async (name) => {
-      const environ = await readFile(`/proc/${name}/environ`).catch(() => null);
-      if (environ && (environ.indexOf(needle) === 0 || environ.includes(Buffer.concat([Buffer.from([0]), needle])))) {
-        found.push(Number(name));
-      }
-    }),
-  );
-  return found;
 }
 
 function formatSeconds(ms: number): string {
