@@ -27,7 +27,7 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
   const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
   return defineTool({
     name: "exec",
-    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given.`,
+    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given. Background processes end with the command.${sandboxNote(opts.sandbox ?? UNSANDBOXED)}`,
     input: z.object({
       command: z.string().describe("Bash command"),
       // A plain number: .int() would add a 2^53 maximum to the schema sent with every request.
@@ -45,6 +45,12 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
       }),
     summarize: (input) => shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80),
   });
+}
+
+/** What the model must know to not waste calls: where it may write, whether there is a network. */
+function sandboxNote(sb: ExecSandbox): string {
+  if (sb.kind === "none") return "";
+  return ` Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible${sb.network ? "" : "; no network"}.`;
 }
 
 /** The model's override if given, else the configured default; never above 10 minutes. */

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCommand } from "../../../src/agent/tools/exec.ts";
+import { createExecTool, runCommand } from "../../../src/agent/tools/exec.ts";
 import {
   probeBwrap,
   resolveExecSandbox,
@@ -105,6 +105,18 @@ describe("resolveExecSandbox", () => {
     expect(args.join(" ")).toBe(
       `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --unshare-net --chdir ${workspace} -- bash -c ls`,
     );
+  });
+});
+
+describe("the exec tool's description", () => {
+  it("tells the model what the sandbox allows, and says nothing extra without one", () => {
+    const base =
+      "Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after 120 s unless timeoutMs is given. Background processes end with the command.";
+    const boxed: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home] };
+    expect(createExecTool({ defaultTimeoutMs: 120_000, sandbox: boxed }).description).toBe(
+      `${base} Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible; no network.`,
+    );
+    expect(createExecTool({ defaultTimeoutMs: 120_000 }).description).toBe(base);
   });
 });
 
