@@ -31,13 +31,15 @@ export class SandboxUnavailableError extends Error {
 export type BwrapProbe = { ok: true; bwrap: string } | { ok: false; why: "missing" | "broken"; detail: string };
 
 /**
- * Finds bwrap on PATH and runs it once the way exec will (new PID namespace, read-only root):
+ * Finds bwrap on PATH and runs it once the way exec will (new PID namespace, read-only root,
+ * no network when `network` is false):
  * a kernel that refuses user namespaces makes bwrap exist but fail. Synchronous; about 10 ms.
  */
-export function probeBwrap(env: NodeJS.ProcessEnv = process.env): BwrapProbe {
+export function probeBwrap(env: NodeJS.ProcessEnv = process.env, opts: { network?: boolean } = {}): BwrapProbe {
   const bwrap = findOnPath("bwrap", env.PATH ?? "");
   if (!bwrap) return { ok: false, why: "missing", detail: "bubblewrap (bwrap) is not installed" };
-  const r = spawnSync(bwrap, [...baseArgs(), "--", "true"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, env: {} });
+  const net = opts.network === false ? ["--unshare-net"] : [];
+  const r = spawnSync(bwrap, [...baseArgs(), ...net, "--", "true"], { stdio: ["ignore", "ignore", "pipe"], timeout: 10_000, env: {} });
   if (r.status === 0) return { ok: true, bwrap };
   const why = r.error ? r.error.message : (r.stderr?.toString().trim() || `exit ${r.status ?? r.signal}`).split("\n")[0]!;
   return { ok: false, why: "broken", detail: `${bwrap} does not work here (${why}); user namespaces may be disabled` };
@@ -55,7 +57,7 @@ export function resolveExecSandbox(opts: {
   probe?: () => BwrapProbe;
 }): ExecSandbox {
   if (opts.mode === "off") return { kind: "none", mode: "off", why: "off", detail: 'tools.exec.sandbox is "off"' };
-  const probe = (opts.probe ?? probeBwrap)();
+  const probe = (opts.probe ?? (() => probeBwrap(process.env, { network: opts.network })))();
   if (!probe.ok) {
     if (opts.mode === "bwrap") throw new SandboxUnavailableError(probe.detail);
     return { kind: "none", mode: opts.mode, why: probe.why, detail: probe.detail };
