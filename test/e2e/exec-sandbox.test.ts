@@ -61,12 +61,14 @@ describe("secrets (daemon e2e)", () => {
   });
 
   /** A daemon with the API key in its environment and the bot token in config.json. */
+  const configFor = (sandbox: "auto" | "off", token: string) => ({
+    tools: { exec: { sandbox } },
+    heartbeat: { every: "0" },
+    channels: { telegram: { token, apiRoot: emu.apiRoot, ownerIds: ["100"] } },
+  });
+
   async function start(sandbox: "auto" | "off"): Promise<Daemon> {
-    home = makeHome({
-      tools: { exec: { sandbox } },
-      heartbeat: { every: "0" },
-      channels: { telegram: { token: emu.token, apiRoot: emu.apiRoot, ownerIds: ["100"] } },
-    });
+    home = makeHome(configFor(sandbox, emu.token));
     daemon = await startDaemon(home, { ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_BASE_URL: fake.url });
     return daemon;
   }
@@ -107,7 +109,7 @@ describe("secrets (daemon e2e)", () => {
     }
     // The daemon's own environment, through /proc: exposed without the sandbox, then redacted.
     expect(results[0]!.split("\n")).toContain("ANTHROPIC_API_KEY=[redacted]");
-    expect(results[3]).toContain(`"token": "[redacted]"`);
+    expect(results[3]).toBe(`${JSON.stringify(configFor("off", "[redacted]"), null, 2)}\n[exit code 0]`);
     await d.stop();
     for (const file of filesUnder(home)) {
       const bytes = readFileSync(file, "utf8");
