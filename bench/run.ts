@@ -2,6 +2,7 @@
 // Figures are measured, never asserted by tests: these machines are shared and noisy.
 import { writeFileSync } from "node:fs";
 import { cachePrefixBench } from "./cache-prefix.bench.ts";
+import { execBench } from "./exec.bench.ts";
 import { meetsTarget, type Figure } from "./harness.ts";
 import { gatewayBench } from "./gateway.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
@@ -18,6 +19,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["memory-search", memorySearchBench],
   ["cache-prefix", cachePrefixBench],
   ["telegram", telegramBench],
+  ["exec", execBench],
 ];
 
 const only = process.argv.slice(2);

@@ -6,6 +6,7 @@ import { runDoctor } from "./cli/doctor.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
+import { SandboxUnavailableError } from "./agent/tools/sandbox.ts";
 import { MissingApiKeyError } from "./gateway/agent-runtime.ts";
 import { ConfigError } from "./gateway/config.ts";
 import { resolveHome } from "./gateway/home.ts";
@@ -78,7 +79,7 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
       io.stderr.write(`hearth: ${err.message}\n\n${USAGE}`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError) {
+    if (err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError) {
       io.stderr.write(`hearth: ${err.message}\n`);
       return 2;
     }

@@ -2,7 +2,7 @@
 // execution, truncation. Consecutive read-only calls run together; the others one by one.
 // Every call gets exactly one result, recorded in call order.
 import { z } from "zod";
-import type { Logger } from "../log.ts";
+import { redact, type Logger } from "../log.ts";
 import type { AgentEventSink } from "./events.ts";
 import type { Scope, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import type { SteeringSource } from "./steering.ts";
@@ -122,7 +122,7 @@ function prepareToolCall(call: ToolCallBlock, env: ToolRunEnv, guard: DoomLoopGu
 async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput> {
   const { call } = p;
   const summary = p.type === "run" && p.tool.summarize ? p.tool.summarize(p.input) : summarizeInput(call.input);
-  env.emit({ type: "tool_start", id: call.id, name: call.name, summary });
+  env.emit({ type: "tool_start", id: call.id, name: call.name, summary: redact(summary) });
   let output: ToolOutput;
   if (p.type === "done") {
     output = p.output;
@@ -149,7 +149,9 @@ function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => num
     role: "tool_result",
     toolCallId: call.id,
     toolName: call.name,
-    content: truncateMiddle(output.content),
+    // The one way into the transcript and the next model request: a known secret a tool read
+    // (a config file, an environment dump) is replaced before it is stored or sent.
+    content: truncateMiddle(redact(output.content)),
     isError: output.isError === true,
     ts: clock(),
   };

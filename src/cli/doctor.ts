@@ -11,6 +11,7 @@ import { holderOf, isAlive } from "../gateway/lock.ts";
 import { JobStore } from "../gateway/scheduler/job-store.ts";
 import { nextRunAfter } from "../gateway/scheduler/schedule.ts";
 import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
+import { BWRAP_INSTALL, describeSandbox, resolveExecSandbox, SandboxUnavailableError } from "../agent/tools/sandbox.ts";
 import { silentLogger } from "../log.ts";
 import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
@@ -21,18 +22,21 @@ export interface Check {
   name: string;
   ok: boolean;
   detail: string;
+  /** With ok: false, how to fix it; with ok: true, how to remove a risk (printed with "!"). */
   fix?: string;
 }
 
 const TELEGRAM_TOKEN = /^\d{5,}:[A-Za-z0-9_-]{30,}$/;
 const DISCORD_TOKEN = /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}$/;
+const BWRAP_HINT = `install bubblewrap: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
 
 export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const checks = await doctor(home, env);
   for (const c of checks) {
-    io.stdout.write(`${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}\n`);
+    // "!": works, but with a risk the owner should know about (the fix says how to remove it).
+    io.stdout.write(`${c.ok ? (c.fix ? "!" : "✓") : "✗"} ${c.name}: ${c.detail}\n`);
     if (c.fix) io.stdout.write(`    fix: ${c.fix}\n`);
   }
   const failed = checks.filter((c) => !c.ok).length;
@@ -59,6 +63,8 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   }
 
   checks.push(checkApiKey(config, paths.config, env));
+  checks.push(...checkConfigMode(paths.config));
+  checks.push(checkExecSandbox(config, home));
   checks.push(...checkChannels(config));
   checks.push(...checkWorkspace(config.workspace));
   checks.push(await checkDaemon(paths.lock, paths.socket));
@@ -93,6 +99,35 @@ function rawApiKey(configPath: string): string | undefined {
     return typeof raw?.model?.apiKey === "string" ? raw.model.apiKey : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** A config.json holding a secret must be readable by its owner only. */
+function checkConfigMode(configPath: string): Check[] {
+  let mode: number;
+  let raw: unknown;
+  try {
+    mode = statSync(configPath).mode & 0o777;
+    raw = parseJsonc(readFileSync(configPath, "utf8"), [], { allowTrailingComma: true });
+  } catch {
+    return [];
+  }
+  const at = (...keys: string[]) => keys.reduce<unknown>((n, k) => (n && typeof n === "object" ? (n as Record<string, unknown>)[k] : undefined), raw);
+  const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token")].some((v) => typeof v === "string" && v.trim() !== "");
+  if (!held || (mode & 0o077) === 0) return [];
+  return [problem("config file", `${configPath} holds a secret and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${configPath}`)];
+}
+
+function checkExecSandbox(config: Config, home: string): Check {
+  const { sandbox: mode, network } = config.tools.exec;
+  try {
+    const sb = resolveExecSandbox({ mode, network, home, workspace: config.workspace });
+    if (sb.kind === "bwrap") return ok("exec sandbox", describeSandbox(sb));
+    const fix = sb.why === "off" ? `set "tools": { "exec": { "sandbox": "auto" } }, then ${BWRAP_HINT}` : BWRAP_HINT;
+    return { name: "exec sandbox", ok: true, detail: describeSandbox(sb, false), fix };
+  } catch (err) {
+    if (!(err instanceof SandboxUnavailableError)) throw err;
+    return problem("exec sandbox", err.message.split("\n")[0]!, BWRAP_HINT);
   }
 }
 

@@ -29,7 +29,7 @@ export async function runStatus(home: string, json: boolean, io: StatusIO): Prom
 }
 
 export function formatStatus(s: GatewayStatus, now = Date.now()): string {
-  const lines = [`Hearth is running (pid ${s.pid}, up ${formatDuration(now - s.startedAt)}) · model ${s.model}`, ""];
+  const lines = [`Hearth is running (pid ${s.pid}, up ${formatDuration(now - s.startedAt)}) · model ${s.model}`, `Commands (exec): ${s.execSandbox.detail}`, ""];
   lines.push("Channels:");
   for (const c of s.channels) {
     const detail =

@@ -10,7 +10,7 @@ import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { ToolSet, type Tool } from "../agent/tool.ts";
 import { scopePermission } from "../agent/tool-policy.ts";
-import { createWorkspaceTools } from "../agent/tools/index.ts";
+import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
@@ -45,6 +45,8 @@ export interface SessionRunRequest {
 export interface AgentRuntime {
   readonly model: ModelClient;
   readonly memory: MemoryService | null;
+  /** Where exec commands run, decided once at start (for status and doctor). */
+  readonly execSandbox: ExecSandbox;
   run(req: SessionRunRequest): Promise<RunResult>;
   /** /compact: the memory flush and a summary of older turns, on demand. Not during a run. */
   compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
@@ -84,8 +86,21 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       retry: { idleTimeoutMs: config.model.idleTimeoutMs },
       log: log.child({ component: "model" }),
     });
+  // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
+  const execSandbox = resolveExecSandbox({
+    mode: config.tools.exec.sandbox,
+    network: config.tools.exec.network,
+    home: opts.home,
+    workspace: config.workspace,
+  });
+  log.info("exec.sandbox", { sandbox: execSandbox.kind, ...(execSandbox.kind === "none" ? { why: execSandbox.why, detail: execSandbox.detail } : { network: execSandbox.network }) });
+  // The home's lock is held: commands still running with this home's marker were left by a
+  // daemon that was killed (kill -9, a crash) before it could end them.
+  const execMarkerPrefix = markerPrefixFor(opts.home);
+  const orphans = killOrphanedCommands(execMarkerPrefix);
+  if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
   const tools = new ToolSet(
-    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
+    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
     scopePermission(config.tools.shared.allow),
   );
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
@@ -159,6 +174,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   return {
     model,
     memory,
+    execSandbox,
     run(req) {
       return runSession({ model, tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,

@@ -2,7 +2,7 @@
 // failed with its reason and the others keep serving.
 import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
+import { redact, type Logger } from "../log.ts";
 
 export class ChannelRegistry {
   readonly #channels = new Map<ChannelId, Channel>();
@@ -98,7 +98,7 @@ export class ChannelRegistry {
   openReply(to: InboundMessage | DeliveryTarget): ReplySink {
     const id = isDeliveryTarget(to) ? to.channel : to.channel;
     const ch = this.#channels.get(id);
-    if (ch && this.status(id).state !== "failed") return ch.openReply(to);
+    if (ch && this.status(id).state !== "failed") return redactingSink(ch.openReply(to));
     return this.#discardingSink(id);
   }
 
@@ -106,7 +106,7 @@ export class ChannelRegistry {
   async send(to: DeliveryTarget, text: string): Promise<void> {
     const ch = this.#channels.get(to.channel);
     if (!ch) throw new Error(`channel ${to.channel} is not running`);
-    await ch.send(to, text);
+    await ch.send(to, redact(text));
   }
 
   #discardingSink(id: ChannelId): ReplySink {
@@ -120,4 +120,20 @@ export class ChannelRegistry {
       fail: async (message) => log.warn("reply.no_channel", { channel: id, message }),
     };
   }
+}
+
+/**
+ * Every text a chat receives passes here: a registered secret (API key, bot token) never
+ * reaches a channel, whatever produced the text. A secret split across two stream deltas is
+ * caught only in the final text (the model never sees one: tool results are redacted too).
+ */
+function redactingSink(sink: ReplySink): ReplySink {
+  return {
+    textDelta: (text) => sink.textDelta(redact(text)),
+    textReset: (text) => sink.textReset(redact(text)),
+    toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
+    toolFinished: (name, ok) => sink.toolFinished(name, ok),
+    finish: (text, outcome) => sink.finish(redact(text), outcome),
+    fail: (message) => sink.fail(redact(message)),
+  };
 }

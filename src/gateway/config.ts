@@ -6,6 +6,7 @@ import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
 import { MAX_TURNS_CAP } from "../agent/loop.ts";
+import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { redact, registerSecret } from "../log.ts";
 import { expandHome, homePaths } from "./home.ts";
 
@@ -175,7 +176,13 @@ export const configSchema = strict({
   model: modelSchema.prefault({}),
   agent: agentSchema.prefault({}),
   tools: strict({
-    exec: strict({ timeoutMs: positiveInt.default(120_000) }).prefault({}),
+    exec: strict({
+      timeoutMs: positiveInt.default(120_000),
+      /** auto: bubblewrap when it works, else unsandboxed; bwrap: refuse to start without it. */
+      sandbox: z.enum(sandboxModes).default("auto"),
+      /** Whether sandboxed commands may use the network. */
+      network: z.boolean().default(true),
+    }).prefault({}),
     /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
     shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
   }).prefault({}),

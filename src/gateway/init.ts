@@ -133,7 +133,11 @@ export function configTemplate(): string {
   },
 
   "tools": {
-    "exec": { "timeoutMs": 120000 },          // a shell command is killed after this long
+    "exec": {
+      "timeoutMs": 120000,                    // a shell command is killed after this long
+      "sandbox": "auto",                      // auto (bubblewrap if installed) | bwrap (required) | off
+      "network": true                         // whether sandboxed commands may use the network
+    },
     "shared": { "allow": [] }                 // extra tools for groups and other people's DMs (names)
   },
 

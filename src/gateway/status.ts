@@ -1,4 +1,5 @@
 // A snapshot of the running gateway, for /status and `hearth status`.
+import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
 
@@ -22,6 +23,8 @@ export interface GatewayStatus {
   channels: Array<{ id: ChannelId } & ChannelStatus>;
   sessions: SessionStatus[];
   activeRuns: number;
+  /** Where exec commands run: "bwrap" or "none", and what that means, in one line. */
+  execSandbox: { kind: "bwrap" | "none"; detail: string };
   today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
 }
 
@@ -51,6 +54,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     channels: ctx.channels.ids().map((id) => ({ id, ...ctx.channels.status(id) })),
     sessions,
     activeRuns: sessions.filter((s) => s.running).length,
+    execSandbox: { kind: ctx.runtime.execSandbox.kind, detail: describeSandbox(ctx.runtime.execSandbox) },
     today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
   };
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { Channel, ChannelId, ChannelStatus, ReplySink } from "../../src/channels/channel.ts";
 import { ChannelRegistry } from "../../src/gateway/channel-registry.ts";
-import { silentLogger } from "../../src/log.ts";
+import { registerSecret, silentLogger } from "../../src/log.ts";
 
 function fakeChannel(id: ChannelId, start: () => Promise<void>): Channel & { starts: number } {
   const ch = {
@@ -58,6 +58,44 @@ describe("ChannelRegistry", () => {
     await sleep(100);
     expect(reg.status("telegram")).toEqual({ state: "failed", reason: "Telegram rejected the bot token (401 Unauthorized)." });
     expect(ch.starts).toBe(1);
+    await reg.stopAll();
+  });
+});
+
+describe("ChannelRegistry redaction", () => {
+  it("replaces a registered secret in every text a chat receives", async () => {
+    const secret = "sk-ant-registry-secret-1122334455";
+    registerSecret(secret);
+    const seen: string[] = [];
+    const sink: ReplySink = {
+      textDelta: (t) => void seen.push(`delta:${t}`),
+      textReset: (t) => void seen.push(`reset:${t}`),
+      toolStarted: (name, summary) => void seen.push(`tool:${name}:${summary}`),
+      toolFinished: (name, ok) => void seen.push(`done:${name}:${ok}`),
+      finish: async (t) => void seen.push(`finish:${t}`),
+      fail: async (m) => void seen.push(`fail:${m}`),
+    };
+    const ch = { ...fakeChannel("telegram", async () => {}), openReply: () => sink, send: async (_to: unknown, t: string) => void seen.push(`send:${t}`) };
+    const reg = new ChannelRegistry(silentLogger);
+    reg.register(ch);
+    await reg.startAll(() => {});
+    const reply = reg.openReply({ channel: "telegram", chatId: "1" });
+    reply.textDelta(`a ${secret}`);
+    reply.textReset(`b ${secret}`);
+    reply.toolStarted("exec", `echo ${secret}`);
+    reply.toolFinished("exec", true);
+    await reply.finish(`c ${secret}`);
+    await reply.fail(`d ${secret}`);
+    await reg.send({ channel: "telegram", chatId: "1" }, `e ${secret}`);
+    expect(seen).toEqual([
+      "delta:a [redacted]",
+      "reset:b [redacted]",
+      "tool:exec:echo [redacted]",
+      "done:exec:true",
+      "finish:c [redacted]",
+      "fail:d [redacted]",
+      "send:e [redacted]",
+    ]);
     await reg.stopAll();
   });
 });

@@ -1,10 +1,13 @@
-// The `exec` tool: one bash command in the workspace, in its own process group so a timeout or
-// an abort can stop everything it started.
+// The `exec` tool: one bash command in the workspace, in the sandbox when there is one, always in
+// its own process group so a timeout or an abort can stop everything it started.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
+import { redact } from "../../log.ts";
 import { defineTool, type Tool, type ToolOutput } from "../tool.ts";
+import { EXEC_MARKER_VAR, killMarked, newMarker } from "./exec-marker.ts";
+import { sandboxedCommand, type ExecSandbox } from "./sandbox.ts";
 
 export const MAX_EXEC_TIMEOUT_MS = 10 * 60_000;
 /** How long a killed group gets between SIGTERM and SIGKILL. */
@@ -16,11 +19,15 @@ const TAIL_BYTES = 512 * 1024;
 /** Hearth's own credentials: a command (or whoever wrote it into a web page) never sees them. */
 export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN"];
 
-export function createExecTool(opts: { defaultTimeoutMs: number }): Tool {
+/** Commands run without a sandbox: the default for tests; the daemon always passes its decision. */
+export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off", detail: "no sandbox" };
+
+/** `markerPrefix`: from `markerPrefixFor(home)`, so a restarted daemon finds what a crash left. */
+export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string }): Tool {
   const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
   return defineTool({
     name: "exec",
-    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given.`,
+    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given. Background processes end with the command.${sandboxNote(opts.sandbox ?? UNSANDBOXED)}`,
     input: z.object({
       command: z.string().describe("Bash command"),
       // A plain number: .int() would add a 2^53 maximum to the schema sent with every request.
@@ -33,9 +40,17 @@ export function createExecTool(opts: { defaultTimeoutMs: number }): Tool {
         cwd: ctx.workspace,
         timeoutMs: effectiveTimeoutMs(input.timeoutMs, opts.defaultTimeoutMs),
         signal: ctx.signal,
+        sandbox: opts.sandbox ?? UNSANDBOXED,
+        ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
       }),
     summarize: (input) => shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80),
   });
+}
+
+/** What the model must know to not waste calls: where it may write, whether there is a network. */
+function sandboxNote(sb: ExecSandbox): string {
+  if (sb.kind === "none") return "";
+  return ` Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible${sb.network ? "" : "; no network"}.`;
 }
 
 /** The model's override if given, else the configured default; never above 10 minutes. */
@@ -44,31 +59,39 @@ export const effectiveTimeoutMs = (requested: number | undefined, defaultMs: num
 
 type KillReason = "timeout" | "aborted";
 
+/** `env` without Hearth's credentials: the named variables, and any whose value holds a registered secret. */
 export function commandEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out = { ...env };
   for (const name of SECRET_ENV_VARS) delete out[name];
+  for (const [name, value] of Object.entries(out)) if (value !== undefined && redact(value) !== value) delete out[name];
   return out;
 }
 
 /**
- * Runs `bash -c command` and resolves once bash has exited and, if it was killed, once no live
- * process is left in its group. Never rejects: spawn failures come back as `isError` results.
+ * Runs `bash -c command` (in the sandbox if there is one) and resolves once bash has exited and
+ * no process it started is left: in bwrap the PID namespace ends with bash; without it, its
+ * process group and every process carrying its marker are killed. Never rejects: spawn failures
+ * come back as `isError` results.
  */
 export async function runCommand(opts: {
   command: string;
   cwd: string;
   timeoutMs: number;
   signal: AbortSignal;
+  sandbox: ExecSandbox;
+  markerPrefix?: string;
 }): Promise<ToolOutput> {
   if (opts.signal.aborted) return { content: "Command not run: the run was aborted.", isError: true };
 
+  const marker = newMarker(opts.markerPrefix ?? "anon");
+  const { file, args } = sandboxedCommand(opts.sandbox, opts.command, opts.cwd);
   let child: ChildProcess;
   try {
-    child = spawn("bash", ["-c", opts.command], {
+    child = spawn(file, args, {
       cwd: opts.cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: commandEnv(process.env),
+      env: { ...commandEnv(process.env), [EXEC_MARKER_VAR]: marker },
     });
   } catch (err) {
     return { content: `Could not start bash: ${messageOf(err)}`, isError: true };
@@ -104,6 +127,8 @@ export async function runCommand(opts: {
     await waitForGroupExit(pgid, KILL_GRACE_MS + 500);
   }
   clearTimeout(escalation);
+  // Whatever left the group (setsid, double fork) but still carries the marker goes now too.
+  if (opts.sandbox.kind === "none") await killMarked(marker);
   await Promise.race([closed, sleep(DRAIN_MS)]);
   child.stdout?.destroy();
   child.stderr?.destroy();

@@ -2,10 +2,26 @@
 import type { Tool } from "../tool.ts";
 import { createExecTool } from "./exec.ts";
 import { editTool, readTool, writeTool } from "./files.ts";
+import type { ExecSandbox } from "./sandbox.ts";
 
 export { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
+export { describeSandbox, resolveExecSandbox, SandboxUnavailableError, type ExecSandbox } from "./sandbox.ts";
+export { killOrphanedCommands, markerPrefixFor } from "./exec-marker.ts";
 
-/** `execTimeoutMs` is `tools.exec.timeoutMs` from config (default 120000). */
-export function createWorkspaceTools(opts: { execTimeoutMs: number }): Tool[] {
-  return [createExecTool({ defaultTimeoutMs: opts.execTimeoutMs }), readTool, writeTool, editTool];
+/**
+ * `execTimeoutMs` is `tools.exec.timeoutMs` from config (default 120000); `execSandbox` is the
+ * daemon's `resolveExecSandbox` decision (absent: unsandboxed, for tests of the tools alone);
+ * `execMarkerPrefix` is `markerPrefixFor(home)`.
+ */
+export function createWorkspaceTools(opts: { execTimeoutMs: number; execSandbox?: ExecSandbox; execMarkerPrefix?: string }): Tool[] {
+  return [
+    createExecTool({
+      defaultTimeoutMs: opts.execTimeoutMs,
+      ...(opts.execSandbox ? { sandbox: opts.execSandbox } : {}),
+      ...(opts.execMarkerPrefix ? { markerPrefix: opts.execMarkerPrefix } : {}),
+    }),
+    readTool,
+    writeTool,
+    editTool,
+  ];
 }

@@ -1,0 +1,247 @@
+// The exec sandbox: what a command can reach with bubblewrap and without it, and that nothing
+// it started outlives it. The bwrap tests need bubblewrap; without it they say so and skip.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createExecTool, runCommand } from "../../../src/agent/tools/exec.ts";
+import {
+  probeBwrap,
+  resolveExecSandbox,
+  sandboxedCommand,
+  SandboxUnavailableError,
+  type ExecSandbox,
+} from "../../../src/agent/tools/sandbox.ts";
+import { registerSecret } from "../../../src/log.ts";
+
+const probe = probeBwrap();
+if (!probe.ok) console.warn(`exec sandbox tests skipped: ${probe.detail} (install bubblewrap to run them)`);
+const noBwrap = !probe.ok;
+
+let home: string;
+let workspace: string;
+beforeEach(() => {
+  home = realpathSync(mkdtempSync(path.join(tmpdir(), "hearth-sbx-")));
+  workspace = path.join(home, "workspace");
+  mkdirSync(workspace);
+  writeFileSync(path.join(home, "config.json"), '{ "model": { "apiKey": "sk-ant-in-config" } }\n');
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+const sandbox = (network = true): ExecSandbox => resolveExecSandbox({ mode: "bwrap", network, home, workspace });
+const unsandboxed = (): ExecSandbox => resolveExecSandbox({ mode: "off", network: true, home, workspace });
+const run = (sb: ExecSandbox, command: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) =>
+  runCommand({ command, cwd: workspace, timeoutMs: opts.timeoutMs ?? 20_000, signal: opts.signal ?? new AbortController().signal, sandbox: sb });
+
+/** A `sleep` whose command line no other process has: `sleep 1000.<random>`. */
+const uniqueSleep = () => `1000.${Math.floor(Math.random() * 1e9)}`;
+
+/** Live processes whose command line is exactly `sleep <arg>` (zombies have an empty cmdline). */
+function sleepersWith(arg: string): number[] {
+  return readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .filter((n) => {
+      try {
+        return readFileSync(`/proc/${n}/cmdline`, "utf8") === `sleep\0${arg}\0`;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const leftovers: string[] = [];
+afterAll(() => {
+  for (const arg of leftovers) for (const pid of sleepersWith(arg)) process.kill(pid, "SIGKILL");
+});
+
+describe("resolveExecSandbox", () => {
+  const missing = () => ({ ok: false as const, why: "missing" as const, detail: "bubblewrap (bwrap) is not installed" });
+
+  it('"off" never runs bwrap', () => {
+    let probed = false;
+    const sb = resolveExecSandbox({ mode: "off", network: true, home, workspace, probe: () => ((probed = true), missing()) });
+    expect(sb).toEqual({ kind: "none", mode: "off", why: "off", detail: 'tools.exec.sandbox is "off"' });
+    expect(probed).toBe(false);
+  });
+
+  it('"auto" without bwrap runs unsandboxed and says why', () => {
+    expect(resolveExecSandbox({ mode: "auto", network: true, home, workspace, probe: missing })).toEqual({
+      kind: "none",
+      mode: "auto",
+      why: "missing",
+      detail: "bubblewrap (bwrap) is not installed",
+    });
+  });
+
+  it('"bwrap" without bwrap refuses with the install command', () => {
+    const attempt = () => resolveExecSandbox({ mode: "bwrap", network: true, home, workspace, probe: missing });
+    expect(attempt).toThrow(SandboxUnavailableError);
+    expect(attempt).toThrow(
+      'tools.exec.sandbox is "bwrap" but bubblewrap (bwrap) is not installed.\n' +
+        "  Install it: sudo apt-get install bubblewrap (Debian/Ubuntu; dnf/pacman: package bubblewrap)\n",
+    );
+  });
+
+  it("a bwrap that exists but cannot create namespaces counts as not working", () => {
+    const bin = path.join(home, "bin");
+    mkdirSync(bin);
+    writeFileSync(path.join(bin, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", { mode: 0o755 });
+    const result = probeBwrap({ PATH: bin });
+    expect(result).toEqual({
+      ok: false,
+      why: "broken",
+      detail: `${bin}/bwrap does not work here (bwrap: No permissions to create new namespace); user namespaces may be disabled`,
+    });
+  });
+
+  it("hides the home under a tmpfs, then binds the workspace inside it back", () => {
+    const sb: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home] };
+    const { file, args } = sandboxedCommand(sb, "ls", workspace);
+    expect(file).toBe("/usr/bin/bwrap");
+    expect(args.join(" ")).toBe(
+      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --unshare-net --chdir ${workspace} -- bash -c ls`,
+    );
+  });
+});
+
+describe("the exec tool's description", () => {
+  it("tells the model what the sandbox allows, and says nothing extra without one", () => {
+    const base =
+      "Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after 120 s unless timeoutMs is given. Background processes end with the command.";
+    const boxed: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home] };
+    expect(createExecTool({ defaultTimeoutMs: 120_000, sandbox: boxed }).description).toBe(
+      `${base} Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible; no network.`,
+    );
+    expect(createExecTool({ defaultTimeoutMs: 120_000 }).description).toBe(base);
+  });
+});
+
+describe.skipIf(noBwrap)("exec in bubblewrap", () => {
+  it("cannot see Hearth's home outside the workspace, but can use the workspace", async () => {
+    writeFileSync(path.join(workspace, "note.md"), "hello\n");
+    const out = await run(sandbox(), `cat ${home}/config.json; ls -A ${home}; cat note.md; echo new > made.txt`);
+    expect(out.content).toBe(`cat: ${home}/config.json: No such file or directory\nworkspace\nhello\n[exit code 0]`);
+    expect(readFileSync(path.join(workspace, "made.txt"), "utf8")).toBe("new\n");
+  });
+
+  it("cannot write outside the workspace", async () => {
+    const outside = realpathSync(mkdtempSync(path.join(tmpdir(), "hearth-outside-")));
+    try {
+      const out = await run(sandbox(), `echo x > ${outside}/f; touch /etc/hearth-sbx-test`);
+      expect(out.content).toBe(`bash: line 1: ${outside}/f: No such file or directory\ntouch: cannot touch '/etc/hearth-sbx-test': Read-only file system\n[exit code 1]`);
+      expect(readdirSync(outside)).toEqual([]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  it("cannot read another process's environment, nor find it in /proc", async () => {
+    const secret = "sk-ant-unit-sandbox-secret-000111";
+    const other = spawnHolder(secret);
+    try {
+      const out = await run(sandbox(), `tr '\\0' '\\n' < /proc/${other.pid}/environ; cat /proc/*/environ | tr '\\0' '\\n' | grep -c '^ANTHROPIC_API_KEY='`);
+      expect(out.content).toBe(`bash: line 1: /proc/${other.pid}/environ: No such file or directory\n0\n[exit code 1]`);
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
+  it("reaches a local server with network on, and nothing with network off", async () => {
+    const server: Server = createServer((_req, res) => res.end("ok"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const probeCmd = `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo unreachable`;
+      expect((await run(sandbox(true), probeCmd)).content).toBe("reached\n[exit code 0]");
+      expect((await run(sandbox(false), probeCmd)).content).toBe("unreachable\n[exit code 0]");
+    } finally {
+      server.close();
+    }
+  });
+
+  it("a setsid'ed background process dies with the command", async () => {
+    const arg = uniqueSleep();
+    leftovers.push(arg);
+    const out = await run(sandbox(), `setsid sleep ${arg} & (setsid sleep ${arg} &); sleep 0.2; echo started`);
+    expect(out.content).toBe("started\n[exit code 0]");
+    await waitUntil(() => sleepersWith(arg).length === 0);
+  });
+
+  it("a setsid'ed process is gone after the timeout", async () => {
+    const arg = uniqueSleep();
+    leftovers.push(arg);
+    const out = await run(sandbox(), `setsid sleep ${arg} & sleep 60`, { timeoutMs: 500 });
+    expect(out.content).toBe("[killed: timed out after 0.5 s]");
+    await waitUntil(() => sleepersWith(arg).length === 0);
+  });
+
+  it("a setsid'ed process is gone after an abort", async () => {
+    const arg = uniqueSleep();
+    leftovers.push(arg);
+    const abort = new AbortController();
+    const running = run(sandbox(), `setsid sleep ${arg} & sleep 60`, { signal: abort.signal });
+    await waitUntil(() => sleepersWith(arg).length === 1);
+    abort.abort();
+    expect((await running).content).toBe("[killed: aborted]");
+    await waitUntil(() => sleepersWith(arg).length === 0);
+  });
+});
+
+describe("exec without a sandbox", () => {
+  it("can read another process's environment through /proc: this is what the sandbox closes", async () => {
+    const secret = "sk-ant-unit-unsandboxed-secret-222333";
+    const other = spawnHolder(secret);
+    try {
+      const out = await run(unsandboxed(), `tr '\\0' '\\n' < /proc/${other.pid}/environ`);
+      expect(out.content).toBe(`ANTHROPIC_API_KEY=${secret}\n[exit code 0]`);
+    } finally {
+      other.kill("SIGKILL");
+    }
+  });
+
+  it("keeps registered secrets out of the command's environment, whatever the variable is called", async () => {
+    const secret = "sk-ant-unit-registered-secret-444555";
+    registerSecret(secret);
+    process.env.SOME_OTHER_NAME = secret;
+    try {
+      const out = await run(unsandboxed(), `echo "[$SOME_OTHER_NAME]"`);
+      expect(out.content).toBe("[]\n[exit code 0]");
+    } finally {
+      delete process.env.SOME_OTHER_NAME;
+    }
+  });
+
+  it("kills a setsid'ed background process when the command ends, times out or is aborted", async () => {
+    const [a, b, c] = [uniqueSleep(), uniqueSleep(), uniqueSleep()];
+    leftovers.push(a, b, c);
+    expect((await run(unsandboxed(), `setsid sleep ${a} & (setsid sleep ${a} &); sleep 0.2; echo started`)).content).toBe("started\n[exit code 0]");
+    expect(sleepersWith(a)).toEqual([]);
+
+    expect((await run(unsandboxed(), `(setsid sleep ${b} &); sleep 60`, { timeoutMs: 500 })).content).toBe("[killed: timed out after 0.5 s]");
+    expect(sleepersWith(b)).toEqual([]);
+
+    const abort = new AbortController();
+    const running = run(unsandboxed(), `setsid sleep ${c} & sleep 60`, { signal: abort.signal });
+    await waitUntil(() => sleepersWith(c).length === 1);
+    abort.abort();
+    expect((await running).content).toBe("[killed: aborted]");
+    expect(sleepersWith(c)).toEqual([]);
+  });
+});
+
+/** A process like the daemon: a secret in its environment since it started. */
+function spawnHolder(secret: string): ChildProcess {
+  return spawn("sleep", ["30"], { env: { ANTHROPIC_API_KEY: secret }, stdio: "ignore" });
+}
+
+async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
