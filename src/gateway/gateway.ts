@@ -74,7 +74,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
-    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock });
+    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true });
     const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), ...(opts.model ? { model: opts.model } : {}) });
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();

@@ -8,6 +8,7 @@ import type { SteeringSource } from "../agent/steering.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import type { QueueMode } from "./config.ts";
+import { internalErrorText, isDiskFull } from "../storage.ts";
 import { ReplyFanout } from "./reply-fanout.ts";
 
 /** One accepted message waiting in, or joined to, a lane. */
@@ -44,6 +45,8 @@ export interface RunContext {
 export interface RunOutcome {
   status: RunStatus;
   text: string;
+  /** The run could not be recorded (disk full): its messages stay open in the inbox, to be answered later. */
+  keep?: boolean;
 }
 
 /**
@@ -320,7 +323,7 @@ export class LaneManager {
       })
       .catch((err: unknown): RunOutcome => {
         this.#opts.log.error("run.threw", { session: lane.key, error: err });
-        return { status: "error", text: "Something went wrong inside Hearth while answering. Please try again." };
+        return { status: "error", text: internalErrorText(err), ...(isDiskFull(err) ? { keep: true } : {}) };
       });
     // A run that ignores its abort must not hold the lane forever: once aborted, it has
     // abortGraceMs to return.
@@ -342,6 +345,7 @@ export class LaneManager {
     } else {
       await run.fanout.finish(replyText(outcome, run.abortReason), outcomeOf(outcome.status));
     }
+    if (outcome !== "wedged" && outcome.keep) return;
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 

@@ -1,6 +1,7 @@
 // A snapshot of the running gateway, for /status and `hearth status`.
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
+import { describeDamaged, listDamaged } from "./damaged-state.ts";
 
 export interface SessionStatus {
   key: string;
@@ -23,6 +24,8 @@ export interface GatewayStatus {
   sessions: SessionStatus[];
   activeRuns: number;
   today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
+  /** One line per damaged state file set aside and not yet dealt with (damaged-state.ts). */
+  damaged: string[];
 }
 
 export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
@@ -52,6 +55,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     sessions,
     activeRuns: sessions.filter((s) => s.running).length,
     today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
+    damaged: listDamaged(ctx.home).map(describeDamaged),
   };
 }
 
