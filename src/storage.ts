@@ -51,6 +51,8 @@ export class DiskFullError extends Error {
 }
 
 export const DISK_FULL_REPLY = "Hearth's disk is full; your message is kept and will be answered when there is space.";
+/** When even accepting the message failed: nothing of it is on disk, so it cannot be kept. */
+export const DISK_FULL_NOT_SAVED = "Hearth's disk is full, so this message could not be saved. Please send it again once there is space.";
 
 /** What the user is told when a run failed inside Hearth (not at the model) with `err`. */
 export function internalErrorText(err: unknown): string {

@@ -2,7 +2,7 @@
 // the user is told the disk is full, and the message is answered once there is space again.
 // Skipped where the sandbox refuses the mount; test/storage.test.ts covers the temp-file
 // cleanup there with /dev/full.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Transcript } from "../../src/agent/transcript.ts";
@@ -90,7 +90,29 @@ describe.runIf(fs !== null)("a full disk (2 MB tmpfs)", () => {
         await second.stop();
       }
       expect(filesUnder(home).filter((f) => f.includes(".tmp-"))).toEqual([]);
-      appendFileSync(join(home, "inbox.jsonl"), ""); // still a readable file
+    });
+
+    it("a message that cannot even be accepted is answered at once: not saved, send it again", async () => {
+      const home = join(fs!.dir, "home2");
+      mkdirSync(home);
+      // The inbox as its start-up rewrite leaves it: exactly one full page, so any append needs a new one.
+      const seen = `${JSON.stringify({ type: "seen", id: `telegram:${"x".repeat(4096 - 24 - 9)}` })}\n`;
+      expect(seen.length).toBe(4096);
+      writeFileSync(join(home, "inbox.jsonl"), seen);
+      const gw = await startTestGateway(fake.url, { home, memory: false, config: { timezone: "UTC", heartbeat: { every: "0" } } });
+      const filler = fs!.fill();
+      const requestsBefore = fake.requests.length;
+      try {
+        expect(readFileSync(join(home, "inbox.jsonl"), "utf8")).toBe(seen);
+        const id = gw.channel.say({ chat: "1", type: "dm", sender: "1", text: "hello again" });
+        await waitFor("the reply", () => gw.channel.replies.has(id), 15_000);
+        expect(gw.channel.replies.get(id)).toEqual(["Hearth's disk is full, so this message could not be saved. Please send it again once there is space."]);
+        expect(readFileSync(join(home, "inbox.jsonl"), "utf8")).toBe(seen);
+      } finally {
+        rmSync(filler);
+        await gw.stop();
+      }
+      expect(fake.requests).toHaveLength(requestsBefore);
     });
   });
 });
