@@ -86,7 +86,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ctx.lanes = new LaneManager({
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
-      onItemsDone: (ids) => ids.forEach((id) => inbox.markDone(id)),
+      // A "done" record that cannot be written (disk full) must not take the lanes down.
+      onItemsDone: (ids) => ids.forEach((id) => markDone(inbox, id, log)),
       log: log.child({ component: "lanes" }),
       inactivityLimitMs: Math.max(config.tools.exec.timeoutMs, 120_000) + 60_000,
       clock,
@@ -136,6 +137,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   } catch (err) {
     await unwind(undo, log);
     throw err;
+  }
+}
+
+function markDone(inbox: Inbox, id: string, log: Logger): void {
+  try {
+    inbox.markDone(id);
+  } catch (err) {
+    log.error("inbox.done_write_failed", { id, error: err, action: "the message stays open in the inbox until the next start" });
   }
 }
 

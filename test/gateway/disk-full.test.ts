@@ -2,7 +2,7 @@
 // the user is told the disk is full, and the message is answered once there is space again.
 // Skipped where the sandbox refuses the mount; test/storage.test.ts covers the temp-file
 // cleanup there with /dev/full.
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Transcript } from "../../src/agent/transcript.ts";
@@ -114,5 +114,40 @@ describe.runIf(fs !== null)("a full disk (2 MB tmpfs)", () => {
       }
       expect(fake.requests).toHaveLength(requestsBefore);
     });
+  });
+});
+
+describe("an inbox that cannot record a reply as done (disk full)", () => {
+  it("is logged, the lanes go on answering, and the message stays open for the next start", async () => {
+    const fake = await startFakeModel();
+    const gw = await startTestGateway(fake.url, { memory: false, config: { timezone: "UTC", heartbeat: { every: "0" } } });
+    const inbox = join(gw.home, "inbox.jsonl");
+    try {
+      // While the first message runs, every write to the inbox starts failing with ENOSPC.
+      fake.enqueue(
+        {
+          type: "respond",
+          fn: () => {
+            renameSync(inbox, `${inbox}.real`);
+            symlinkSync("/dev/full", inbox);
+            return text("First answer.");
+          },
+        },
+        text("Second answer."),
+      );
+      const first = gw.channel.say({ chat: "1", type: "dm", sender: "1", text: "first" });
+      await waitFor("the first answer", () => gw.channel.replies.has(first), 15_000);
+      expect(gw.channel.replies.get(first)).toEqual(["First answer."]);
+      rmSync(inbox);
+      renameSync(`${inbox}.real`, inbox);
+      const second = gw.channel.say({ chat: "1", type: "dm", sender: "1", text: "second" });
+      await waitFor("the second answer", () => gw.channel.replies.has(second), 15_000);
+      expect(gw.channel.replies.get(second)).toEqual(["Second answer."]);
+      const records = readFileSync(inbox, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; id?: string; entry?: { id: string } });
+      expect(records.map((r) => `${r.type} ${r.id ?? r.entry?.id}`)).toEqual([`accepted telegram:${first}`, `accepted telegram:${second}`, `done telegram:${second}`]);
+    } finally {
+      await gw.stop();
+      await fake.close();
+    }
   });
 });
