@@ -147,12 +147,17 @@ function cutToLastNewline(fd: number, size: number): number {
 // Whole files
 
 /**
- * Replaces `path` with `text` so that a reader (or a crash, or a power loss) sees the old file
- * or the new one, never half of either: a temp file in the same folder, fsynced, then a rename.
- * The temp name carries the pid, so the daemon and a CLI command writing at once do not share
- * one. When any step fails the temp file is removed and the error rethrown; `path` is untouched.
+ * Replaces `path` with `text` so that a reader (or a crash) sees the old file or the new one,
+ * never half of either: a temp file in the same folder, then a rename. The temp name carries
+ * the pid, so the daemon and a CLI command writing at once do not share one. When any step
+ * fails the temp file is removed and the error rethrown; `path` is untouched.
+ *
+ * `sync` (default true) fsyncs the file before the rename and the folder after it, so the new
+ * content also survives a power loss. A file rewritten often whose loss costs little (the
+ * sessions index: usage counters) passes false: an fsync blocks the event loop.
  */
-export function writeFileAtomic(path: string, text: string, mode = 0o600): void {
+export function writeFileAtomic(path: string, text: string, mode = 0o600, opts: { sync?: boolean } = {}): void {
+  const sync = opts.sync ?? true;
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = `${path}.tmp-${process.pid}`;
@@ -160,7 +165,7 @@ export function writeFileAtomic(path: string, text: string, mode = 0o600): void 
     const fd = openSync(tmp, "w", mode);
     try {
       writeFileSync(fd, text);
-      fsyncSync(fd);
+      if (sync) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -169,7 +174,7 @@ export function writeFileAtomic(path: string, text: string, mode = 0o600): void 
     rmSync(tmp, { force: true });
     throw err;
   }
-  syncDir(dir);
+  if (sync) syncDir(dir);
 }
 
 /** Makes a rename in `dir` durable. Best effort: some file systems do not allow it. */

@@ -165,7 +165,8 @@ export class SessionStore {
     if (this.#saveTimer) clearTimeout(this.#saveTimer);
     this.#saveTimer = null;
     try {
-      writeFileAtomic(this.#path, `${JSON.stringify(this.#data, null, 1)}\n`);
+      // No fsync: rewritten after every run, and losing the last seconds of it costs nothing that matters.
+      writeFileAtomic(this.#path, `${JSON.stringify(this.#data, null, 1)}\n`, 0o600, { sync: false });
     } catch (err) {
       this.#log.error("sessions.save_failed", { path: this.#path, error: err });
     }
