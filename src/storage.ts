@@ -16,6 +16,7 @@ import {
   linkSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   renameSync,
@@ -23,7 +24,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import type { Logger } from "./log.ts";
 
@@ -175,6 +176,38 @@ export function writeFileAtomic(path: string, text: string, mode = 0o600, opts: 
     throw err;
   }
   if (sync) syncDir(dir);
+}
+
+/**
+ * Removes the temp files of `path` (`<name>.tmp-<pid>`) whose writer is no longer alive: a kill
+ * or a power loss between writing and renaming leaves one. Returns the names removed.
+ */
+export function removeStaleTemps(path: string): string[] {
+  const prefix = `${basename(path)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
+    rmSync(join(dirname(path), name), { force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Makes a rename in `dir` durable. Best effort: some file systems do not allow it. */
@@ -333,6 +366,8 @@ export interface JsonFileOptions<T> {
  */
 export function loadJsonFile<T>(path: string, opts: JsonFileOptions<T>): JsonFileLoad<T> {
   const { log } = opts;
+  const stale = removeStaleTemps(path);
+  if (stale.length > 0) log.warn("state.temp_removed", { file: path, removed: stale, reason: "left by a process that died while writing" });
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -110,6 +110,17 @@ describe("loadJsonFile", () => {
     expect(readdirSync(dir)).toEqual(["ok.json"]);
   });
 
+  it("removes temp files that a dead writer left beside the file, and keeps a live writer's", () => {
+    const path = join(dir, "index.json");
+    writeFileSync(path, '{"points":[]}');
+    writeFileSync(`${path}.tmp-999999999`, "");
+    writeFileSync(`${path}.tmp-${process.pid}`, "in progress");
+    const { log, events } = capture();
+    expect(loadJsonFile(path, { schema: fileSchema, log })).toEqual({ status: "ok", value: { points: [] } });
+    expect(readdirSync(dir).sort()).toEqual(["index.json", `index.json.tmp-${process.pid}`]);
+    expect(events().map((e) => [e.event, e.removed])).toEqual([["state.temp_removed", ["index.json.tmp-999999999"]]]);
+  });
+
   it("setAsideDamaged refuses nothing and replaces nothing", () => {
     const path = join(dir, "jobs.json");
     writeFileSync(path, "x");
