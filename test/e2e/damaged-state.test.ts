@@ -90,6 +90,11 @@ describe("damaged state files (e2e)", () => {
     expect(doctorLines.filter((l) => l.startsWith("✗")).sort()).toEqual(expected.map((l) => `✗ state: ${l}`).sort());
     expect(doctorLines.filter((l) => !l.startsWith("✗"))).toEqual(Array(3).fill("    fix: look at the kept copy (restore what you need by hand), then delete it"));
 
+    // `hearth cron list` does not just say "No scheduled jobs": it points at the kept copy.
+    const list = await daemon.hearth(["cron", "list"]);
+    expect(list.stdout).toBe('No scheduled jobs. Add one with: hearth cron add --name N --every 1h --message "TEXT"\n');
+    expect(list.stderr).toBe(`Note: ${expected.find((l) => l.startsWith("cron/"))}.\n`);
+
     // The scheduler works again: a job can be added, and jobs.json is valid.
     const add = await daemon.hearth(["cron", "add", "--name", "Again", "--every", "1h", "--message", "news"]);
     expect(add.code).toBe(0);
