@@ -95,6 +95,10 @@ describe("damaged state files (e2e)", () => {
     expect(list.stdout).toBe('No scheduled jobs. Add one with: hearth cron add --name N --every 1h --message "TEXT"\n');
     expect(list.stderr).toBe(`Note: ${expected.find((l) => l.startsWith("cron/"))}.\n`);
 
+    const pairing = await daemon.hearth(["pairing", "list"]);
+    expect(pairing.stdout).toBe("Pending codes: none\nApproved senders: none\n");
+    expect(pairing.stderr).toBe(`Note: ${expected.find((l) => l.startsWith("pairing"))}.\n`);
+
     // The scheduler works again: a job can be added, and jobs.json is valid.
     const add = await daemon.hearth(["cron", "add", "--name", "Again", "--every", "1h", "--message", "news"]);
     expect(add.code).toBe(0);
