@@ -5,15 +5,12 @@ import { loadConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { createLogger, parseLevel } from "../log.ts";
-import { DiskFullError, isDiskFull } from "../storage.ts";
 
 export async function runStart(home: string): Promise<number> {
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   const log = createLogger({ level: parseLevel(process.env.HEARTH_LOG, config.log.level) });
-  const gateway = await startGateway(gatewayOptions(home, config, log, { daemon: true })).catch((err: unknown) => {
-    throw isDiskFull(err) ? new DiskFullError(home, err) : err;
-  });
+  const gateway = await startGateway(gatewayOptions(home, config, log, { daemon: true }));
   process.send?.("ready");
 
   return new Promise<number>((resolve) => {

@@ -4,6 +4,7 @@ import type { Channel, InboundMessage } from "../channels/channel.ts";
 import { CliChannel } from "../channels/cli.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
+import { DiskFullError, isDiskFull } from "../storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
 import { ChannelRegistry } from "./channel-registry.ts";
 import type { Config } from "./config.ts";
@@ -136,7 +137,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     };
   } catch (err) {
     await unwind(undo, log);
-    throw err;
+    // A bare "ENOSPC: no space left on device, write" does not say which disk, or what to do.
+    throw isDiskFull(err) ? new DiskFullError(home, err) : err;
   }
 }
 
