@@ -12,6 +12,7 @@ import type { GatewayContext } from "./context.ts";
 import { startControlSocket, type ControlSocket } from "./control-socket.ts";
 import { homePaths } from "./home.ts";
 import { Inbox } from "./inbox.ts";
+import { DiskRetry } from "./disk-retry.ts";
 import { ensureHome } from "./init.ts";
 import { LaneManager } from "./lanes.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
@@ -84,11 +85,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const ch of chat) channels.register(ch);
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
+    // Messages kept when the disk was full run again once it has space (disk-retry.ts).
+    const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
+    undo.push(["disk retry", () => diskRetry.stop()]);
     ctx.lanes = new LaneManager({
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
       // A "done" record that cannot be written (disk full) must not take the lanes down.
       onItemsDone: (ids) => ids.forEach((id) => markDone(inbox, id, log)),
+      onItemsKept: (ids) => diskRetry.keep(ids),
       log: log.child({ component: "lanes" }),
       inactivityLimitMs: Math.max(config.tools.exec.timeoutMs, 120_000) + 60_000,
       clock,

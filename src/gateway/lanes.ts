@@ -60,6 +60,8 @@ export interface LaneOptions {
   maxConcurrentRuns: number;
   /** Called with the inbox ids whose replies were handed over (or that were given up). */
   onItemsDone: (entryIds: string[]) => void;
+  /** Called with the inbox ids of a run that could not be recorded (disk full): not done, to be run again. */
+  onItemsKept?: (entryIds: string[]) => void;
   log: Logger;
   /** How long collect mode waits after the last message before its follow-up run starts. */
   collectDebounceMs?: number;
@@ -122,7 +124,7 @@ export class LaneManager {
   #closing = false;
 
   constructor(opts: LaneOptions) {
-    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, ...opts };
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, ...opts };
     this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
     this.#watchdog.unref();
   }
@@ -345,7 +347,7 @@ export class LaneManager {
     } else {
       await run.fanout.finish(replyText(outcome, run.abortReason), outcomeOf(outcome.status));
     }
-    if (outcome !== "wedged" && outcome.keep) return;
+    if (outcome !== "wedged" && outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 

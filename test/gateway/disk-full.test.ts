@@ -92,6 +92,30 @@ describe.runIf(fs !== null)("a full disk (2 MB tmpfs)", () => {
       expect(filesUnder(home).filter((f) => f.includes(".tmp-"))).toEqual([]);
     });
 
+    it("without a restart, the kept message is answered once the disk has space again", async () => {
+      const home = join(fs!.dir, "home3");
+      mkdirSync(join(home, "sessions"), { recursive: true });
+      const header = JSON.stringify({ type: "session", version: 1, key: "main", ts: 1 });
+      writeFileSync(join(home, "sessions", "main.jsonl"), `${header}${" ".repeat(4095 - header.length)}\n`);
+      writeFileSync(join(home, "inbox.jsonl"), `${JSON.stringify({ type: "seen", id: "telegram:old" })}\n`);
+      const gw = await startTestGateway(fake.url, { home, memory: false, config: { timezone: "UTC", heartbeat: { every: "0" } } });
+      const requestsBefore = fake.requests.length;
+      try {
+        const filler = fs!.fill();
+        const id = gw.channel.say({ chat: "1", type: "dm", sender: "1", text: "hello while full" });
+        await waitFor("the disk-full reply", () => gw.channel.replies.has(id), 15_000);
+        fake.enqueue(text("Answered without a restart."));
+        rmSync(filler);
+        await waitFor("the kept message to be answered", () => gw.channel.replies.get(id)!.length === 2, 15_000);
+        expect(gw.channel.replies.get(id)).toEqual(["Hearth's disk is full; your message is kept and will be answered when there is space.", "Answered without a restart."]);
+        expect(fake.requests).toHaveLength(requestsBefore + 1);
+        const inbox = readFileSync(join(home, "inbox.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string });
+        expect(inbox.map((r) => r.type)).toEqual(["seen", "accepted", "done"]);
+      } finally {
+        await gw.stop();
+      }
+    });
+
     it("a message that cannot even be accepted is answered at once: not saved, send it again", async () => {
       const home = join(fs!.dir, "home2");
       mkdirSync(home);
