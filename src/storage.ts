@@ -276,8 +276,12 @@ export interface JsonLines<T> {
 
 /**
  * Reads a JSON-lines file. A missing file is empty; blank lines are skipped; a line that does
- * not parse, or that `check` rejects, is skipped and reported in `badLines` and `problems`
- * (and logged with the file's path, when `log` is given). What a zod schema returns is kept.
+ * not parse, or that `check` rejects, is skipped and reported in `badLines` and `problems`.
+ * What a zod schema returns is kept.
+ *
+ * With `log` (a state file being loaded) the skipped lines are logged with the file's path, and
+ * a file that cannot be read at all (a folder in its place, no permission) is moved aside as
+ * `<name>.damaged-<time>` and read as empty. Without it such a file throws.
  */
 export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is T => true, log?: Logger): JsonLines<T> {
   let text: string;
@@ -285,7 +289,10 @@ export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is
     text = readFileSync(path, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { values: [], badLines: [], problems: [] };
-    throw err;
+    if (!log) throw err;
+    const keptAs = setAsideDamaged(path);
+    log.error("state.file_damaged", { file: path, problem: `cannot be read (${(err as Error).message})`, keptAs, action: `moved it aside as ${basename(keptAs)} and started without it` });
+    return { values: [], badLines: [], problems: [] };
   }
   const values: T[] = [];
   const badLines: number[] = [];

@@ -152,4 +152,15 @@ describe("cron/runs.jsonl", () => {
     expect(events().map((e) => [e.event, e.file, e.lines])).toEqual([["state.records_skipped", paths().runs, [2, 3, 4]]]);
     expect(readdirSync(join(home, "cron"))).toEqual(["runs.jsonl"]);
   });
+
+  it("a runs.jsonl that cannot be read at all (a folder in its place) is moved aside and the log starts empty", () => {
+    mkdirSync(paths().runs);
+    const { log, events } = capture();
+    const { runs, recovery } = RunLog.open(paths().runs, log);
+    expect(recovery.queued).toEqual([]);
+    expect(events().map((e) => [e.event, e.file])).toEqual([["state.file_damaged", paths().runs]]);
+    expect(listDamaged(home).map((d) => d.file)).toEqual(["cron/runs.jsonl"]);
+    runs.append({ status: "started", runId: "j@t", jobId: "j", at: "2026-11-23T10:00:00.000Z" });
+    expect(readFileSync(paths().runs, "utf8")).toBe('{"status":"started","runId":"j@t","jobId":"j","at":"2026-11-23T10:00:00.000Z"}\n');
+  });
 });
