@@ -108,7 +108,8 @@ export function cutTornTail(path: string): number {
   try {
     fd = openSync(path, "r+");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    // Missing: nothing to cut. Unreadable: the loader that reads it next sets it aside.
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "EISDIR") return 0;
     throw err;
   }
   try {

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -76,5 +76,14 @@ describe("Transcript", () => {
     t.append({ type: "message", message: msg("new") });
     expect(Transcript.open(join(dir, "main.jsonl"), "main", silentLogger).messages()).toEqual([msg("new")]);
     expect(readFileSync(t.path, "utf8")).toContain('"old"');
+  });
+
+  it("a transcript that cannot be read at all (a folder in its place) is set aside and a fresh one started", () => {
+    const path = join(dir, "main.jsonl");
+    mkdirSync(path);
+    const t = Transcript.open(path, "main", silentLogger);
+    t.append({ type: "message", message: msg("fresh") });
+    expect(Transcript.open(path, "main", silentLogger).messages()).toEqual([msg("fresh")]);
+    expect(readdirSync(dir).filter((n) => n.startsWith("main.jsonl.damaged-"))).toHaveLength(1);
   });
 });
