@@ -1,6 +1,7 @@
 // The agent loop (DESIGN §6): model → tools → model … until the model answers, the run is
 // stopped, or a limit ends it. All I/O is passed in; the loop opens no socket and no file.
 import type { Logger } from "../log.ts";
+import { isDiskFull } from "../storage.ts";
 import type { ContextBudget } from "./context-budget.ts";
 import type { AgentEventSink, RunStatus } from "./events.ts";
 import {
@@ -205,6 +206,8 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
     }
   } catch (err) {
     deps.log.error("run.failed", { sessionKey: spec.sessionKey, error: err });
+    // A full disk is not this run's failure: the lane keeps the message for later (lanes.ts).
+    if (isDiskFull(err)) throw err;
     // The error may name files inside Hearth's home: only the owner sees it.
     reply.notice(shared ? "Something went wrong inside Hearth." : `Something went wrong inside Hearth (${err instanceof Error ? err.message : String(err)}).`);
     return finish("error");

@@ -1,11 +1,12 @@
 // One append-only JSONL file per session. Each record is one line, written with a single
 // append before the loop takes its next step, so a crash loses at most the line being written.
-import { appendFileSync, closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { z } from "zod";
 import type { Logger } from "../log.ts";
-import { readJsonLines } from "../storage.ts";
+import { appendRecord, cutTornTail, readJsonLines } from "../storage.ts";
 import type { RunStatus } from "./events.ts";
-import type { Message } from "./messages.ts";
+import type { AssistantBlock, Message, Usage } from "./messages.ts";
 
 export type TranscriptRecord =
   | { type: "session"; version: 1; key: string; ts: number }
@@ -17,15 +18,55 @@ export type TranscriptRecord =
   /** Compaction: `messages` replaces the model's view; the records before it stay on disk. */
   | { type: "compaction"; reason: string; messages: Message[]; summarized: boolean; tokensBefore: number; tokensAfter: number; ts: number };
 
+const count = z.number().finite().nonnegative();
+const usageSchema = z.object({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheCreationTokens: count }) satisfies z.ZodType<Usage>;
+const blockSchema = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("text"), text: z.string() }),
+  z.looseObject({ type: z.literal("tool_call"), id: z.string(), name: z.string(), input: z.unknown() }),
+  z.looseObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() }),
+]) as z.ZodType<AssistantBlock>;
+const messageSchema = z.discriminatedUnion("role", [
+  z.looseObject({ role: z.literal("user"), kind: z.enum(["message", "steer", "nudge", "system"]), text: z.string(), ts: z.number() }),
+  z.looseObject({
+    role: z.literal("assistant"),
+    content: z.array(blockSchema),
+    stop: z.enum(["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "stop_sequence", "context_window", "aborted"]),
+    model: z.string(),
+    usage: usageSchema,
+    ts: z.number(),
+  }),
+  z.looseObject({ role: z.literal("tool_result"), toolCallId: z.string(), toolName: z.string(), content: z.string(), isError: z.boolean(), ts: z.number() }),
+]) as z.ZodType<Message>;
+
+/** What a transcript line must look like to be used; `append` writes only records of this type. */
+export const transcriptRecordSchema = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("session"), version: z.literal(1), key: z.string(), ts: z.number() }),
+  z.looseObject({ type: z.literal("message"), message: messageSchema }),
+  z.looseObject({ type: z.literal("run"), status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "error"]), turns: z.number(), ts: z.number() }),
+  z.looseObject({ type: z.literal("epoch"), reason: z.string(), ts: z.number() }),
+  z.looseObject({
+    type: z.literal("compaction"),
+    reason: z.string(),
+    messages: z.array(messageSchema),
+    summarized: z.boolean(),
+    tokensBefore: z.number(),
+    tokensAfter: z.number(),
+    ts: z.number(),
+  }),
+]) as z.ZodType<TranscriptRecord>;
+
 export interface LoadedTranscript {
   records: TranscriptRecord[];
   /** Lines that could not be parsed (1-based line numbers); a torn last line is one of them. */
   badLines: number[];
 }
 
-/** Reads a transcript. A missing file is an empty transcript; unparseable lines are skipped. */
-export function readTranscript(path: string): LoadedTranscript {
-  const { values, badLines } = readJsonLines<TranscriptRecord>(path);
+/**
+ * Reads a transcript. A missing file is an empty transcript; a line that is not JSON or not a
+ * transcript record is skipped (and logged with the file and line when `log` is given).
+ */
+export function readTranscript(path: string, log?: Logger): LoadedTranscript {
+  const { values, badLines } = readJsonLines(path, transcriptRecordSchema, log);
   return { records: values, badLines };
 }
 
@@ -46,18 +87,18 @@ export class Transcript {
    */
   static open(path: string, key: string, log: Logger, clock: () => number = Date.now): Transcript {
     mkdirSync(dirname(path), { recursive: true });
-    const cut = repairTornTail(path);
+    const cut = cutTornTail(path);
     if (cut > 0) log.warn("transcript.torn_line", { session: key, path, bytesDropped: cut });
-    const { records, badLines } = readTranscript(path);
-    if (badLines.length > 0) log.warn("transcript.bad_lines", { session: key, path, lines: badLines });
+    const { records } = readTranscript(path, log.child({ session: key }));
     const t = new Transcript(path, key);
     if (records.length === 0) t.append({ type: "session", version: 1, key, ts: clock() });
     for (const r of records) t.#apply(r);
     return t;
   }
 
+  /** Appends one record; throws (ENOSPC…) without leaving a partial line when the write fails. */
   append(record: TranscriptRecord): void {
-    appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+    appendRecord(this.path, `${JSON.stringify(record)}\n`);
     this.#apply(record);
   }
 
@@ -83,38 +124,5 @@ export class Transcript {
       default:
         r satisfies never;
     }
-  }
-}
-
-/** Truncates the file after its last newline when the last line is incomplete; returns bytes cut. */
-function repairTornTail(path: string): number {
-  let fd: number;
-  try {
-    fd = openSync(path, "r+");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw err;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return 0;
-    // Read backwards in chunks until a newline is found.
-    const chunk = Buffer.alloc(64 * 1024);
-    let end = size;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const n = readSync(fd, chunk, 0, end - start, start);
-      const nl = chunk.subarray(0, n).lastIndexOf(0x0a);
-      if (nl !== -1) {
-        const keep = start + nl + 1;
-        if (keep < size) ftruncateSync(fd, keep);
-        return size - keep;
-      }
-      end = start;
-    }
-    ftruncateSync(fd, 0);
-    return size;
-  } finally {
-    closeSync(fd);
   }
 }

@@ -3,6 +3,7 @@
 // it starts). `run` needs the daemon: only the daemon runs jobs.
 import type { Config } from "../gateway/config.ts";
 import { loadConfig, systemTimeZone } from "../gateway/config.ts";
+import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../gateway/home.ts";
 import { buildJob, cliField, CronInputError, type JobInput } from "../gateway/scheduler/job-input.ts";
 import { CronService } from "../gateway/scheduler/service.ts";
@@ -46,6 +47,7 @@ export async function runCron(home: string, args: string[], io: CronIO): Promise
       return withJobs(home, async (ops) => {
         const jobs = (await ops.call("cron.list", {})) as JobView[];
         io.stdout.write(values.json ? `${JSON.stringify(jobs, null, 2)}\n` : formatJobs(jobs, timezoneOf(home)));
+        for (const d of listDamaged(home).filter((x) => x.file === "cron/jobs.json")) io.stderr.write(`Note: ${describeDamaged(d)}.\n`);
         return 0;
       });
     }

@@ -6,6 +6,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parse as parseJsonc } from "jsonc-parser";
 import { ConfigError, loadConfig, parseConfig, systemTimeZone, type Config } from "../gateway/config.ts";
+import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../gateway/home.ts";
 import { holderOf, isAlive } from "../gateway/lock.ts";
 import { JobStore } from "../gateway/scheduler/job-store.ts";
@@ -70,6 +71,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   checks.push(await checkDaemon(paths.lock, paths.socket));
   checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
   checks.push(checkIndex(paths.memoryDb));
+  checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
   return checks;
 }
 

@@ -1,6 +1,7 @@
 // `hearth pairing list | approve CODE | revoke CHANNEL:USERID`: through the daemon when it
 // runs (it holds the pairing state), directly on pairing.json otherwise.
 import type { ChannelId } from "../channels/channel.ts";
+import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../gateway/home.ts";
 import { PairingStore, type ApprovedSender, type PendingPairing } from "../gateway/pairing.ts";
 import { createLogger } from "../log.ts";
@@ -26,6 +27,7 @@ export async function runPairing(home: string, args: string[], io: PairingIO): P
       for (const p of pending) io.stdout.write(`  ${p.code}  ${p.channel}:${p.userId}  ${p.name}  (asked ${new Date(p.createdAt).toISOString()})\n`);
       io.stdout.write(`Approved senders${approved.length ? "" : ": none"}\n`);
       for (const a of approved) io.stdout.write(`  ${a.channel}:${a.userId}  ${a.name}\n`);
+      for (const d of listDamaged(home).filter((x) => x.file === "pairing.json")) io.stderr.write(`Note: ${describeDamaged(d)}.\n`);
       return 0;
     }
     case "approve": {

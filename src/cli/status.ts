@@ -56,5 +56,6 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
     "",
     `Today (${t.date}): ${t.runs} runs · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} tokens in (${formatTokens(t.cacheReadTokens)} from cache) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)}`,
   );
+  if (s.damaged?.length) lines.push("", ...s.damaged.map((d) => `Damaged state: ${d}`));
   return `${lines.join("\n")}\n`;
 }

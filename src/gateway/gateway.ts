@@ -4,11 +4,13 @@ import type { Channel, InboundMessage } from "../channels/channel.ts";
 import { CliChannel } from "../channels/cli.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
+import { DiskFullError, isDiskFull } from "../storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
 import { ChannelRegistry } from "./channel-registry.ts";
 import type { Config } from "./config.ts";
 import type { GatewayContext } from "./context.ts";
 import { startControlSocket, type ControlSocket } from "./control-socket.ts";
+import { DiskRetry } from "./disk-retry.ts";
 import { homePaths } from "./home.ts";
 import { Inbox } from "./inbox.ts";
 import { ensureHome } from "./init.ts";
@@ -74,7 +76,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
-    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock });
+    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true });
     const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), ...(opts.model ? { model: opts.model } : {}) });
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
@@ -83,10 +85,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const ch of chat) channels.register(ch);
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
+    // Messages kept when the disk was full run again once it has space (disk-retry.ts).
+    const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
+    undo.push(["disk retry", () => diskRetry.stop()]);
     ctx.lanes = new LaneManager({
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
-      onItemsDone: (ids) => ids.forEach((id) => inbox.markDone(id)),
+      // A "done" record that cannot be written (disk full) must not take the lanes down.
+      onItemsDone: (ids) => ids.forEach((id) => markDone(inbox, id, log)),
+      onItemsKept: (ids) => diskRetry.keep(ids),
       log: log.child({ component: "lanes" }),
       // Longer than any single silence a healthy run has (a command, a stalled model attempt):
       // the model client bounds stalls itself and says so better than the watchdog can.
@@ -137,7 +144,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     };
   } catch (err) {
     await unwind(undo, log);
-    throw err;
+    // A bare "ENOSPC: no space left on device, write" does not say which disk, or what to do.
+    throw isDiskFull(err) ? new DiskFullError(home, err) : err;
+  }
+}
+
+function markDone(inbox: Inbox, id: string, log: Logger): void {
+  try {
+    inbox.markDone(id);
+  } catch (err) {
+    log.error("inbox.done_write_failed", { id, error: err, action: "the message stays open in the inbox until the next start" });
   }
 }
 

@@ -8,6 +8,7 @@ import type { SteeringSource } from "../agent/steering.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import type { QueueMode } from "./config.ts";
+import { internalErrorText, isDiskFull } from "../storage.ts";
 import { ReplyFanout } from "./reply-fanout.ts";
 
 /** One accepted message waiting in, or joined to, a lane. */
@@ -44,6 +45,8 @@ export interface RunContext {
 export interface RunOutcome {
   status: RunStatus;
   text: string;
+  /** The run could not be recorded (disk full): its messages stay open in the inbox, to be answered later. */
+  keep?: boolean;
 }
 
 /**
@@ -57,6 +60,8 @@ export interface LaneOptions {
   maxConcurrentRuns: number;
   /** Called with the inbox ids whose replies were handed over (or that were given up). */
   onItemsDone: (entryIds: string[]) => void;
+  /** Called with the inbox ids of a run that could not be recorded (disk full): not done, to be run again. */
+  onItemsKept?: (entryIds: string[]) => void;
   log: Logger;
   /** How long collect mode waits after the last message before its follow-up run starts. */
   collectDebounceMs?: number;
@@ -119,7 +124,7 @@ export class LaneManager {
   #closing = false;
 
   constructor(opts: LaneOptions) {
-    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, ...opts };
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, ...opts };
     this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
     this.#watchdog.unref();
   }
@@ -320,7 +325,7 @@ export class LaneManager {
       })
       .catch((err: unknown): RunOutcome => {
         this.#opts.log.error("run.threw", { session: lane.key, error: err });
-        return { status: "error", text: "Something went wrong inside Hearth while answering. Please try again." };
+        return { status: "error", text: internalErrorText(err), ...(isDiskFull(err) ? { keep: true } : {}) };
       });
     // A run that ignores its abort must not hold the lane forever: once aborted, it has
     // abortGraceMs to return.
@@ -342,6 +347,7 @@ export class LaneManager {
     } else {
       await run.fanout.finish(replyText(outcome, run.abortReason), outcomeOf(outcome.status));
     }
+    if (outcome !== "wedged" && outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 

@@ -7,10 +7,10 @@
 // no new one for another hour. With at most MAX_PENDING codes per channel, a few accounts cannot
 // keep the slots to themselves. Who was answered when is kept in memory only.
 import { randomInt } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { z } from "zod";
 import type { ChannelId } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged } from "../storage.ts";
 
 /** No 0/O, 1/I/L: codes get read aloud and retyped. */
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -45,6 +45,21 @@ interface PairingFile {
   approved: ApprovedSender[];
 }
 
+const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodType<ChannelId>;
+const pendingSchema = z.looseObject({ code: z.string(), channel: channelIdSchema, userId: z.string(), name: z.string(), createdAt: z.number() }) as z.ZodType<PendingPairing>;
+const approvedSchema = z.looseObject({ channel: channelIdSchema, userId: z.string(), name: z.string(), approvedAt: z.number() }) as z.ZodType<ApprovedSender>;
+/** pairing.json as `#save` writes it. */
+const pairingFileSchema: z.ZodType<PairingFile> = z.object({ pending: z.array(pendingSchema), approved: z.array(approvedSchema) });
+
+/** Keeps every pending code and approved sender that validates on its own. */
+function salvagePairing(raw: unknown): Salvaged<PairingFile> | null {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
+  const r = raw as Record<string, unknown>;
+  const pending = salvageArray(r.pending, "pending", pendingSchema);
+  const approved = salvageArray(r.approved, "approved", approvedSchema);
+  return { value: { pending: pending.value, approved: approved.value }, dropped: [...pending.dropped, ...approved.dropped] };
+}
+
 export type PairingRequest =
   /** The sender's code, new or still pending: tell them. */
   | { type: "code"; code: string; isNew: boolean }
@@ -74,16 +89,13 @@ export class PairingStore {
     this.#clock = clock;
   }
 
-  /** Reads pairing.json; a missing file is empty, an unreadable one is reported and treated as empty. */
+  /**
+   * Reads pairing.json; a missing file is empty. A damaged one is never overwritten: it is kept
+   * as `pairing.json.damaged-<time>` (storage.ts) and the store starts with what validated.
+   */
   static open(path: string, log: Logger, clock: () => number = Date.now): PairingStore {
-    let data: PairingFile = { pending: [], approved: [] };
-    try {
-      const parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<PairingFile>;
-      data = { pending: parsed.pending ?? [], approved: parsed.approved ?? [] };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") log.error("pairing.unreadable", { path, error: err });
-    }
-    return new PairingStore(path, data, clock);
+    const loaded = loadJsonFile(path, { schema: pairingFileSchema, log, salvage: salvagePairing, now: clock() });
+    return new PairingStore(path, loaded.status === "ok" ? loaded.value : { pending: [], approved: [] }, clock);
   }
 
   /** Re-reads the file: the CLI may have approved someone while the daemon runs. */

@@ -5,6 +5,7 @@ import { userTurn } from "../agent/user-turn.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
+import { DISK_FULL_NOT_SAVED, isDiskFull } from "../storage.ts";
 import { accessRules, decideAccess } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
@@ -119,6 +120,7 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     submitEntry(ctx, entry);
   } catch (err) {
     log.error("inbound.failed", { error: err });
+    if (isDiskFull(err)) await ctx.channels.openReply(m).finish(DISK_FULL_NOT_SAVED, "failed").catch(() => {});
   }
 }
 

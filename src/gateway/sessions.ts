@@ -1,13 +1,14 @@
 // The session registry: what Hearth knows about each conversation besides its transcript
 // (scope, last activity, context use, /queue override), today's token use, and the owner's
-// most recently used chat. Persisted to sessions/index.json with atomic writes.
-import { readFileSync } from "node:fs";
+// most recently used chat. Persisted to sessions/index.json with atomic writes, read back
+// through the validating loader: a damaged record costs that record, never the daemon.
+import { z } from "zod";
 import { addUsage, emptyUsage, type Scope, type Usage } from "../agent/messages.ts";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
+import { checkValue, loadJsonFile, writeFileAtomic, type Salvaged } from "../storage.ts";
 import { localDate } from "../memory/daily-log.ts";
-import type { QueueMode } from "./config.ts";
+import { queueModes, type QueueMode } from "./config.ts";
 import { estimateCostUsd } from "./cost.ts";
 
 export interface SessionRecord {
@@ -36,6 +37,58 @@ interface IndexFile {
   ownerContact?: DeliveryTarget & { at: number };
 }
 
+const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodType<ChannelId>;
+const count = z.number().finite().nonnegative();
+const usageSchema = z.object({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheCreationTokens: count }) satisfies z.ZodType<Usage>;
+
+const sessionRecordSchema: z.ZodType<SessionRecord> = z.looseObject({
+  key: z.string().min(1),
+  scope: z.enum(["main", "shared"]),
+  createdAt: z.number(),
+  lastActivityAt: z.number(),
+  lastChannel: channelIdSchema.optional(),
+  title: z.string().optional(),
+  contextTokens: count,
+  queueMode: z.enum(queueModes).optional(),
+}) as z.ZodType<SessionRecord>;
+
+const usageDaySchema: z.ZodType<UsageDay> = z.object({ date: z.string(), usage: usageSchema, costUsd: count, runs: count });
+
+const ownerContactSchema = z.object({ channel: channelIdSchema, chatId: z.string(), threadId: z.string().optional(), at: z.number() }) as z.ZodType<DeliveryTarget & { at: number }>;
+
+/** sessions/index.json as written by `flush`. */
+const indexFileSchema: z.ZodType<IndexFile> = z.object({
+  version: z.literal(1),
+  sessions: z.record(z.string(), sessionRecordSchema),
+  today: usageDaySchema,
+  ownerContact: ownerContactSchema.optional(),
+}) as z.ZodType<IndexFile>;
+
+/** Keeps every part of an index that validates on its own; null when it is not an index at all. */
+function salvageIndex(raw: unknown, fresh: IndexFile): Salvaged<IndexFile> | null {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
+  const r = raw as Record<string, unknown>;
+  const dropped: string[] = [];
+  const value: IndexFile = { ...fresh, sessions: {} };
+  if (r.version !== 1) dropped.push(`version: expected 1, found ${JSON.stringify(r.version)}`);
+  if (typeof r.sessions === "object" && r.sessions !== null && !Array.isArray(r.sessions)) {
+    for (const [key, rec] of Object.entries(r.sessions)) {
+      const c = checkValue(rec, sessionRecordSchema);
+      if (c.ok && c.value.key === key) value.sessions[key] = c.value;
+      else dropped.push(`sessions[${JSON.stringify(key)}]: ${c.ok ? "its key does not match" : c.problem}`);
+    }
+  } else if (r.sessions !== undefined) dropped.push("sessions: not an object");
+  const today = checkValue(r.today, usageDaySchema);
+  if (today.ok) value.today = today.value;
+  else if (r.today !== undefined) dropped.push(`today: ${today.problem}`);
+  if (r.ownerContact !== undefined) {
+    const contact = checkValue(r.ownerContact, ownerContactSchema);
+    if (contact.ok) value.ownerContact = contact.value;
+    else dropped.push(`ownerContact: ${contact.problem}`);
+  }
+  return { value, dropped };
+}
+
 export class SessionStore {
   readonly #path: string;
   readonly #log: Logger;
@@ -53,14 +106,9 @@ export class SessionStore {
   }
 
   static open(path: string, log: Logger, timezone: string, clock: () => number = Date.now): SessionStore {
-    let data: IndexFile = { version: 1, sessions: {}, today: { date: localDate(clock(), timezone), usage: emptyUsage(), costUsd: 0, runs: 0 } };
-    try {
-      const parsed = JSON.parse(readFileSync(path, "utf8")) as IndexFile;
-      if (parsed?.version === 1 && parsed.sessions) data = { ...data, ...parsed };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") log.warn("sessions.index_unreadable", { path, error: err, action: "starting a fresh index" });
-    }
-    return new SessionStore(path, data, log, timezone, clock);
+    const fresh: IndexFile = { version: 1, sessions: {}, today: { date: localDate(clock(), timezone), usage: emptyUsage(), costUsd: 0, runs: 0 } };
+    const loaded = loadJsonFile(path, { schema: indexFileSchema, log, salvage: (raw) => salvageIndex(raw, fresh), now: clock() });
+    return new SessionStore(path, loaded.status === "ok" ? loaded.value : fresh, log, timezone, clock);
   }
 
   get(key: string): SessionRecord | undefined {
@@ -117,7 +165,8 @@ export class SessionStore {
     if (this.#saveTimer) clearTimeout(this.#saveTimer);
     this.#saveTimer = null;
     try {
-      writeFileAtomic(this.#path, `${JSON.stringify(this.#data, null, 1)}\n`);
+      // No fsync: rewritten after every run, and losing the last seconds of it costs nothing that matters.
+      writeFileAtomic(this.#path, `${JSON.stringify(this.#data, null, 1)}\n`, 0o600, { sync: false });
     } catch (err) {
       this.#log.error("sessions.save_failed", { path: this.#path, error: err });
     }

@@ -2,6 +2,7 @@
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
+import { describeDamaged, listDamaged } from "./damaged-state.ts";
 
 export interface SessionStatus {
   key: string;
@@ -26,6 +27,8 @@ export interface GatewayStatus {
   /** Where exec commands run: "bwrap" or "none", and what that means, in one line. */
   execSandbox: { kind: "bwrap" | "none"; detail: string };
   today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
+  /** One line per damaged state file set aside and not yet dealt with (damaged-state.ts). */
+  damaged: string[];
 }
 
 export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
@@ -56,6 +59,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     activeRuns: sessions.filter((s) => s.running).length,
     execSandbox: { kind: ctx.runtime.execSandbox.kind, detail: describeSandbox(ctx.runtime.execSandbox) },
     today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
+    damaged: listDamaged(ctx.home).map(describeDamaged),
   };
 }
 

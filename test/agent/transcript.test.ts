@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -46,7 +46,27 @@ describe("Transcript", () => {
     const logged: string[] = [];
     const t = Transcript.open(join(dir, "main.jsonl"), "main", createLogger({ level: "warn", sink: { write: (l) => logged.push(l) } }));
     expect(t.messages()).toEqual([msg("a"), msg("b")]);
-    expect(logged.join("")).toContain("transcript.bad_lines");
+    const events = logged.map((l) => JSON.parse(l) as { event: string; file: string; lines: number[] });
+    expect(events.map((e) => [e.event, e.file, e.lines])).toEqual([["state.records_skipped", path, [2]]]);
+  });
+
+  it("skips records of the wrong shape (a null message) instead of feeding them to every later run", () => {
+    const path = join(dir, "main.jsonl");
+    const good = (text: string) => JSON.stringify({ type: "message", message: msg(text) });
+    writeFileSync(
+      path,
+      [good("a"), '{"type":"message","message":null}', "null", '{"type":"message","message":{"role":"assistant","content":"x"}}', '{"type":"weird"}', good("b")].join("\n") + "\n",
+    );
+    const logged: string[] = [];
+    const t = Transcript.open(path, "main", createLogger({ level: "warn", sink: { write: (l) => logged.push(l) } }));
+    expect(t.messages()).toEqual([msg("a"), msg("b")]);
+    const events = logged.map((l) => JSON.parse(l) as { event: string; file: string; lines: number[]; problems: string[] });
+    expect(events.map((e) => [e.event, e.file, e.lines])).toEqual([["state.records_skipped", path, [2, 3, 4, 5]]]);
+    expect(events[0]!.problems[0]).toMatch(/^line 2: /);
+    // The damaged lines stay on disk untouched; new records follow on their own lines.
+    t.append({ type: "message", message: msg("c") });
+    expect(readFileSync(path, "utf8").split("\n")[1]).toBe('{"type":"message","message":null}');
+    expect(Transcript.open(path, "main", silentLogger).messages()).toEqual([msg("a"), msg("b"), msg("c")]);
   });
 
   it("starts the model's view fresh after an epoch record but keeps the history on disk", () => {
@@ -56,5 +76,14 @@ describe("Transcript", () => {
     t.append({ type: "message", message: msg("new") });
     expect(Transcript.open(join(dir, "main.jsonl"), "main", silentLogger).messages()).toEqual([msg("new")]);
     expect(readFileSync(t.path, "utf8")).toContain('"old"');
+  });
+
+  it("a transcript that cannot be read at all (a folder in its place) is set aside and a fresh one started", () => {
+    const path = join(dir, "main.jsonl");
+    mkdirSync(path);
+    const t = Transcript.open(path, "main", silentLogger);
+    t.append({ type: "message", message: msg("fresh") });
+    expect(Transcript.open(path, "main", silentLogger).messages()).toEqual([msg("fresh")]);
+    expect(readdirSync(dir).filter((n) => n.startsWith("main.jsonl.damaged-"))).toHaveLength(1);
   });
 });

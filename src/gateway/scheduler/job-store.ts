@@ -1,12 +1,15 @@
 // <home>/cron/jobs.json: read and validated as a whole, written atomically (temp file + rename),
 // and watched for hand edits. An edit that does not validate is reported and changes nothing;
 // the daemon's own writes are recognised by their content and never read back as edits.
+// At start-up (`load`) a damaged file is set aside as `jobs.json.damaged-<time>` by the
+// validating loader, keeping every job that still validates, so it never blocks the scheduler
+// and is never overwritten.
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { z } from "zod";
 import type { Logger } from "../../log.ts";
-import { writeFileAtomic } from "../../storage.ts";
+import { loadJsonFile, oneLine, writeFileAtomic, type Salvaged } from "../../storage.ts";
 import { jobsFileSchema, type Job, type JobRules } from "./job.ts";
 
 export type LoadResult = { ok: true; jobs: Job[] } | { ok: false; problem: string };
@@ -32,6 +35,19 @@ export class JobStore {
     this.path = file;
     this.#schema = jobsFileSchema(rules);
     this.#log = log;
+  }
+
+  /**
+   * Start-up: reads the file through the validating loader. Jobs that do not validate are
+   * dropped and named in the log, and the file as it was is kept as `jobs.json.damaged-<time>`;
+   * a file that is not JSON at all is moved there. Either way the result is usable: the jobs
+   * that could be kept (written back at once, so the file on disk is valid again).
+   */
+  load(now: number = Date.now()): Job[] {
+    const loaded = loadJsonFile(this.path, { schema: this.#schema, log: this.#log, salvage: (raw) => this.#salvage(raw), now });
+    if (loaded.status === "ok" && loaded.damagedCopy) this.save(loaded.value.jobs);
+    const r = this.read();
+    return r.ok ? r.jobs : [];
   }
 
   /** Reads and validates the file (a missing one holds no jobs) and remembers its content. */
@@ -95,6 +111,19 @@ export class JobStore {
     this.#watcher = null;
   }
 
+  /** Keeps each job that validates together with those kept before it (ids stay unique). */
+  #salvage(raw: unknown): Salvaged<z.output<ReturnType<typeof jobsFileSchema>>> | null {
+    if (typeof raw !== "object" || raw === null || !Array.isArray((raw as { jobs?: unknown }).jobs)) return null;
+    const kept: unknown[] = [];
+    const dropped: string[] = [];
+    for (const [i, job] of ((raw as { jobs: unknown[] }).jobs).entries()) {
+      const r = this.#schema.safeParse({ version: 1, jobs: [...kept, job] });
+      if (r.success) kept.push(job);
+      else dropped.push(`jobs[${i}]${describeJob(job)}: ${oneLine(z.prettifyError(r.error))}`);
+    }
+    return { value: this.#schema.parse({ version: 1, jobs: kept }), dropped };
+  }
+
   #readText(): string {
     try {
       return readFileSync(this.path, "utf8");
@@ -119,12 +148,9 @@ export class JobStore {
   }
 }
 
-/** zod's pretty error on one log line: "✖ message → at jobs[0].schedule; ✖ …". */
-function oneLine(pretty: string): string {
-  return pretty
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .join(" ")
-    .replace(/ ✖/g, "; ✖");
+/** ` ("morning news", id ab12)` when the job has a name or id worth naming. */
+function describeJob(job: unknown): string {
+  const j = (typeof job === "object" && job !== null ? job : {}) as { name?: unknown; id?: unknown };
+  const parts = [typeof j.name === "string" ? JSON.stringify(j.name) : "", typeof j.id === "string" ? `id ${j.id}` : ""].filter(Boolean);
+  return parts.length ? ` (${parts.join(", ")})` : "";
 }

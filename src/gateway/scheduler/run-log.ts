@@ -3,11 +3,12 @@
 // on its lane and `started` when it joins a model run, so after a crash the next start knows
 // which scheduled times were handled (never run twice), which runs never started (run them
 // now) and which were cut off mid-run (report them, don't repeat them).
-import { appendFileSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import type { Logger } from "../../log.ts";
-import { readJsonLines, writeFileAtomic } from "../../storage.ts";
-import type { DeliveryStatus } from "./job.ts";
+import { appendRecord, readJsonLines, writeFileAtomic } from "../../storage.ts";
+import { deliveryStatuses, type DeliveryStatus } from "./job.ts";
 
 /** Why a run happened: its schedule, a missed time caught up on start, or `hearth cron run`. */
 export type Trigger = "schedule" | "catch-up" | "manual";
@@ -36,6 +37,41 @@ export type RunRecord =
   | ({ status: "ok" | "error"; startedAt?: string; durationMs?: number; error?: string; delivery: DeliveryRecord; notified?: boolean } & RunRef)
   /** Scheduled times that were not run: `missed` of them (default 1), from `scheduledAt` to `until`. */
   | { status: "skipped"; runId?: string; jobId: string; job: string; scheduledAt: string; until?: string; reason: string; missed?: number; at: string };
+
+const runRef = {
+  runId: z.string(),
+  jobId: z.string(),
+  job: z.string(),
+  scheduledAt: z.string(),
+  trigger: z.enum(["schedule", "catch-up", "manual"]),
+  at: z.string(),
+};
+
+/** What a runs.jsonl line must look like to be used; `append` writes only records of this type. */
+const runRecordSchema = z.union([
+  z.looseObject({ status: z.literal("queued"), ...runRef }),
+  z.looseObject({ status: z.literal("started"), runId: z.string(), jobId: z.string(), at: z.string() }),
+  z.looseObject({
+    status: z.enum(["ok", "error"]),
+    ...runRef,
+    startedAt: z.string().optional(),
+    durationMs: z.number().optional(),
+    error: z.string().optional(),
+    delivery: z.looseObject({ status: z.enum(deliveryStatuses), to: z.string().optional(), error: z.string().optional() }),
+    notified: z.boolean().optional(),
+  }),
+  z.looseObject({
+    status: z.literal("skipped"),
+    runId: z.string().optional(),
+    jobId: z.string(),
+    job: z.string(),
+    scheduledAt: z.string(),
+    until: z.string().optional(),
+    reason: z.string(),
+    missed: z.number().optional(),
+    at: z.string(),
+  }),
+]) as unknown as z.ZodType<RunRecord>;
 
 export type QueuedRun = Extract<RunRecord, { status: "queued" }>;
 
@@ -101,17 +137,15 @@ export class RunLog {
   append(r: RunRecord): void {
     try {
       mkdirSync(path.dirname(this.path), { recursive: true, mode: 0o700 });
-      appendFileSync(this.path, `${JSON.stringify(r)}\n`, { mode: 0o600 });
+      appendRecord(this.path, `${JSON.stringify(r)}\n`);
     } catch (err) {
       this.#log.error("cron.runs_write_failed", { file: this.path, error: err });
     }
   }
 
-  /** Every record, oldest first (a torn or corrupt line is skipped and reported). */
+  /** Every record, oldest first (a torn or wrong-shaped line is skipped and logged with its number). */
   #read(): RunRecord[] {
-    const { values, badLines } = readJsonLines(this.path, isRunRecord);
-    if (badLines.length > 0) this.#log.warn("cron.runs_bad_lines", { file: this.path, lines: badLines });
-    return values;
+    return readJsonLines(this.path, runRecordSchema, this.#log).values;
   }
 
   /** Keeps the newest lines and every line of a run that is still open. */
@@ -121,9 +155,4 @@ export class RunLog {
     writeFileAtomic(this.path, kept.map((r) => `${JSON.stringify(r)}\n`).join(""));
     this.#log.info("cron.runs_compacted", { kept: kept.length, dropped: records.length - kept.length });
   }
-}
-
-function isRunRecord(v: unknown): v is RunRecord {
-  const r = v as Partial<RunRecord> | null;
-  return typeof r === "object" && r !== null && typeof r.status === "string" && typeof r.jobId === "string";
 }

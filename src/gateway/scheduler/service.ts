@@ -30,6 +30,11 @@ export interface CronServiceOptions {
   timers?: Timers;
   /** Default MIN_EVERY_MS; tests of fast intervals pass less. */
   minEveryMs?: number;
+  /**
+   * The daemon: a damaged jobs.json is set aside at open and the valid jobs kept (JobStore.load).
+   * Without it (the CLI with no daemon running) the file is only read, and its problem reported.
+   */
+  setAsideDamaged?: boolean;
 }
 
 export type AddedBy = { createdBy: "cli" } | { createdBy: "agent"; sessionKey: string };
@@ -53,7 +58,7 @@ export class CronService implements CronManager {
   #heartbeat: Heartbeat | null = null;
 
   private constructor(opts: CronServiceOptions) {
-    this.#o = { clock: Date.now, timers: realTimers, minEveryMs: MIN_EVERY_MS, ...opts };
+    this.#o = { clock: Date.now, timers: realTimers, minEveryMs: MIN_EVERY_MS, setAsideDamaged: false, ...opts };
     const { config, log } = this.#o;
     this.#store = new JobStore(opts.paths.jobs, { timezone: config.timezone, minEveryMs: this.#o.minEveryMs }, log);
     this.#engine = new Engine({
@@ -72,12 +77,15 @@ export class CronService implements CronManager {
     });
   }
 
-  /** Reads jobs.json. Starts nothing and writes nothing; an invalid file is logged and holds no jobs. */
+  /** Reads jobs.json. Starts nothing; see `setAsideDamaged` for what happens to a damaged file. */
   static open(opts: CronServiceOptions): CronService {
     const service = new CronService(opts);
-    const r = service.#store.read();
-    if (r.ok) service.#adopt(r.jobs);
-    else opts.log.error("cron.jobs_invalid", { file: opts.paths.jobs, problem: r.problem, action: "no job runs until the file is fixed" });
+    if (opts.setAsideDamaged) service.#adopt(service.#store.load(service.#o.clock()));
+    else {
+      const r = service.#store.read();
+      if (r.ok) service.#adopt(r.jobs);
+      else opts.log.error("cron.jobs_invalid", { file: opts.paths.jobs, problem: r.problem, action: "no job runs until the file is fixed" });
+    }
     return service;
   }
 
