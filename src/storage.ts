@@ -1,6 +1,6 @@
 // Small durable files: JSON-lines logs read back after a crash, and whole files replaced
 // atomically. Every store in Hearth (transcripts, inbox, cron, sessions, pairing) uses these.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface JsonLines<T> {
@@ -46,4 +46,18 @@ export function writeFileAtomic(path: string, text: string, mode = 0o600): void 
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, text, { mode });
   renameSync(tmp, path);
+}
+
+/**
+ * Appends `text` to `path` and waits until it is on disk (fsync) before returning: for records
+ * that must survive a power loss once the caller acts on them (an acknowledged message).
+ */
+export function appendDurable(path: string, text: string): void {
+  const fd = openSync(path, "a", 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }

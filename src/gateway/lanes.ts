@@ -57,6 +57,13 @@ export interface LaneOptions {
   maxConcurrentRuns: number;
   /** Called with the inbox ids whose replies were handed over (or that were given up). */
   onItemsDone: (entryIds: string[]) => void;
+  /**
+   * Called with the inbox ids of items the model is about to see: a run with them starts, or
+   * steering took them into a running one. Items stopped before that are never reported.
+   */
+  onItemsStarted?: (entryIds: string[]) => void;
+  /** Item `entryId` is answered by the reply that item `replyOwner` opened (same chat, one run). */
+  onReplyJoined?: (replyOwner: string, entryId: string) => void;
   log: Logger;
   /** How long collect mode waits after the last message before its follow-up run starts. */
   collectDebounceMs?: number;
@@ -119,7 +126,7 @@ export class LaneManager {
   #closing = false;
 
   constructor(opts: LaneOptions) {
-    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, ...opts };
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsStarted: () => {}, onReplyJoined: () => {}, ...opts };
     this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
     this.#watchdog.unref();
   }
@@ -288,13 +295,14 @@ export class LaneManager {
     // Messages that arrived while the run waited for a slot simply start with it.
     run.items.push(...run.pendingSteer);
     run.pendingSteer = [];
-    for (const item of run.items) run.fanout.attach(item.replyKey, item.openReply);
+    for (const item of run.items) this.#attach(run.fanout, item);
     if (run.abort.signal.aborted) {
       run.open = false;
       await run.fanout.finish(STOPPED, "stopped");
       this.#opts.onItemsDone(run.items.map((i) => i.entryId));
       return;
     }
+    this.#opts.onItemsStarted(run.items.map((i) => i.entryId));
     const steering: SteeringSource = {
       pending: () => run.pendingSteer.length > 0,
       take: () => {
@@ -302,8 +310,9 @@ export class LaneManager {
         run.pendingSteer = [];
         for (const item of taken) {
           run.items.push(item);
-          run.fanout.attach(item.replyKey, item.openReply);
+          this.#attach(run.fanout, item);
         }
+        this.#opts.onItemsStarted(taken.map((i) => i.entryId));
         return taken.map((i) => i.turn);
       },
     };
@@ -345,6 +354,12 @@ export class LaneManager {
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 
+  /** Attaches the item's reply to the run; one reply per chat, so a second item may join one. */
+  #attach(fanout: ReplyFanout, item: LaneItem): void {
+    const owner = fanout.attach(item.replyKey, item.openReply, item.entryId);
+    if (owner !== null) this.#opts.onReplyJoined(owner, item.entryId);
+  }
+
   #abortRun(run: ActiveRun, reason: NonNullable<ActiveRun["abortReason"]>): void {
     if (run.abort.signal.aborted) return;
     run.abortReason = reason;
@@ -366,7 +381,7 @@ export class LaneManager {
   async #answerWithoutRun(items: LaneItem[], text: string): Promise<void> {
     if (items.length === 0) return;
     const fanout = new ReplyFanout(this.#opts.log);
-    for (const item of items) fanout.attach(item.replyKey, item.openReply);
+    for (const item of items) this.#attach(fanout, item);
     await fanout.finish(text, "stopped");
     this.#opts.onItemsDone(items.map((i) => i.entryId));
   }
