@@ -58,8 +58,9 @@ export interface LaneOptions {
   /** Called with the inbox ids whose replies were handed over (or that were given up). */
   onItemsDone: (entryIds: string[]) => void;
   /**
-   * Called with the inbox ids of items the model is about to see: a run with them starts, or
-   * steering took them into a running one. Items stopped before that are never reported.
+   * Called with the inbox ids of items the model is about to see: the run's next model request
+   * carries them (its first turn, or the turn after steering took them). Items stopped before
+   * that are never reported.
    */
   onItemsStarted?: (entryIds: string[]) => void;
   /** Item `entryId` is answered by the reply that item `replyOwner` opened (same chat, one run). */
@@ -86,6 +87,8 @@ class ActiveRun {
   readonly items: LaneItem[];
   /** Steering messages not yet taken by the loop. */
   pendingSteer: LaneItem[] = [];
+  /** How many of `items` were reported as started (they reached a model request). */
+  reported = 0;
   /** False once the loop returned: later messages must not be pushed as steering. */
   open = true;
   lastEventAt: number;
@@ -302,7 +305,6 @@ export class LaneManager {
       this.#opts.onItemsDone(run.items.map((i) => i.entryId));
       return;
     }
-    this.#opts.onItemsStarted(run.items.map((i) => i.entryId));
     const steering: SteeringSource = {
       pending: () => run.pendingSteer.length > 0,
       take: () => {
@@ -312,7 +314,6 @@ export class LaneManager {
           run.items.push(item);
           this.#attach(run.fanout, item);
         }
-        this.#opts.onItemsStarted(taken.map((i) => i.entryId));
         return taken.map((i) => i.turn);
       },
     };
@@ -324,6 +325,12 @@ export class LaneManager {
         steering,
         emit: (e) => {
           run.lastEventAt = this.#opts.clock();
+          // A model request is about to carry these items: from now on the run counts as an
+          // attempt for each of them (steering adds items between turns).
+          if (e.type === "turn_start" && run.reported < run.items.length) {
+            this.#opts.onItemsStarted(run.items.slice(run.reported).map((i) => i.entryId));
+            run.reported = run.items.length;
+          }
           run.fanout.emit(e);
         },
       })
