@@ -145,12 +145,16 @@ export class Inbox {
     return entry;
   }
 
-  /** A run answering the entry began. Unknown ids (cron runs, the heartbeat) are ignored. */
+  /**
+   * A model request carrying the entry is about to go out. Unknown ids (cron runs, the
+   * heartbeat) are ignored. Not fsynced: it is on the model request's path, and losing it to a
+   * power cut costs at most one more attempt; a crash of the process does not lose it.
+   */
   markStarted(id: string): void {
     const e = this.#open.get(id);
     if (!e) return;
     e.attempts++;
-    this.#append({ type: "started", id, ts: this.#clock() }, true);
+    this.#append({ type: "started", id, ts: this.#clock() }, false);
   }
 
   markDone(id: string): void {
