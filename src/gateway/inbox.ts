@@ -70,6 +70,8 @@ export interface InboxEntry {
 
 /** Done ids remembered for dedupe after compaction (platforms re-deliver recent updates only). */
 const SEEN_LIMIT = 5_000;
+/** Appends after which the file is rewritten with only open entries and recent ids. */
+const COMPACT_EVERY = 5_000;
 
 export const inboxId = (m: Pick<InboundMessage, "channel" | "id">): string => `${m.channel}:${m.id}`;
 
@@ -81,6 +83,7 @@ export class Inbox {
   readonly #clock: () => number;
   readonly #open = new Map<string, InboxEntry>();
   readonly #seen = new Set<string>();
+  #appends = 0;
 
   private constructor(path: string, log: Logger, clock: () => number) {
     this.#path = path;
@@ -190,10 +193,17 @@ export class Inbox {
     const line = `${JSON.stringify(r)}\n`;
     if (durable) appendDurable(this.#path, line);
     else appendFileSync(this.#path, line, { mode: 0o600 });
+    // A daemon that runs for months must not grow the file (or its dedupe memory) forever.
+    if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
   }
 
   /** Replaces the file with the compact state, atomically. */
   #rewrite(): void {
+    this.#appends = 0;
+    for (const id of this.#seen) {
+      if (this.#seen.size <= SEEN_LIMIT) break;
+      this.#seen.delete(id); // oldest first: a Set keeps insertion order
+    }
     const lines: InboxRecord[] = [...this.#seen].map((id) => ({ type: "seen", id }) as const);
     for (const e of this.#open.values()) lines.push({ type: "accepted", entry: e });
     writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));

@@ -51,6 +51,9 @@ export interface ReplyRecord {
   delivered: boolean;
 }
 
+/** Appends after which the file is rewritten with only the open replies. */
+export const COMPACT_EVERY = 5_000;
+
 const isRecord = (v: unknown): v is OutboxRecord => OutboxRecordSchema.safeParse(v).success;
 
 export class Outbox {
@@ -59,6 +62,7 @@ export class Outbox {
   readonly #clock: () => number;
   readonly #replies = new Map<string, ReplyRecord>();
   readonly #replyOfEntry = new Map<string, string>();
+  #appends = 0;
 
   private constructor(path: string, log: Logger, clock: () => number) {
     this.#path = path;
@@ -199,9 +203,13 @@ export class Outbox {
     const line = `${JSON.stringify(r)}\n`;
     if (durable) appendDurable(this.#path, line);
     else appendFileSync(this.#path, line, { mode: 0o600 });
+    // A daemon that runs for months must not grow the file forever: what is in memory is the
+    // whole open state, so the file can be replaced by it at any moment.
+    if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
   }
 
   #rewrite(): void {
+    this.#appends = 0;
     const lines: OutboxRecord[] = [];
     const ts = this.#clock();
     for (const reply of this.#replies.values()) {

@@ -106,6 +106,20 @@ describe("Inbox", () => {
     expect(Inbox.open(path, silentLogger).pending.map((e) => [e.id, e.attempts])).toEqual([["telegram:x", 0]]);
   });
 
+  it("a long-running daemon's inbox is compacted as it goes, keeping open entries and dedupe", () => {
+    const { inbox } = Inbox.open(path, silentLogger);
+    inbox.accept(msg("open", "still open"), "main");
+    for (let i = 0; i < 2_600; i++) {
+      inbox.accept(msg(`m${i}`), "main");
+      inbox.markDone(`telegram:m${i}`);
+    }
+    expect(readFileSync(path, "utf8").trim().split("\n").length).toBeLessThan(3_000);
+    expect(inbox.has("telegram:m0")).toBe(true);
+    const reopened = Inbox.open(path, silentLogger);
+    expect(reopened.pending.map((e) => e.message.text)).toEqual(["still open"]);
+    expect(reopened.inbox.has("telegram:m2599")).toBe(true);
+  }, 30_000);
+
   it("keeps the preface captured at acceptance for a replay", () => {
     const { inbox } = Inbox.open(path, silentLogger);
     inbox.accept(msg("a"), "group:telegram:1", "Earlier in this chat: …");

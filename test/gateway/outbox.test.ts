@@ -102,6 +102,20 @@ describe("Outbox", () => {
   });
 });
 
+it("a long-running daemon's outbox is compacted as it goes: only open replies stay in the file", async () => {
+  const outbox = open([]);
+  const sinkOpen = outbox.openReply("telegram:open", (j) => {
+    j.messageCreated(0, "42");
+    return recordingSink(j).sink;
+  });
+  for (let i = 0; i < 2_600; i++) await outbox.openReply(`telegram:${i}`, (j) => recordingSink(j).sink).finish(`answer ${i}`);
+  const lines = readFileSync(path, "utf8").trim().split("\n");
+  expect(lines.length).toBeLessThan(500);
+  expect(lines[0]).toContain('"reply":"telegram:open","index":0,"id":"42"');
+  expect(open(["telegram:open"]).replyOf("telegram:open")?.messageIds).toEqual(["42"]);
+  void sinkOpen;
+}, 30_000);
+
 describe("planRecovery", () => {
   it("delivers finished runs from the record, re-runs unfinished ones, and gives up only after two started runs", async () => {
     const life1 = open([]);
