@@ -157,6 +157,7 @@ export class Inbox {
     const e = this.#open.get(id);
     if (!e) return;
     e.attempts++;
+    this.#log.debug("inbox.started", { id, attempts: e.attempts });
     this.#append({ type: "started", id, ts: this.#clock() }, false);
   }
 
