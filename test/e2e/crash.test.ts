@@ -140,6 +140,33 @@ describe("crash recovery (daemon e2e, Telegram)", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("steering: two messages answered by one run, killed after the final text landed → one reply, both closed, no model call", async () => {
+    makeTelegramHome();
+    const first = await start();
+    const answer = "Both are **done**: the backup ran and the report is sent.";
+    fake.enqueue(toolCall("exec", { command: "sleep 1" }), text(answer, { chunkSize: 10, chunkDelayMs: 50 }));
+    emu.inject({ method: "editMessageText", when: (b) => b.parse_mode === "HTML", reply: "apply-then-hang" });
+    const user = owner();
+    await user.send("A: run the backup");
+    await waitFor("the tool line", () => emu.botMessages(OWNER)[0]?.text.startsWith("⏳ exec") === true, 15_000);
+    await user.send("B: and send the report");
+    await waitFor("the final edit to be applied", () => emu.callsTo("editMessageText").some((c) => c.injected), 20_000);
+    expect(JSON.stringify(fake.requests[1]!.body.messages)).toContain("B: and send the report");
+    expect(outboxText()).toContain('"type":"joined"');
+    await kill9(first);
+
+    const second = await start();
+    await waitFor("the re-delivery", () => second.log().includes("outbox.redelivering"), 10_000);
+    await sleep(800);
+    expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual([markdownToTelegramHtml(answer)]);
+    expect(fake.requests).toHaveLength(2);
+    await second.stop();
+    const third = await start();
+    await sleep(500);
+    expect(third.log()).not.toContain("inbox.recovering");
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it("(c) followup mode: a message waiting behind a long run survives two kill -9s and is answered", async () => {
     makeTelegramHome({ queueMode: "followup" });
     const first = await start();
