@@ -1,13 +1,15 @@
 // Gateway overhead and load (issue 4): an in-process gateway, a zero-latency model, and the test
 // channel, which injects messages and times replies.
-import { readFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Gateway } from "../src/gateway/gateway.ts";
 import type { TestChannel } from "../test/support/test-channel.ts";
 import { startTestGateway } from "../test/support/test-gateway.ts";
-import { percentile, round, type Figure } from "./harness.ts";
+import { appendDurable } from "../src/storage.ts";
+import { measure, percentile, round, type Figure } from "./harness.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
 type ZeroModel = Awaited<ReturnType<typeof startZeroModel>>;
@@ -121,8 +123,35 @@ function loadInChild(): Promise<Figure[]> {
   });
 }
 
+/**
+ * What durability costs: one inbox/outbox record appended with fsync (appendDurable) against
+ * the same append without it, in the benchmark's temp folder (on this machine's disk). An
+ * answered message writes three fsynced records: accepted, its preview's id, its final text
+ * (`started`, `done` and `delivered` are plain appends).
+ */
+async function durability(): Promise<Figure[]> {
+  const dir = mkdtempSync(join(tmpdir(), "hearth-fsync-"));
+  try {
+    const record = `${JSON.stringify({ type: "accepted", entry: { id: "telegram:1:1", sessionKey: "main", text: "x".repeat(300) } })}\n`;
+    const plain = await measure(500, () => appendFileSync(join(dir, "plain.jsonl"), record));
+    const durable = await measure(500, () => appendDurable(join(dir, "durable.jsonl"), record));
+    return [
+      { name: "inbox/outbox record append without fsync (p50)", value: round(percentile(plain, 50), 3), unit: "ms", target: 1 },
+      { name: "inbox/outbox record append with fsync (p50)", value: round(percentile(durable, 50), 3), unit: "ms", target: 10 },
+      { name: "inbox/outbox record append with fsync (p99)", value: round(percentile(durable, 99), 3), unit: "ms", target: 100 },
+      { name: "fsync cost per answered message (3 records, p50)", value: round(3 * (percentile(durable, 50) - percentile(plain, 50)), 3), unit: "ms", target: 40 },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function gatewayBench(): Promise<Figure[]> {
-  return [...(await overhead()), ...(await loadInChild())];
+  return [...(await overhead()), ...(await durability()), ...(await loadInChild())];
+}
+
+if (process.argv.includes("--durability")) {
+  for (const f of await durability()) process.stdout.write(`${f.name}: ${f.value} ${f.unit}\n`);
 }
 
 if (process.argv.includes("--load")) {

@@ -58,6 +58,24 @@ export interface ReplySink {
   fail(message: string): Promise<void>;
 }
 
+/**
+ * A reply's durable memory, kept by the gateway's outbox, for replies that must survive a crash
+ * (answers to inbox messages). The channel reports each message it creates for the reply the
+ * moment the platform returns its id; a reply opened again after a restart continues in the
+ * messages it already had instead of leaving them stale beside a new one.
+ */
+export interface ReplyJournal {
+  /** Stable across restarts for this reply (Discord derives its idempotency nonces from it). */
+  readonly key: string;
+  /** Ids of the messages the reply had before a restart, by position (0: the preview, which becomes the first part). */
+  readonly messageIds: ReadonlyArray<string | undefined>;
+  /**
+   * Message `index` of the reply now exists on the platform with `id`. Synchronous: the record
+   * is on disk when it returns. Must not throw.
+   */
+  messageCreated(index: number, id: string): void;
+}
+
 export type ChannelStatus =
   | { state: "starting" }
   | { state: "running"; detail?: string }
@@ -76,7 +94,8 @@ export interface Channel {
   start(onMessage: (m: InboundMessage) => void): Promise<void>;
   /** Stops receiving; pending sends may finish. Safe to call twice. */
   stop(): Promise<void>;
-  openReply(to: InboundMessage | DeliveryTarget): ReplySink;
+  /** `journal`: see ReplyJournal; a channel that cannot edit messages (the terminal) ignores it. */
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink;
   /** A proactive message; rejects when it could not be delivered. */
   send(to: DeliveryTarget, text: string): Promise<void>;
   status(): ChannelStatus;

@@ -15,6 +15,7 @@ import type { ReplyTransport } from "./streaming-reply.ts";
 export interface DiscordRest {
   post(route: `/${string}`, options?: { body?: unknown }): Promise<unknown>;
   patch(route: `/${string}`, options?: { body?: unknown }): Promise<unknown>;
+  delete(route: `/${string}`): Promise<unknown>;
 }
 
 /** Where a reply goes; `replyTo` makes the first message a reply to that message. */
@@ -32,8 +33,10 @@ const NONCE_LENGTH = 25; // Discord's limit
  * A transport for one reply. `rest` is called for every request and throws when the channel is
  * not running. Without `typing` the transport has no typing capability (proactive messages).
  */
-export function discordTransport(rest: () => DiscordRest, target: DiscordReplyTarget, opts: { typing: boolean }): ReplyTransport {
-  const seed = randomUUID();
+export function discordTransport(rest: () => DiscordRest, target: DiscordReplyTarget, opts: { typing: boolean; nonceSeed?: string }): ReplyTransport {
+  // A journaled reply seeds its nonces with its stable key: a message created just before a
+  // crash is returned again, not duplicated, when the reply is delivered again after it.
+  const seed = opts.nonceSeed ?? randomUUID();
   /** How many messages with each text were created: a retry reuses its nonce, a repeat does not. */
   const created = new Map<string, number>();
   let replied = false;
@@ -55,6 +58,9 @@ export function discordTransport(rest: () => DiscordRest, target: DiscordReplyTa
     async edit(id, text) {
       // Discord accepts an edit to the same text, so there is no "not modified" error to swallow.
       await rest().patch(Routes.channelMessage(target.channelId, id), { body: { content: text, allowed_mentions: NO_PINGS } });
+    },
+    async delete(id) {
+      await rest().delete(Routes.channelMessage(target.channelId, id));
     },
   };
   if (opts.typing) {

@@ -8,7 +8,7 @@
 // take the bot back (a revoked token, refused intents).
 import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, type Message } from "discord.js";
 import type { Logger } from "../log.ts";
-import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "./channel.ts";
+import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 import { factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./discord-inbound.ts";
 import { discordTransport, type DiscordReplyTarget, type DiscordRest } from "./discord-reply.ts";
@@ -260,8 +260,12 @@ class DiscordChannel implements Channel {
 
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
 
-  openReply(to: InboundMessage | DeliveryTarget): ReplySink {
-    return new StreamingReply(discordTransport(this.#rest, replyTarget(to), { typing: true }), this.#replyOptions());
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
+    const target = replyTarget(to);
+    // A resumed reply already answered the question with its first message.
+    if (journal?.messageIds[0] !== undefined) delete target.replyTo;
+    const transport = discordTransport(this.#rest, target, { typing: true, ...(journal ? { nonceSeed: journal.key } : {}) });
+    return new StreamingReply(transport, { ...this.#replyOptions(), ...(journal ? { journal } : {}) });
   }
 
   async send(to: DeliveryTarget, text: string): Promise<void> {

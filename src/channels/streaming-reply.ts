@@ -14,8 +14,13 @@
 //   the preview becomes its first chunk.
 // - Tool progress lines (`⏳ exec: ls -la`, then `✓`/`✗`) are shown below the text in the
 //   preview only; finished lines are dropped when new text arrives. They never reach the final.
+// - With a journal (ReplyJournal), every message id is reported the moment it is known, and a
+//   reply opened after a restart continues in the messages it had: the old preview becomes the
+//   new preview, and final parts already delivered are edited (to the same text: a no-op)
+//   instead of sent again. A recorded preview that cannot be edited any more is deleted (or
+//   marked as interrupted) so no stale half-answer stays behind.
 import type { Logger } from "../log.ts";
-import type { ReplySink } from "./channel.ts";
+import type { ReplyJournal, ReplySink } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 
 /** What a platform must do for a streamed reply. All ids are the platform's message ids. */
@@ -32,6 +37,8 @@ export interface ReplyTransport {
    * Bot API emulator): the reply then stops calling it, quietly.
    */
   typing?(): Promise<void>;
+  /** Optional capability: deletes a message (a stale preview that cannot be edited). */
+  delete?(id: string): Promise<void>;
 }
 
 /** The timer functions the reply uses; tests may pass fakes. Handles are opaque. */
@@ -56,6 +63,8 @@ export interface StreamingReplyOptions {
   clock?: () => number;
   /** Default: the global setTimeout/clearTimeout (looked up at call time, so fake timers work). */
   timers?: ReplyTimers;
+  /** Records message ids and resumes from recorded ones (see ReplyJournal). */
+  journal?: ReplyJournal;
 }
 
 /** The final text (or part of it) could not be delivered; `chunkIndex` is the first missing. */
@@ -76,6 +85,8 @@ export class ReplyDeliveryError extends Error {
 
 /** Shown in place of a preview when the final answer turned out empty. */
 export const EMPTY_ANSWER_TEXT = "(no answer)";
+/** What a recorded preview that cannot take the answer is turned into, when it cannot be deleted. */
+export const INTERRUPTED_PREVIEW_TEXT = "(interrupted, answer below)";
 const DEFAULT_RETRY_DELAYS_MS = [500, 2000, 5000] as const;
 const MAX_TOOL_LINES = 5;
 const MAX_TOOL_SUMMARY = 60;
@@ -102,6 +113,7 @@ export class StreamingReply implements ReplySink {
   readonly #log: Logger;
   readonly #clock: () => number;
   readonly #timers: ReplyTimers;
+  readonly #journal: ReplyJournal | undefined;
 
   #phase: Phase = "streaming";
   #text = "";
@@ -127,6 +139,8 @@ export class StreamingReply implements ReplySink {
     this.#log = opts.log;
     this.#clock = opts.clock ?? (() => Date.now());
     this.#timers = opts.timers ?? globalTimers;
+    this.#journal = opts.journal;
+    this.#previewId = opts.journal?.messageIds[0];
     if (transport.typing) {
       this.#typing = true;
       this.#refreshTyping();
@@ -211,6 +225,7 @@ export class StreamingReply implements ReplySink {
       id === undefined
         ? attempt(() => this.#transport.send(text, { final: false })).then((newId) => {
             this.#previewId = newId;
+            this.#journal?.messageCreated(0, newId);
           })
         : attempt(() => this.#transport.edit(id, text, { final: false }));
     this.#inflight = request
@@ -299,7 +314,13 @@ export class StreamingReply implements ReplySink {
       return;
     }
     for (const [index, chunk] of chunks.entries()) {
-      if (index === 0 && previewId !== undefined && (await this.#replacePreview(previewId, chunk))) continue;
+      // Part 0 replaces the preview; later parts exist already only when a reply delivered
+      // before a restart is delivered again from its record.
+      const existing = index === 0 ? previewId : this.#journal?.messageIds[index];
+      if (existing !== undefined) {
+        if (await this.#replacePreview(existing, chunk)) continue;
+        await this.#retireMessage(existing);
+      }
       await this.#sendFinal(chunk, index, chunks.length);
     }
   }
@@ -315,11 +336,27 @@ export class StreamingReply implements ReplySink {
     }
   }
 
+  /**
+   * A message that cannot take its part of the final text (deleted by the user, too old, or
+   * refused) is removed, or at least marked, so it does not stay behind as a stale half-answer.
+   */
+  async #retireMessage(id: string): Promise<void> {
+    try {
+      if (this.#transport.delete) await this.#transport.delete(id);
+      else await this.#transport.edit(id, INTERRUPTED_PREVIEW_TEXT, { final: false });
+    } catch (error) {
+      this.#log.debug("reply.retire_failed", { error });
+      if (this.#transport.delete) await this.#transport.edit(id, INTERRUPTED_PREVIEW_TEXT, { final: false }).catch(() => {});
+    }
+  }
+
   /** Sends one final chunk, retrying transient failures; throws ReplyDeliveryError at the end. */
   async #sendFinal(text: string, index: number, count: number): Promise<void> {
     for (let tryNo = 0; ; tryNo++) {
       try {
-        await this.#transport.send(text, { final: true });
+        const id = await this.#transport.send(text, { final: true });
+        if (index === 0) this.#previewId = id;
+        this.#journal?.messageCreated(index, id);
         return;
       } catch (error) {
         const delay = this.#retryDelaysMs[tryNo];

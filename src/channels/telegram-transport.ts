@@ -13,7 +13,7 @@ import { describeError, errorCode, isEntityError, isNotModified, isUnsupportedMe
 import { markdownToTelegramHtml, stripMarkdown } from "./telegram-html.ts";
 
 /** The Bot API calls a reply makes. */
-export type TelegramReplyApi = Pick<Api, "sendMessage" | "editMessageText" | "sendChatAction">;
+export type TelegramReplyApi = Pick<Api, "sendMessage" | "editMessageText" | "sendChatAction" | "deleteMessage">;
 
 export interface ReplyTarget {
   chatId: number | string;
@@ -123,6 +123,10 @@ export function createTelegramTransport(target: ReplyTarget, deps: TelegramTrans
       } catch (err) {
         if (!isNotModified(err)) throw err;
       }
+    },
+
+    async delete(id) {
+      await api.deleteMessage(target.chatId, Number(id));
     },
   };
   if (state.typingSupported) {

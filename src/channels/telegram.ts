@@ -15,7 +15,7 @@ import { createConcurrentSink, createRunner, createSource, sequentialize, type R
 import { Api, Bot, type ApiClientOptions, type Context, type Transformer } from "grammy";
 import type { Message, UserFromGetMe } from "grammy/types";
 import type { Logger } from "../log.ts";
-import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "./channel.ts";
+import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 import { StreamingReply } from "./streaming-reply.ts";
@@ -145,11 +145,18 @@ class TelegramChannel implements Channel {
     if (this.#status.state !== "failed") this.#status = { state: "stopped" };
   }
 
-  openReply(to: InboundMessage | DeliveryTarget): ReplySink {
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const deps = this.#replyDeps;
     if (!deps) return failingSink("the Telegram channel has no bot token");
     const target = isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to);
-    return new StreamingReply(createTelegramTransport(target, deps), { maxLength: MAX_MESSAGE_LENGTH, editIntervalMs: EDIT_INTERVAL_MS, log: this.#log });
+    // A resumed reply already quoted the question in its first message.
+    if (journal?.messageIds[0] !== undefined) delete target.replyToMessageId;
+    return new StreamingReply(createTelegramTransport(target, deps), {
+      maxLength: MAX_MESSAGE_LENGTH,
+      editIntervalMs: EDIT_INTERVAL_MS,
+      log: this.#log,
+      ...(journal ? { journal } : {}),
+    });
   }
 
   async send(to: DeliveryTarget, text: string): Promise<void> {

@@ -1,6 +1,6 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "../channels/channel.ts";
+import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
 import { redact, type Logger } from "../log.ts";
 
@@ -95,10 +95,10 @@ export class ChannelRegistry {
   }
 
   /** A reply on the message's channel; when that channel is gone, a sink that only logs. */
-  openReply(to: InboundMessage | DeliveryTarget): ReplySink {
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const id = isDeliveryTarget(to) ? to.channel : to.channel;
     const ch = this.#channels.get(id);
-    if (ch && this.status(id).state !== "failed") return redactingSink(ch.openReply(to));
+    if (ch && this.status(id).state !== "failed") return redactingSink(ch.openReply(to, journal));
     return this.#discardingSink(id);
   }
 

@@ -5,6 +5,7 @@ import type { ChannelRegistry } from "./channel-registry.ts";
 import type { Config } from "./config.ts";
 import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
+import type { Outbox } from "./outbox.ts";
 import type { PairingStore } from "./pairing.ts";
 import type { RecentChats } from "./router.ts";
 import type { CronService } from "./scheduler/service.ts";
@@ -17,6 +18,8 @@ export interface GatewayContext {
   clock: () => number;
   startedAt: number;
   inbox: Inbox;
+  /** What replies to inbox messages put on the platform (message ids, final texts). */
+  outbox: Outbox;
   sessions: SessionStore;
   pairing: PairingStore;
   lanes: LaneManager;

@@ -15,6 +15,8 @@ import { homePaths } from "./home.ts";
 import { Inbox } from "./inbox.ts";
 import { ensureHome } from "./init.ts";
 import { LaneManager } from "./lanes.ts";
+import { Outbox } from "./outbox.ts";
+import { planRecovery, recoverInbox } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
@@ -64,9 +66,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const lock: GatewayLock = acquireLock(paths.lock);
     undo.push(["lock", () => lock.release()]);
 
-    // 2. The durable inbox: compacted, with what a crash left unanswered.
-    const { inbox, recovery } = Inbox.open(paths.inbox, log, clock);
-    if (recovery.replay.length) log.warn("inbox.replaying", { count: recovery.replay.length });
+    // 2. The durable inbox and the outbox: compacted, with what a crash left unanswered.
+    const { inbox, pending } = Inbox.open(paths.inbox, log, clock);
+    const outbox = Outbox.open(paths.outbox, log, new Set(pending.map((e) => e.id)), clock);
+    const recovery = planRecovery(pending, outbox);
+    if (pending.length) {
+      log.warn("inbox.recovering", { rerun: recovery.rerun.length, redeliver: recovery.redeliver.length, giveUp: recovery.giveUp.length, delivered: recovery.delivered.length });
+    }
 
     // 3. Memory: the watcher, the search index, scoped context.
     const memory = opts.openMemory ? await opts.openMemory() : null;
@@ -84,7 +90,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
     undo.push(["disk retry", () => diskRetry.stop()]);
@@ -94,6 +100,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       // A "done" record that cannot be written (disk full) must not take the lanes down.
       onItemsDone: (ids) => ids.forEach((id) => markDone(inbox, id, log)),
       onItemsKept: (ids) => diskRetry.keep(ids),
+      onItemsStarted: (ids) => ids.forEach((id) => inbox.markStarted(id)),
+      onReplyJoined: (owner, id) => {
+        if (inbox.get(owner) && inbox.get(id)) outbox.recordJoined(owner, id);
+      },
       log: log.child({ component: "lanes" }),
       // Longer than any single silence a healthy run has (a command, a stalled model attempt):
       // the model client bounds stalls itself and says so better than the watchdog can.
@@ -123,10 +133,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Undone first: new messages still reach the inbox (and run after a restart) while the
     // active runs finish and their replies go out on channels that are still up.
     undo.push(["runs", () => ctx.lanes.drain(config.agent.shutdownGraceMs)]);
-    for (const entry of recovery.replay) submitEntry(ctx, entry);
-    for (const entry of recovery.abandoned) {
-      void channels.openReply(entry.message).finish("Sorry — I could not answer this message: answering it failed twice. Please send it again if it still matters.");
-    }
+    void recoverInbox(recovery, {
+      inbox,
+      outbox,
+      log,
+      openReply: (to, journal) => channels.openReply(to, journal),
+      rerun: (entry) => submitEntry(ctx, entry),
+    });
     if (opts.schedule) {
       await cron.startEngine();
       // Undone first of all: no new job or heartbeat starts while the runs drain.

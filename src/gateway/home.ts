@@ -27,6 +27,8 @@ export interface HomePaths {
   sessions: string;
   sessionsIndex: string;
   inbox: string;
+  /** `outbox.jsonl`: the replies' platform message ids and final texts, until delivered. */
+  outbox: string;
   cron: string;
   jobs: string;
   runs: string;
@@ -51,6 +53,7 @@ export function homePaths(home: string): HomePaths {
     sessions,
     sessionsIndex: at("sessions", "index.json"),
     inbox: at("inbox.jsonl"),
+    outbox: at("outbox.jsonl"),
     cron: at("cron"),
     jobs: at("cron", "jobs.json"),
     runs: at("cron", "runs.jsonl"),

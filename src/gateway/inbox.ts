@@ -1,43 +1,81 @@
-// The durable inbox (DESIGN §11): an accepted message is on disk before its run starts and is
-// marked done once its reply was handed to the channel. After a crash, what is not done is
-// queued again — once: a message that was already replayed and still is not done is given up
-// (a poison message must not crash the daemon in a loop).
+// The durable inbox (DESIGN §11): an accepted message is on disk (fsynced) before the platform
+// hears that we have it, and stays open until its reply was delivered. After a crash, what is
+// still open is picked up again by the gateway's recovery (recovery.ts), which also reads the
+// outbox: a reply whose final text was recorded is delivered from the record, anything else
+// runs again.
+//
+// Only attempts that started count: a `started` record is written when a run that answers the
+// entry actually begins (the model is about to see it). An entry that waited behind another run
+// when the daemon died has not started and is never given up for it.
 import { appendFileSync } from "node:fs";
+import { z } from "zod";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { readJsonLines, writeFileAtomic } from "../storage.ts";
+import { appendDurable, readJsonLines, writeFileAtomic } from "../storage.ts";
+
+/** The message as a channel delivered it (validation only: the record read is kept whole). */
+export const InboundMessageSchema = z.object({
+  id: z.string(),
+  channel: z.enum(["telegram", "discord", "cli"]),
+  chat: z.object({
+    id: z.string(),
+    type: z.enum(["dm", "group"]),
+    threadId: z.string().optional(),
+    title: z.string().optional(),
+    scopeIds: z.array(z.string()).optional(),
+  }),
+  sender: z.object({ id: z.string(), name: z.string(), isOwner: z.boolean() }),
+  text: z.string(),
+  addressed: z.boolean(),
+  replyTo: z.object({ id: z.string(), text: z.string().optional(), fromBot: z.boolean() }).optional(),
+  receivedAt: z.number(),
+  raw: z.unknown().optional(),
+});
+
+export const InboxEntrySchema = z.object({
+  /** `<channel>:<message id>`: the dedupe key. */
+  id: z.string().min(1),
+  sessionKey: z.string().min(1),
+  message: InboundMessageSchema,
+  acceptedAt: z.number(),
+  /** Chat context captured when it was accepted (recent group messages). */
+  preface: z.string().optional(),
+  /** Runs of it that started before the file was last compacted (absent: none). */
+  attempts: z.number().int().nonnegative().optional(),
+});
+
+export const InboxRecordSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("accepted"), entry: InboxEntrySchema }),
+  /** A run answering the entry began: one attempt. */
+  z.object({ type: z.literal("started"), id: z.string(), ts: z.number() }),
+  z.object({ type: z.literal("done"), id: z.string(), ts: z.number() }),
+  z.object({ type: z.literal("abandoned"), id: z.string(), reason: z.string(), ts: z.number() }),
+  /** Kept across compaction so a re-delivered platform update is still recognised. */
+  z.object({ type: z.literal("seen"), id: z.string() }),
+  /** Written by earlier versions on every start; it says nothing about attempts and is ignored. */
+  z.object({ type: z.literal("replayed"), id: z.string(), ts: z.number().optional() }),
+]);
+
+export type InboxRecord = z.infer<typeof InboxRecordSchema>;
 
 export interface InboxEntry {
-  /** `<channel>:<message id>`: the dedupe key. */
   id: string;
   sessionKey: string;
   message: InboundMessage;
   acceptedAt: number;
-  /** Chat context captured when it was accepted (recent group messages). */
   preface?: string;
-  /** How many times a start re-queued it. */
-  replays: number;
+  /** Runs of this entry that started, in this life and earlier ones. */
+  attempts: number;
 }
-
-type InboxRecord =
-  | { type: "accepted"; entry: InboxEntry }
-  | { type: "done"; id: string; ts: number }
-  | { type: "replayed"; id: string; ts: number }
-  | { type: "abandoned"; id: string; reason: string; ts: number }
-  /** Kept across compaction so a re-delivered platform update is still recognised. */
-  | { type: "seen"; id: string };
 
 /** Done ids remembered for dedupe after compaction (platforms re-deliver recent updates only). */
 const SEEN_LIMIT = 5_000;
+/** Appends after which the file is rewritten with only open entries and recent ids. */
+const COMPACT_EVERY = 5_000;
 
 export const inboxId = (m: Pick<InboundMessage, "channel" | "id">): string => `${m.channel}:${m.id}`;
 
-export interface InboxRecovery {
-  /** Entries to run again, oldest first (their `replays` already counted). */
-  replay: InboxEntry[];
-  /** Entries given up because they were replayed before and still not finished. */
-  abandoned: InboxEntry[];
-}
+const isRecord = (v: unknown): v is InboxRecord => InboxRecordSchema.safeParse(v).success;
 
 export class Inbox {
   readonly #path: string;
@@ -45,6 +83,7 @@ export class Inbox {
   readonly #clock: () => number;
   readonly #open = new Map<string, InboxEntry>();
   readonly #seen = new Set<string>();
+  #appends = 0;
 
   private constructor(path: string, log: Logger, clock: () => number) {
     this.#path = path;
@@ -53,44 +92,42 @@ export class Inbox {
   }
 
   /**
-   * Opens the inbox, compacts the file (only open entries and recent ids survive) and returns
-   * what must be run again. A torn or corrupt line is skipped and reported.
+   * Opens the inbox and compacts the file (open entries and recent ids survive). Returns the
+   * entries a crash left open, oldest first. A torn line or a record of the wrong shape is
+   * skipped and logged with the file and line; it never stops the start.
    */
-  static open(path: string, log: Logger, clock: () => number = Date.now): { inbox: Inbox; recovery: InboxRecovery } {
+  static open(path: string, log: Logger, clock: () => number = Date.now): { inbox: Inbox; pending: InboxEntry[] } {
     const inbox = new Inbox(path, log, clock);
-    const records = inbox.#read();
-    const open = new Map<string, InboxEntry>();
+    const { values, badLines } = readJsonLines(path, isRecord);
+    if (badLines.length > 0) log.warn("inbox.bad_lines", { file: path, lines: badLines });
     const seen: string[] = [];
-    for (const r of records) {
+    for (const r of values) {
       switch (r.type) {
-        case "accepted":
-          open.set(r.entry.id, { ...r.entry });
+        case "accepted": {
+          const { attempts, ...rest } = r.entry;
+          inbox.#open.set(r.entry.id, { ...(rest as Omit<InboxEntry, "attempts">), attempts: attempts ?? 0 });
           break;
-        case "replayed": {
-          const e = open.get(r.id);
-          if (e) e.replays++;
+        }
+        case "started": {
+          const e = inbox.#open.get(r.id);
+          if (e) e.attempts++;
           break;
         }
         case "done":
         case "abandoned":
         case "seen":
-          open.delete(r.id);
+          inbox.#open.delete(r.id);
           seen.push(r.id);
+          break;
+        case "replayed":
           break;
         default:
           r satisfies never;
       }
     }
-    const recovery: InboxRecovery = { replay: [], abandoned: [] };
-    for (const e of open.values()) (e.replays >= 1 ? recovery.abandoned : recovery.replay).push(e);
     for (const id of seen.slice(-SEEN_LIMIT)) inbox.#seen.add(id);
-    for (const e of recovery.abandoned) inbox.#seen.add(e.id);
-    for (const e of recovery.replay) {
-      e.replays++;
-      inbox.#open.set(e.id, e);
-    }
-    inbox.#rewrite(recovery);
-    return { inbox, recovery };
+    inbox.#rewrite();
+    return { inbox, pending: inbox.pending() };
   }
 
   /** True when this platform message was accepted before (dedupe). */
@@ -98,20 +135,50 @@ export class Inbox {
     return this.#open.has(id) || this.#seen.has(id);
   }
 
-  /** Records an accepted message; returns false (and records nothing) for a duplicate. */
+  /**
+   * Records an accepted message, on disk before this returns (the platform is told we have it
+   * only afterwards). Returns null, and records nothing, for a duplicate.
+   */
   accept(message: InboundMessage, sessionKey: string, preface?: string): InboxEntry | null {
     const id = inboxId(message);
     if (this.has(id)) return null;
-    const entry: InboxEntry = { id, sessionKey, message, acceptedAt: this.#clock(), replays: 0, ...(preface ? { preface } : {}) };
-    this.#append({ type: "accepted", entry });
+    const entry: InboxEntry = { id, sessionKey, message, acceptedAt: this.#clock(), attempts: 0, ...(preface ? { preface } : {}) };
+    this.#append({ type: "accepted", entry }, true);
     this.#open.set(id, entry);
     return entry;
+  }
+
+  /**
+   * A model request carrying the entry is about to go out. Unknown ids (cron runs, the
+   * heartbeat) are ignored. Not fsynced: it is on the model request's path, and losing it to a
+   * power cut costs at most one more attempt; a crash of the process does not lose it.
+   */
+  markStarted(id: string): void {
+    const e = this.#open.get(id);
+    if (!e) return;
+    e.attempts++;
+    this.#log.debug("inbox.started", { id, attempts: e.attempts });
+    this.#append({ type: "started", id, ts: this.#clock() }, false);
   }
 
   markDone(id: string): void {
     if (!this.#open.delete(id)) return;
     this.#seen.add(id);
-    this.#append({ type: "done", id, ts: this.#clock() });
+    this.#append({ type: "done", id, ts: this.#clock() }, false);
+  }
+
+  /** Gives the entry up (its notice was delivered); it is never run again. */
+  markAbandoned(id: string, reason: string): void {
+    const e = this.#open.get(id);
+    if (!e) return;
+    this.#open.delete(id);
+    this.#seen.add(id);
+    this.#log.error("inbox.abandoned", { id, session: e.sessionKey, attempts: e.attempts, reason });
+    this.#append({ type: "abandoned", id, reason, ts: this.#clock() }, false);
+  }
+
+  get(id: string): InboxEntry | undefined {
+    return this.#open.get(id);
   }
 
   /** Entries not yet done, oldest first. */
@@ -119,27 +186,27 @@ export class Inbox {
     return [...this.#open.values()];
   }
 
-  #append(r: InboxRecord): void {
-    appendFileSync(this.#path, `${JSON.stringify(r)}\n`);
-  }
-
-  #read(): InboxRecord[] {
-    const { values, badLines } = readJsonLines<InboxRecord>(this.#path);
-    if (badLines.length > 0) this.#log.warn("inbox.bad_lines", { lines: badLines });
-    return values;
+  /**
+   * `durable`: fsynced before returning. Closing records are not: when one is lost, the
+   * outbox's record of the delivered reply closes the entry again on the next start.
+   */
+  #append(r: InboxRecord, durable: boolean): void {
+    const line = `${JSON.stringify(r)}\n`;
+    if (durable) appendDurable(this.#path, line);
+    else appendFileSync(this.#path, line, { mode: 0o600 });
+    // A daemon that runs for months must not grow the file (or its dedupe memory) forever.
+    if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
   }
 
   /** Replaces the file with the compact state, atomically. */
-  #rewrite(recovery: InboxRecovery): void {
-    const now = this.#clock();
+  #rewrite(): void {
+    this.#appends = 0;
+    for (const id of this.#seen) {
+      if (this.#seen.size <= SEEN_LIMIT) break;
+      this.#seen.delete(id); // oldest first: a Set keeps insertion order
+    }
     const lines: InboxRecord[] = [...this.#seen].map((id) => ({ type: "seen", id }) as const);
-    for (const e of this.#open.values()) {
-      lines.push({ type: "accepted", entry: { ...e, replays: e.replays - 1 } });
-      lines.push({ type: "replayed", id: e.id, ts: now });
-    }
-    for (const e of recovery.abandoned) {
-      this.#log.error("inbox.abandoned", { id: e.id, session: e.sessionKey, reason: "still unanswered after a replay" });
-    }
+    for (const e of this.#open.values()) lines.push({ type: "accepted", entry: e });
     writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
   }
 }

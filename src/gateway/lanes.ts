@@ -62,6 +62,14 @@ export interface LaneOptions {
   onItemsDone: (entryIds: string[]) => void;
   /** Called with the inbox ids of a run that could not be recorded (disk full): not done, to be run again. */
   onItemsKept?: (entryIds: string[]) => void;
+  /**
+   * Called with the inbox ids of items the model is about to see: the run's next model request
+   * carries them (its first turn, or the turn after steering took them). Items stopped before
+   * that are never reported.
+   */
+  onItemsStarted?: (entryIds: string[]) => void;
+  /** Item `entryId` is answered by the reply that item `replyOwner` opened (same chat, one run). */
+  onReplyJoined?: (replyOwner: string, entryId: string) => void;
   log: Logger;
   /** How long collect mode waits after the last message before its follow-up run starts. */
   collectDebounceMs?: number;
@@ -84,6 +92,8 @@ class ActiveRun {
   readonly items: LaneItem[];
   /** Steering messages not yet taken by the loop. */
   pendingSteer: LaneItem[] = [];
+  /** How many of `items` were reported as started (they reached a model request). */
+  reported = 0;
   /** False once the loop returned: later messages must not be pushed as steering. */
   open = true;
   lastEventAt: number;
@@ -124,7 +134,7 @@ export class LaneManager {
   #closing = false;
 
   constructor(opts: LaneOptions) {
-    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, ...opts };
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, onItemsStarted: () => {}, onReplyJoined: () => {}, ...opts };
     this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
     this.#watchdog.unref();
   }
@@ -293,7 +303,7 @@ export class LaneManager {
     // Messages that arrived while the run waited for a slot simply start with it.
     run.items.push(...run.pendingSteer);
     run.pendingSteer = [];
-    for (const item of run.items) run.fanout.attach(item.replyKey, item.openReply);
+    for (const item of run.items) this.#attach(run.fanout, item);
     if (run.abort.signal.aborted) {
       run.open = false;
       await run.fanout.finish(STOPPED, "stopped");
@@ -307,7 +317,7 @@ export class LaneManager {
         run.pendingSteer = [];
         for (const item of taken) {
           run.items.push(item);
-          run.fanout.attach(item.replyKey, item.openReply);
+          this.#attach(run.fanout, item);
         }
         return taken.map((i) => i.turn);
       },
@@ -320,6 +330,12 @@ export class LaneManager {
         steering,
         emit: (e) => {
           run.lastEventAt = this.#opts.clock();
+          // A model request is about to carry these items: from now on the run counts as an
+          // attempt for each of them (steering adds items between turns).
+          if (e.type === "turn_start" && run.reported < run.items.length) {
+            this.#opts.onItemsStarted(run.items.slice(run.reported).map((i) => i.entryId));
+            run.reported = run.items.length;
+          }
           run.fanout.emit(e);
         },
       })
@@ -351,6 +367,12 @@ export class LaneManager {
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 
+  /** Attaches the item's reply to the run; one reply per chat, so a second item may join one. */
+  #attach(fanout: ReplyFanout, item: LaneItem): void {
+    const owner = fanout.attach(item.replyKey, item.openReply, item.entryId);
+    if (owner !== null) this.#opts.onReplyJoined(owner, item.entryId);
+  }
+
   #abortRun(run: ActiveRun, reason: NonNullable<ActiveRun["abortReason"]>): void {
     if (run.abort.signal.aborted) return;
     run.abortReason = reason;
@@ -372,7 +394,7 @@ export class LaneManager {
   async #answerWithoutRun(items: LaneItem[], text: string): Promise<void> {
     if (items.length === 0) return;
     const fanout = new ReplyFanout(this.#opts.log);
-    for (const item of items) fanout.attach(item.replyKey, item.openReply);
+    for (const item of items) this.#attach(fanout, item);
     await fanout.finish(text, "stopped");
     this.#opts.onItemsDone(items.map((i) => i.entryId));
   }

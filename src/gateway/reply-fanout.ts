@@ -6,6 +6,7 @@ import type { Logger } from "../log.ts";
 
 export class ReplyFanout {
   readonly #sinks = new Map<string, ReplySink>();
+  readonly #owners = new Map<string, string>();
   readonly #log: Logger;
   #text = "";
   #closed = false;
@@ -17,12 +18,18 @@ export class ReplyFanout {
   /**
    * Attaches the reply for `key` (one per chat, or per CLI request), opening it only if no
    * reply with that key is attached yet. A late sink first catches up with the text so far.
+   * `owner` names who asks (an inbox id). Returns the owner of the reply it joined when one
+   * with that key was already attached by someone else, else null.
    */
-  attach(key: string, open: () => ReplySink): void {
-    if (this.#closed || this.#sinks.has(key)) return;
+  attach(key: string, open: () => ReplySink, owner = ""): string | null {
+    if (this.#closed) return null;
+    const existing = this.#owners.get(key);
+    if (existing !== undefined) return existing === owner ? null : existing;
     const sink = open();
     if (this.#text) sink.textReset(this.#text);
     this.#sinks.set(key, sink);
+    this.#owners.set(key, owner);
+    return null;
   }
 
   get size(): number {

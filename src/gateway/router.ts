@@ -140,7 +140,9 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
     }),
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
-    openReply: () => ctx.channels.openReply(m),
+    // The reply is named by the entry that opens it: after a crash it continues in the
+    // messages the outbox recorded for it.
+    openReply: () => ctx.outbox.openReply(entry.id, (journal) => ctx.channels.openReply(m, journal)),
     arrivedAt: ctx.clock(),
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));

@@ -2,11 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { splitMessage } from "../../src/channels/chunk.ts";
 import {
   EMPTY_ANSWER_TEXT,
+  INTERRUPTED_PREVIEW_TEXT,
   ReplyDeliveryError,
   StreamingReply,
   type ReplyTransport,
   type StreamingReplyOptions,
 } from "../../src/channels/streaming-reply.ts";
+import type { ReplyJournal } from "../../src/channels/channel.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 
 type Call =
@@ -313,8 +315,10 @@ describe("StreamingReply final delivery", () => {
     r.textDelta("draft");
     await vi.advanceTimersByTimeAsync(10);
     await r.finish("Final answer.");
+    // The preview that could not take the answer is marked, not left as a stale half-answer.
     expect(t.calls.map((c) => c.op !== "typing" && [c.op, c.text, c.final])).toEqual([
       ["send", "draft", false],
+      ["edit", INTERRUPTED_PREVIEW_TEXT, false],
       ["send", "Final answer.", true],
     ]);
     expect(logLines.some((l) => l.event === "reply.final_edit_failed")).toBe(true);
@@ -415,5 +419,63 @@ describe("StreamingReply preview failures", () => {
     expect(t.attempts).toHaveLength(1);
     await r.finish("ab");
     expect(t.calls.map((c) => c.op !== "typing" && [c.op, c.text, c.final])).toEqual([["send", "ab", true]]);
+  });
+});
+
+/** A journal that records what the reply reported, as the outbox would. */
+function journal(messageIds: Array<string | undefined> = []): ReplyJournal & { created: Array<[number, string]> } {
+  const created: Array<[number, string]> = [];
+  return { key: "telegram:1", messageIds, created, messageCreated: (index, id) => void created.push([index, id]) };
+}
+
+describe("StreamingReply with a journal (the outbox)", () => {
+  it("reports the preview's id as soon as the platform returns it, and each final part's id", async () => {
+    const t = new FakeTransport();
+    const j = journal();
+    const r = reply(t, { maxLength: 20, journal: j });
+    r.textDelta("first words");
+    await vi.advanceTimersByTimeAsync(10);
+    expect(j.created).toEqual([[0, "m1"]]);
+    await r.finish("one two three four five six seven eight");
+    expect(j.created).toEqual([[0, "m1"], [1, "m2"]]);
+    expect(t.sends().map((c) => c.id)).toEqual(["m1", "m2"]);
+  });
+
+  it("a reply resumed after a restart streams into the recorded preview and never sends a new message", async () => {
+    const t = new FakeTransport();
+    const j = journal(["p7"]);
+    const r = reply(t, { journal: j });
+    r.toolStarted("exec", "ls");
+    await vi.advanceTimersByTimeAsync(10);
+    await r.finish("The new answer.");
+    expect(t.calls.map((c) => c.op !== "typing" && [c.op, "id" in c ? c.id : "", c.text, c.final])).toEqual([
+      ["edit", "p7", "⏳ exec: ls", false],
+      ["edit", "p7", "The new answer.", true],
+    ]);
+    expect(t.sends()).toEqual([]);
+    expect(j.created).toEqual([]);
+  });
+
+  it("delivering a recorded final again edits every recorded part instead of sending it twice", async () => {
+    const t = new FakeTransport();
+    const text = "one two three four five six seven eight";
+    const parts = splitMessage(text, 20);
+    expect(parts).toHaveLength(2);
+    await reply(t, { maxLength: 20, journal: journal(["p1", "p2"]) }).finish(text);
+    expect(t.calls.map((c) => c.op !== "typing" && [c.op, "id" in c ? c.id : "", c.text])).toEqual([
+      ["edit", "p1", parts[0]],
+      ["edit", "p2", parts[1]],
+    ]);
+  });
+
+  it("deletes a recorded preview that cannot be edited any more and sends the answer anew", async () => {
+    const deleted: string[] = [];
+    const t = Object.assign(new FakeTransport(), { delete: async (id: string) => void deleted.push(id) });
+    t.failEdit = (id) => id === "p7";
+    const j = journal(["p7"]);
+    await reply(t, { journal: j }).finish("Fresh answer.");
+    expect(deleted).toEqual(["p7"]);
+    expect(t.sends().map((c) => [c.text, c.final])).toEqual([["Fresh answer.", true]]);
+    expect(j.created).toEqual([[0, "m1"]]);
   });
 });

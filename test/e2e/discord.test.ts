@@ -218,6 +218,26 @@ describe("Discord (daemon e2e)", () => {
     expect(d.log()).toMatch(/"event":"discord.state".*"state":"reconnecting"/);
   });
 
+  it("kill -9 mid-stream: after the restart the new answer replaces the stale preview in the same message", async () => {
+    const first = await start();
+    model.enqueue(text("A long first draft that the crash will cut short. ".repeat(4), { chunkSize: 4, chunkDelayMs: 60 }));
+    const question = discord.sendMessage({ channelId: world.ownerDm, author: owner, content: "summarise the plan" });
+    await waitFor("a preview edited at least once", () => (discord.botMessages(world.ownerDm)[0]?.history.length ?? 0) >= 2, 15_000);
+    first.proc.kill("SIGKILL");
+    await first.exited;
+    const stale = discord.botMessages(world.ownerDm)[0]!;
+
+    model.enqueue(text("The plan: ship on Friday."));
+    await start();
+    await botReply(world.ownerDm, "The plan: ship on Friday.");
+    await new Promise((r) => setTimeout(r, 500));
+    const msgs = discord.botMessages(world.ownerDm);
+    expect(msgs.map((m) => m.content)).toEqual(["The plan: ship on Friday."]);
+    expect(msgs[0]!.id).toBe(stale.id);
+    expect(msgs[0]!.replyTo).toBe(question.id);
+    expect(model.requests).toHaveLength(2);
+  });
+
   it("a message whose run was cut by a crash is answered after the restart, from ids alone, exactly once", async () => {
     const first = await start();
     model.enqueue({ type: "hang" });

@@ -68,7 +68,9 @@ describe("log redaction", () => {
     // A tool that tries to read the secrets from its environment, then an answer.
     fake.enqueue(toolCall("exec", { command: 'echo "[$ANTHROPIC_API_KEY][$TELEGRAM_BOT_TOKEN]"' }), text("Done."));
     await owner.send("run it");
-    await emu.waitForBotMessages(100, 1);
+    // The final answer, not the tool's preview: a message sent while the run is still going
+    // would join it (steering) and share its one reply.
+    await waitFor("the first answer", () => emu.botMessages(100)[0]?.text === "Done.");
     // A model failure whose text (logged, and told to the user) quotes the key.
     fake.enqueue({ type: "http_error", status: 400, errorType: "invalid_request_error", message: `bad header x-api-key: ${apiKey}` });
     await owner.send("again");

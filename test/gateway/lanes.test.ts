@@ -162,6 +162,41 @@ describe("lanes", () => {
   });
 });
 
+describe("lanes: what the inbox and outbox are told", () => {
+  it("an item counts as started only when a model request carries it; steering joins its reply to the run's", async () => {
+    const started: string[][] = [];
+    const joined: Array<[string, string]> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { lanes, rec } = manager(
+      async (ctx) => {
+        if (ctx.items[0]!.entryId === "a") {
+          ctx.emit({ type: "run_start", sessionKey: "s" });
+          expect(started).toEqual([]); // nothing reached the model yet
+          ctx.emit({ type: "turn_start", turn: 1 });
+          await until("b to be queued", () => ctx.steering.pending());
+          ctx.steering.take();
+          ctx.emit({ type: "turn_start", turn: 2 });
+          await gate;
+        }
+        return { status: "completed", text: "ok" };
+      },
+      { onItemsStarted: (ids) => void started.push(ids), onReplyJoined: (owner, id) => void joined.push([owner, id]) },
+    );
+    lanes.submit("s", item("a", rec, "chat:1"), "steer");
+    await until("a started", () => started.length === 1);
+    lanes.submit("s", item("b", rec, "chat:1"), "steer");
+    await until("b taken", () => started.length === 2);
+    // c waits behind the run and is stopped before any model saw it: never reported as started.
+    lanes.submit("s", item("c", rec, "chat:1"), "followup");
+    lanes.stop("s");
+    release();
+    await until("all done", () => rec.done.length === 3);
+    expect(started).toEqual([["a"], ["b"]]);
+    expect(joined).toEqual([["a", "b"]]);
+  });
+});
+
 describe("lanes: runs that answer someone else", () => {
   it("queues a message behind a non-steerable run instead of joining it", async () => {
     let release!: () => void;

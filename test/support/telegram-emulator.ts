@@ -10,6 +10,12 @@
  * Emulator quirks handled here: `port: 0` silently becomes 9000 (a free port is picked first),
  * old messages are purged after `storeTimeout` (set to an hour), the emulator never sets
  * `entities` (added here the way Telegram's server does: @mentions and a leading /command).
+ *
+ * Where the emulator is kinder than Telegram, the proxy behaves like Telegram, because crash
+ * tests depend on it: `getUpdates` honours `offset` (an update is re-delivered until a later
+ * call confirms it, so a bot killed right after fetching gets it again), an edit to the same
+ * text is a 400 "message is not modified", and an edit or delete of a message the bot does not
+ * have (any more) is a 400.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
@@ -38,8 +44,12 @@ export interface Fault {
   when?: (body: Record<string, any>) => boolean;
   /** Default 1. */
   times?: number;
-  /** An HTTP status and Bot API error body, or a reset connection (a network error). */
-  reply: { status: number; body: object } | "reset";
+  /**
+   * An HTTP status and Bot API error body, or a reset connection (a network error), or
+   * "apply-then-hang": the call is applied by the emulator but its answer never comes back (the
+   * bot dies before it hears that the platform did it).
+   */
+  reply: { status: number; body: object } | "reset" | "apply-then-hang";
 }
 
 /** A message the bot has in a chat, as it looks now, with how it got there. */
@@ -91,8 +101,10 @@ export interface TelegramEmulator {
   readonly calls: BotApiCall[];
   inject(fault: Fault): void;
   user(opts: EmulatedUserOptions): EmulatedUser;
-  /** The bot's messages in a chat (all chats without an id), oldest first. */
+  /** The bot's messages in a chat (all chats without an id), oldest first; deleted ones are gone. */
   botMessages(chatId?: number | string): BotMessage[];
+  /** Messages the bot deleted, in the order it deleted them. */
+  deletedBotMessages(): BotMessage[];
   /** Called for every message the bot sends or edits; returns an unsubscribe function. */
   onBotActivity(listener: (a: BotActivity) => void): () => void;
   /** Resolves once the chat has `count` bot messages; rejects after timeoutMs. */
@@ -118,6 +130,7 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
   const emulatorUrl = server.config.apiURL;
 
   const messages: BotMessage[] = [];
+  const deleted: BotMessage[] = [];
   const listeners = new Set<(a: BotActivity) => void>();
   const notify = (a: BotActivity) => listeners.forEach((l) => l(a));
   recordBotMessages(server, messages, notify);
@@ -138,7 +151,7 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
     const body = parseBody(raw);
     const at = Date.now();
     const fault = faults.find((f) => f.left > 0 && f.method === method && (!f.when || f.when(body)));
-    if (fault) {
+    if (fault && fault.reply !== "apply-then-hang") {
       fault.left--;
       if (fault.reply === "reset") {
         calls.push({ method, body, status: 0, response: null, injected: true, at });
@@ -150,15 +163,54 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
       res.end(JSON.stringify(fault.reply.body));
       return;
     }
+    if (fault) fault.left--;
+    const own = answerLikeTelegram(method, body);
+    if (own) {
+      calls.push({ method, body, status: own.status, response: own.body, injected: false, at });
+      if (fault) return; // applied (nothing to apply), never answered
+      res.writeHead(own.status, { "content-type": "application/json" });
+      res.end(JSON.stringify(own.body));
+      return;
+    }
     const upstream = await fetch(`${emulatorUrl}${req.url ?? "/"}`, {
       method: req.method ?? "POST",
       headers: { "content-type": req.headers["content-type"] ?? "application/json" },
       ...(req.method === "GET" || req.method === "HEAD" ? {} : { body: raw }),
     });
     const text = await upstream.text();
-    calls.push({ method, body, status: upstream.status, response: parseBody(text), injected: false, at });
+    calls.push({ method, body, status: upstream.status, response: parseBody(text), injected: fault !== undefined, at });
+    if (fault) return; // "apply-then-hang": the emulator applied it; the answer never leaves
     res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
     res.end(text);
+  }
+
+  /** Calls the proxy answers itself (see the header); undefined forwards to the emulator. */
+  function answerLikeTelegram(method: string, body: Record<string, any>): { status: number; body: object } | undefined {
+    switch (method) {
+      case "getUpdates": {
+        const offset = Number(body.offset ?? 0);
+        const limit = Number(body.limit ?? 100) || 100;
+        const pending = server.storage.userMessages.filter((u) => u.botToken === token);
+        for (const u of pending) if (offset > 0 && u.updateId < offset) u.isRead = true;
+        const format = (ServerClass as unknown as { formatUpdate(u: unknown): object }).formatUpdate;
+        return { status: 200, body: { ok: true, result: pending.filter((u) => !u.isRead).slice(0, limit).map((u) => format(u)) } };
+      }
+      case "editMessageText": {
+        const message = messages.find((m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id));
+        if (!message) return telegramErrors.messageNotFound();
+        if (message.text === String(body.text ?? "") && message.parseMode === body.parse_mode) return telegramErrors.notModified();
+        return undefined;
+      }
+      case "deleteMessage": {
+        const index = messages.findIndex((m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id));
+        if (index < 0) return telegramErrors.messageNotFound();
+        const [gone] = messages.splice(index, 1);
+        deleted.push(gone!);
+        return undefined;
+      }
+      default:
+        return undefined;
+    }
   }
 
   await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
@@ -176,6 +228,7 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
     inject: (fault) => void faults.push({ ...fault, left: fault.times ?? 1 }),
     user: (o) => emulatedUser(server, token, o, messages),
     botMessages,
+    deletedBotMessages: () => [...deleted],
     onBotActivity: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -309,6 +362,7 @@ export const telegramErrors = {
     status: 400,
     body: { ok: false, error_code: 400, description: "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message" },
   }),
+  messageNotFound: () => ({ status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message to edit not found" } }),
   badGateway: () => ({ status: 502, body: { ok: false, error_code: 502, description: "Bad Gateway" } }),
 } satisfies Record<string, (...args: any[]) => Fault["reply"]>;
 

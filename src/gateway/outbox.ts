@@ -1,0 +1,223 @@
+// The outbox: what each reply to an inbox message has put on the platform, so that a crash
+// never leaves a chat with a stale half-answer and never makes a finished run answer twice.
+//
+// A reply is named by the inbox id of the message that opened it; messages joined to it by
+// steering (same chat, same run) are linked with a `joined` record. For each reply the outbox
+// records, fsynced before anything acts on them:
+//   - `message`: the platform id of each message the reply created, the moment it is known
+//     (index 0 is the preview, which becomes the first part of the final text);
+//   - `final`: the final text, before its delivery starts;
+//   - `delivered`: the platform confirmed the final text (not fsynced: losing it only means an
+//     idempotent re-delivery — an edit to the same text).
+// After a crash (recovery.ts): a reply with a final record is delivered from the record, by
+// editing the messages it recorded, and no model is called; one without is re-run, and its new
+// answer takes over the recorded preview.
+import { appendFileSync } from "node:fs";
+import { z } from "zod";
+import type { InboundMessage, ReplyJournal, ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { Logger } from "../log.ts";
+import { appendDurable, readJsonLines, writeFileAtomic } from "../storage.ts";
+
+export const OutboxRecordSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("message"), reply: z.string().min(1), index: z.number().int().nonnegative(), id: z.string().min(1), ts: z.number() }),
+  z.object({ type: z.literal("joined"), reply: z.string().min(1), entry: z.string().min(1) }),
+  z.object({
+    type: z.literal("final"),
+    reply: z.string().min(1),
+    /** finish(text, outcome), or fail(text) where text is the reason. */
+    kind: z.enum(["finish", "fail"]),
+    text: z.string(),
+    outcome: z.enum(["answered", "failed", "stopped"]),
+    ts: z.number(),
+  }),
+  z.object({ type: z.literal("delivered"), reply: z.string().min(1), ts: z.number() }),
+]);
+
+export type OutboxRecord = z.infer<typeof OutboxRecordSchema>;
+
+export interface FinalRecord {
+  kind: "finish" | "fail";
+  text: string;
+  outcome: ReplyOutcome;
+}
+
+/** What the outbox knows of one reply. */
+export interface ReplyRecord {
+  id: string;
+  /** The inbox ids this reply answers: its opener first, then those joined to it. */
+  entries: string[];
+  messageIds: Array<string | undefined>;
+  final?: FinalRecord;
+  delivered: boolean;
+}
+
+/** Appends after which the file is rewritten with only the open replies. */
+export const COMPACT_EVERY = 5_000;
+
+const isRecord = (v: unknown): v is OutboxRecord => OutboxRecordSchema.safeParse(v).success;
+
+export class Outbox {
+  readonly #path: string;
+  readonly #log: Logger;
+  readonly #clock: () => number;
+  readonly #replies = new Map<string, ReplyRecord>();
+  readonly #replyOfEntry = new Map<string, string>();
+  #appends = 0;
+
+  private constructor(path: string, log: Logger, clock: () => number) {
+    this.#path = path;
+    this.#log = log;
+    this.#clock = clock;
+  }
+
+  /**
+   * Reads the outbox and compacts it: only replies that answer one of `openEntries` (inbox ids
+   * still open) are kept. A torn line or a record of the wrong shape is skipped and logged.
+   */
+  static open(path: string, log: Logger, openEntries: ReadonlySet<string>, clock: () => number = Date.now): Outbox {
+    const outbox = new Outbox(path, log, clock);
+    const { values, badLines } = readJsonLines(path, isRecord);
+    if (badLines.length > 0) log.warn("outbox.bad_lines", { file: path, lines: badLines });
+    for (const r of values) {
+      switch (r.type) {
+        case "message":
+          outbox.#reply(r.reply).messageIds[r.index] = r.id;
+          break;
+        case "joined":
+          outbox.#join(r.reply, r.entry);
+          break;
+        case "final":
+          outbox.#reply(r.reply).final = { kind: r.kind, text: r.text, outcome: r.outcome };
+          break;
+        case "delivered":
+          outbox.#reply(r.reply).delivered = true;
+          break;
+        default:
+          r satisfies never;
+      }
+    }
+    for (const [id, reply] of outbox.#replies) {
+      if (reply.entries.some((e) => openEntries.has(e))) continue;
+      outbox.#replies.delete(id);
+      for (const e of reply.entries) if (outbox.#replyOfEntry.get(e) === id) outbox.#replyOfEntry.delete(e);
+    }
+    outbox.#rewrite();
+    return outbox;
+  }
+
+  /** The reply that answers inbox entry `entryId` (its own, or one it joined), if any was recorded. */
+  replyOf(entryId: string): ReplyRecord | undefined {
+    const id = this.#replyOfEntry.get(entryId);
+    return id === undefined ? undefined : this.#replies.get(id);
+  }
+
+  /** Inbox entry `entryId` is answered by reply `replyId` (steering joined it to that run). */
+  recordJoined(replyId: string, entryId: string): void {
+    if (this.#replyOfEntry.get(entryId) === replyId) return;
+    this.#join(replyId, entryId);
+    this.#append({ type: "joined", reply: replyId, entry: entryId }, true);
+  }
+
+  /**
+   * Opens reply `replyId` through `open` with a journal, wrapped so that the final text is
+   * recorded before it is delivered and the delivery after it succeeded. A reply recorded before
+   * a restart continues in its messages.
+   */
+  openReply(replyId: string, open: (journal: ReplyJournal) => ReplySink): ReplySink {
+    const reply = this.#reply(replyId);
+    const journal: ReplyJournal = {
+      key: replyId,
+      messageIds: [...reply.messageIds],
+      messageCreated: (index, id) => {
+        if (reply.messageIds[index] === id) return;
+        reply.messageIds[index] = id;
+        try {
+          this.#append({ type: "message", reply: replyId, index, id, ts: this.#clock() }, true);
+        } catch (error) {
+          this.#log.error("outbox.write_failed", { reply: replyId, error });
+        }
+      },
+    };
+    const sink = open(journal);
+    const deliver = async (final: FinalRecord, go: () => Promise<void>) => {
+      this.#recordFinal(reply, final);
+      try {
+        await go();
+        reply.delivered = true;
+        this.#append({ type: "delivered", reply: replyId, ts: this.#clock() }, false);
+      } finally {
+        this.#forget(reply);
+      }
+    };
+    return {
+      textDelta: (t) => sink.textDelta(t),
+      textReset: (t) => sink.textReset(t),
+      toolStarted: (n, s) => sink.toolStarted(n, s),
+      toolFinished: (n, ok) => sink.toolFinished(n, ok),
+      finish: (text, outcome = "answered") => deliver({ kind: "finish", text, outcome }, () => sink.finish(text, outcome)),
+      fail: (message) => deliver({ kind: "fail", text: message, outcome: "failed" }, () => sink.fail(message)),
+    };
+  }
+
+  /**
+   * Delivers a reply from its final record (after a restart): the same text to the same
+   * messages. Rejects when it could not be delivered.
+   */
+  redeliver(reply: ReplyRecord, to: InboundMessage, open: (to: InboundMessage, journal: ReplyJournal) => ReplySink): Promise<void> {
+    const final = reply.final;
+    if (!final) throw new Error(`outbox: reply ${reply.id} has no final text to deliver`);
+    const sink = this.openReply(reply.id, (journal) => open(to, journal));
+    return final.kind === "fail" ? sink.fail(final.text) : sink.finish(final.text, final.outcome);
+  }
+
+  #recordFinal(reply: ReplyRecord, final: FinalRecord): void {
+    const same = reply.final && reply.final.kind === final.kind && reply.final.text === final.text && reply.final.outcome === final.outcome;
+    reply.final = final;
+    if (same) return;
+    this.#append({ type: "final", reply: reply.id, ...final, ts: this.#clock() }, true);
+  }
+
+  #reply(id: string): ReplyRecord {
+    let reply = this.#replies.get(id);
+    if (!reply) {
+      reply = { id, entries: [id], messageIds: [], delivered: false };
+      this.#replies.set(id, reply);
+      this.#replyOfEntry.set(id, id);
+    }
+    return reply;
+  }
+
+  /** A reply whose delivery ended is not needed in memory any more (the file keeps it until compaction). */
+  #forget(reply: ReplyRecord): void {
+    this.#replies.delete(reply.id);
+    for (const e of reply.entries) if (this.#replyOfEntry.get(e) === reply.id) this.#replyOfEntry.delete(e);
+  }
+
+  #join(replyId: string, entryId: string): void {
+    const reply = this.#reply(replyId);
+    if (!reply.entries.includes(entryId)) reply.entries.push(entryId);
+    this.#replyOfEntry.set(entryId, replyId);
+  }
+
+  #append(r: OutboxRecord, durable: boolean): void {
+    const line = `${JSON.stringify(r)}\n`;
+    if (durable) appendDurable(this.#path, line);
+    else appendFileSync(this.#path, line, { mode: 0o600 });
+    // A daemon that runs for months must not grow the file forever: what is in memory is the
+    // whole open state, so the file can be replaced by it at any moment.
+    if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
+  }
+
+  #rewrite(): void {
+    this.#appends = 0;
+    const lines: OutboxRecord[] = [];
+    const ts = this.#clock();
+    for (const reply of this.#replies.values()) {
+      for (const entry of reply.entries.slice(1)) lines.push({ type: "joined", reply: reply.id, entry });
+      for (const [index, id] of reply.messageIds.entries()) if (id !== undefined) lines.push({ type: "message", reply: reply.id, index, id, ts });
+      if (reply.final) lines.push({ type: "final", reply: reply.id, ...reply.final, ts });
+      if (reply.delivered) lines.push({ type: "delivered", reply: reply.id, ts });
+    }
+    writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+  }
+}
