@@ -38,8 +38,12 @@ export interface DeliveryTarget {
   threadId?: string;
 }
 
-/** How the run behind a reply ended; channels may show it (the terminal maps it to an exit code). */
-export type ReplyOutcome = "answered" | "failed" | "stopped";
+/**
+ * How the run behind a reply ended; channels may show it (the terminal maps it to an exit code).
+ * `kept`: the message could not be answered now (a full disk) and stays in the inbox; the text is
+ * a notice, and the answer that follows later takes over the same chat messages.
+ */
+export type ReplyOutcome = "answered" | "failed" | "stopped" | "kept";
 
 /**
  * One reply, rendered as the channel sees fit. Calls arrive in run order; after `finish` or

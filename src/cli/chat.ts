@@ -79,7 +79,7 @@ export class ReplyPrinter {
 
 export function exitCodeFor(end: ChatEnd): number {
   if (end.type === "failed") return 1;
-  return end.outcome === "failed" ? 1 : end.outcome === "stopped" ? 130 : 0;
+  return end.outcome === "answered" ? 0 : end.outcome === "stopped" ? 130 : 1;
 }
 
 /** The daemon when it runs, otherwise an embedded gateway (started with the CLI channel only). */

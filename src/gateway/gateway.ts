@@ -98,9 +98,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
       // A "done" record that cannot be written (disk full) must not take the lanes down.
-      onItemsDone: (ids) => ids.forEach((id) => markDone(inbox, id, log)),
+      onItemsDone: (ids) => ids.forEach((id) => bestEffort(log, "inbox.done_write_failed", id, () => inbox.markDone(id))),
       onItemsKept: (ids) => diskRetry.keep(ids),
-      onItemsStarted: (ids) => ids.forEach((id) => inbox.markStarted(id)),
+      // A lost "started" record costs at most one uncounted attempt: never fail a run over it.
+      onItemsStarted: (ids) => ids.forEach((id) => bestEffort(log, "inbox.started_write_failed", id, () => inbox.markStarted(id))),
       onReplyJoined: (owner, id) => {
         if (inbox.get(owner) && inbox.get(id)) outbox.recordJoined(owner, id);
       },
@@ -162,11 +163,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   }
 }
 
-function markDone(inbox: Inbox, id: string, log: Logger): void {
+/** An inbox record that cannot be written (disk full) is logged; the message stays open until the next start. */
+function bestEffort(log: Logger, event: string, id: string, write: () => void): void {
   try {
-    inbox.markDone(id);
+    write();
   } catch (err) {
-    log.error("inbox.done_write_failed", { id, error: err, action: "the message stays open in the inbox until the next start" });
+    log.error(event, { id, error: err, action: "the message stays open in the inbox until the next start" });
   }
 }
 

@@ -7,11 +7,10 @@
 // Only attempts that started count: a `started` record is written when a run that answers the
 // entry actually begins (the model is about to see it). An entry that waited behind another run
 // when the daemon died has not started and is never given up for it.
-import { appendFileSync } from "node:fs";
 import { z } from "zod";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { appendDurable, readJsonLines, writeFileAtomic } from "../storage.ts";
+import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
 
 /** The message as a channel delivered it (validation only: the record read is kept whole). */
 export const InboundMessageSchema = z.object({
@@ -192,8 +191,7 @@ export class Inbox {
    */
   #append(r: InboxRecord, durable: boolean): void {
     const line = `${JSON.stringify(r)}\n`;
-    if (durable) appendDurable(this.#path, line);
-    else appendFileSync(this.#path, line, { mode: 0o600 });
+    appendRecord(this.#path, line, { durable });
     // A daemon that runs for months must not grow the file (or its dedupe memory) forever.
     if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
   }

@@ -361,7 +361,7 @@ export class LaneManager {
       this.#opts.log.error("run.wedged", { session: lane.key, reason: run.abortReason });
       await run.fanout.fail("I had to give up on this answer: it stopped responding. Please try again.");
     } else {
-      await run.fanout.finish(replyText(outcome, run.abortReason), outcomeOf(outcome.status));
+      await run.fanout.finish(replyText(outcome, run.abortReason), outcome.keep ? "kept" : outcomeOf(outcome.status));
     }
     if (outcome !== "wedged" && outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));

@@ -12,11 +12,10 @@
 // After a crash (recovery.ts): a reply with a final record is delivered from the record, by
 // editing the messages it recorded, and no model is called; one without is re-run, and its new
 // answer takes over the recorded preview.
-import { appendFileSync } from "node:fs";
 import { z } from "zod";
 import type { InboundMessage, ReplyJournal, ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { appendDurable, readJsonLines, writeFileAtomic } from "../storage.ts";
+import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
 
 export const OutboxRecordSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("message"), reply: z.string().min(1), index: z.number().int().nonnegative(), id: z.string().min(1), ts: z.number() }),
@@ -38,7 +37,8 @@ export type OutboxRecord = z.infer<typeof OutboxRecordSchema>;
 export interface FinalRecord {
   kind: "finish" | "fail";
   text: string;
-  outcome: ReplyOutcome;
+  /** "kept" is never recorded: see openReply. */
+  outcome: Exclude<ReplyOutcome, "kept">;
 }
 
 /** What the outbox knows of one reply. */
@@ -154,7 +154,10 @@ export class Outbox {
       textReset: (t) => sink.textReset(t),
       toolStarted: (n, s) => sink.toolStarted(n, s),
       toolFinished: (n, ok) => sink.toolFinished(n, ok),
-      finish: (text, outcome = "answered") => deliver({ kind: "finish", text, outcome }, () => sink.finish(text, outcome)),
+      // A notice for a message kept for later (a full disk) is not the reply's final text: the
+      // run that answers it later continues in the same messages, and a restart re-runs it.
+      finish: (text, outcome = "answered") =>
+        outcome === "kept" ? sink.finish(text, outcome) : deliver({ kind: "finish", text, outcome }, () => sink.finish(text, outcome)),
       fail: (message) => deliver({ kind: "fail", text: message, outcome: "failed" }, () => sink.fail(message)),
     };
   }
@@ -201,8 +204,7 @@ export class Outbox {
 
   #append(r: OutboxRecord, durable: boolean): void {
     const line = `${JSON.stringify(r)}\n`;
-    if (durable) appendDurable(this.#path, line);
-    else appendFileSync(this.#path, line, { mode: 0o600 });
+    appendRecord(this.#path, line, { durable });
     // A daemon that runs for months must not grow the file forever: what is in memory is the
     // whole open state, so the file can be replaced by it at any moment.
     if (++this.#appends >= COMPACT_EVERY) this.#rewrite();

@@ -110,7 +110,8 @@ describe.runIf(fs !== null)("a full disk (2 MB tmpfs)", () => {
         expect(gw.channel.replies.get(id)).toEqual(["Hearth's disk is full; your message is kept and will be answered when there is space.", "Answered without a restart."]);
         expect(fake.requests).toHaveLength(requestsBefore + 1);
         const inbox = readFileSync(join(home, "inbox.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string });
-        expect(inbox.map((r) => r.type)).toEqual(["seen", "accepted", "done"]);
+        // The attempt that hit the full disk never reached the model: only the one that answered counts.
+        expect(inbox.map((r) => r.type)).toEqual(["seen", "accepted", "started", "done"]);
       } finally {
         await gw.stop();
       }
@@ -168,7 +169,13 @@ describe("an inbox that cannot record a reply as done (disk full)", () => {
       await waitFor("the second answer", () => gw.channel.replies.has(second), 15_000);
       expect(gw.channel.replies.get(second)).toEqual(["Second answer."]);
       const records = readFileSync(inbox, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; id?: string; entry?: { id: string } });
-      expect(records.map((r) => `${r.type} ${r.id ?? r.entry?.id}`)).toEqual([`accepted telegram:${first}`, `accepted telegram:${second}`, `done telegram:${second}`]);
+      expect(records.map((r) => `${r.type} ${r.id ?? r.entry?.id}`)).toEqual([
+        `accepted telegram:${first}`,
+        `started telegram:${first}`,
+        `accepted telegram:${second}`,
+        `started telegram:${second}`,
+        `done telegram:${second}`,
+      ]);
     } finally {
       await gw.stop();
       await fake.close();

@@ -48,6 +48,26 @@ function recordingSink(journal: ReplyJournal) {
 const open = (openEntries: string[], log: Logger = silentLogger) => Outbox.open(path, log, new Set(openEntries));
 
 describe("Outbox", () => {
+  it("does not record a notice for a message kept for later as final: the later run continues in its messages", async () => {
+    const outbox = open([]);
+    let rec!: ReturnType<typeof recordingSink>;
+    const sink = outbox.openReply("telegram:k", (j) => (rec = recordingSink(j)).sink);
+    rec.journal.messageCreated(0, "701");
+    await sink.finish("Hearth's disk is full; your message is kept and will be answered when there is space.", "kept");
+    expect(rec.calls).toEqual(["finish:Hearth's disk is full; your message is kept and will be answered when there is space.:kept"]);
+    expect(readFileSync(path, "utf8")).not.toContain('"type":"final"');
+    expect(outbox.replyOf("telegram:k")?.final).toBeUndefined();
+
+    let again!: ReturnType<typeof recordingSink>;
+    const later = outbox.openReply("telegram:k", (j) => (again = recordingSink(j)).sink);
+    expect(again.journal.messageIds).toEqual(["701"]);
+    await later.finish("The answer.", "answered");
+    expect(again.fileAtFinish()).toContain('"type":"final","reply":"telegram:k","kind":"finish","text":"The answer.","outcome":"answered"');
+    // After a restart only the real answer could be delivered from the record.
+    const reopened = Outbox.open(path, silentLogger, new Set(["telegram:k"]));
+    expect(reopened.replyOf("telegram:k")?.final?.text).toBe("The answer.");
+  });
+
   it("records the preview id at once and the final text before the delivery starts", async () => {
     const outbox = open([]);
     let rec!: ReturnType<typeof recordingSink>;
