@@ -2,6 +2,11 @@
 // messages stream, run tools and wait in the queue. Afterwards every message is answered exactly
 // once, or given up with a notice after two runs of it started; no stale preview is left in the
 // chat; every state file parses.
+//
+// The one stale message Hearth cannot prevent is a message Telegram created in the instant before
+// the daemon recorded its id (the Bot API has no idempotent send): the kill lands between the
+// platform applying the send and the outbox's fsync. Such a message is allowed only if its id
+// never reached outbox.jsonl at any point of the run; every recorded preview must be gone.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -91,6 +96,14 @@ it(`${KILLS} kill -9s at random points: every message answered exactly once or g
   };
   const user = emu.user({ userId: OWNER, firstName: "Ann" });
   const sent: Array<{ n: number; id: string }> = [];
+  // Every platform message id the outbox recorded, read after each kill (start-up compacts it).
+  const recorded = new Set<string>();
+  const noteRecorded = () => {
+    for (const r of jsonLines(join(home, "outbox.jsonl"))) {
+      const rec = r as { type?: string; id?: string };
+      if (rec.type === "message" && rec.id) recorded.add(rec.id);
+    }
+  };
 
   for (let kill = 0; kill < KILLS; kill++) {
     const d = await start();
@@ -100,16 +113,24 @@ it(`${KILLS} kill -9s at random points: every message answered exactly once or g
     }
     await sleep(150 + rand() * 1200);
     await kill9(d);
+    noteRecorded();
   }
 
   const last = await start();
   const logs = () => daemons.map((d) => d.log()).join("\n");
   const abandoned = () => new Set([...logs().matchAll(/"event":"inbox\.abandoned"[^\n]*?"id":"([^"]+)"/g)].map((m) => m[1]!));
   const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
+  // Bot messages that are neither an answer nor the notice: stale. Those whose id the outbox
+  // never recorded were created in the unrecordable instant before a kill.
+  const stale = () => emu.botMessages(OWNER).filter((m) => !finals.has(m.text));
+  const unexplained = () => {
+    noteRecorded();
+    return stale().filter((m) => recorded.has(String(m.messageId)));
+  };
   const settled = () => {
     const given = abandoned();
     const texts = emu.botMessages(OWNER).map((m) => m.text);
-    return sent.every((s) => given.has(s.id) || texts.includes(answerFor(s.n))) && texts.every((t) => finals.has(t));
+    return sent.every((s) => given.has(s.id) || texts.includes(answerFor(s.n))) && unexplained().length === 0;
   };
   await waitFor(`every message answered or given up (seed ${seed})`, settled, 60_000).catch((err: unknown) => {
     throw new Error(`${String(err)}\nbot: ${JSON.stringify(emu.botMessages(OWNER).map((m) => m.text))}\nlog:\n${last.log().slice(-4000)}`);
@@ -117,7 +138,10 @@ it(`${KILLS} kill -9s at random points: every message answered exactly once or g
   await sleep(1000);
 
   const given = abandoned();
-  const texts = emu.botMessages(OWNER).map((m) => m.text);
+  const unrecorded = stale();
+  expect(unexplained(), `seed ${seed}: a preview whose id was recorded stayed in the chat`).toEqual([]);
+  expect(unrecorded.length, `seed ${seed}: at most one unrecorded message per kill`).toBeLessThanOrEqual(KILLS);
+  const texts = emu.botMessages(OWNER).map((m) => m.text).filter((t) => finals.has(t));
   const context = `seed ${seed}; bot messages: ${JSON.stringify(texts)}; given up: ${[...given].join(", ")}`;
   for (const s of sent) {
     const answers = texts.filter((t) => t === answerFor(s.n)).length;
@@ -149,5 +173,7 @@ it(`${KILLS} kill -9s at random points: every message answered exactly once or g
   const again = await start();
   await sleep(300);
   expect(again.log()).not.toContain("inbox.recovering");
-  console.info(`crash loop: seed ${seed}, ${sent.length} messages, ${given.size} given up, ${fake.requests.length} model requests`);
+  console.info(
+    `crash loop: seed ${seed}, ${sent.length} messages, ${given.size} given up, ${fake.requests.length} model requests, ${unrecorded.length} message(s) sent in the unrecordable instant before a kill`,
+  );
 }, 180_000);
