@@ -22,6 +22,10 @@ import { gatewayHost } from "./scheduler/host.ts";
 import { CronService } from "./scheduler/service.ts";
 import { SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
+import { Budget } from "./budget/budget.ts";
+import { RateLimiter } from "./budget/rate-limit.ts";
+import { UsageLedger } from "./usage/ledger.ts";
+import { usageFile } from "./usage/record.ts";
 
 export interface GatewayOptions {
   home: string;
@@ -75,14 +79,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock });
-    const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), ...(opts.model ? { model: opts.model } : {}) });
+    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: config.pricing, log: log.child({ component: "usage" }), clock });
+    const recordUsage = usage.record.bind(usage);
+    const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
     channels.register(cli);
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits: new RateLimiter() } as GatewayContext;
+    ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
     ctx.lanes = new LaneManager({
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
@@ -138,6 +145,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   } catch (err) {
     await unwind(undo, log);
     throw err;
+  }
+}
+
+/** A proactive message to the owner's most recently used chat; failures are logged. */
+async function notifyOwner(ctx: GatewayContext, text: string): Promise<void> {
+  const to = gatewayHost(ctx).ownerTarget();
+  try {
+    await ctx.channels.send(to, text);
+  } catch (err) {
+    ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });
   }
 }
 

@@ -2,6 +2,7 @@
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
+import type { BudgetStatus } from "./budget/budget.ts";
 
 export interface SessionStatus {
   key: string;
@@ -25,6 +26,8 @@ export interface GatewayStatus {
   activeRuns: number;
   /** Where exec commands run: "bwrap" or "none", and what that means, in one line. */
   execSandbox: { kind: "bwrap" | "none"; detail: string };
+  /** Spending today and this month (from usage.jsonl) against the budget's limits. */
+  budget: BudgetStatus;
   today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
 }
 
@@ -55,6 +58,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     sessions,
     activeRuns: sessions.filter((s) => s.running).length,
     execSandbox: { kind: ctx.runtime.execSandbox.kind, detail: describeSandbox(ctx.runtime.execSandbox) },
+    budget: ctx.budget.status(),
     today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
   };
 }
