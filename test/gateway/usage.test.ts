@@ -2,7 +2,6 @@
 // priced with the cache-write TTLs and cache reads, tagged with the run's session, scope,
 // sender and purpose; `hearth usage` sums exactly those records; compaction and the memory
 // flush use compaction.model and are recorded as their own purposes.
-import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runUsage } from "../../src/cli/usage.ts";
 import { isUsageRecord, usageFile, type UsageRecord } from "../../src/gateway/usage/record.ts";
