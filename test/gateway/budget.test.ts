@@ -15,6 +15,9 @@ import { silentLogger } from "../../src/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { TestChannel } from "../support/test-channel.ts";
+import { Heartbeat } from "../../src/gateway/scheduler/heartbeat.ts";
+import type { BudgetDecision } from "../../src/gateway/budget/budget.ts";
+import { FakeHost, FakeTime } from "./scheduler-fakes.ts";
 
 let fake: FakeModel;
 let home: string;
@@ -132,5 +135,23 @@ describe("budgets", () => {
     expect(await say(channel, "7", "@bot another")).toBe(RESTING_TEXT);
     expect(await say(channel, "owner", "and me?")).toBe("Owner answer.");
     expect(fake.requests.length).toBe(2);
+  });
+});
+
+describe("the heartbeat and the budget", () => {
+  it("asks the budget before it queues: over budget it skips without a run; its runs carry purpose heartbeat", () => {
+    const time = new FakeTime("2026-11-22T12:00:00Z");
+    let decision: BudgetDecision = { type: "allow" };
+    const asked: string[] = [];
+    const host = Object.assign(new FakeHost(time), {
+      checkBudget: (purpose: string, key: string) => (asked.push(`${purpose}:${key}`), decision),
+    });
+    const hb = new Heartbeat({ host, clock: time.clock, timers: time, log: silentLogger, everyMs: 30 * 60_000, activeHours: { start: "00:00", end: "00:00" }, timezone: "UTC", readChecklist: () => "- anything due?" });
+    expect(hb.beat()).toBe("ran");
+    expect(host.submitted.map((s) => s.item.purpose)).toEqual(["heartbeat"]);
+    decision = { type: "refuse", limit: "daily", reason: "the daily budget of $1.00 is spent ($1.00)" };
+    expect(hb.beat()).toBe("over_budget");
+    expect(host.submitted).toHaveLength(1);
+    expect(asked).toEqual(["heartbeat:main", "heartbeat:main"]);
   });
 });
