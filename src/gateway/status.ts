@@ -49,6 +49,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     };
   });
   const day = ctx.sessions.today();
+  const budget = ctx.budget.status();
   return {
     pid: process.pid,
     startedAt: ctx.startedAt,
@@ -58,8 +59,9 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     sessions,
     activeRuns: sessions.filter((s) => s.running).length,
     execSandbox: { kind: ctx.runtime.execSandbox.kind, detail: describeSandbox(ctx.runtime.execSandbox) },
-    budget: ctx.budget.status(),
-    today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
+    budget,
+    // The cost is the usage ledger's (config prices included), the same figure budgets use.
+    today: { date: day.date, ...day.usage, costUsd: budget.today.spentUsd, runs: day.runs },
   };
 }
 
