@@ -113,6 +113,7 @@ function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string)
   if (!args) return spendingLine(ctx.budget.status());
   const m = /^raise\s+\$?(\d+(?:\.\d{1,2})?)$/i.exec(args);
   const amount = m ? Number(m[1]) : NaN;
+  if (ctx.config.budget.daily === undefined && ctx.config.budget.monthly === undefined) return "There is no budget to raise: no limit is set. Set budget.daily or budget.monthly in config.json to have one.";
   if (!(amount > 0)) return "Usage: /budget raise N — raises today's limit by N US dollars (e.g. /budget raise 5). For a lasting change, edit budget.daily or budget.monthly in config.json.";
   const s = ctx.budget.raise(amount);
   ctx.log.info("budget.raised", { usd: amount, day: s.day });

@@ -8,9 +8,10 @@ import { budgetGate } from "./budget/gate.ts";
 
 export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
-    const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     const first = run.items[0];
     const purpose = first?.purpose ?? "chat";
+    // Background work (a job, the heartbeat in its own session) is the owner's: main scope.
+    const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
     if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();

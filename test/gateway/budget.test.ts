@@ -128,6 +128,12 @@ describe("budgets", () => {
     expect(status.split("\n").at(-1)).toBe("Spent today: $1.02 of $6.00 (17 %) · this month: $1.02 (no limit) · raised today by $5.00");
   });
 
+  it("/budget raise without any limit says there is nothing to raise", async () => {
+    const channel = await start({});
+    expect(await say(channel, "owner", "/budget raise 5")).toBe("There is no budget to raise: no limit is set. Set budget.daily or budget.monthly in config.json to have one.");
+    expect(await say(channel, "owner", "/budget")).toBe("Spent today: $0.00 (no limit) · this month: $0.00 (no limit)");
+  });
+
   it("shared scopes stop at their own sub-limit (a fifth of the daily one); the owner goes on unmarked", async () => {
     const channel = await start({ daily: 10 });
     fake.enqueue(costing(2.0, "Group answer."), costing(0.5, "Owner answer."));

@@ -92,6 +92,29 @@ describe("usage records", () => {
     ]);
     expect(t.gateway.context.usage.spent().sharedTodayUsd).toBeCloseTo(rs[0]!.costUsd + rs[1]!.costUsd, 12);
   });
+
+  it("takes session and purpose from the run: a heartbeat in its own session is recorded as the owner's", async () => {
+    t = await startTestGateway(fake.url, { memory: false });
+    fake.enqueue(text("HEARTBEAT_OK", { usage: { input_tokens: 40, output_tokens: 3 } }));
+    let finished = "";
+    t.gateway.context.lanes.submit(
+      "heartbeat",
+      {
+        entryId: "hb-1",
+        turn: { role: "user", kind: "system", text: "Heartbeat check-in.", ts: Date.now() },
+        source: { channel: "heartbeat", sender: "Hearth", text: "(heartbeat)" },
+        replyKey: "hb-1",
+        steerable: false,
+        purpose: "heartbeat",
+        openReply: () => ({ textDelta: () => {}, textReset: () => {}, toolStarted: () => {}, toolFinished: () => {}, finish: async (x) => void (finished = x), fail: async () => {} }),
+        arrivedAt: Date.now(),
+      },
+      "followup",
+    );
+    await waitFor("the heartbeat run", () => finished !== "");
+    expect(records(t.home).map((r) => [r.session, r.scope, r.purpose, r.channel, r.sender])).toEqual([["heartbeat", "main", "heartbeat", "heartbeat", "Hearth"]]);
+    expect(t.gateway.context.usage.spent().sharedTodayUsd).toBe(0);
+  });
 });
 
 describe("hearth usage", () => {
