@@ -6,6 +6,7 @@ import { runDoctor } from "./cli/doctor.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
+import { runUsage, USAGE_USAGE } from "./cli/usage.ts";
 import { SandboxUnavailableError } from "./agent/tools/sandbox.ts";
 import { MissingApiKeyError } from "./gateway/agent-runtime.ts";
 import { ConfigError } from "./gateway/config.ts";
@@ -21,7 +22,7 @@ Commands:
   chat                         talk with Hearth in this terminal (your main session)
   chat -m "TEXT"               send one message; the reply streams to stdout
   status [--json]              channels, sessions, active runs, queues, today's tokens
-  doctor                       check the setup; one line per check, with a fix for each problem
+${USAGE_USAGE}  doctor                       check the setup; one line per check, with a fix for each problem
   init                         create the home folder, a commented config.json and the workspace
 ${CRON_USAGE}  pairing list                 pending pairing codes and approved senders
   pairing approve CODE         let the person who got CODE talk to Hearth
@@ -55,6 +56,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
         const { values } = parse(rest, { json: { type: "boolean" } });
         return await runStatus(home, values.json === true, io);
       }
+      case "usage":
+        return runUsage(home, rest, io);
       case "init":
         parse(rest, {});
         return runInit(home, io);

@@ -8,18 +8,31 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
+  /** All cache writes, whatever their TTL. */
   cacheCreationTokens: number;
+  /**
+   * The part of `cacheCreationTokens` written with the 5-minute / 1-hour TTL, when the API
+   * reports the split (`usage.cache_creation`). Absent: all of it counts as 5-minute writes.
+   */
+  cacheCreation5mTokens?: number;
+  cacheCreation1hTokens?: number;
+  /** Server-side web searches the call made (`usage.server_tool_use.web_search_requests`). */
+  webSearchRequests?: number;
 }
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 });
 
 export function addUsage(a: Usage, b: Usage): Usage {
-  return {
+  const sum: Usage = {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
   };
+  for (const k of ["cacheCreation5mTokens", "cacheCreation1hTokens", "webSearchRequests"] as const) {
+    if (a[k] !== undefined || b[k] !== undefined) sum[k] = (a[k] ?? 0) + (b[k] ?? 0);
+  }
+  return sum;
 }
 
 /** Tokens the model had in its context for one request: fresh input plus cached input. */

@@ -286,15 +286,25 @@ async function streamAttempt(
   };
 }
 
-function readUsage(
-  usage: Usage,
-  u: { input_tokens?: number | null; output_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null },
-): void {
+interface ApiUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
+}
+
+function readUsage(usage: Usage, u: ApiUsage): void {
   // message_delta repeats the cumulative counts; a missing or null field keeps what we had.
   if (u.input_tokens != null) usage.inputTokens = u.input_tokens;
   if (u.output_tokens != null) usage.outputTokens = u.output_tokens;
   if (u.cache_read_input_tokens != null) usage.cacheReadTokens = u.cache_read_input_tokens;
   if (u.cache_creation_input_tokens != null) usage.cacheCreationTokens = u.cache_creation_input_tokens;
+  // The TTL split is priced differently (1 h writes cost 2× input, 5 min writes 1.25×).
+  if (u.cache_creation?.ephemeral_5m_input_tokens != null) usage.cacheCreation5mTokens = u.cache_creation.ephemeral_5m_input_tokens;
+  if (u.cache_creation?.ephemeral_1h_input_tokens != null) usage.cacheCreation1hTokens = u.cache_creation.ephemeral_1h_input_tokens;
+  if (u.server_tool_use?.web_search_requests) usage.webSearchRequests = u.server_tool_use.web_search_requests;
 }
 
 function startDraft(block: Anthropic.ContentBlock): BlockDraft | undefined {

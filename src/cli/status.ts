@@ -3,6 +3,7 @@ import { homePaths } from "../gateway/home.ts";
 import { holderOf, isAlive } from "../gateway/lock.ts";
 import { formatDuration, formatTokens, type GatewayStatus } from "../gateway/status.ts";
 import { connectDaemon } from "./client.ts";
+import { spendingLine } from "../gateway/budget/budget.ts";
 
 interface StatusIO {
   stdout: NodeJS.WritableStream;
@@ -56,6 +57,7 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
     "",
     `Today (${t.date}): ${t.runs} runs · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} tokens in (${formatTokens(t.cacheReadTokens)} from cache) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)}`,
   );
+  if (s.budget) lines.push(spendingLine(s.budget));
   if (s.damaged?.length) lines.push("", ...s.damaged.map((d) => `Damaged state: ${d}`));
   return `${lines.join("\n")}\n`;
 }

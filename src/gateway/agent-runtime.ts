@@ -17,6 +17,8 @@ import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
+import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
+import type { RunPurpose, UsageTag } from "./usage/record.ts";
 
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
@@ -40,6 +42,10 @@ export interface SessionRunRequest {
   signal: AbortSignal;
   emit: AgentEventSink;
   steering?: SteeringSource;
+  /** Why the run happens; default "chat". Its model calls are recorded with it. */
+  purpose?: RunPurpose;
+  /** The channel and sender of the message that started the run, for the usage records. */
+  origin?: { channel: string; sender: string };
 }
 
 export interface AgentRuntime {
@@ -64,6 +70,8 @@ export interface AgentRuntimeOptions {
   /** Replaces the Anthropic client (tests, benchmarks). */
   model?: ModelClient;
   clock?: () => number;
+  /** Records every model call's usage (the usage ledger); absent, nothing is recorded. */
+  recordUsage?: UsageSink;
 }
 
 /** Throws MissingApiKeyError when there is no key and no custom endpoint. */
@@ -86,6 +94,22 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       retry: { idleTimeoutMs: config.model.idleTimeoutMs },
       log: log.child({ component: "model" }),
     });
+  // Compaction summaries and the memory flush may use a cheaper model (compaction.model).
+  const compactionModel =
+    opts.model || !config.compaction.model || config.compaction.model === config.model.name
+      ? model
+      : createAnthropicModelClient({
+          models: [config.compaction.model, ...config.model.fallbacks],
+          apiKey: config.model.apiKey,
+          baseURL: config.model.baseUrl,
+          retry: { idleTimeoutMs: config.model.idleTimeoutMs },
+          log: log.child({ component: "model", purpose: "compaction" }),
+        });
+  const recordUsage: UsageSink = opts.recordUsage ?? (() => {});
+  // The tag of the run each session last started: compaction and the flush happen inside it
+  // (or, for /compact, on its behalf) and are recorded with its session and origin.
+  const lastTag = new Map<string, UsageTag>();
+  const tagFor = (key: string, scope: Scope, purpose: RunPurpose) => () => ({ ...(lastTag.get(key) ?? { session: key, scope }), purpose });
   // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
   const execSandbox = resolveExecSandbox({
     mode: config.tools.exec.sandbox,
@@ -124,7 +148,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const flush = (key: string, scope: Scope) => async (view: Message[], signal: AbortSignal) => {
     const transcript = transcriptFor(key);
     const result = await runAgentLoop(
-      { model, tools: flushTools, clock, log },
+      { model: meteredModel(compactionModel, tagFor(key, scope, "flush"), recordUsage), tools: flushTools, clock, log },
       {
         sessionKey: key,
         scope,
@@ -148,7 +172,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     if (!b) {
       b = new ContextBudget({
         window: config.model.contextWindow,
-        model,
+        model: meteredModel(compactionModel, tagFor(key, scope, "compaction"), recordUsage),
         maxTokens: config.model.maxTokens,
         log: log.child({ session: key }),
         clock,
@@ -176,7 +200,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     memory,
     execSandbox,
     run(req) {
-      return runSession({ model, tools, clock, log }, transcriptFor(req.key), {
+      const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...(req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {}) };
+      lastTag.set(req.key, tag);
+      return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
         system: systemFor(req.key, req.scope),

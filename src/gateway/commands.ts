@@ -5,6 +5,7 @@ import type { InboundMessage } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "./config.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus } from "./status.ts";
+import { spendingLine, usdText } from "./budget/budget.ts";
 
 export interface Command {
   name: string;
@@ -17,9 +18,10 @@ const HELP = `Commands:
 /status — model, context use, queue and today's usage
 /compact [focus] — summarise older turns to free context
 /queue [steer|followup|collect|interrupt] — what a message does while I'm answering
+/budget [raise N] — spending against the limits; raise today's limit by N dollars (owner)
 /help — this list`;
 
-const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "help", "start", "approve"]);
+const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "help", "start", "approve", "budget"]);
 
 /**
  * A slash command ("/stop", "/queue collect") or a bare "stop"; null for ordinary text.
@@ -64,6 +66,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       return statusText(ctx, origin);
     case "compact":
       return compact(ctx, origin, cmd.args);
+    case "budget":
+      return budgetCommand(ctx, origin, cmd.args);
     case "queue": {
       if (!cmd.args) {
         const current = ctx.sessions.get(sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
@@ -104,6 +108,18 @@ async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string
   }
 }
 
+function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
+  if (origin.scope !== "main") return "Only the owner can see or change the budget, in a private chat.";
+  if (!args) return spendingLine(ctx.budget.status());
+  const m = /^raise\s+\$?(\d+(?:\.\d{1,2})?)$/i.exec(args);
+  const amount = m ? Number(m[1]) : NaN;
+  if (ctx.config.budget.daily === undefined && ctx.config.budget.monthly === undefined) return "There is no budget to raise: no limit is set. Set budget.daily or budget.monthly in config.json to have one.";
+  if (!(amount > 0)) return "Usage: /budget raise N — raises today's limit by N US dollars (e.g. /budget raise 5). For a lasting change, edit budget.daily or budget.monthly in config.json.";
+  const s = ctx.budget.raise(amount);
+  ctx.log.info("budget.raised", { usd: amount, day: s.day });
+  return `Raised today's limit by ${usdText(amount)}, until midnight. ${spendingLine(s)}`;
+}
+
 function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   const status = gatewayStatus(ctx);
   const s = status.sessions.find((x) => x.key === origin.sessionKey);
@@ -120,6 +136,7 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
     lines.push(
       `Today: ${t.runs} run${t.runs === 1 ? "" : "s"} · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} in (${formatTokens(t.cacheReadTokens)} cached) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)} (estimate)`,
     );
+    lines.push(spendingLine(status.budget));
   }
   return lines.join("\n");
 }

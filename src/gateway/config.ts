@@ -112,12 +112,27 @@ const idList = (platform: Platform) => z.array(platformId(platform)).default([])
 
 const dmPolicy = z.enum(["pairing", "allowlist", "disabled"]).default("pairing");
 
+/** Addressed messages allowed per window in a shared scope; 0 means no limit. */
+const rateLimit = (perSender: number, perChat: number) =>
+  strict({
+    perSender: z.int().min(0).default(perSender),
+    perChat: z.int().min(0).default(perChat),
+    window: duration.default("1h"),
+  }).prefault({});
+
+/** Messages a paired person (shared DM) may send per window; 0 means no limit. */
+const dmRateLimit = strict({ perSender: z.int().min(0).default(30), window: duration.default("1h") }).prefault({});
+
 const groupRules = (platform: Platform) =>
   strict({
     policy: z.enum(["allowlist", "open", "disabled"]).default("allowlist"),
     allow: idList(platform),
     requireMention: z.boolean().default(true),
+    rateLimit: rateLimit(10, 30),
   }).prefault({});
+
+const usd = z.number().positive("must be a positive amount of US dollars");
+const pricePerMillion = z.number().min(0, "must be a price in USD per million tokens (0 or more)");
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
@@ -129,6 +144,7 @@ const telegramSchema = strict({
   dmPolicy,
   allowFrom: idList("Telegram"),
   groups: groupRules("Telegram"),
+  dmRateLimit,
   namePattern,
   queueMode: z.enum(queueModes).nullable().default(null),
 });
@@ -140,6 +156,7 @@ const discordSchema = strict({
   dmPolicy,
   allowFrom: idList("Discord"),
   guilds: groupRules("Discord"),
+  dmRateLimit,
   namePattern,
   queueMode: z.enum(queueModes).nullable().default(null),
 });
@@ -193,6 +210,24 @@ export const configSchema = strict({
     activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
   }).prefault({}),
   log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
+  /** Spending limits in USD, in the owner's time zone; unset means no limit. */
+  budget: strict({
+    daily: usd.optional(),
+    monthly: usd.optional(),
+    /** At 100 % the owner's own messages stop too (instead of running marked "over budget"). */
+    hardStop: z.boolean().default(false),
+    /** Shared scopes' own daily limit; default a fifth of `daily`. */
+    shared: strict({ daily: usd.optional() }).prefault({}),
+  }).prefault({}),
+  /** Prices (USD per million tokens) by model id or id prefix, over the built-in table. */
+  pricing: z
+    .record(
+      z.string().trim().min(1),
+      strict({ input: pricePerMillion, output: pricePerMillion, cacheWrite5m: pricePerMillion.optional(), cacheWrite1h: pricePerMillion.optional(), cacheRead: pricePerMillion.optional() }),
+    )
+    .default({}),
+  /** The model of compaction summaries and the memory flush; default the main model. */
+  compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
 });
 
 /** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */

@@ -10,6 +10,9 @@ import type { PairingStore } from "./pairing.ts";
 import type { RecentChats } from "./router.ts";
 import type { CronService } from "./scheduler/service.ts";
 import type { SessionStore } from "./sessions.ts";
+import type { Budget } from "./budget/budget.ts";
+import type { RateLimiter } from "./budget/rate-limit.ts";
+import type { UsageLedger } from "./usage/ledger.ts";
 
 export interface GatewayContext {
   config: Config;
@@ -28,4 +31,10 @@ export interface GatewayContext {
   /** Scheduled jobs: the cron tools, `hearth cron …`, and (in the daemon) the engine and heartbeat. */
   cron: CronService;
   recent: RecentChats;
+  /** Every model call's usage (<home>/usage.jsonl) and today's and this month's totals. */
+  usage: UsageLedger;
+  /** Asked before a run spends. */
+  budget: Budget;
+  /** Shared scopes' per-sender and per-chat limits. */
+  rateLimits: RateLimiter;
 }

@@ -1,29 +1,74 @@
-// A cost estimate for /status, from published per-million-token prices by model family.
-// It is an estimate: the bill is the provider's.
+// What a model call cost, in US dollars, from list prices per million tokens. Known models are
+// priced by id (the longest matching prefix wins, so dated ids such as
+// "claude-haiku-4-5-20251001" match "claude-haiku-4-5"); config `pricing` overrides or adds
+// entries. The bill is the provider's: this is what Hearth keeps its budgets with.
 import type { Usage } from "../agent/messages.ts";
 
-interface Price {
+/** USD per million tokens; cache prices default from `input` as the API's list prices do. */
+export interface ModelPrice {
   input: number;
   output: number;
+  /** Cache write with the 5-minute TTL; default 1.25 × input. */
+  cacheWrite5m?: number;
+  /** Cache write with the 1-hour TTL; default 2 × input. */
+  cacheWrite1h?: number;
+  /** Cache read; default 0.1 × input. */
+  cacheRead?: number;
 }
 
-// USD per million tokens. Cache reads cost 10 % of input, cache writes (5 min) 125 %.
-const FAMILIES: Array<[RegExp, Price]> = [
-  [/opus-4-[01]|opus-3/, { input: 15, output: 75 }],
-  [/opus/, { input: 5, output: 25 }],
-  [/haiku-3/, { input: 0.25, output: 1.25 }],
-  [/haiku/, { input: 1, output: 5 }],
-  [/sonnet|fable|mythos/, { input: 3, output: 15 }],
-];
+/** Model id or id prefix → price. */
+export type PricingTable = Record<string, ModelPrice>;
 
-/** Estimated USD for `usage` on `model`; unknown models are priced like Sonnet. */
-export function estimateCostUsd(model: string, usage: Usage): number {
-  const price = FAMILIES.find(([re]) => re.test(model))?.[1] ?? { input: 3, output: 15 };
-  return (
-    (usage.inputTokens * price.input +
-      usage.cacheReadTokens * price.input * 0.1 +
-      usage.cacheCreationTokens * price.input * 1.25 +
-      usage.outputTokens * price.output) /
-    1_000_000
-  );
+/** USD per web search request ($10 per 1,000). */
+export const WEB_SEARCH_USD = 0.01;
+
+/** List prices of the models Hearth knows (USD per million tokens). */
+export const KNOWN_MODELS: PricingTable = {
+  "claude-opus-4-5": { input: 5, output: 25 },
+  "claude-opus-4-1": { input: 15, output: 75 },
+  "claude-opus-4-0": { input: 15, output: 75 },
+  "claude-opus-4-2025": { input: 15, output: 75 },
+  "claude-3-opus": { input: 15, output: 75 },
+  "claude-sonnet-4": { input: 3, output: 15 },
+  "claude-3-7-sonnet": { input: 3, output: 15 },
+  "claude-3-5-sonnet": { input: 3, output: 15 },
+  "claude-haiku-4-5": { input: 1, output: 5 },
+  "claude-3-5-haiku": { input: 0.8, output: 4 },
+  "claude-3-haiku": { input: 0.25, output: 1.25 },
+};
+
+// Models newer than the table are priced like their family's current list price.
+const FAMILIES: Array<[RegExp, ModelPrice]> = [
+  [/opus/, { input: 5, output: 25 }],
+  [/haiku/, { input: 1, output: 5 }],
+  [/sonnet/, { input: 3, output: 15 }],
+];
+const UNKNOWN: ModelPrice = { input: 3, output: 15 };
+
+/** The price of `model`: an override, else the known table, else its family, else Sonnet's. */
+export function priceOf(model: string, overrides: PricingTable = {}): ModelPrice {
+  return longestPrefix(model, overrides) ?? longestPrefix(model, KNOWN_MODELS) ?? FAMILIES.find(([re]) => re.test(model))?.[1] ?? UNKNOWN;
+}
+
+/** What one call with `usage` on `model` cost, in USD. */
+export function priceUsage(model: string, usage: Usage, overrides: PricingTable = {}): number {
+  const p = priceOf(model, overrides);
+  const write1h = usage.cacheCreation1hTokens ?? 0;
+  const write5m = usage.cacheCreation5mTokens ?? Math.max(0, usage.cacheCreationTokens - write1h);
+  const perMillion =
+    usage.inputTokens * p.input +
+    usage.outputTokens * p.output +
+    write5m * (p.cacheWrite5m ?? p.input * 1.25) +
+    write1h * (p.cacheWrite1h ?? p.input * 2) +
+    usage.cacheReadTokens * (p.cacheRead ?? p.input * 0.1);
+  return perMillion / 1_000_000 + (usage.webSearchRequests ?? 0) * WEB_SEARCH_USD;
+}
+
+/** Kept for the session index's day total; the usage ledger is the record. */
+export const estimateCostUsd = (model: string, usage: Usage): number => priceUsage(model, usage);
+
+function longestPrefix(model: string, table: PricingTable): ModelPrice | undefined {
+  let best: string | undefined;
+  for (const key of Object.keys(table)) if (model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return best === undefined ? undefined : table[best];
 }

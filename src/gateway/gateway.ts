@@ -26,6 +26,10 @@ import { gatewayHost } from "./scheduler/host.ts";
 import { CronService } from "./scheduler/service.ts";
 import { SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
+import { Budget } from "./budget/budget.ts";
+import { RateLimiter } from "./budget/rate-limit.ts";
+import { UsageLedger } from "./usage/ledger.ts";
+import { usageFile } from "./usage/record.ts";
 
 export interface GatewayOptions {
   home: string;
@@ -83,14 +87,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true });
-    const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), ...(opts.model ? { model: opts.model } : {}) });
+    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: config.pricing, log: log.child({ component: "usage" }), clock });
+    const recordUsage = usage.record.bind(usage);
+    const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
     channels.register(cli);
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats() } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits: new RateLimiter() } as GatewayContext;
+    ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
     undo.push(["disk retry", () => diskRetry.stop()]);
@@ -169,6 +176,16 @@ function bestEffort(log: Logger, event: string, id: string, write: () => void): 
     write();
   } catch (err) {
     log.error(event, { id, error: err, action: "the message stays open in the inbox until the next start" });
+  }
+}
+
+/** A proactive message to the owner's most recently used chat; failures are logged. */
+async function notifyOwner(ctx: GatewayContext, text: string): Promise<void> {
+  const to = gatewayHost(ctx).ownerTarget();
+  try {
+    await ctx.channels.send(to, text);
+  } catch (err) {
+    ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });
   }
 }
 

@@ -154,8 +154,10 @@ export function configTemplate(): string {
     //   "groups": {
     //     "policy": "allowlist",             // allowlist (only "allow") | open (any group) | disabled
     //     "allow": ["<group chat id>"],      // e.g. "-1001234567890"
-    //     "requireMention": true             // answer only when mentioned, replied to or named
+    //     "requireMention": true,            // answer only when mentioned, replied to or named
+    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" } // addressed messages per window; 0 = no limit
     //   },
+    //   "dmRateLimit": { "perSender": 30, "window": "1h" }, // messages per paired person per window; 0 = no limit
     //   "namePattern": null,                 // a regex such as "\\\\bhearth\\\\b": being named counts as addressed
     //   "queueMode": null                    // overrides agent.queueMode for this channel
     // },
@@ -168,8 +170,10 @@ export function configTemplate(): string {
     //   "guilds": {
     //     "policy": "allowlist",             // allowlist | open | disabled
     //     "allow": ["<server or channel id>"],
-    //     "requireMention": true
+    //     "requireMention": true,
+    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" }
     //   },
+    //   "dmRateLimit": { "perSender": 30, "window": "1h" },
     //   "namePattern": null,
     //   "queueMode": null
     // }
@@ -179,6 +183,21 @@ export function configTemplate(): string {
     "every": "30m",                           // how often to go through HEARTBEAT.md; "0" turns it off
     "activeHours": { "start": "08:00", "end": "22:00" } // only between these times, in "timezone"
   },
+
+  // Spending limits in US dollars (unset = no limit); \`hearth usage\` shows what was spent.
+  // At 80 % you are told once; at 100 % groups, paired people, the heartbeat and scheduled jobs
+  // stop until the next day (or month); your own messages still run, marked "over budget".
+  // "budget": {
+  //   "daily": 5,
+  //   "monthly": 60,
+  //   "hardStop": false,                     // true: at 100 % your own messages stop too (/budget raise 5 lifts it for today)
+  //   "shared": { "daily": 1 }               // groups and paired people together; default a fifth of "daily"
+  // },
+
+  // Prices in USD per million tokens, by model id or id prefix, over the built-in list prices.
+  // "pricing": { "my-proxy-model": { "input": 3, "output": 15, "cacheWrite5m": 3.75, "cacheWrite1h": 6, "cacheRead": 0.3 } },
+
+  // "compaction": { "model": "claude-haiku-4-5" }, // summaries and the memory flush; default the main model
 
   "log": { "level": "info" }                  // debug | info | warn | error (or set HEARTH_LOG)
 }

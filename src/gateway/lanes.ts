@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import type { QueueMode } from "./config.ts";
 import { internalErrorText, isDiskFull } from "../storage.ts";
 import { ReplyFanout } from "./reply-fanout.ts";
+import type { RunPurpose } from "./usage/record.ts";
 
 /** One accepted message waiting in, or joined to, a lane. */
 export interface LaneItem {
@@ -29,6 +30,8 @@ export interface LaneItem {
    * arrive meanwhile must not join it — its answer is delivered elsewhere — and queue instead.
    */
   steerable?: boolean;
+  /** Why the run happens (usage records, budget checks); absent means "chat". */
+  purpose?: RunPurpose;
   /** Whether the exchange belongs in the daily log, given the reply; absent means it does. */
   worthLogging?: (reply: string) => boolean;
 }

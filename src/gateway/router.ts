@@ -12,6 +12,7 @@ import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
+import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
 
 /** Longer messages are refused (about 25k tokens): paste big material into a workspace file. */
 export const MAX_MESSAGE_CHARS = 100_000;
@@ -110,6 +111,8 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
       return;
     }
 
+    if (decision.scope === "shared" && !decision.isOwner && !(await admitShared(ctx, m, log))) return;
+
     ctx.sessions.touch(decision.sessionKey, decision.scope, { lastChannel: m.channel, ...(m.chat.title ? { title: m.chat.title } : {}) });
     if (decision.scope === "main" && m.channel !== "cli") {
       ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
@@ -122,6 +125,20 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     log.error("inbound.failed", { error: err });
     if (isDiskFull(err)) await ctx.channels.openReply(m).finish(DISK_FULL_NOT_SAVED, "failed").catch(() => {});
   }
+}
+
+/**
+ * Rate limits for shared scopes (the owner is never limited): past one, a message costs nothing
+ * and only the first refusal in a window is answered. False when the message was refused.
+ */
+async function admitShared(ctx: GatewayContext, m: InboundMessage, log: Logger): Promise<boolean> {
+  const rule = rateRuleFor(ctx.config, m);
+  if (!rule) return true;
+  const d = ctx.rateLimits.admit(chatKey(m), `${chatKey(m)}:${m.sender.id}`, rule, ctx.clock());
+  if (d.type === "allow") return true;
+  log.info("inbound.rate_limited", { limit: d.limit, user: m.sender.id, answered: d.answer });
+  if (d.answer) await ctx.channels.openReply(m).finish(rateLimitText(d));
+  return false;
 }
 
 /** Puts an inbox entry on its lane (new messages, and replays after a restart). */

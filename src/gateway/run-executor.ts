@@ -4,14 +4,22 @@ import { contextTokens } from "../agent/messages.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { GatewayContext } from "./context.ts";
 import type { RunExecutor } from "./lanes.ts";
+import { budgetGate } from "./budget/gate.ts";
 
 export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
-    const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
+    const first = run.items[0];
+    const purpose = first?.purpose ?? "chat";
+    // Background work (a job, the heartbeat in its own session) is the owner's: main scope.
+    const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
+    const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
+    if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
       scope,
+      purpose,
+      ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,
@@ -20,6 +28,11 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
         run.emit(e);
       },
     });
+    let text = result.text;
+    if (gate.type === "over-budget" && result.status !== "aborted") {
+      run.emit({ type: "text_delta", text: gate.mark });
+      text += gate.mark;
+    }
     ctx.sessions.touch(run.sessionKey, scope);
     const memory = ctx.runtime.memory;
     const worthLogging = run.items.some((i) => i.worthLogging?.(result.text) ?? true);
@@ -34,6 +47,6 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
         replyText: result.text,
       });
     }
-    return { status: result.status, text: result.text };
+    return { status: result.status, text };
   };
 }

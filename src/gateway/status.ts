@@ -3,6 +3,7 @@ import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
 import { describeDamaged, listDamaged } from "./damaged-state.ts";
+import type { BudgetStatus } from "./budget/budget.ts";
 
 export interface SessionStatus {
   key: string;
@@ -26,6 +27,8 @@ export interface GatewayStatus {
   activeRuns: number;
   /** Where exec commands run: "bwrap" or "none", and what that means, in one line. */
   execSandbox: { kind: "bwrap" | "none"; detail: string };
+  /** Spending today and this month (from usage.jsonl) against the budget's limits. */
+  budget: BudgetStatus;
   today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
   /** One line per damaged state file set aside and not yet dealt with (damaged-state.ts). */
   damaged: string[];
@@ -49,6 +52,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     };
   });
   const day = ctx.sessions.today();
+  const budget = ctx.budget.status();
   return {
     pid: process.pid,
     startedAt: ctx.startedAt,
@@ -58,7 +62,9 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     sessions,
     activeRuns: sessions.filter((s) => s.running).length,
     execSandbox: { kind: ctx.runtime.execSandbox.kind, detail: describeSandbox(ctx.runtime.execSandbox) },
-    today: { date: day.date, ...day.usage, costUsd: day.costUsd, runs: day.runs },
+    budget,
+    // The cost is the usage ledger's (config prices included), the same figure budgets use.
+    today: { date: day.date, ...day.usage, costUsd: budget.today.spentUsd, runs: day.runs },
     damaged: listDamaged(ctx.home).map(describeDamaged),
   };
 }

@@ -40,7 +40,26 @@ describe("loadConfig", () => {
       channels: {},
       heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" } },
       log: { level: "info" },
+      budget: { hardStop: false, shared: {} },
+      pricing: {},
+      compaction: {},
     });
+  });
+
+  it("reads budgets, prices and rate limits, and refuses a negative budget or price by its key path", async () => {
+    const config = await load(`{
+      "budget": { "daily": 2.5, "monthly": 40, "hardStop": true, "shared": { "daily": 0.25 } },
+      "pricing": { "claude-haiku-4-5": { "input": 1, "output": 5, "cacheWrite1h": 2 } },
+      "compaction": { "model": "claude-haiku-4-5" },
+      "channels": { "telegram": { "token": "t", "groups": { "rateLimit": { "perSender": 3 } }, "dmRateLimit": { "perSender": 0 } } }
+    }`);
+    expect(config.budget).toEqual({ daily: 2.5, monthly: 40, hardStop: true, shared: { daily: 0.25 } });
+    expect(config.pricing).toEqual({ "claude-haiku-4-5": { input: 1, output: 5, cacheWrite1h: 2 } });
+    expect(config.compaction).toEqual({ model: "claude-haiku-4-5" });
+    expect(config.channels.telegram!.groups.rateLimit).toEqual({ perSender: 3, perChat: 30, window: "1h" });
+    expect(config.channels.telegram!.dmRateLimit).toEqual({ perSender: 0, window: "1h" });
+    expect((await loadError(`{ "budget": { "daily": -1 } }`)).issues).toContain("budget.daily");
+    expect((await loadError(`{ "pricing": { "x": { "input": -1, "output": 1 } } }`)).issues).toContain("pricing.x.input");
   });
 
   it("treats an empty or comment-only file as all defaults", async () => {
@@ -68,7 +87,8 @@ describe("loadConfig", () => {
       ownerIds: [],
       dmPolicy: "pairing",
       allowFrom: [],
-      guilds: { policy: "allowlist", allow: [], requireMention: true },
+      guilds: { policy: "allowlist", allow: [], requireMention: true, rateLimit: { perSender: 10, perChat: 30, window: "1h" } },
+      dmRateLimit: { perSender: 30, window: "1h" },
       namePattern: null,
       queueMode: null,
     });

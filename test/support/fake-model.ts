@@ -30,8 +30,18 @@ export interface ScriptedMessage {
   blocks: FakeBlock[];
   /** Default "tool_use" if any block is a tool call, else "end_turn". */
   stopReason?: string;
-  /** Defaults: input_tokens 10, cache counters 0, output_tokens about (streamed chars / 4), at least 1. */
-  usage?: { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
+  /**
+   * Defaults: input_tokens 10, cache counters 0, output_tokens about (streamed chars / 4), at least 1.
+   * `cache_creation` is the API's TTL split of the cache writes (null, as the API sends it for
+   * requests without cache_control, when absent).
+   */
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | null;
+  };
   /** Characters per text/thinking/input_json delta; default: each block in one delta. */
   chunkSize?: number;
   /** Delay before every delta but the first. */
@@ -287,6 +297,7 @@ function usageFor(msg: ScriptedMessage, content: ContentBlock[]): UsageTotals {
     output_tokens: msg.usage?.output_tokens ?? Math.max(1, Math.round(chars / 4)),
     cache_read_input_tokens: msg.usage?.cache_read_input_tokens ?? 0,
     cache_creation_input_tokens: msg.usage?.cache_creation_input_tokens ?? 0,
+    cache_creation: msg.usage?.cache_creation ?? null,
   };
 }
 
@@ -296,7 +307,7 @@ function stopReasonFor(msg: ScriptedMessage): string {
 
 function messageHead(ex: Exchange, model: string, content: ContentBlock[], stopReason: string | null, usage: UsageTotals) {
   const nulls = { stop_sequence: null, stop_details: null, container: null, diagnostics: null };
-  const usageNulls = { cache_creation: null, inference_geo: null, output_tokens_details: null, server_tool_use: null, speed: null };
+  const usageNulls = { inference_geo: null, output_tokens_details: null, server_tool_use: null, speed: null };
   const fullUsage = { ...usage, ...usageNulls, service_tier: "standard" };
   return { id: ex.nextId("msg"), type: "message", role: "assistant", model, content, stop_reason: stopReason, ...nulls, usage: fullUsage };
 }

@@ -34,7 +34,7 @@ export interface HeartbeatOptions {
 }
 
 /** What one heartbeat did. */
-export type BeatResult = "ran" | "outside_active_hours" | "main_busy" | "no_checklist";
+export type BeatResult = "ran" | "outside_active_hours" | "main_busy" | "no_checklist" | "over_budget";
 
 export class Heartbeat {
   readonly #o: HeartbeatOptions;
@@ -62,11 +62,13 @@ export class Heartbeat {
     if (this.#o.host.mainBusy()) return this.#skip("main_busy");
     const checklist = checklistOf(this.#o.readChecklist());
     if (checklist === null) return this.#skip("no_checklist");
+    if (this.#o.host.checkBudget?.("heartbeat", "main").type === "refuse") return this.#skip("over_budget");
     const key = `heartbeat:${now}:${++this.#seq}`;
     this.#o.host.submit("main", {
       entryId: key,
       turn: userTurn({ text: heartbeatTurnText(checklist), channel: "heartbeat", sender: "Hearth", at: now, timezone: this.#o.timezone }, "system"),
       source: { channel: "heartbeat", sender: "Hearth", text: "(heartbeat: HEARTBEAT.md checklist)" },
+      purpose: "heartbeat",
       replyKey: key,
       steerable: false,
       // A heartbeat that found nothing to report is not an exchange worth a log entry.

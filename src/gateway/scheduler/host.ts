@@ -2,6 +2,7 @@
 // whether main is busy, send a proactive message, and know where the owner is. Tests hand the
 // scheduler a fake of it; the daemon builds it from the gateway context.
 import type { DeliveryTarget } from "../../channels/channel.ts";
+import type { BudgetDecision } from "../budget/budget.ts";
 import type { GatewayContext } from "../context.ts";
 import type { LaneItem } from "../lanes.ts";
 
@@ -19,6 +20,11 @@ export interface SchedulerHost {
    * job the agent creates there); null when unknown.
    */
   originOf(sessionKey: string): DeliveryTarget | null;
+  /**
+   * Whether background work in `sessionKey` may spend now (budget.ts); asked before a job or a
+   * heartbeat is queued. Absent: there is no budget.
+   */
+  checkBudget?(purpose: "cron" | "heartbeat", sessionKey: string): BudgetDecision;
 }
 
 export const CLI_TARGET: DeliveryTarget = { channel: "cli", chatId: "cli" };
@@ -33,6 +39,7 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
     mainBusy: () => ctx.lanes.snapshot().some((l) => l.key === "main" && (l.running || l.queued > 0)),
     send: (to, text) => ctx.channels.send(to, text),
     ownerTarget,
+    checkBudget: (purpose, sessionKey) => ctx.budget.check({ scope: "main", purpose, sessionKey }),
     originOf(sessionKey) {
       // Only the owner's main session may manage jobs; its messages come from the owner's DMs
       // (the router records the last one as the owner contact) or from the terminal.

@@ -20,6 +20,8 @@ export interface RunnerOptions {
   log: Logger;
   /** Called once per run, after its final record was written. Must not throw. */
   onFinished(record: FinalRecord, job: Job): void;
+  /** Called when a run was recorded as skipped instead of queued (the budget). Must not throw. */
+  onSkipped?(job: Job, reason: string): void;
 }
 
 type Outcome = { type: "ok"; text: string } | { type: "error"; error: string };
@@ -42,9 +44,18 @@ export class JobRunner {
     return this.#inFlight.has(jobId);
   }
 
-  /** Records the run as queued and puts it on its lane. Returns its run id. */
+  /** Records the run as queued and puts it on its lane — or as skipped when the budget is spent. Returns its run id. */
   run(job: Job, scheduledAt: number, trigger: Trigger): string {
     const now = this.#o.clock();
+    const budget = this.#o.host.checkBudget?.("cron", sessionKeyOf(job));
+    if (budget?.type === "refuse") {
+      const runId = runIdOf(job.id, scheduledAt);
+      const at = new Date(now).toISOString();
+      this.#o.runs.append({ status: "skipped", runId, jobId: job.id, job: job.name, scheduledAt: new Date(scheduledAt).toISOString(), reason: "budget", at });
+      this.#o.log.warn("cron.run_skipped", { job: job.id, run: runId, reason: "budget", detail: budget.reason });
+      this.#o.onSkipped?.(job, `budget: ${budget.reason}`);
+      return runId;
+    }
     const queued: QueuedRun = {
       status: "queued",
       runId: runIdOf(job.id, scheduledAt),
@@ -71,6 +82,7 @@ export class JobRunner {
         "system",
       ),
       source: { channel: "cron", sender: job.name, text: job.prompt },
+      purpose: "cron",
       replyKey: `cron:${queued.runId}`,
       steerable: false,
       openReply: () => this.#openReply(job, queued),

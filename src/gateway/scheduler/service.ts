@@ -109,7 +109,7 @@ export class CronService implements CronManager {
     const { config, log, paths } = this.#o;
     const { runs, recovery } = RunLog.open(paths.runs, log);
     this.#runs = runs;
-    this.#runner = new JobRunner({ host, runs, clock: this.#o.clock, timezone: config.timezone, log, onFinished: (r, job) => this.#recordFinished(r, job) });
+    this.#runner = new JobRunner({ host, runs, clock: this.#o.clock, timezone: config.timezone, log, onFinished: (r, job) => this.#recordFinished(r, job), onSkipped: (job, reason) => this.#setState(job.id, { lastStatus: "skipped", lastError: reason }) });
     if (this.#store.changedOnDisk()) this.#onFileChange(this.#store.read());
     for (const [id, at] of recovery.lastScheduled) this.#engine.markHandled(id, at);
     for (const q of recovery.interrupted) void this.#runner.reportInterrupted(this.#find(q.jobId) ?? stubJob(q), q);

@@ -1,0 +1,87 @@
+// The usage ledger: every model call appended to <home>/usage.jsonl (one O_APPEND write per
+// line), and running totals per day — all spending and the shared scope's — that budgets read.
+// The file is the record; the totals are rebuilt from it on start.
+import { appendFileSync } from "node:fs";
+import type { Usage } from "../../agent/messages.ts";
+import type { Logger } from "../../log.ts";
+import { readJsonLines } from "../../storage.ts";
+import { localDate } from "../../time.ts";
+import { priceUsage, type PricingTable } from "../cost.ts";
+import { isUsageRecord, usageRecord, type UsageRecord, type UsageTag } from "./record.ts";
+
+interface DayTotal {
+  costUsd: number;
+  sharedUsd: number;
+}
+
+export interface Spent {
+  day: string;
+  /** "2026-11" */
+  month: string;
+  todayUsd: number;
+  monthUsd: number;
+  /** Today's spending in shared scopes (groups, paired people). */
+  sharedTodayUsd: number;
+}
+
+export interface LedgerOptions {
+  file: string;
+  timezone: string;
+  pricing: PricingTable;
+  log: Logger;
+  clock: () => number;
+}
+
+export class UsageLedger {
+  readonly #o: LedgerOptions;
+  readonly #days = new Map<string, DayTotal>();
+  readonly #listeners: Array<(r: UsageRecord) => void> = [];
+
+  private constructor(opts: LedgerOptions) {
+    this.#o = opts;
+  }
+
+  static open(opts: LedgerOptions): UsageLedger {
+    const ledger = new UsageLedger(opts);
+    const { values, badLines } = readJsonLines(opts.file, isUsageRecord);
+    if (badLines.length > 0) opts.log.warn("usage.bad_lines", { file: opts.file, lines: badLines.slice(0, 10), count: badLines.length });
+    for (const r of values) ledger.#add(r);
+    return ledger;
+  }
+
+  /** Called after each record is written. Must not throw. */
+  onRecord(listener: (r: UsageRecord) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Prices and appends one model call; returns the record. Never throws (a failed write is logged). */
+  record(tag: UsageTag, model: string, usage: Usage): UsageRecord {
+    const now = this.#o.clock();
+    const r = usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone));
+    try {
+      appendFileSync(this.#o.file, `${JSON.stringify(r)}\n`, { mode: 0o600 });
+    } catch (err) {
+      this.#o.log.error("usage.write_failed", { file: this.#o.file, error: err });
+    }
+    this.#add(r);
+    for (const l of this.#listeners) l(r);
+    return r;
+  }
+
+  /** Spending today and this month, in the owner's time zone. */
+  spent(): Spent {
+    const day = localDate(this.#o.clock(), this.#o.timezone);
+    const month = day.slice(0, 7);
+    let monthUsd = 0;
+    for (const [d, t] of this.#days) if (d.startsWith(month)) monthUsd += t.costUsd;
+    const today = this.#days.get(day);
+    return { day, month, todayUsd: today?.costUsd ?? 0, monthUsd, sharedTodayUsd: today?.sharedUsd ?? 0 };
+  }
+
+  #add(r: UsageRecord): void {
+    const t = this.#days.get(r.day) ?? { costUsd: 0, sharedUsd: 0 };
+    t.costUsd += r.costUsd;
+    if (r.scope === "shared") t.sharedUsd += r.costUsd;
+    this.#days.set(r.day, t);
+  }
+}

@@ -1,0 +1,21 @@
+// A model client that records what each successful call used, tagged with the run it served.
+// Every model call Hearth makes for a session goes through one: the run's turns, the memory
+// flush and the compaction summary. A failed call reports no usage and records nothing.
+import type { Usage } from "../../agent/messages.ts";
+import type { ModelClient } from "../../agent/model-client.ts";
+import type { UsageTag } from "./record.ts";
+
+/** Records one call's usage. Must not throw. */
+export type UsageSink = (tag: UsageTag, model: string, usage: Usage) => void;
+
+/** `tag` is read when each call ends, so a long-lived client (compaction's) follows the current run. */
+export function meteredModel(inner: ModelClient, tag: () => UsageTag, sink: UsageSink): ModelClient {
+  return {
+    model: inner.model,
+    async stream(req, opts) {
+      const result = await inner.stream(req, opts);
+      if (result.type === "ok") sink(tag(), result.message.model, result.message.usage);
+      return result;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// One line of <home>/usage.jsonl: what one model call used and cost, and on whose behalf.
+import path from "node:path";
+import type { Scope, Usage } from "../../agent/messages.ts";
+
+/** Why a model call happened. Every run has one; compaction and the memory flush are their own. */
+export const runPurposes = ["chat", "heartbeat", "cron", "compaction", "flush"] as const;
+export type RunPurpose = (typeof runPurposes)[number];
+
+/** Who a model call was made for: the run's session and purpose, never guessed from the key. */
+export interface UsageTag {
+  session: string;
+  scope: Scope;
+  purpose: RunPurpose;
+  /** The channel and sender of the message that started the run; absent for background work. */
+  channel?: string;
+  sender?: string;
+}
+
+export interface UsageRecord extends UsageTag {
+  /** ISO time of the call's end. */
+  at: string;
+  /** The owner's local date ("2026-11-23"), in `timezone` at the time: days and months group by it. */
+  day: string;
+  /** The model that answered (a fallback, if one did). */
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
+  webSearchRequests?: number;
+  /** USD at the prices in force when the call was made. */
+  costUsd: number;
+}
+
+export const usageFile = (home: string): string => path.join(home, "usage.jsonl");
+
+export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd: number, at: number, day: string): UsageRecord {
+  const write1h = usage.cacheCreation1hTokens ?? 0;
+  return {
+    at: new Date(at).toISOString(),
+    day,
+    session: tag.session,
+    scope: tag.scope,
+    purpose: tag.purpose,
+    ...(tag.channel !== undefined ? { channel: tag.channel } : {}),
+    ...(tag.sender !== undefined ? { sender: tag.sender } : {}),
+    model,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cacheReadTokens,
+    cacheWrite5mTokens: usage.cacheCreation5mTokens ?? Math.max(0, usage.cacheCreationTokens - write1h),
+    cacheWrite1hTokens: write1h,
+    ...(usage.webSearchRequests ? { webSearchRequests: usage.webSearchRequests } : {}),
+    costUsd,
+  };
+}
+
+export function isUsageRecord(v: unknown): v is UsageRecord {
+  const r = v as Partial<UsageRecord> | null;
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.day === "string" &&
+    typeof r.session === "string" &&
+    typeof r.purpose === "string" &&
+    typeof r.model === "string" &&
+    typeof r.costUsd === "number" &&
+    Number.isFinite(r.costUsd)
+  );
+}

@@ -1,0 +1,86 @@
+// `hearth usage`: usage.jsonl summed by day, session, sender or purpose. Totals are sums of the
+// records themselves, so they equal what the file says, call by call.
+import type { UsageRecord } from "./record.ts";
+
+export const reportGroupings = ["day", "session", "sender", "purpose"] as const;
+export type ReportGrouping = (typeof reportGroupings)[number];
+
+export interface UsageTotals {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
+  costUsd: number;
+}
+
+export interface UsageReport {
+  by: ReportGrouping;
+  /** ISO time: records from then on are counted. */
+  since: string;
+  rows: Array<{ key: string } & UsageTotals>;
+  total: UsageTotals;
+}
+
+const zero = (): UsageTotals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, costUsd: 0 });
+
+function add(t: UsageTotals, r: UsageRecord): void {
+  t.calls++;
+  t.inputTokens += r.inputTokens;
+  t.outputTokens += r.outputTokens;
+  t.cacheReadTokens += r.cacheReadTokens;
+  t.cacheWrite5mTokens += r.cacheWrite5mTokens;
+  t.cacheWrite1hTokens += r.cacheWrite1hTokens;
+  t.costUsd += r.costUsd;
+}
+
+/** USD to the micro-dollar: float sums of many records must not print as 0.30000000000000004. */
+export const roundUsd = (v: number): number => Math.round(v * 1e6) / 1e6;
+
+function keyOf(r: UsageRecord, by: ReportGrouping): string {
+  switch (by) {
+    case "day":
+      return r.day;
+    case "session":
+      return r.session;
+    case "purpose":
+      return r.purpose;
+    case "sender":
+      return r.sender === undefined ? "(no sender)" : `${r.channel ?? "?"}:${r.sender}`;
+    default:
+      return by satisfies never;
+  }
+}
+
+export function usageReport(records: UsageRecord[], by: ReportGrouping, since: number): UsageReport {
+  const rows = new Map<string, UsageTotals>();
+  const total = zero();
+  for (const r of records) {
+    if (Date.parse(r.at) < since) continue;
+    const key = keyOf(r, by);
+    const row = rows.get(key) ?? zero();
+    add(row, r);
+    rows.set(key, row);
+    add(total, r);
+  }
+  const sorted = [...rows.entries()].sort(([a, x], [b, y]) => (by === "day" ? a.localeCompare(b) : y.costUsd - x.costUsd || a.localeCompare(b)));
+  return {
+    by,
+    since: new Date(since).toISOString(),
+    rows: sorted.map(([key, t]) => ({ key, ...t, costUsd: roundUsd(t.costUsd) })),
+    total: { ...total, costUsd: roundUsd(total.costUsd) },
+  };
+}
+
+const n = (v: number) => v.toLocaleString("en-US");
+
+export function formatUsageReport(rep: UsageReport, sinceText: string): string {
+  const head = [rep.by.toUpperCase(), "CALLS", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", "COST"];
+  const line = (key: string, t: UsageTotals) => [key, n(t.calls), n(t.inputTokens), n(t.cacheWrite5mTokens + t.cacheWrite1hTokens), n(t.cacheReadTokens), n(t.outputTokens), `$${t.costUsd.toFixed(4)}`];
+  const table = [head, ...rep.rows.map((r) => line(r.key, r)), line("Total", rep.total)];
+  const widths = head.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  const body = rep.rows.length === 0 ? ["(no model calls in this period)"] : table.map(fmt);
+  return `Model usage since ${rep.since.slice(0, 16).replace("T", " ")} UTC (${sinceText}), by ${rep.by}:\n${body.join("\n")}\n`;
+}

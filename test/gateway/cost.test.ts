@@ -1,0 +1,33 @@
+// Pricing: list prices per million tokens, with each cache write TTL and cache reads priced apart.
+import { describe, expect, it } from "vitest";
+import { priceOf, priceUsage } from "../../src/gateway/cost.ts";
+
+const usage = { inputTokens: 100, outputTokens: 50, cacheReadTokens: 10_000, cacheCreationTokens: 3_000, cacheCreation5mTokens: 1_000, cacheCreation1hTokens: 2_000 };
+
+describe("priceUsage", () => {
+  it("prices input, output, 5-minute and 1-hour cache writes and cache reads at their own rates", () => {
+    // Haiku 4.5: $1 in, $5 out; writes 1.25 / 2 × input, reads 0.1 × input.
+    // 100·1 + 50·5 + 1000·1.25 + 2000·2 + 10000·0.1 = 100 + 250 + 1250 + 4000 + 1000 = 6600 per million.
+    expect(priceUsage("claude-haiku-4-5-20251001", usage)).toBeCloseTo(0.0066, 12);
+  });
+
+  it("counts cache writes without a TTL split as 5-minute writes", () => {
+    const plain = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 1_000_000 };
+    expect(priceUsage("claude-sonnet-4-5", plain)).toBeCloseTo(3.75, 12);
+    expect(priceUsage("claude-sonnet-4-5", { ...plain, cacheCreation1hTokens: 1_000_000 })).toBeCloseTo(6, 12);
+  });
+
+  it("takes the longest matching id, then the family, and lets config override", () => {
+    expect(priceOf("claude-opus-4-1-20250805")).toEqual({ input: 15, output: 75 });
+    expect(priceOf("claude-opus-4-5-20251101")).toEqual({ input: 5, output: 25 });
+    expect(priceOf("claude-opus-4-20250514")).toEqual({ input: 15, output: 75 });
+    expect(priceOf("claude-sonnet-5-5")).toEqual({ input: 3, output: 15 });
+    expect(priceOf("claude-haiku-5")).toEqual({ input: 1, output: 5 });
+    const overrides = { "claude-haiku": { input: 2, output: 4, cacheRead: 0 } };
+    expect(priceUsage("claude-haiku-4-5", { inputTokens: 1_000_000, outputTokens: 1_000_000, cacheReadTokens: 1_000_000, cacheCreationTokens: 0 }, overrides)).toBeCloseTo(6, 12);
+  });
+
+  it("adds $10 per thousand web searches", () => {
+    expect(priceUsage("claude-sonnet-4-5", { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0, webSearchRequests: 3 })).toBeCloseTo(0.03, 12);
+  });
+});

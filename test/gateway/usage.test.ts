@@ -1,0 +1,207 @@
+// Usage accounting through a real in-process gateway: one usage.jsonl record per model call,
+// priced with the cache-write TTLs and cache reads, tagged with the run's session, scope,
+// sender and purpose; `hearth usage` sums exactly those records; compaction and the memory
+// flush use compaction.model and are recorded as their own purposes.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runUsage } from "../../src/cli/usage.ts";
+import { isUsageRecord, usageFile, type UsageRecord } from "../../src/gateway/usage/record.ts";
+import { roundUsd } from "../../src/gateway/usage/report.ts";
+import { readJsonLines } from "../../src/storage.ts";
+import { localDate } from "../../src/time.ts";
+import { waitFor } from "../support/daemon.ts";
+import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
+import type { TestChannel } from "../support/test-channel.ts";
+import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
+
+let fake: FakeModel;
+let t: TestGateway | undefined;
+beforeEach(async () => {
+  fake = await startFakeModel();
+  t = undefined;
+});
+afterEach(async () => {
+  await t?.stop();
+  await fake.close();
+});
+
+const records = (home: string): UsageRecord[] => {
+  const { values, badLines } = readJsonLines(usageFile(home), isUsageRecord);
+  expect(badLines).toEqual([]);
+  return values;
+};
+
+async function ask(channel: TestChannel, msg: { chat: string; type: "dm" | "group"; sender: string; text: string }): Promise<string> {
+  const id = channel.say(msg);
+  await waitFor(`the answer to ${msg.text.slice(0, 20)}`, () => channel.replies.has(id), 15_000);
+  return channel.replies.get(id)![0]!;
+}
+
+function capture() {
+  let out = "";
+  let err = "";
+  return {
+    io: { stdout: { write: (s: string) => ((out += s), true) }, stderr: { write: (s: string) => ((err += s), true) } } as unknown as { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+describe("usage records", () => {
+  it("records a call with 5-minute and 1-hour cache writes and a cache read, priced exactly", async () => {
+    t = await startTestGateway(fake.url, { memory: false });
+    fake.enqueue(
+      text("Hello!", {
+        usage: { input_tokens: 100, output_tokens: 50, cache_read_input_tokens: 10_000, cache_creation_input_tokens: 3_000, cache_creation: { ephemeral_5m_input_tokens: 1_000, ephemeral_1h_input_tokens: 2_000 } },
+      }),
+    );
+    expect(await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: "hi" })).toBe("Hello!");
+    // Default model claude-sonnet-5-5 is priced as Sonnet: $3 in, $15 out, writes 3.75 (5 min) / 6 (1 h), reads 0.30.
+    // 100·3 + 50·15 + 1000·3.75 + 2000·6 + 10000·0.3 = 19,800 per million = $0.0198.
+    const rs = records(t.home);
+    expect(rs).toEqual([
+      {
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        day: localDate(Date.now(), t.config.timezone),
+        session: "main",
+        scope: "main",
+        purpose: "chat",
+        channel: "telegram",
+        sender: "user1",
+        model: "claude-sonnet-5-5",
+        inputTokens: 100,
+        outputTokens: 50,
+        cacheReadTokens: 10_000,
+        cacheWrite5mTokens: 1_000,
+        cacheWrite1hTokens: 2_000,
+        costUsd: expect.closeTo(0.0198, 12),
+      },
+    ]);
+    const status = t.gateway.status();
+    expect(status.budget.today.spentUsd).toBeCloseTo(0.0198, 12);
+    expect(status.budget.thisMonth.spentUsd).toBeCloseTo(0.0198, 12);
+  });
+
+  it("records every call of a run with tools, and a group's calls as shared with the member as sender", async () => {
+    t = await startTestGateway(fake.url, { memory: false, telegram: { groups: { policy: "open" } } });
+    fake.enqueue(toolCall("read", { path: "SOUL.md" }, { usage: { input_tokens: 200, output_tokens: 20 } }), text("Read it.", { usage: { input_tokens: 300, output_tokens: 10 } }));
+    await ask(t.channel, { chat: "-100", type: "group", sender: "7", text: "@bot read your soul" });
+    const rs = records(t.home);
+    expect(rs.map((r) => [r.session, r.scope, r.purpose, r.channel, r.sender, r.inputTokens, r.outputTokens])).toEqual([
+      ["group:telegram:-100", "shared", "chat", "telegram", "user7", 200, 20],
+      ["group:telegram:-100", "shared", "chat", "telegram", "user7", 300, 10],
+    ]);
+    expect(t.gateway.context.usage.spent().sharedTodayUsd).toBeCloseTo(rs[0]!.costUsd + rs[1]!.costUsd, 12);
+  });
+
+  it("takes session and purpose from the run: a heartbeat in its own session is recorded as the owner's", async () => {
+    t = await startTestGateway(fake.url, { memory: false });
+    fake.enqueue(text("HEARTBEAT_OK", { usage: { input_tokens: 40, output_tokens: 3 } }));
+    let finished = "";
+    t.gateway.context.lanes.submit(
+      "heartbeat",
+      {
+        entryId: "hb-1",
+        turn: { role: "user", kind: "system", text: "Heartbeat check-in.", ts: Date.now() },
+        source: { channel: "heartbeat", sender: "Hearth", text: "(heartbeat)" },
+        replyKey: "hb-1",
+        steerable: false,
+        purpose: "heartbeat",
+        openReply: () => ({ textDelta: () => {}, textReset: () => {}, toolStarted: () => {}, toolFinished: () => {}, finish: async (x) => void (finished = x), fail: async () => {} }),
+        arrivedAt: Date.now(),
+      },
+      "followup",
+    );
+    await waitFor("the heartbeat run", () => finished !== "");
+    expect(records(t.home).map((r) => [r.session, r.scope, r.purpose, r.channel, r.sender])).toEqual([["heartbeat", "main", "heartbeat", "heartbeat", "Hearth"]]);
+    expect(t.gateway.context.usage.spent().sharedTodayUsd).toBe(0);
+  });
+});
+
+describe("hearth usage", () => {
+  it("reports totals equal to the sum of the records, by each grouping, and exact text", async () => {
+    t = await startTestGateway(fake.url, { memory: false, telegram: { groups: { policy: "open" } } });
+    fake.enqueue(
+      text("one", { usage: { input_tokens: 1000, output_tokens: 100 } }),
+      text("two", { usage: { input_tokens: 2000, output_tokens: 200, cache_read_input_tokens: 5000 } }),
+      text("three", { usage: { input_tokens: 500, output_tokens: 40, cache_creation_input_tokens: 800 } }),
+    );
+    await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: "a" });
+    await ask(t.channel, { chat: "-100", type: "group", sender: "7", text: "b" });
+    await ask(t.channel, { chat: "-100", type: "group", sender: "8", text: "c" });
+    const rs = records(t.home);
+    expect(rs).toHaveLength(3);
+    const sum = (f: (r: UsageRecord) => number) => rs.reduce((s, r) => s + f(r), 0);
+    for (const by of ["day", "session", "sender", "purpose"]) {
+      const c = capture();
+      expect(runUsage(t.home, ["--by", by, "--since", "1h", "--json"], c.io)).toBe(0);
+      const rep = JSON.parse(c.out());
+      expect(rep.total).toEqual({
+        calls: 3,
+        inputTokens: sum((r) => r.inputTokens),
+        outputTokens: sum((r) => r.outputTokens),
+        cacheReadTokens: sum((r) => r.cacheReadTokens),
+        cacheWrite5mTokens: sum((r) => r.cacheWrite5mTokens),
+        cacheWrite1hTokens: 0,
+        costUsd: roundUsd(sum((r) => r.costUsd)),
+      });
+      expect(rep.rows.reduce((s: number, r: { calls: number }) => s + r.calls, 0)).toBe(3);
+    }
+    const c = capture();
+    runUsage(t.home, ["--by", "sender", "--since", "2020-01-01"], c.io);
+    // 1000·3 + 100·15 = 4,500 → $0.0045; 2000·3 + 200·15 + 5000·0.3 = 10,500 → $0.0105; 500·3 + 40·15 + 800·3.75 = 5,100 → $0.0051.
+    expect(c.out()).toBe(
+      [
+        "Model usage since 2020-01-01 00:00 UTC (2020-01-01), by sender:",
+        "SENDER          CALLS  INPUT  CACHE WRITE  CACHE READ  OUTPUT     COST",
+        "telegram:user7      1  2,000            0       5,000     200  $0.0105",
+        "telegram:user8      1    500          800           0      40  $0.0051",
+        "telegram:user1      1  1,000            0           0     100  $0.0045",
+        "Total               3  3,500          800       5,000     340  $0.0201",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("refuses an unknown grouping or period with exit code 2 and says what is accepted", async () => {
+    const { main } = await import("../../src/cli.ts");
+    const c = capture();
+    expect(await main(["usage", "--by", "model"], { stdin: process.stdin, ...c.io })).toBe(2);
+    expect(c.err()).toMatch(/^hearth: --by must be one of day, session, sender, purpose \(got "model"\)\./);
+    const d = capture();
+    expect(await main(["usage", "--since", "last week"], { stdin: process.stdin, ...d.io })).toBe(2);
+    expect(d.err()).toMatch(/^hearth: --since takes a duration such as "7d" or "24h", or a date such as "2026-11-01" \(got "last week"\)\./);
+  });
+});
+
+describe("compaction and the memory flush", () => {
+  const isSummary = (req: RecordedRequest) => JSON.stringify(req.body.system ?? "").includes("You write the running summary");
+  const isFlush = (req: RecordedRequest) => JSON.stringify(req.body.messages).includes("about to be compacted");
+  // Input tokens as the API would count them (about 0.3 per byte), so the context estimate is calibrated.
+  const realistic = (reply: (req: RecordedRequest) => string) => ({
+    type: "respond" as const,
+    fn: (req: RecordedRequest) => text(reply(req), { usage: { input_tokens: Math.ceil(Buffer.byteLength(req.rawBody) * 0.3) } }),
+  });
+
+  it("use compaction.model and are recorded as purposes compaction and flush", async () => {
+    t = await startTestGateway(fake.url, { config: { compaction: { model: "claude-haiku-4-5" } } });
+    fake.setDefault(realistic((req) => (isSummary(req) ? "Summary: cats." : isFlush(req) ? "done" : "ok")));
+    for (let i = 0; i < 6; i++) await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: `about cats ${i} ${"meow ".repeat(8000)}` });
+    expect(await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: "/compact" })).toMatch(/^Compacted: about/);
+    const byPurpose = (p: string) => records(t!.home).filter((r) => r.purpose === p);
+    expect(fake.requests.filter(isSummary).map((r) => r.body.model)).toEqual(["claude-haiku-4-5"]);
+    expect(fake.requests.filter(isFlush).map((r) => r.body.model)).toEqual(["claude-haiku-4-5"]);
+    expect(fake.requests.filter((r) => !isSummary(r) && !isFlush(r)).every((r) => r.body.model === "claude-sonnet-5-5")).toBe(true);
+    expect(byPurpose("compaction").map((r) => [r.session, r.model])).toEqual([["main", "claude-haiku-4-5"]]);
+    expect(byPurpose("flush").map((r) => [r.session, r.model])).toEqual([["main", "claude-haiku-4-5"]]);
+    expect(byPurpose("chat")).toHaveLength(6);
+  });
+
+  it("default to the main model", async () => {
+    t = await startTestGateway(fake.url);
+    fake.setDefault(realistic((req) => (isSummary(req) ? "Summary: dogs." : isFlush(req) ? "done" : "ok")));
+    for (let i = 0; i < 6; i++) await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: `about dogs ${i} ${"woof ".repeat(8000)}` });
+    await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: "/compact" });
+    expect(fake.requests.filter(isSummary).map((r) => r.body.model)).toEqual(["claude-sonnet-5-5"]);
+    expect(records(t.home).filter((r) => r.purpose === "compaction").map((r) => r.model)).toEqual(["claude-sonnet-5-5"]);
+  });
+});
