@@ -33,6 +33,8 @@ describe("rate limits", () => {
   it("20 mentions from one member in a minute: 10 model runs, one refusal, the rest silent; another member is unaffected", async () => {
     t = await start();
     const ids = Array.from({ length: 20 }, (_, i) => t!.channel.say({ chat: "-100", sender: "7", text: `@bot msg-${String(i + 1).padStart(2, "0")}` }));
+    // The lanes are idle before the router has handed them anything: wait for the replies first.
+    await waitFor("ten answers and the refusal", () => allReplies(t!.channel, ids.slice(0, 11)).every((r) => r.length > 0), 15_000);
     await idle(t);
     await settle();
     expect(fake.requests).toHaveLength(10);
@@ -53,6 +55,7 @@ describe("rate limits", () => {
   it("never limits the owner in a group, nor counts the owner against the chat", async () => {
     t = await start({ groups: { policy: "open", rateLimit: { perSender: 2, perChat: 3 } } });
     const ids = Array.from({ length: 6 }, (_, i) => t!.channel.say({ chat: "-100", sender: "1", text: `@bot owner ${i}` }));
+    await waitFor("the owner's answers", () => ids.every((id) => t!.channel.replies.has(id)), 15_000);
     await idle(t);
     expect(allReplies(t.channel, ids)).toEqual(Array(6).fill(["ok"]));
     const member = t.channel.say({ chat: "-100", sender: "7", text: "@bot me too" });
@@ -65,6 +68,7 @@ describe("rate limits", () => {
     t = await start({ allowFrom: ["5"], dmPolicy: "allowlist", groups: { policy: "open", rateLimit: { perChat: 3 } }, dmRateLimit: { perSender: 2 } });
     const group = ["7", "8", "9", "10", "11"].map((s) => t!.channel.say({ chat: "-100", sender: s, text: `@bot from ${s}` }));
     const dms = [1, 2, 3].map((i) => t!.channel.say({ chat: "5", type: "dm", sender: "5", text: `dm ${i}` }));
+    await waitFor("the group's and the DMs' replies", () => [...group.slice(0, 4), ...dms].every((id) => t!.channel.replies.has(id)), 15_000);
     await idle(t);
     await settle();
     const g = allReplies(t.channel, group);

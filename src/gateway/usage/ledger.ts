@@ -1,10 +1,9 @@
 // The usage ledger: every model call appended to <home>/usage.jsonl (one O_APPEND write per
 // line), and running totals per day — all spending and the shared scope's — that budgets read.
 // The file is the record; the totals are rebuilt from it on start.
-import { appendFileSync } from "node:fs";
 import type { Usage } from "../../agent/messages.ts";
 import type { Logger } from "../../log.ts";
-import { readJsonLines } from "../../storage.ts";
+import { appendRecord, readJsonLines } from "../../storage.ts";
 import { localDate } from "../../time.ts";
 import { priceUsage, type PricingTable } from "../cost.ts";
 import { isUsageRecord, usageRecord, type UsageRecord, type UsageTag } from "./record.ts";
@@ -59,7 +58,7 @@ export class UsageLedger {
     const now = this.#o.clock();
     const r = usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone));
     try {
-      appendFileSync(this.#o.file, `${JSON.stringify(r)}\n`, { mode: 0o600 });
+      appendRecord(this.#o.file, `${JSON.stringify(r)}\n`);
     } catch (err) {
       this.#o.log.error("usage.write_failed", { file: this.#o.file, error: err });
     }
