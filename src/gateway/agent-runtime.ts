@@ -17,6 +17,9 @@ import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
+import type { RunPurpose } from "./lanes.ts";
+import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
+import { readNote } from "../memory/workspace-files.ts";
 
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
@@ -40,6 +43,8 @@ export interface SessionRunRequest {
   signal: AbortSignal;
   emit: AgentEventSink;
   steering?: SteeringSource;
+  /** What the run is for; default "chat". A "heartbeat" run uses its own light session (heartbeat-session.ts), not `key`'s. */
+  purpose?: RunPurpose;
 }
 
 export interface AgentRuntime {
@@ -52,6 +57,12 @@ export interface AgentRuntime {
   compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
   /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
   resetSession(key: string, reason: string): void;
+  /**
+   * Adds a message to a session's transcript outside a run (a delivered heartbeat, so main knows
+   * what was said). Call only while the session's lane is held: a run in progress would
+   * interleave with it.
+   */
+  appendMessage(key: string, message: Message): void;
 }
 
 export interface AgentRuntimeOptions {
@@ -99,10 +110,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const execMarkerPrefix = markerPrefixFor(opts.home);
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
-  const tools = new ToolSet(
-    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
-    scopePermission(config.tools.shared.allow),
-  );
+  const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
+  const tools = new ToolSet(allTools, scopePermission(config.tools.shared.allow));
+  const heartbeatTools = new ToolSet(allTools.filter((t) => config.heartbeat.tools.includes(t.name)));
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
   const transcripts = new Map<string, Transcript>();
   const budgets = new Map<string, ContextBudget>();
@@ -176,6 +186,25 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     memory,
     execSandbox,
     run(req) {
+      if (req.purpose === "heartbeat") {
+        return runHeartbeatSession(
+          {
+            model,
+            tools: heartbeatTools,
+            clock,
+            log,
+            workspace: config.workspace,
+            modelName: config.heartbeat.model,
+            maxTokens: config.heartbeat.maxTokens,
+            transcript: transcriptFor(HEARTBEAT_SESSION),
+            system: () => systemFor(HEARTBEAT_SESSION, "main"),
+            mainMessages: () => transcriptFor("main").messages(),
+            // Through the memory opener: HEARTBEAT.md linked to ../config.json must not reach a prompt.
+            readChecklist: () => readNote(config.workspace, "HEARTBEAT.md", { kind: "main" }, 20_000, log),
+          },
+          req,
+        );
+      }
       return runSession({ model, tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
@@ -192,6 +221,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     compact(key, scope, focus, signal) {
       const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
       return budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+    },
+    appendMessage(key, message) {
+      transcriptFor(key).append({ type: "message", message });
     },
     resetSession(key, reason) {
       transcriptFor(key).append({ type: "epoch", reason, ts: clock() });

@@ -10,6 +10,9 @@ import type { Logger } from "../log.ts";
 import type { QueueMode } from "./config.ts";
 import { ReplyFanout } from "./reply-fanout.ts";
 
+/** What a run is for (cost accounting, budgets, and which session a heartbeat really uses). */
+export type RunPurpose = "chat" | "heartbeat" | "cron" | "compaction" | "flush";
+
 /** One accepted message waiting in, or joined to, a lane. */
 export interface LaneItem {
   /** The inbox id, marked done once the item's reply was handed over. */
@@ -30,6 +33,8 @@ export interface LaneItem {
   steerable?: boolean;
   /** Whether the exchange belongs in the daily log, given the reply; absent means it does. */
   worthLogging?: (reply: string) => boolean;
+  /** Default "chat". */
+  purpose?: RunPurpose;
 }
 
 export interface RunContext {

@@ -9,14 +9,18 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
     const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     ctx.sessions.countRun();
+    const purpose = run.items[0]?.purpose ?? "chat";
+    // A heartbeat runs in its own session: its context size is not main's.
+    const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     const result = await ctx.runtime.run({
       key: run.sessionKey,
       scope,
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,
+      purpose,
       emit: (e) => {
-        if (e.type === "turn_end") ctx.sessions.recordUsage(run.sessionKey, e.model, e.usage, contextTokens(e.usage));
+        if (e.type === "turn_end") ctx.sessions.recordUsage(usageKey, e.model, e.usage, contextTokens(e.usage));
         run.emit(e);
       },
     });

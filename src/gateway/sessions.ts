@@ -34,6 +34,8 @@ interface IndexFile {
   sessions: Record<string, SessionRecord>;
   today: UsageDay;
   ownerContact?: DeliveryTarget & { at: number };
+  /** When the owner last wrote to Hearth (any channel, the terminal too). */
+  ownerMessageAt?: number;
 }
 
 export class SessionStore {
@@ -110,6 +112,16 @@ export class SessionStore {
 
   setOwnerContact(target: DeliveryTarget): void {
     this.#data.ownerContact = { ...target, at: this.#clock() };
+    this.#scheduleSave();
+  }
+
+  /** When the owner last wrote (the heartbeat pauses after a long silence); undefined when never. */
+  ownerMessageAt(): number | undefined {
+    return this.#data.ownerMessageAt;
+  }
+
+  noteOwnerMessage(): void {
+    this.#data.ownerMessageAt = this.#clock();
     this.#scheduleSave();
   }
 

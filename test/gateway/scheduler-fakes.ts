@@ -92,6 +92,25 @@ export class FakeHost implements SchedulerHost {
   originOf(sessionKey: string): DeliveryTarget | null {
     return sessionKey === "main" ? this.origin : null;
   }
+  /** What the budget answers. */
+  budgetAllows = true;
+  ownerAt: number | null = null;
+  /** null: no watcher. */
+  changedAt: number | null = null;
+  /** Texts added to main's transcript. */
+  readonly inMain: string[] = [];
+  mayRun(): boolean {
+    return this.budgetAllows;
+  }
+  ownerMessageAt(): number | null {
+    return this.ownerAt;
+  }
+  workspaceChangedAt(): number | null {
+    return this.changedAt;
+  }
+  recordInMain(text: string): void {
+    this.inMain.push(text);
+  }
 }
 
 /** Runs a submitted item the way a lane does: opens its reply when the run starts, then finishes it. */

@@ -1,6 +1,7 @@
 // What the scheduler needs from the gateway, in one narrow interface: put a run on a lane, tell
 // whether main is busy, send a proactive message, and know where the owner is. Tests hand the
 // scheduler a fake of it; the daemon builds it from the gateway context.
+import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { GatewayContext } from "../context.ts";
 import type { LaneItem } from "../lanes.ts";
@@ -19,6 +20,20 @@ export interface SchedulerHost {
    * job the agent creates there); null when unknown.
    */
   originOf(sessionKey: string): DeliveryTarget | null;
+  /**
+   * Whether the budget lets a background run of `purpose` spend now. The one call site of the
+   * budget check for the heartbeat; true until budgets exist.
+   */
+  mayRun(purpose: "heartbeat"): boolean;
+  /** When the owner last wrote to Hearth; null when never (since the home was created). */
+  ownerMessageAt(): number | null;
+  /** When a workspace file last changed; null when unknown (no watcher): the heartbeat then never skips as "unchanged". */
+  workspaceChangedAt(): number | null;
+  /**
+   * Adds a delivered heartbeat to main's transcript as an assistant message, so the conversation
+   * knows what was said. Call only while main's lane is held (from the heartbeat's reply).
+   */
+  recordInMain(text: string): void;
 }
 
 export const CLI_TARGET: DeliveryTarget = { channel: "cli", chatId: "cli" };
@@ -38,6 +53,13 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
       // (the router records the last one as the owner contact) or from the terminal.
       if (sessionKey !== "main") return null;
       return ctx.sessions.get("main")?.lastChannel === "cli" ? CLI_TARGET : ownerTarget();
+    },
+    mayRun: () => true,
+    ownerMessageAt: () => ctx.sessions.ownerMessageAt() ?? null,
+    workspaceChangedAt: () => (ctx.runtime.memory ? ctx.runtime.memory.lastChangeAt() : null),
+    recordInMain(text) {
+      const message: AssistantMessage = { role: "assistant", content: [{ type: "text", text }], stop: "end_turn", model: ctx.config.heartbeat.model, usage: emptyUsage(), ts: ctx.clock() };
+      ctx.runtime.appendMessage("main", message);
     },
   };
 }
