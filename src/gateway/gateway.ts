@@ -19,6 +19,7 @@ import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
 import { gatewayHost } from "./scheduler/host.ts";
+import type { Timers } from "./scheduler/engine.ts";
 import { CronService } from "./scheduler/service.ts";
 import { SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
@@ -38,6 +39,8 @@ export interface GatewayOptions {
   clock?: () => number;
   /** Run scheduled jobs and the heartbeat (the daemon). Without it jobs can still be managed. */
   schedule?: boolean;
+  /** The scheduler's timers (tests and benchmarks pass fake ones). */
+  timers?: Timers;
 }
 
 export interface Gateway {
@@ -74,7 +77,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
-    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock });
+    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, ...(opts.timers ? { timers: opts.timers } : {}) });
     const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), ...(opts.model ? { model: opts.model } : {}) });
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
