@@ -35,9 +35,9 @@ export function formatTickReport(r: TickReport): string {
     case "skipped":
       return `The heartbeat did not run: ${r.detail}.\n`;
     case "quiet":
-      return `The heartbeat would stay quiet (the model answered HEARTBEAT_OK).${scheduledNote(r.scheduled)}\n`;
+      return `The heartbeat would stay quiet (the model answered HEARTBEAT_OK).\n${scheduledNote(r.scheduled)}`;
     case "message":
-      return `The heartbeat would send this to ${r.to} (not sent):\n\n${r.text}\n${scheduledNote(r.scheduled)}`;
+      return `The heartbeat would send this to ${r.to} (not sent):\n\n${r.text}\n${r.scheduled ? `\n${scheduledNote(r.scheduled)}` : ""}`;
     case "failed":
       return `The heartbeat run failed: ${r.text}\n`;
     default:
@@ -45,4 +45,4 @@ export function formatTickReport(r: TickReport): string {
   }
 }
 
-const scheduledNote = (why: string | null): string => (why ? `\nA scheduled heartbeat would not run now: ${why}.\n` : "");
+const scheduledNote = (why: string | null): string => (why ? `A scheduled heartbeat would not run now: ${why}.\n` : "");

@@ -1,5 +1,6 @@
 // Wires the agent from the configuration: the model client, the tools, memory and the
 // transcripts. The gateway runs every session through this.
+import { existsSync } from "node:fs";
 import type { AgentEventSink } from "../agent/events.ts";
 import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
@@ -198,7 +199,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
             maxTokens: config.heartbeat.maxTokens,
             transcript: transcriptFor(HEARTBEAT_SESSION),
             system: () => systemFor(HEARTBEAT_SESSION, "main"),
-            mainMessages: () => transcriptFor("main").messages(),
+            // Opening a transcript creates its file: a heartbeat before any conversation must not.
+            mainMessages: () => (existsSync(paths.sessionFile("main")) ? transcriptFor("main").messages() : []),
             // Through the memory opener: HEARTBEAT.md linked to ../config.json must not reach a prompt.
             readChecklist: () => readNote(config.workspace, "HEARTBEAT.md", { kind: "main" }, 20_000, log),
           },
