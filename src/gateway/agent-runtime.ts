@@ -116,6 +116,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const heartbeatTools = new ToolSet(allTools.filter((t) => config.heartbeat.tools.includes(t.name)));
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
   const transcripts = new Map<string, Transcript>();
+  /** When the heartbeat's context was last assembled afresh. */
+  let heartbeatContextAt = 0;
   const budgets = new Map<string, ContextBudget>();
   const transcriptFor = (key: string) => {
     let t = transcripts.get(key);
@@ -198,7 +200,15 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
             modelName: config.heartbeat.model,
             maxTokens: config.heartbeat.maxTokens,
             transcript: transcriptFor(HEARTBEAT_SESSION),
-            system: () => systemFor(HEARTBEAT_SESSION, "main"),
+            system: () => {
+              // A tick sees the workspace as it is: after any change (a daily-log entry too) its
+              // context is assembled afresh. On an idle day nothing changes and the prefix stays cached.
+              if (memory && memory.lastChangeAt() >= heartbeatContextAt) {
+                memory.resetEpoch(HEARTBEAT_SESSION);
+                heartbeatContextAt = clock();
+              }
+              return systemFor(HEARTBEAT_SESSION, "main");
+            },
             // Opening a transcript creates its file: a heartbeat before any conversation must not.
             mainMessages: () => (existsSync(paths.sessionFile("main")) ? transcriptFor("main").messages() : []),
             // Through the memory opener: HEARTBEAT.md linked to ../config.json must not reach a prompt.

@@ -163,6 +163,21 @@ describe("the heartbeat's light session", () => {
     await idle(g);
   });
 
+  it("sees today's log as it is at each tick, while an idle day keeps the same prefix", async () => {
+    const { time, gw: g, fake: f } = await start(undefined);
+    const first = await tick(time, g, f, "HEARTBEAT_OK");
+    const second = await tick(time, g, f, "HEARTBEAT_OK");
+    expect(JSON.stringify(second.body.system)).toBe(JSON.stringify(first.body.system));
+    f.enqueue(text("I'll remind you at 17:00."));
+    g.channel.say({ chat: "1", type: "dm", sender: "1", text: "Remind me to call the garage at 17:00." });
+    await f.waitForRequests(3, 20_000);
+    await idle(g);
+    const third = await tick(time, g, f, "HEARTBEAT_OK");
+    const system = third.body.system[0].text as string;
+    expect(system).toContain("## memory/2026-11-23.md (today)");
+    expect(system).toContain("> Remind me to call the garage at 17:00.");
+  });
+
   it("pauses after heartbeat.pauseAfterIdle without a message from the owner and resumes with the next one", async () => {
     const { time, gw: g, fake: f } = await start(undefined, { pauseAfterIdle: "2h" });
     f.enqueue(text("Hi."));
