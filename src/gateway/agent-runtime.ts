@@ -114,6 +114,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
   const tools = new ToolSet(allTools, scopePermission(config.tools.shared.allow));
   const heartbeatTools = new ToolSet(allTools.filter((t) => config.heartbeat.tools.includes(t.name)));
+  for (const name of config.heartbeat.tools) {
+    if (!allTools.some((t) => t.name === name)) log.warn("heartbeat.unknown_tool", { tool: name, known: allTools.map((t) => t.name).join(", ") });
+  }
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
   const transcripts = new Map<string, Transcript>();
   /** When the heartbeat's context was last assembled afresh. */

@@ -123,6 +123,14 @@ describe("the heartbeat's light session", () => {
     expect(g.channel.replies.get(id)).toEqual(["Hello!"]);
   });
 
+  it("offers only the tools listed in heartbeat.tools, on its own model and answer length", async () => {
+    const { time, gw: g, fake: f } = await start(undefined, { tools: ["memory_search"], model: "claude-sonnet-5-5", maxTokens: 300 });
+    const req = await tick(time, g, f, "HEARTBEAT_OK");
+    expect(req.body.tools.map((t: { name: string }) => t.name)).toEqual(["memory_search"]);
+    expect(req.body.model).toBe("claude-sonnet-5-5");
+    expect(req.body.max_tokens).toBe(300);
+  });
+
   it("leaves main's transcript and the daily log byte for byte unchanged on HEARTBEAT_OK", async () => {
     const home = homeWithExchanges(3);
     const mainFile = homePaths(home).sessionFile("main");
