@@ -9,7 +9,9 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
     const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     ctx.sessions.countRun();
-    const purpose = run.items[0]?.purpose ?? "chat";
+    // A heartbeat is never steered into, but a backlog past its cap is merged into one run: a
+    // run that answers anyone else is a chat run.
+    const purpose = run.items.every((i) => i.purpose === run.items[0]?.purpose) ? (run.items[0]?.purpose ?? "chat") : "chat";
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     const result = await ctx.runtime.run({
