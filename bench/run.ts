@@ -5,6 +5,7 @@ import { cachePrefixBench } from "./cache-prefix.bench.ts";
 import { execBench } from "./exec.bench.ts";
 import { meetsTarget, type Figure } from "./harness.ts";
 import { gatewayBench } from "./gateway.bench.ts";
+import { heartbeatBench } from "./heartbeat.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
 import { memorySearchBench } from "./memory-search.bench.ts";
 import { startupBench } from "./startup.bench.ts";
@@ -20,6 +21,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["cache-prefix", cachePrefixBench],
   ["telegram", telegramBench],
   ["exec", execBench],
+  ["heartbeat", heartbeatBench],
 ];
 
 const only = process.argv.slice(2);

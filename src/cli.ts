@@ -3,6 +3,7 @@ import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
 import { CRON_USAGE, runCron } from "./cli/cron.ts";
 import { runDoctor } from "./cli/doctor.ts";
+import { HEARTBEAT_USAGE, runHeartbeat } from "./cli/heartbeat.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
@@ -24,7 +25,7 @@ Commands:
   status [--json]              channels, sessions, active runs, queues, today's tokens
 ${USAGE_USAGE}  doctor                       check the setup; one line per check, with a fix for each problem
   init                         create the home folder, a commented config.json and the workspace
-${CRON_USAGE}  pairing list                 pending pairing codes and approved senders
+${CRON_USAGE}${HEARTBEAT_USAGE}  pairing list                 pending pairing codes and approved senders
   pairing approve CODE         let the person who got CODE talk to Hearth
   pairing revoke CHANNEL:USERID
 
@@ -68,6 +69,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
         return await runDoctor(home, io);
       case "cron":
         return await runCron(home, rest, io);
+      case "heartbeat":
+        return await runHeartbeat(home, rest, io);
       case undefined:
       case "help":
       case "--help":

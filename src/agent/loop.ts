@@ -16,7 +16,7 @@ import {
 } from "./messages.ts";
 import type { ModelClient, ModelEvent } from "./model-client.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
-import type { SystemBlock } from "./model-request.ts";
+import type { CacheTtl, ModelRequest, SystemBlock } from "./model-request.ts";
 import type { SteeringSource } from "./steering.ts";
 import type { ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
@@ -53,6 +53,10 @@ export interface RunSpec {
   record: (m: Message) => void;
   /** Keeps the request inside the model's window (compaction); absent means no budget checks. */
   budget?: ContextBudget;
+  /** Another model than the client's primary one (the heartbeat's cheap model). */
+  model?: string;
+  /** TTL of the cached system prefix; absent: 5 minutes. */
+  cacheTtl?: CacheTtl;
 }
 
 export interface RunResult {
@@ -108,7 +112,14 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
       }
       turns++;
       spec.emit({ type: "turn_start", turn: turns });
-      let request = { system: spec.system, tools: toolSpecs, messages, maxTokens: spec.maxTokens };
+      let request: ModelRequest = {
+        system: spec.system,
+        tools: toolSpecs,
+        messages,
+        maxTokens: spec.maxTokens,
+        ...(spec.model ? { model: spec.model } : {}),
+        ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
+      };
       if (spec.budget) {
         const prepared = await spec.budget.prepare(request, spec.signal);
         if (prepared.type === "too_large") {

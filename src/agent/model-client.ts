@@ -102,10 +102,11 @@ export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelCl
       const shown = new ShownText(onEvent);
       let last: ModelError | undefined;
       let stalls = 0;
-      models: for (const [i, model] of opts.models.entries()) {
+      const models = req.model ? [req.model, ...opts.models.filter((m) => m !== req.model)] : opts.models;
+      models: for (const [i, model] of models.entries()) {
         if (i > 0 && last) {
-          opts.log.warn("model.fallback", { from: opts.models[i - 1], to: model, kind: last.kind });
-          onEvent({ type: "fallback", from: opts.models[i - 1]!, to: model, error: last });
+          opts.log.warn("model.fallback", { from: models[i - 1], to: model, kind: last.kind });
+          onEvent({ type: "fallback", from: models[i - 1]!, to: model, error: last });
         }
         const params = toApiParams(req, model);
         for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {

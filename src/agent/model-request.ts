@@ -13,11 +13,22 @@ export interface SystemBlock {
   cacheBreakpoint?: boolean;
 }
 
+/** How long the provider keeps a cached prefix: "5m" (the API's default) or "1h" (writes cost 2× input instead of 1.25×). */
+export type CacheTtl = "5m" | "1h";
+
 export interface ModelRequest {
   system: SystemBlock[];
   tools: ToolSpec[];
   messages: Message[];
   maxTokens: number;
+  /** The model for this request instead of the client's primary one (the client's models stay its fallbacks). */
+  model?: string;
+  /**
+   * TTL of the system breakpoints (the stable prefix). Absent: the API's 5 minutes. The
+   * breakpoint on the last message always keeps 5 minutes: it moves every request, and the API
+   * wants 1-hour entries before 5-minute ones.
+   */
+  cacheTtl?: CacheTtl;
 }
 
 export const MISSING_RESULT = "No result: the run was interrupted before this tool finished.";
@@ -119,8 +130,9 @@ function markLastBlock(out: ApiMessage[]): void {
 
 /** The full request body (minus `stream`) for one model. */
 export function toApiParams(req: ModelRequest, model: string): Anthropic.MessageCreateParamsNonStreaming {
+  const prefixCache: Anthropic.CacheControlEphemeral = req.cacheTtl === "1h" ? { type: "ephemeral", ttl: "1h" } : CACHE;
   const system: Anthropic.TextBlockParam[] = req.system.map((b) =>
-    b.cacheBreakpoint ? { type: "text", text: b.text, cache_control: CACHE } : { type: "text", text: b.text },
+    b.cacheBreakpoint ? { type: "text", text: b.text, cache_control: prefixCache } : { type: "text", text: b.text },
   );
   return {
     model,

@@ -1,5 +1,6 @@
 // Wires the agent from the configuration: the model client, the tools, memory and the
 // transcripts. The gateway runs every session through this.
+import { existsSync } from "node:fs";
 import type { AgentEventSink } from "../agent/events.ts";
 import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
@@ -19,6 +20,8 @@ import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
 import type { RunPurpose, UsageTag } from "./usage/record.ts";
+import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
+import { readNote } from "../memory/workspace-files.ts";
 
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
@@ -58,6 +61,12 @@ export interface AgentRuntime {
   compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
   /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
   resetSession(key: string, reason: string): void;
+  /**
+   * Adds a message to a session's transcript outside a run (a delivered heartbeat, so main knows
+   * what was said). Call only while the session's lane is held: a run in progress would
+   * interleave with it.
+   */
+  appendMessage(key: string, message: Message): void;
 }
 
 export interface AgentRuntimeOptions {
@@ -123,12 +132,16 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const execMarkerPrefix = markerPrefixFor(opts.home);
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
-  const tools = new ToolSet(
-    [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])],
-    scopePermission(config.tools.shared.allow),
-  );
+  const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
+  const tools = new ToolSet(allTools, scopePermission(config.tools.shared.allow));
+  const heartbeatTools = new ToolSet(allTools.filter((t) => config.heartbeat.tools.includes(t.name)));
+  for (const name of config.heartbeat.tools) {
+    if (!allTools.some((t) => t.name === name)) log.warn("heartbeat.unknown_tool", { tool: name, known: allTools.map((t) => t.name).join(", ") });
+  }
   const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
   const transcripts = new Map<string, Transcript>();
+  /** When the heartbeat's context was last assembled afresh. */
+  let heartbeatContextAt = 0;
   const budgets = new Map<string, ContextBudget>();
   const transcriptFor = (key: string) => {
     let t = transcripts.get(key);
@@ -200,6 +213,34 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     memory,
     execSandbox,
     run(req) {
+      if (req.purpose === "heartbeat") {
+        return runHeartbeatSession(
+          {
+            model: meteredModel(model, () => ({ session: HEARTBEAT_SESSION, scope: "main", purpose: "heartbeat" }), recordUsage),
+            tools: heartbeatTools,
+            clock,
+            log,
+            workspace: config.workspace,
+            modelName: config.heartbeat.model,
+            maxTokens: config.heartbeat.maxTokens,
+            transcript: transcriptFor(HEARTBEAT_SESSION),
+            system: () => {
+              // A tick sees the workspace as it is: after any change (a daily-log entry too) its
+              // context is assembled afresh. On an idle day nothing changes and the prefix stays cached.
+              if (memory && memory.lastChangeAt() >= heartbeatContextAt) {
+                memory.resetEpoch(HEARTBEAT_SESSION);
+                heartbeatContextAt = clock();
+              }
+              return systemFor(HEARTBEAT_SESSION, "main");
+            },
+            // Opening a transcript creates its file: a heartbeat before any conversation must not.
+            mainMessages: () => (existsSync(paths.sessionFile("main")) ? transcriptFor("main").messages() : []),
+            // Through the memory opener: HEARTBEAT.md linked to ../config.json must not reach a prompt.
+            readChecklist: () => readNote(config.workspace, "HEARTBEAT.md", { kind: "main" }, 20_000, log),
+          },
+          req,
+        );
+      }
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...(req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {}) };
       lastTag.set(req.key, tag);
       return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
@@ -218,6 +259,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     compact(key, scope, focus, signal) {
       const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
       return budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+    },
+    appendMessage(key, message) {
+      transcriptFor(key).append({ type: "message", message });
     },
     resetSession(key, reason) {
       transcriptFor(key).append({ type: "epoch", reason, ts: clock() });

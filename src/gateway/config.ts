@@ -208,6 +208,13 @@ export const configSchema = strict({
   heartbeat: strict({
     every: duration.default("30m"),
     activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
+    /** The heartbeat's model: the provider's cheapest by default. */
+    model: z.string().trim().min(1).default("claude-haiku-4-5"),
+    maxTokens: positiveInt.default(1024),
+    /** No heartbeat after this long without a message from the owner ("0": never pause). */
+    pauseAfterIdle: duration.default("7d"),
+    /** Tools the heartbeat may use (names, e.g. "memory_search"); none by default, each costs tokens on every tick. */
+    tools: z.array(z.string().trim().min(1)).default([]),
   }).prefault({}),
   log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
   /** Spending limits in USD, in the owner's time zone; unset means no limit. */

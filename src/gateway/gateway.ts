@@ -23,6 +23,7 @@ import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
 import { gatewayHost } from "./scheduler/host.ts";
+import type { Timers } from "./scheduler/engine.ts";
 import { CronService } from "./scheduler/service.ts";
 import { SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   clock?: () => number;
   /** Run scheduled jobs and the heartbeat (the daemon). Without it jobs can still be managed. */
   schedule?: boolean;
+  /** The scheduler's timers (tests and benchmarks pass fake ones). */
+  timers?: Timers;
 }
 
 export interface Gateway {
@@ -86,7 +89,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
-    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true });
+    const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
     const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: config.pricing, log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
     const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });

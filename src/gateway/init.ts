@@ -181,7 +181,11 @@ export function configTemplate(): string {
 
   "heartbeat": {
     "every": "30m",                           // how often to go through HEARTBEAT.md; "0" turns it off
-    "activeHours": { "start": "08:00", "end": "22:00" } // only between these times, in "timezone"
+    "activeHours": { "start": "08:00", "end": "22:00" }, // only between these times, in "timezone"
+    "model": "claude-haiku-4-5",              // a cheap model: it runs often
+    "maxTokens": 1024,                        // longest heartbeat answer
+    "pauseAfterIdle": "7d",                   // pause after this long without a message from you ("0": never)
+    "tools": []                               // tools it may use, e.g. ["memory_search"]; each costs tokens every tick
   },
 
   // Spending limits in US dollars (unset = no limit); \`hearth usage\` shows what was spent.

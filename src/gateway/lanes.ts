@@ -30,7 +30,7 @@ export interface LaneItem {
    * arrive meanwhile must not join it — its answer is delivered elsewhere — and queue instead.
    */
   steerable?: boolean;
-  /** Why the run happens (usage records, budget checks); absent means "chat". */
+  /** Why the run happens (usage records, budget checks, the heartbeat's own session); absent means "chat". */
   purpose?: RunPurpose;
   /** Whether the exchange belongs in the daily log, given the reply; absent means it does. */
   worthLogging?: (reply: string) => boolean;

@@ -114,6 +114,7 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     if (decision.scope === "shared" && !decision.isOwner && !(await admitShared(ctx, m, log))) return;
 
     ctx.sessions.touch(decision.sessionKey, decision.scope, { lastChannel: m.channel, ...(m.chat.title ? { title: m.chat.title } : {}) });
+    if (decision.scope === "main") ctx.sessions.noteOwnerMessage();
     if (decision.scope === "main" && m.channel !== "cli") {
       ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
     }

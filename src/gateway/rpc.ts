@@ -25,6 +25,7 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "cron.add": (p) => ctx.cron.add(jobInputParam(p), { createdBy: "cli" }),
     "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
     "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
+    "heartbeat.now": () => ctx.cron.heartbeatNow(),
   };
   return async (method, params) => {
     const handler = methods[method];

@@ -9,12 +9,16 @@ import { budgetGate } from "./budget/gate.ts";
 export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
     const first = run.items[0];
-    const purpose = first?.purpose ?? "chat";
+    // A heartbeat is never steered into, but a backlog past its cap is merged into one run: a
+    // run that answers anyone else is a chat run.
+    const purpose = run.items.every((i) => i.purpose === first?.purpose) ? (first?.purpose ?? "chat") : "chat";
     // Background work (a job, the heartbeat in its own session) is the owner's: main scope.
     const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
     if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();
+    // A heartbeat runs in its own session: its context size is not main's.
+    const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     const result = await ctx.runtime.run({
       key: run.sessionKey,
       scope,
@@ -24,7 +28,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       signal: run.signal,
       steering: run.steering,
       emit: (e) => {
-        if (e.type === "turn_end") ctx.sessions.recordUsage(run.sessionKey, e.model, e.usage, contextTokens(e.usage));
+        if (e.type === "turn_end") ctx.sessions.recordUsage(usageKey, e.model, e.usage, contextTokens(e.usage));
         run.emit(e);
       },
     });

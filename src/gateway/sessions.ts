@@ -35,6 +35,8 @@ interface IndexFile {
   sessions: Record<string, SessionRecord>;
   today: UsageDay;
   ownerContact?: DeliveryTarget & { at: number };
+  /** When the owner last wrote to Hearth (any channel, the terminal too). */
+  ownerMessageAt?: number;
 }
 
 const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodType<ChannelId>;
@@ -158,6 +160,16 @@ export class SessionStore {
 
   setOwnerContact(target: DeliveryTarget): void {
     this.#data.ownerContact = { ...target, at: this.#clock() };
+    this.#scheduleSave();
+  }
+
+  /** When the owner last wrote (the heartbeat pauses after a long silence); undefined when never. */
+  ownerMessageAt(): number | undefined {
+    return this.#data.ownerMessageAt;
+  }
+
+  noteOwnerMessage(): void {
+    this.#data.ownerMessageAt = this.#clock();
     this.#scheduleSave();
   }
 

@@ -18,6 +18,8 @@ export interface MemoryService {
   /** Appends a finished exchange to the scope's daily log. Never throws. */
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
+  /** When a workspace markdown file last changed (a hand edit or the daemon's own write); 0 when none did since start. */
+  lastChangeAt(): number;
   close(): Promise<void>;
 }
 
@@ -39,7 +41,9 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const epochs = new ContextEpochs(cache);
   const index = SearchIndex.open(opts.indexPath, log);
 
+  let lastChangeAt = 0;
   const refresh = (relPath: string) => {
+    lastChangeAt = clock();
     try {
       index.refreshFile(workspace, relPath);
     } catch (err) {
@@ -67,6 +71,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   // The daemon's own writes: tell the watcher (so its event is not taken for a hand edit) and
   // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
   const noteOwnWrite = (relPath: string) => {
+    lastChangeAt = clock();
     watcher.expectOwnWrite(relPath);
     epochs.noteOwnWrite(relPath);
   };
@@ -97,6 +102,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       }
     },
     tools: () => tools,
+    lastChangeAt: () => lastChangeAt,
     async close() {
       clearTimeout(scan);
       await watcher.close();

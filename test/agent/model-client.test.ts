@@ -188,6 +188,16 @@ describe("model client: retries", () => {
     expect(result.type === "error" && result.error).toMatchObject({ kind: "overloaded", model: "backup" });
   });
 
+  it("uses the request's own model first and the client's models as its fallbacks", async () => {
+    fake.enqueue(text("cheap"), ...Array.from({ length: 5 }, () => ({ type: "http_error" as const, status: 500 })), text("from primary"));
+    const { c } = client({ models: ["primary", "backup"] });
+    const first = await c.stream({ ...request, model: "cheap-model" }, { signal: new AbortController().signal, onEvent: () => {} });
+    expect(first.type === "ok" && first.message.model).toBe("cheap-model");
+    const second = await c.stream({ ...request, model: "cheap-model" }, { signal: new AbortController().signal, onEvent: () => {} });
+    expect(second.type === "ok" && second.message.model).toBe("primary");
+    expect(fake.requests.map((r) => r.body.model)).toEqual(["cheap-model", ...Array(5).fill("cheap-model"), "primary"]);
+  });
+
   it("answers from the fallback model when the primary keeps failing", async () => {
     fake.enqueue(...Array.from({ length: 5 }, () => ({ type: "http_error" as const, status: 500 })), text("from backup"));
     const { result } = await call(client({ models: ["primary", "backup"] }).c);

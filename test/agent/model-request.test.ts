@@ -74,4 +74,19 @@ describe("toApiParams", () => {
     expect(p).not.toHaveProperty("tools");
     expect(p.model).toBe("model-x");
   });
+
+  it("puts a 1-hour TTL on the system breakpoints when asked, and keeps the last message's at 5 minutes", () => {
+    const req = { system: [{ text: "S", cacheBreakpoint: true }, { text: "H", cacheBreakpoint: true }], tools: [], messages: [user("tick")], maxTokens: 100 };
+    const hour = toApiParams({ ...req, cacheTtl: "1h" }, "m");
+    expect(hour.system).toEqual([
+      { type: "text", text: "S", cache_control: { type: "ephemeral", ttl: "1h" } },
+      { type: "text", text: "H", cache_control: { type: "ephemeral", ttl: "1h" } },
+    ]);
+    expect(hour.messages).toEqual([{ role: "user", content: [{ type: "text", text: "tick", cache_control: { type: "ephemeral" } }] }]);
+    const chat = toApiParams(req, "m");
+    expect(chat.system).toEqual([
+      { type: "text", text: "S", cache_control: { type: "ephemeral" } },
+      { type: "text", text: "H", cache_control: { type: "ephemeral" } },
+    ]);
+  });
 });

@@ -1,95 +1,82 @@
-// The heartbeat end to end: the real daemon with a one-second heartbeat, the Telegram emulator
-// and the fake model. HEARTBEAT_OK stays quiet; anything else reaches the owner's chat; outside
-// the active hours nothing runs.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// `hearth heartbeat --now` end to end: the real daemon and the fake model; the CLI prints what
+// the heartbeat would send, and nothing is sent or added to the conversation.
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { lastUserContent, startFakeModel, text, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
-import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
-
-const OWNER = 100;
-const CHECKLIST = "- Check whether the owner's flight LH404 is delayed.";
+import { isolatedEnv, runHearth } from "../support/cli-process.ts";
+import { cleanupDaemon, makeHome, startDaemon, type Daemon } from "../support/daemon.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 
 let fake: FakeModel;
-let emu: TelegramEmulator;
-let home: string;
-let daemons: Daemon[] = [];
+let daemon: Daemon | undefined;
+let home: string | undefined;
 beforeEach(async () => {
   fake = await startFakeModel();
-  emu = await startTelegramEmulator();
-  daemons = [];
 });
 afterEach(async () => {
-  for (const d of daemons) await cleanupDaemon(d, undefined).catch(() => {});
-  await cleanupDaemon(undefined, home);
-  await emu.stop();
+  await cleanupDaemon(daemon, home);
+  daemon = undefined;
+  home = undefined;
   await fake.close();
 });
 
-function writeConfig(heartbeat: unknown): void {
-  writeFileSync(join(home, "config.json"), JSON.stringify({ timezone: "UTC", heartbeat, channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } } }));
+const env = () => ({ ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+
+async function start(activeHours = { start: "00:00", end: "00:00" }): Promise<Daemon> {
+  home = makeHome({ timezone: "UTC", heartbeat: { every: "6h", activeHours } });
+  daemon = await startDaemon(home, env());
+  return daemon;
 }
 
-async function start(): Promise<Daemon> {
-  const d = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
-  daemons.push(d);
-  await waitFor("telegram polling", () => d.log().includes("telegram.polling"));
-  return d;
-}
+const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 
-const isHeartbeat = (req: RecordedRequest) => lastUserContent(req).some((b) => typeof b.text === "string" && b.text.includes("Heartbeat check-in"));
-const heartbeats = () => fake.requests.filter(isHeartbeat);
-const count = (d: Daemon, event: string) => d.log().split(`"event":"${event}"`).length - 1;
-
-/** The owner writes once with the heartbeat off, so Hearth knows their chat; then the daemon stops. */
-async function meetOwner(): Promise<void> {
-  home = makeHome();
-  mkdirSync(join(home, "workspace"), { recursive: true });
-  writeFileSync(join(home, "workspace", "HEARTBEAT.md"), `# Heartbeat\n\n${CHECKLIST}\n`);
-  writeConfig({ every: "0" });
-  const d = await start();
-  fake.enqueue(text("Hi Ann!"));
-  await emu.user({ userId: OWNER, firstName: "Ann" }).send("hi");
-  await waitFor("the greeting", () => emu.botMessages(OWNER)[0]?.text === "Hi Ann!");
-  expect(await d.stop()).toBe(0);
-}
-
-describe("heartbeat (daemon e2e)", () => {
-  it("HEARTBEAT_OK delivers nothing; another answer goes to the owner's chat", async () => {
-    await meetOwner();
-    const replies = ["HEARTBEAT_OK", "Heads up: LH404 is delayed by 2 hours."];
-    fake.setDefault({ type: "respond", fn: (req) => text(isHeartbeat(req) ? (replies.shift() ?? "**HEARTBEAT_OK**") : "unexpected") });
-    writeConfig({ every: "1s", activeHours: { start: "00:00", end: "00:00" } });
+describe("hearth heartbeat --now", () => {
+  it("prints the message the heartbeat would send, sends nothing and leaves main untouched; then a quiet one", async () => {
     const d = await start();
+    fake.enqueue(text("Water the plants: it has been three days."));
+    const r = await d.hearth(["heartbeat", "--now"], { timeoutMs: 30_000 });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("The heartbeat would send this to cli (not sent):\n\nWater the plants: it has been three days.\n");
+    expect(r.code).toBe(0);
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.body.model).toBe("claude-haiku-4-5");
+    expect(existsSync(join(d.home, "sessions", "main.jsonl"))).toBe(false);
+    expect(d.log()).not.toContain("heartbeat.delivered");
 
-    await waitFor("the alert", () => emu.botMessages(OWNER).some((m) => m.text === "Heads up: LH404 is delayed by 2 hours."), 15_000);
-    expect(heartbeats().length).toBeGreaterThanOrEqual(2);
-    expect(JSON.stringify(heartbeats()[0]!.body.messages)).toContain(CHECKLIST);
-    // Runs in main: the owner's earlier conversation is part of the request.
-    expect(JSON.stringify(heartbeats()[0]!.body.messages)).toContain("Hi Ann!");
-
-    const oks = count(d, "heartbeat.ok");
-    await waitFor("two more quiet heartbeats", () => count(d, "heartbeat.ok") >= oks + 2, 15_000);
-    expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual(["Hi Ann!", "Heads up: LH404 is delayed by 2 hours."]);
-    // The daily log keeps the heartbeat that had something to say, not the quiet ones.
-    const dailyLog = readFileSync(join(home, "workspace", "memory", `${new Date().toISOString().slice(0, 10)}.md`), "utf8");
-    expect(dailyLog).toContain("Heads up: LH404 is delayed by 2 hours.");
-    expect(dailyLog).not.toContain("HEARTBEAT_OK");
+    fake.enqueue(text("HEARTBEAT_OK"));
+    const quiet = await d.hearth(["heartbeat", "--now"], { timeoutMs: 30_000 });
+    expect(quiet.stdout).toBe("The heartbeat would stay quiet (the model answered HEARTBEAT_OK).\n");
+    expect(quiet.code).toBe(0);
   });
 
-  it("outside the active hours no heartbeat runs", async () => {
-    await meetOwner();
-    const hour = new Date().getUTCHours();
-    const at = (h: number) => `${String(h % 24).padStart(2, "0")}:00`;
-    writeConfig({ every: "1s", activeHours: { start: at(hour + 2), end: at(hour + 3) } });
-    fake.setDefault(text("Something to report!"));
-    const before = fake.requests.length;
+  it("says when a scheduled heartbeat would not run now, and runs this one anyway", async () => {
+    const now = Date.now();
+    const hours = { start: hhmm(now + 3 * 3_600_000), end: hhmm(now + 4 * 3_600_000) };
+    const d = await start(hours);
+    fake.enqueue(text("HEARTBEAT_OK"));
+    const r = await d.hearth(["heartbeat", "--now"], { timeoutMs: 30_000 });
+    expect(r.stdout).toBe(
+      `The heartbeat would stay quiet (the model answered HEARTBEAT_OK).\nA scheduled heartbeat would not run now: it is outside heartbeat.activeHours (${hours.start}–${hours.end}).\n`,
+    );
+    expect(r.code).toBe(0);
+  });
+
+  it("does not call the model when HEARTBEAT.md has no items", async () => {
     const d = await start();
-    await waitFor("three heartbeat times to pass", () => d.log().split("outside_active_hours").length - 1 >= 3, 10_000);
-    await sleep(200);
-    expect(fake.requests.length).toBe(before);
-    expect(emu.botMessages(OWNER)).toHaveLength(1);
+    writeFileSync(join(d.home, "workspace", "HEARTBEAT.md"), "<!-- nothing to check -->\n# Heartbeat\n");
+    const r = await d.hearth(["heartbeat", "--now"], { timeoutMs: 30_000 });
+    expect(r.stdout).toBe("The heartbeat did not run: HEARTBEAT.md has no checklist items (only headings or comments, or no file).\n");
+    expect(r.code).toBe(0);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("needs the daemon and --now", async () => {
+    home = makeHome({ timezone: "UTC" });
+    const noDaemon = await runHearth(["heartbeat", "--now"], isolatedEnv({ HEARTH_HOME: home, ...env() }));
+    expect(noDaemon.code).toBe(1);
+    expect(noDaemon.stderr).toBe(`hearth: Hearth is not running on ${home}, and only the daemon runs the heartbeat. Start it with: hearth start\n`);
+    const bare = await runHearth(["heartbeat"], isolatedEnv({ HEARTH_HOME: home, ...env() }));
+    expect(bare.code).toBe(2);
+    expect(bare.stderr.split("\n")[0]).toBe("hearth: heartbeat needs --now: hearth heartbeat --now");
   });
 });

@@ -152,11 +152,11 @@ describe("the heartbeat and the budget", () => {
     const host = Object.assign(new FakeHost(time), {
       checkBudget: (purpose: string, key: string) => (asked.push(`${purpose}:${key}`), decision),
     });
-    const hb = new Heartbeat({ host, clock: time.clock, timers: time, log: silentLogger, everyMs: 30 * 60_000, activeHours: { start: "00:00", end: "00:00" }, timezone: "UTC", readChecklist: () => "- anything due?" });
+    const hb = new Heartbeat({ host, clock: time.clock, timers: time, log: silentLogger, everyMs: 30 * 60_000, activeHours: { start: "00:00", end: "00:00" }, timezone: "UTC", pauseAfterIdleMs: 0, readChecklist: () => "- anything due?" });
     expect(hb.beat()).toBe("ran");
     expect(host.submitted.map((s) => s.item.purpose)).toEqual(["heartbeat"]);
     decision = { type: "refuse", limit: "daily", reason: "the daily budget of $1.00 is spent ($1.00)" };
-    expect(hb.beat()).toBe("over_budget");
+    expect(hb.beat()).toBe("budget");
     expect(host.submitted).toHaveLength(1);
     expect(asked).toEqual(["heartbeat:main", "heartbeat:main"]);
   });

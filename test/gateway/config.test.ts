@@ -38,7 +38,7 @@ describe("loadConfig", () => {
       agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000 },
       tools: { exec: { timeoutMs: 120000, sandbox: "auto", network: true }, shared: { allow: [] } },
       channels: {},
-      heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" } },
+      heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, model: "claude-haiku-4-5", maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
       pricing: {},
@@ -170,11 +170,14 @@ describe("loadConfig", () => {
 
   it("validates heartbeat durations and clock times", async () => {
     const config = await load(`{ "heartbeat": { "every": "1h30m", "activeHours": { "start": "00:00", "end": "24:00" } } }`);
-    expect(config.heartbeat).toEqual({ every: "1h30m", activeHours: { start: "00:00", end: "24:00" } });
+    expect(config.heartbeat).toEqual({ every: "1h30m", activeHours: { start: "00:00", end: "24:00" }, model: "claude-haiku-4-5", maxTokens: 1024, pauseAfterIdle: "7d", tools: [] });
     expect((await load(`{ "heartbeat": { "every": 0 } }`)).heartbeat.every).toBe("0");
-    const err = await loadError(`{ "heartbeat": { "every": "soon", "activeHours": { "start": "8:00" } } }`);
+    const err = await loadError(`{ "heartbeat": { "every": "soon", "activeHours": { "start": "8:00" }, "pauseAfterIdle": "a week", "maxTokens": 0, "model": "" } }`);
     expect(err.message).toContain("→ at heartbeat.every");
     expect(err.message).toContain("→ at heartbeat.activeHours.start");
+    expect(err.message).toContain("→ at heartbeat.pauseAfterIdle");
+    expect(err.message).toContain("→ at heartbeat.maxTokens");
+    expect(err.message).toContain("→ at heartbeat.model");
   });
 
   it("lets environment secrets win over the file and creates channel sections", async () => {

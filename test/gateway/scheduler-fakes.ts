@@ -8,6 +8,7 @@ import { parseConfig } from "../../src/gateway/config.ts";
 import { homePaths } from "../../src/gateway/home.ts";
 import type { LaneItem } from "../../src/gateway/lanes.ts";
 import type { Timers } from "../../src/gateway/scheduler/engine.ts";
+import type { BudgetDecision } from "../../src/gateway/budget/budget.ts";
 import type { SchedulerHost } from "../../src/gateway/scheduler/host.ts";
 import type { RunRecord } from "../../src/gateway/scheduler/run-log.ts";
 import { CronService } from "../../src/gateway/scheduler/service.ts";
@@ -91,6 +92,25 @@ export class FakeHost implements SchedulerHost {
   }
   originOf(sessionKey: string): DeliveryTarget | null {
     return sessionKey === "main" ? this.origin : null;
+  }
+  /** What the budget answers. */
+  budgetAllows = true;
+  ownerAt: number | null = null;
+  /** null: no watcher. */
+  changedAt: number | null = null;
+  /** Texts added to main's transcript. */
+  readonly inMain: string[] = [];
+  checkBudget(): BudgetDecision {
+    return this.budgetAllows ? { type: "allow" } : { type: "refuse", limit: "daily", reason: "the daily budget is spent" };
+  }
+  ownerMessageAt(): number | null {
+    return this.ownerAt;
+  }
+  workspaceChangedAt(): number | null {
+    return this.changedAt;
+  }
+  recordInMain(text: string): void {
+    this.inMain.push(text);
   }
 }
 

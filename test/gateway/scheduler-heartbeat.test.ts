@@ -57,20 +57,20 @@ describe("Heartbeat", () => {
   const make = (start = "2026-11-22T12:00:00Z", hours = { start: "08:00", end: "22:00" }) => {
     const time = new FakeTime(start);
     const host = new FakeHost(time);
-    const hb = new Heartbeat({ host, clock: time.clock, timers: time, log: silentLogger, everyMs: 30 * 60_000, activeHours: hours, timezone: "UTC", readChecklist: () => checklist });
+    const hb = new Heartbeat({ host, clock: time.clock, timers: time, log: silentLogger, everyMs: 30 * 60_000, activeHours: hours, timezone: "UTC", pauseAfterIdleMs: 7 * 86_400_000, readChecklist: () => checklist });
     hb.start();
     return { time, host, hb };
   };
 
-  it("runs in main every interval with HEARTBEAT.md as its checklist", () => {
+  it("runs on main's lane every interval as a heartbeat run whose turn holds only the time", () => {
     const { time, host } = make();
     time.advance(29 * 60_000);
     expect(host.submitted).toHaveLength(0);
     time.advance(60_000);
     expect(host.submitted).toHaveLength(1);
     expect(host.submitted[0]!.sessionKey).toBe("main");
-    expect(host.submitted[0]!.item.turn.text).toContain("- Is anything due soon?");
-    expect(host.submitted[0]!.item.turn.text).toContain("reply exactly HEARTBEAT_OK");
+    expect(host.submitted[0]!.item.purpose).toBe("heartbeat");
+    expect(host.submitted[0]!.item.turn.text).toBe("[2026-11-22 12:30 (Sun), UTC · heartbeat · Hearth]\nHeartbeat check-in: go through the checklist now.");
     time.advance(30 * 60_000);
     expect(host.submitted).toHaveLength(2);
   });
@@ -83,6 +83,80 @@ describe("Heartbeat", () => {
     time.advance(30 * 60_000);
     await answer(host.submitted[1]!, "Your train leaves in 40 minutes.");
     expect(host.sent).toEqual([{ to: host.owner, text: "Your train leaves in 40 minutes." }]);
+    expect(host.inMain).toEqual(["Your train leaves in 40 minutes."]);
+  });
+
+  it("adds nothing to main when the message could not be delivered", async () => {
+    const { time, host } = make();
+    host.unreachable.add(host.owner.chatId);
+    time.advance(30 * 60_000);
+    await answer(host.submitted[0]!, "Your train leaves in 40 minutes.");
+    expect(host.sent).toEqual([]);
+    expect(host.inMain).toEqual([]);
+  });
+
+  it("pauses after pauseAfterIdle without a message from the owner and resumes with the next one", async () => {
+    const { time, host, hb } = make("2026-11-22T12:00:00Z", { start: "00:00", end: "00:00" });
+    host.ownerAt = Date.parse("2026-11-22T11:00:00Z");
+    time.advanceTo("2026-11-29T10:59:00Z");
+    const before = host.submitted.length;
+    expect(before).toBe(7 * 48 - 3); // every 30 minutes from 12:30 on the 22nd to 10:30 on the 29th
+    time.advanceTo("2026-11-30T12:00:00Z"); // seven days after the owner's last message: paused
+    expect(host.submitted).toHaveLength(before);
+    expect(hb.beat()).toBe("paused");
+    host.ownerAt = time.now; // the owner writes
+    time.advance(30 * 60_000);
+    expect(host.submitted).toHaveLength(before + 1);
+  });
+
+  it("skips without a model call when the checklist is timeless and no file changed since the last HEARTBEAT_OK", async () => {
+    checklist = "- Is the backup folder mentioned in MEMORY.md still listed?";
+    const { time, host, hb } = make();
+    host.changedAt = Date.parse("2026-11-22T11:00:00Z");
+    time.advance(30 * 60_000);
+    expect(host.submitted).toHaveLength(1); // no HEARTBEAT_OK yet: it runs
+    await answer(host.submitted[0]!, "HEARTBEAT_OK");
+    time.advance(30 * 60_000);
+    expect(host.submitted).toHaveLength(1);
+    expect(hb.beat()).toBe("unchanged");
+    host.changedAt = time.now; // a workspace file changed
+    time.advance(30 * 60_000);
+    expect(host.submitted).toHaveLength(2);
+    checklist = "- Is anything due soon?";
+  });
+
+  it("never skips a time-dependent checklist, nor without a watcher", async () => {
+    const { time, host } = make(); // "- Is anything due soon?"
+    host.changedAt = Date.parse("2026-11-22T11:00:00Z");
+    time.advance(30 * 60_000);
+    await answer(host.submitted[0]!, "HEARTBEAT_OK");
+    time.advance(30 * 60_000);
+    expect(host.submitted).toHaveLength(2);
+    checklist = "- Is the backup folder still listed?";
+    host.changedAt = null;
+    await answer(host.submitted[1]!, "HEARTBEAT_OK");
+    time.advance(30 * 60_000);
+    expect(host.submitted).toHaveLength(3);
+    checklist = "- Is anything due soon?";
+  });
+
+  it("asks the budget before spending", () => {
+    const { time, host, hb } = make();
+    host.budgetAllows = false;
+    time.advance(60 * 60_000);
+    expect(host.submitted).toHaveLength(0);
+    expect(hb.beat()).toBe("budget");
+  });
+
+  it("tryNow reports what it would send, delivers nothing and says why a scheduled tick would not run", async () => {
+    const { host, hb } = make("2026-11-22T23:00:00Z");
+    const report = hb.tryNow();
+    expect(host.submitted).toHaveLength(1);
+    expect(host.submitted[0]!.item.worthLogging!("Your train leaves soon.")).toBe(false);
+    await answer(host.submitted[0]!, "Your train leaves soon.");
+    expect(await report).toEqual({ kind: "message", text: "Your train leaves soon.", to: "telegram:100", scheduled: "it is outside heartbeat.activeHours (08:00–22:00)" });
+    expect(host.sent).toEqual([]);
+    expect(host.inMain).toEqual([]);
   });
 
   it("does not deliver a failed heartbeat run", async () => {
@@ -133,10 +207,13 @@ describe("heartbeat in the scheduler", () => {
     writeFileSync(join(workspace, "HEARTBEAT.md"), "- first version");
     h = await startHarness({ start: "2026-11-22T12:00:00Z", workspace, heartbeat: { every: "10m", activeHours: { start: "00:00", end: "00:00" } } });
     h.time.advance(10 * 60_000);
-    expect(h.host.submitted[0]!.item.turn.text).toContain("- first version");
+    expect(h.host.submitted).toHaveLength(1);
+    writeFileSync(join(workspace, "HEARTBEAT.md"), "# Heartbeat\n");
+    h.time.advance(10 * 60_000);
+    expect(h.host.submitted).toHaveLength(1);
     writeFileSync(join(workspace, "HEARTBEAT.md"), "- edited by hand");
     h.time.advance(10 * 60_000);
-    expect(h.host.submitted[1]!.item.turn.text).toContain("- edited by hand");
+    expect(h.host.submitted).toHaveLength(2);
     await h.close();
 
     h = await startHarness({ start: "2026-11-22T12:00:00Z", workspace, heartbeat: { every: "0" } });

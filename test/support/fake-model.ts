@@ -4,6 +4,7 @@
  * answers with SSE (`stream: true`) or a plain JSON message (otherwise). Auth is never checked.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { PromptCache, type PromptCacheOptions, type CacheUsage } from "./fake-prompt-cache.ts";
 import type { AddressInfo } from "node:net";
 import { text as readText } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,6 +17,21 @@ export interface RecordedRequest {
   body: any;
   rawBody: string;
   at: number;
+  /** The usage the fake reported for this request (absent for errors and hangs). */
+  usage?: ReportedUsage;
+}
+
+/** Usage as the API reports it, including the split of cache writes by TTL. */
+export type ReportedUsage = UsageTotals & { cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | null };
+
+export interface FakeModelOptions {
+  /**
+   * Simulate the provider's prompt cache: usage then reports cache writes and reads computed
+   * from the request's cache_control breakpoints (5-minute or 1-hour TTL, refreshed on every
+   * hit, a minimum prefix per model, about 4 characters a token). Without it, usage is the
+   * scripted figures (input 10, no cache).
+   */
+  promptCache?: PromptCacheOptions;
 }
 
 /** One content block of a scripted reply. A tool block's id defaults to `toolu_<n>` (n counts per server). */
@@ -106,12 +122,16 @@ interface Exchange {
   res: ServerResponse;
   signal: AbortSignal;
   nextId: (prefix: string) => string;
+  recorded: RecordedRequest;
+  /** The simulated cache's account of this request; null without a simulated cache. */
+  cacheUsage: (() => CacheUsage) | null;
 }
 
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 
 /** Starts a fake on a free port of 127.0.0.1; call `close()` when the test ends. */
-export async function startFakeModel(): Promise<FakeModel> {
+export async function startFakeModel(opts: FakeModelOptions = {}): Promise<FakeModel> {
+  const cache = opts.promptCache ? new PromptCache(opts.promptCache) : null;
   const requests: RecordedRequest[] = [];
   const queue: Scripted[] = [];
   const closing = new AbortController();
@@ -141,7 +161,7 @@ export async function startFakeModel(): Promise<FakeModel> {
     if (reply === null) return sendError(res, 500, "api_error", "fake model: no scripted reply left");
     const closed = new AbortController();
     res.on("close", () => closed.abort());
-    const exchange = { res, signal: AbortSignal.any([closing.signal, closed.signal]), nextId };
+    const exchange: Exchange = { res, signal: AbortSignal.any([closing.signal, closed.signal]), nextId, recorded, cacheUsage: cache ? () => cache.use(recorded.body) : null };
     await serve(exchange, resolveScript(reply, recorded), recorded.body);
   };
 
@@ -211,14 +231,14 @@ function answerMessage(ex: Exchange, msg: ScriptedMessage, model: string): void 
     return sendError(ex.res, type === "overloaded_error" ? 529 : 500, type, msg.failAfterChars.message ?? "Overloaded");
   }
   const content = msg.blocks.map((block) => toContent(block, ex.nextId));
-  const usage = usageFor(msg, content);
+  const usage = usageFor(msg, content, ex);
   sendJson(ex.res, 200, messageHead(ex, model, content, stopReasonFor(msg), usage));
 }
 
 async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string): Promise<void> {
   const { res } = ex;
   const content = msg.blocks.map((block) => toContent(block, ex.nextId));
-  const usage = usageFor(msg, content);
+  const usage = usageFor(msg, content, ex);
   const cutAt = Math.min(msg.failAfterChars?.chars ?? Infinity, msg.dropAfterChars ?? Infinity);
   const cut = (): void => {
     // The earlier of the two limits wins; a drop wins a tie because it is the harsher failure.
@@ -253,7 +273,8 @@ async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string):
   }
   if (cutAt !== Infinity) return cut();
   const delta = { stop_reason: stopReasonFor(msg), stop_sequence: null, stop_details: null, container: null };
-  writeEvent(res, "message_delta", { delta, usage: { ...usage, output_tokens_details: null, server_tool_use: null } });
+  const { cache_creation: _split, ...totals } = usage;
+  writeEvent(res, "message_delta", { delta, usage: { ...totals, output_tokens_details: null, server_tool_use: null } });
   writeEvent(res, "message_stop", {});
   res.end();
 }
@@ -289,23 +310,27 @@ function split(s: string, size: number | undefined): string[] {
 
 type UsageTotals = Required<NonNullable<ScriptedMessage["usage"]>>;
 
-function usageFor(msg: ScriptedMessage, content: ContentBlock[]): UsageTotals {
+/** Scripted figures win; then the simulated cache's account; then the defaults. Recorded on the request. */
+function usageFor(msg: ScriptedMessage, content: ContentBlock[], ex: Exchange): ReportedUsage {
   const texts = content.map((block) => (block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : JSON.stringify(block.input)));
   const chars = texts.join("").length;
-  return {
-    input_tokens: msg.usage?.input_tokens ?? 10,
+  const cached = ex.cacheUsage?.() ?? null;
+  const usage: ReportedUsage = {
+    input_tokens: msg.usage?.input_tokens ?? cached?.input ?? 10,
     output_tokens: msg.usage?.output_tokens ?? Math.max(1, Math.round(chars / 4)),
-    cache_read_input_tokens: msg.usage?.cache_read_input_tokens ?? 0,
-    cache_creation_input_tokens: msg.usage?.cache_creation_input_tokens ?? 0,
-    cache_creation: msg.usage?.cache_creation ?? null,
+    cache_read_input_tokens: msg.usage?.cache_read_input_tokens ?? cached?.read ?? 0,
+    cache_creation_input_tokens: msg.usage?.cache_creation_input_tokens ?? (cached ? cached.write5m + cached.write1h : 0),
+    cache_creation: msg.usage?.cache_creation ?? (cached ? { ephemeral_5m_input_tokens: cached.write5m, ephemeral_1h_input_tokens: cached.write1h } : null),
   };
+  ex.recorded.usage = usage;
+  return usage;
 }
 
 function stopReasonFor(msg: ScriptedMessage): string {
   return msg.stopReason ?? (msg.blocks.some((block) => "tool" in block) ? "tool_use" : "end_turn");
 }
 
-function messageHead(ex: Exchange, model: string, content: ContentBlock[], stopReason: string | null, usage: UsageTotals) {
+function messageHead(ex: Exchange, model: string, content: ContentBlock[], stopReason: string | null, usage: ReportedUsage) {
   const nulls = { stop_sequence: null, stop_details: null, container: null, diagnostics: null };
   const usageNulls = { inference_geo: null, output_tokens_details: null, server_tool_use: null, speed: null };
   const fullUsage = { ...usage, ...usageNulls, service_tier: "standard" };

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig, type Config } from "../../src/gateway/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
+import type { Timers } from "../../src/gateway/scheduler/engine.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";
 import { TestChannel } from "./test-channel.ts";
@@ -28,6 +29,10 @@ export interface TestGatewayOptions {
   clock?: () => number;
   /** Open the workspace memory (watcher, index, daily logs); default true, as in the daemon. */
   memory?: boolean;
+  /** Start the scheduler (cron jobs, heartbeat) as the daemon does; default false. */
+  schedule?: boolean;
+  /** The scheduler's timers (a FakeTime). */
+  timers?: Timers;
 }
 
 export async function startTestGateway(modelUrl: string, opts: TestGatewayOptions = {}): Promise<TestGateway> {
@@ -39,7 +44,8 @@ export async function startTestGateway(modelUrl: string, opts: TestGatewayOption
   );
   const base = gatewayOptions(home, config, silentLogger, { daemon: false, ...(opts.clock ? { clock: opts.clock } : {}) });
   const { openMemory: _memory, ...withoutMemory } = base;
-  const gateway = await startGateway({ ...(opts.memory === false ? withoutMemory : base), channels: [channel] });
+  const scheduling = { ...(opts.schedule ? { schedule: true } : {}), ...(opts.timers ? { timers: opts.timers } : {}) };
+  const gateway = await startGateway({ ...(opts.memory === false ? withoutMemory : base), channels: [channel], ...scheduling });
   return {
     gateway,
     channel,

@@ -1,12 +1,17 @@
-// The heartbeat (DESIGN §9): every `heartbeat.every` within `heartbeat.activeHours`, a run in
-// main with HEARTBEAT.md as its checklist. An answer that is only HEARTBEAT_OK means "nothing to
-// say" and goes nowhere; anything else goes to the owner's last chat. A heartbeat never waits
-// in line: when main is busy it is skipped, and the next one comes at its usual time.
+// The heartbeat (DESIGN §9, issue 14): every `heartbeat.every` within `heartbeat.activeHours`,
+// one tick in its own light session (heartbeat-session.ts) on `heartbeat.model`, with
+// HEARTBEAT.md as its checklist. An answer that is only HEARTBEAT_OK means "nothing to say" and
+// leaves no trace in main; anything else goes to the owner's last chat and, once delivered, into
+// main's transcript as an assistant message. A tick never waits in line: when main is busy it is
+// skipped. It is also skipped without a model call when nothing can have changed
+// (heartbeat-rules.ts), after `heartbeat.pauseAfterIdle` without a message from the owner, and
+// when the budget says no.
 import { userTurn } from "../../agent/user-turn.ts";
 import type { ReplyOutcome, ReplySink } from "../../channels/channel.ts";
 import type { Logger } from "../../log.ts";
 import { zonedParts } from "../../time.ts";
 import type { Timers } from "./engine.ts";
+import { nothingCanHaveChanged } from "./heartbeat-rules.ts";
 import type { SchedulerHost } from "./host.ts";
 import { targetText } from "./job.ts";
 
@@ -14,6 +19,8 @@ export const HEARTBEAT_OK = "HEARTBEAT_OK";
 /** Words besides HEARTBEAT_OK that an answer may have and still mean "nothing to say". */
 const MAX_EXTRA_WORDS = 5;
 const MAX_CHECKLIST_CHARS = 20_000;
+/** The user turn of one tick: only the time and a nudge, so everything before it stays cached. */
+export const TICK_TEXT = "Heartbeat check-in: go through the checklist now.";
 
 export interface ActiveHours {
   /** "HH:MM", 24-hour clock, in the owner's time zone. */
@@ -29,20 +36,33 @@ export interface HeartbeatOptions {
   everyMs: number;
   activeHours: ActiveHours;
   timezone: string;
+  /** No tick after this long without a message from the owner; 0: never pause. */
+  pauseAfterIdleMs: number;
   /** HEARTBEAT.md's content; null when there is no such file. Must not throw. */
   readChecklist: () => string | null;
 }
 
-/** What one heartbeat did. */
-export type BeatResult = "ran" | "outside_active_hours" | "main_busy" | "no_checklist" | "over_budget";
+/** What one scheduled tick did: ran, or why not. */
+export type BeatResult = "ran" | "outside_active_hours" | "paused" | "main_busy" | "no_checklist" | "unchanged" | "budget";
+
+/** What `hearth heartbeat --now` reports. `scheduled` says why a scheduled tick would not run now (null: it would). */
+export type TickReport =
+  | { kind: "skipped"; reason: "no_checklist" | "budget"; detail: string }
+  | { kind: "quiet"; text: string; scheduled: string | null }
+  | { kind: "message"; text: string; to: string; scheduled: string | null }
+  | { kind: "failed"; text: string; scheduled: string | null };
 
 export class Heartbeat {
   readonly #o: HeartbeatOptions;
+  readonly #startedAt: number;
   #cancel: (() => void) | null = null;
   #seq = 0;
+  /** When the last tick that ended in HEARTBEAT_OK started; null after a tick that said something. */
+  #lastOkAt: number | null = null;
 
   constructor(opts: HeartbeatOptions) {
     this.#o = opts;
+    this.#startedAt = opts.clock();
   }
 
   start(): void {
@@ -55,29 +75,74 @@ export class Heartbeat {
     this.#cancel = null;
   }
 
-  /** One heartbeat now: runs it, or says why not. */
+  /** One scheduled tick now: runs it, or says why not. */
   beat(): BeatResult {
     const now = this.#o.clock();
-    if (!withinActiveHours(now, this.#o.activeHours, this.#o.timezone)) return this.#skip("outside_active_hours");
-    if (this.#o.host.mainBusy()) return this.#skip("main_busy");
     const checklist = checklistOf(this.#o.readChecklist());
-    if (checklist === null) return this.#skip("no_checklist");
-    if (this.#o.host.checkBudget?.("heartbeat", "main").type === "refuse") return this.#skip("over_budget");
+    const verdict = this.#verdict(now, checklist);
+    if (verdict !== "ran") return this.#skip(verdict);
+    if (this.#o.host.mainBusy()) return this.#skip("main_busy");
+    this.#submit(now, this.#deliveringSink(now));
+    this.#o.log.debug("heartbeat.started");
+    return "ran";
+  }
+
+  /**
+   * `hearth heartbeat --now`: one tick through main's lane (it waits behind a busy main), whatever
+   * the hour, the pause or the skip rule, and reports what it would send instead of sending it.
+   * Nothing reaches the owner, main's transcript or the daily log.
+   */
+  tryNow(): Promise<TickReport> {
+    const now = this.#o.clock();
+    const checklist = checklistOf(this.#o.readChecklist());
+    if (checklist === null) return Promise.resolve({ kind: "skipped", reason: "no_checklist", detail: explain("no_checklist", this.#o) });
+    if (!this.#budgetAllows()) return Promise.resolve({ kind: "skipped", reason: "budget", detail: explain("budget", this.#o) });
+    const verdict = this.#verdict(now, checklist);
+    const scheduled = verdict === "ran" ? null : explain(verdict, this.#o);
+    return new Promise((resolve) => {
+      let done = false;
+      const end = async (text: string, outcome: ReplyOutcome) => {
+        if (done) return;
+        done = true;
+        if (outcome !== "answered") resolve({ kind: "failed", text, scheduled });
+        else if (isHeartbeatOk(text)) resolve({ kind: "quiet", text, scheduled });
+        else resolve({ kind: "message", text, to: targetText(this.#o.host.ownerTarget()), scheduled });
+      };
+      this.#submit(now, sinkOf(end), true);
+    });
+  }
+
+  /** Why a scheduled tick at `now` would not run ("ran" when it would), main's lane aside. */
+  /** The one place the heartbeat asks the budget (budget.ts) whether it may spend now. */
+  #budgetAllows(): boolean {
+    return this.#o.host.checkBudget?.("heartbeat", "main").type !== "refuse";
+  }
+
+  #verdict(now: number, checklist: string | null): BeatResult {
+    const { host, activeHours, timezone, pauseAfterIdleMs } = this.#o;
+    if (!withinActiveHours(now, activeHours, timezone)) return "outside_active_hours";
+    const lastOwner = host.ownerMessageAt() ?? this.#startedAt;
+    if (pauseAfterIdleMs > 0 && now - lastOwner >= pauseAfterIdleMs) return "paused";
+    if (checklist === null) return "no_checklist";
+    if (nothingCanHaveChanged({ checklist, lastOkAt: this.#lastOkAt, workspaceChangedAt: host.workspaceChangedAt() })) return "unchanged";
+    if (!this.#budgetAllows()) return "budget";
+    return "ran";
+  }
+
+  #submit(now: number, sink: ReplySink, dryRun = false): void {
     const key = `heartbeat:${now}:${++this.#seq}`;
     this.#o.host.submit("main", {
       entryId: key,
-      turn: userTurn({ text: heartbeatTurnText(checklist), channel: "heartbeat", sender: "Hearth", at: now, timezone: this.#o.timezone }, "system"),
+      turn: userTurn({ text: TICK_TEXT, channel: "heartbeat", sender: "Hearth", at: now, timezone: this.#o.timezone }, "system"),
       source: { channel: "heartbeat", sender: "Hearth", text: "(heartbeat: HEARTBEAT.md checklist)" },
       purpose: "heartbeat",
       replyKey: key,
       steerable: false,
-      // A heartbeat that found nothing to report is not an exchange worth a log entry.
-      worthLogging: (reply) => !isHeartbeatOk(reply),
-      openReply: () => this.#sink(),
+      // A tick that found nothing to report, or a dry run, is not an exchange worth a log entry.
+      worthLogging: (reply) => !dryRun && !isHeartbeatOk(reply),
+      openReply: () => sink,
       arrivedAt: now,
     });
-    this.#o.log.debug("heartbeat.started");
-    return "ran";
   }
 
   #schedule(): void {
@@ -96,30 +161,64 @@ export class Heartbeat {
     return result;
   }
 
-  #sink(): ReplySink {
+  /** The reply of a scheduled tick: HEARTBEAT_OK stays quiet; anything else goes to the owner, then into main. */
+  #deliveringSink(startedAt: number): ReplySink {
     const { host, log } = this.#o;
-    let done = false;
-    const end = async (text: string, outcome: ReplyOutcome) => {
-      if (done) return;
-      done = true;
+    return sinkOf(async (text, outcome) => {
       if (outcome !== "answered") return void log.warn("heartbeat.failed", { outcome, text: text.slice(0, 300) });
-      if (isHeartbeatOk(text)) return void log.info("heartbeat.ok");
+      if (isHeartbeatOk(text)) {
+        this.#lastOkAt = startedAt;
+        return void log.info("heartbeat.ok");
+      }
+      this.#lastOkAt = null;
       const to = host.ownerTarget();
       try {
         await host.send(to, text);
         log.info("heartbeat.delivered", { to: targetText(to) });
       } catch (err) {
-        log.warn("heartbeat.undelivered", { to: targetText(to), error: err });
+        return void log.warn("heartbeat.undelivered", { to: targetText(to), error: err });
       }
-    };
-    return {
-      textDelta: () => {},
-      textReset: () => {},
-      toolStarted: () => {},
-      toolFinished: () => {},
-      finish: (text, outcome = "answered") => end(text, outcome),
-      fail: (message) => end(message, "failed"),
-    };
+      // Still on main's lane (a reply finishes before its lane is released): no run interleaves.
+      host.recordInMain(text);
+    });
+  }
+}
+
+/** A sink that ignores the stream and calls `end` once with the final text. */
+function sinkOf(end: (text: string, outcome: ReplyOutcome) => Promise<void>): ReplySink {
+  let done = false;
+  const once = async (text: string, outcome: ReplyOutcome) => {
+    if (done) return;
+    done = true;
+    await end(text, outcome);
+  };
+  return {
+    textDelta: () => {},
+    textReset: () => {},
+    toolStarted: () => {},
+    toolFinished: () => {},
+    finish: (text, outcome = "answered") => once(text, outcome),
+    fail: (message) => once(message, "failed"),
+  };
+}
+
+/** A sentence for the owner saying why a tick did not (or a scheduled one would not) run. */
+export function explain(reason: Exclude<BeatResult, "ran">, o: Pick<HeartbeatOptions, "activeHours" | "pauseAfterIdleMs">): string {
+  switch (reason) {
+    case "outside_active_hours":
+      return `it is outside heartbeat.activeHours (${o.activeHours.start}–${o.activeHours.end})`;
+    case "paused":
+      return `the owner has not written for heartbeat.pauseAfterIdle (${Math.round(o.pauseAfterIdleMs / 3_600_000)} h); the next message resumes it`;
+    case "main_busy":
+      return "the main conversation is busy";
+    case "no_checklist":
+      return "HEARTBEAT.md has no checklist items (only headings or comments, or no file)";
+    case "unchanged":
+      return `nothing can have changed since the last HEARTBEAT_OK: no workspace file changed and HEARTBEAT.md has no time-dependent item`;
+    case "budget":
+      return "the spending budget does not allow background runs now";
+    default:
+      return reason satisfies never;
   }
 }
 
@@ -160,8 +259,4 @@ export function checklistOf(content: string | null): string | null {
   const meaningful = text.split("\n").some((l) => l.trim() && !/^#+\s/.test(l.trim()));
   if (!meaningful) return null;
   return text.length > MAX_CHECKLIST_CHARS ? `${text.slice(0, MAX_CHECKLIST_CHARS)}\n[… HEARTBEAT.md truncated]` : text;
-}
-
-function heartbeatTurnText(checklist: string): string {
-  return `Heartbeat check-in. Go through the checklist below (HEARTBEAT.md). If nothing needs the owner's attention, reply exactly ${HEARTBEAT_OK}. Anything else you answer is sent to the owner as a message.\n\n${checklist}`;
 }

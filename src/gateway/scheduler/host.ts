@@ -1,6 +1,7 @@
 // What the scheduler needs from the gateway, in one narrow interface: put a run on a lane, tell
 // whether main is busy, send a proactive message, and know where the owner is. Tests hand the
 // scheduler a fake of it; the daemon builds it from the gateway context.
+import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { BudgetDecision } from "../budget/budget.ts";
 import type { GatewayContext } from "../context.ts";
@@ -25,6 +26,15 @@ export interface SchedulerHost {
    * heartbeat is queued. Absent: there is no budget.
    */
   checkBudget?(purpose: "cron" | "heartbeat", sessionKey: string): BudgetDecision;
+  /** When the owner last wrote to Hearth; null when never (since the home was created). */
+  ownerMessageAt(): number | null;
+  /** When a workspace file last changed; null when unknown (no watcher): the heartbeat then never skips as "unchanged". */
+  workspaceChangedAt(): number | null;
+  /**
+   * Adds a delivered heartbeat to main's transcript as an assistant message, so the conversation
+   * knows what was said. Call only while main's lane is held (from the heartbeat's reply).
+   */
+  recordInMain(text: string): void;
 }
 
 export const CLI_TARGET: DeliveryTarget = { channel: "cli", chatId: "cli" };
@@ -45,6 +55,12 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
       // (the router records the last one as the owner contact) or from the terminal.
       if (sessionKey !== "main") return null;
       return ctx.sessions.get("main")?.lastChannel === "cli" ? CLI_TARGET : ownerTarget();
+    },
+    ownerMessageAt: () => ctx.sessions.ownerMessageAt() ?? null,
+    workspaceChangedAt: () => (ctx.runtime.memory ? ctx.runtime.memory.lastChangeAt() : null),
+    recordInMain(text) {
+      const message: AssistantMessage = { role: "assistant", content: [{ type: "text", text }], stop: "end_turn", model: ctx.config.heartbeat.model, usage: emptyUsage(), ts: ctx.clock() };
+      ctx.runtime.appendMessage("main", message);
     },
   };
 }

@@ -9,7 +9,7 @@ import { readNote } from "../../memory/workspace-files.ts";
 import { parseDuration, type Config } from "../config.ts";
 import type { HomePaths } from "../home.ts";
 import { Engine, realTimers, type Timers } from "./engine.ts";
-import { Heartbeat } from "./heartbeat.ts";
+import { Heartbeat, type TickReport } from "./heartbeat.ts";
 import { CLI_TARGET, type SchedulerHost } from "./host.ts";
 import { buildJob, cliField, type JobInput } from "./job-input.ts";
 import { JobRunner, type FinalRecord } from "./job-runner.ts";
@@ -126,12 +126,21 @@ export class CronService implements CronManager {
         everyMs,
         activeHours: config.heartbeat.activeHours,
         timezone: config.timezone,
+        pauseAfterIdleMs: parseDuration(config.heartbeat.pauseAfterIdle) ?? 0,
         // Through the memory opener: HEARTBEAT.md linked to ../config.json must not reach a prompt.
         readChecklist: () => readNote(config.workspace, "HEARTBEAT.md", { kind: "main" }, 20_000, log),
       });
       this.#heartbeat.start();
     }
     log.info("cron.started", { jobs: this.#jobs.length, resumed: recovery.queued.length, interrupted: recovery.interrupted.length, heartbeatEveryMs: everyMs });
+  }
+
+  /** `hearth heartbeat --now`: one tick that reports instead of delivering. Needs the daemon's engine. */
+  heartbeatNow(): Promise<TickReport> {
+    if (!this.#heartbeat) {
+      throw new Error(this.#runner ? 'The heartbeat is off (heartbeat.every is "0" in config.json).' : "The heartbeat runs only in the Hearth daemon. Start it with: hearth start");
+    }
+    return this.#heartbeat.tryNow();
   }
 
   /** No new run starts after this (shutdown); runs already on a lane finish and are recorded. */
