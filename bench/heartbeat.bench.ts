@@ -12,16 +12,11 @@ import { Transcript } from "../src/agent/transcript.ts";
 import { homePaths } from "../src/gateway/home.ts";
 import { ensureHome } from "../src/gateway/init.ts";
 import { silentLogger } from "../src/log.ts";
+import { priceUsage } from "../src/gateway/cost.ts";
 import { startFakeModel, text, type RecordedRequest } from "../test/support/fake-model.ts";
 import { startTestGateway } from "../test/support/test-gateway.ts";
 import { FakeTime } from "../test/gateway/scheduler-fakes.ts";
 import { round, type Figure } from "./harness.ts";
-
-/** USD per million tokens (list prices). Cache: 5-minute write 1.25× input, 1-hour write 2×, read 0.1×. */
-const PRICES: Array<[RegExp, { input: number; output: number }]> = [
-  [/haiku/, { input: 1, output: 5 }],
-  [/sonnet/, { input: 3, output: 15 }],
-];
 
 interface DayTotals {
   calls: number;
@@ -38,8 +33,6 @@ function price(reqs: RecordedRequest[]): DayTotals {
   for (const r of reqs) {
     const u = r.usage;
     if (!u) continue;
-    const p = PRICES.find(([re]) => re.test(String(r.body.model)))?.[1];
-    if (!p) throw new Error(`no list price for ${r.body.model}`);
     const w5 = u.cache_creation?.ephemeral_5m_input_tokens ?? u.cache_creation_input_tokens;
     const w1 = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
     t.calls++;
@@ -48,7 +41,15 @@ function price(reqs: RecordedRequest[]): DayTotals {
     t.write1h += w1;
     t.read += u.cache_read_input_tokens;
     t.output += u.output_tokens;
-    t.usd += (u.input_tokens * p.input + w5 * p.input * 1.25 + w1 * p.input * 2 + u.cache_read_input_tokens * p.input * 0.1 + u.output_tokens * p.output) / 1_000_000;
+    // Hearth's own price table (list prices; 5-minute write 1.25× input, 1-hour write 2×, read 0.1×).
+    t.usd += priceUsage(String(r.body.model), {
+      inputTokens: u.input_tokens,
+      outputTokens: u.output_tokens,
+      cacheReadTokens: u.cache_read_input_tokens,
+      cacheCreationTokens: w5 + w1,
+      cacheCreation5mTokens: w5,
+      cacheCreation1hTokens: w1,
+    });
   }
   return t;
 }

@@ -213,10 +213,13 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     memory,
     execSandbox,
     run(req) {
+      const origin = req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {};
       if (req.purpose === "heartbeat") {
+        // Its model calls are the heartbeat session's, whatever lane it ran on.
+        const tag: UsageTag = { session: HEARTBEAT_SESSION, scope: "main", purpose: "heartbeat", ...origin };
         return runHeartbeatSession(
           {
-            model: meteredModel(model, () => ({ session: HEARTBEAT_SESSION, scope: "main", purpose: "heartbeat" }), recordUsage),
+            model: meteredModel(model, () => tag, recordUsage),
             tools: heartbeatTools,
             clock,
             log,
@@ -241,7 +244,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           req,
         );
       }
-      const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...(req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {}) };
+      const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
       lastTag.set(req.key, tag);
       return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
