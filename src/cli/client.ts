@@ -39,6 +39,7 @@ class Dispatcher {
 
   handle = (e: ServerEvent): void => {
     switch (e.type) {
+      case "joined":
       case "text_delta":
       case "text_reset":
       case "tool_start":

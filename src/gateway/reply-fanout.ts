@@ -1,11 +1,14 @@
 // One run can answer several messages (steering joins them to it): its events go to every
 // reply sink attached to it, and every sink gets the final text exactly once.
+import { randomUUID } from "node:crypto";
 import type { AgentEvent } from "../agent/events.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 
 export class ReplyFanout {
   readonly #sinks = new Map<string, ReplySink>();
+  /** Names this run to the sinks that want to know which replies share it. */
+  readonly #runId = randomUUID();
   readonly #log: Logger;
   #text = "";
   #closed = false;
@@ -21,6 +24,7 @@ export class ReplyFanout {
   attach(key: string, open: () => ReplySink): void {
     if (this.#closed || this.#sinks.has(key)) return;
     const sink = open();
+    sink.joinedRun?.(this.#runId);
     if (this.#text) sink.textReset(this.#text);
     this.#sinks.set(key, sink);
   }
