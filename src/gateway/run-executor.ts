@@ -9,6 +9,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
   return async (run) => {
     const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     ctx.sessions.countRun();
+    const startedAt = ctx.clock();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
       scope,
@@ -21,6 +22,16 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       },
     });
     ctx.sessions.touch(run.sessionKey, scope);
+    // One line per answered message at info level: what an operator reads in `pm2 logs`.
+    ctx.log.info("run.done", {
+      session: run.sessionKey,
+      channel: run.items[0]?.source.channel ?? null,
+      messages: run.items.length,
+      status: result.status,
+      durationMs: ctx.clock() - startedAt,
+      inputTokens: contextTokens(result.usage),
+      outputTokens: result.usage.outputTokens,
+    });
     const memory = ctx.runtime.memory;
     const worthLogging = run.items.some((i) => i.worthLogging?.(result.text) ?? true);
     if (memory && result.status !== "aborted" && worthLogging) {
