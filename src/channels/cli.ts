@@ -61,7 +61,9 @@ export class CliChannel implements Channel {
     if (!this.#onMessage) throw new Error("The CLI channel is not started.");
     const raw: CliRaw = { client, requestId };
     this.#onMessage({
-      id: requestId,
+      // The request id only pairs events with requests (the client picks it); the message id is
+      // Hearth's own, so a request id another client also used is never taken for a duplicate.
+      id: randomUUID(),
       channel: "cli",
       chat: { id: "cli", type: "dm" },
       sender: { id: "owner", name: "owner", isOwner: true },
