@@ -1,6 +1,7 @@
 // The path of a message into Hearth (DESIGN §2): dedupe → access → commands → session →
 // durable inbox → lane. Everything before the inbox is cheap: no model call is ever made for
 // a refused, unaddressed or duplicate message.
+import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import { localTime } from "../memory/daily-log.ts";
@@ -151,7 +152,7 @@ async function answerPairing(ctx: GatewayContext, m: InboundMessage): Promise<vo
   const text =
     req.type === "full"
       ? "Hi! I only talk with people my owner has approved, and several requests are already waiting. Please try again later."
-      : `Hi! I'm a personal assistant and only talk with people my owner has approved.\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${req.code} (the code is valid for one hour).`;
+      : `Hi! I'm a personal assistant and only talk with people my owner has approved.\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: ${hearthCmd(`pairing approve ${req.code}`)} (the code is valid for one hour).`;
   if (req.type === "code" && req.isNew) ctx.log.info("pairing.requested", { channel: m.channel, user: m.sender.id, name: m.sender.name });
   await ctx.channels.openReply(m).finish(text);
 }
