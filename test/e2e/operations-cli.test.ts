@@ -2,6 +2,7 @@
 // on a running daemon), every command has its own help, the version prints, and a closed pipe
 // on stdout ends the command quietly.
 import { spawn } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, type Daemon } from "../support/daemon.ts";
@@ -102,5 +103,25 @@ describe("a closed stdout", () => {
     const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
     expect(stderr).toBe("");
     expect(code === 0 || code === 1).toBe(true);
+  });
+});
+
+describe("a broken config", () => {
+  it("is reported once, with its path and the key, exit 2, by start and chat alike", async () => {
+    const broken = makeHome(undefined);
+    try {
+      writeFileSync(`${broken}/config.json`, '{ "agent": { "maxTurns": "lots" } }');
+      const expected =
+        `hearth: ${broken}/config.json: invalid configuration\n` +
+        "✖ Invalid input: expected number, received string\n" +
+        "  → at agent.maxTurns\n" +
+        "Fix the file and try again (a key that is left out takes its default).\n";
+      const brokenEnv = isolatedEnv({ HEARTH_HOME: broken, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+      for (const args of [["start"], ["chat", "-m", "hi"]]) {
+        expect(await runHearth(args, brokenEnv), args.join(" ")).toEqual({ code: 2, stdout: "", stderr: expected });
+      }
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
   });
 });
