@@ -125,3 +125,18 @@ describe("a broken config", () => {
     }
   });
 });
+
+describe("the gateway lock", () => {
+  it("is taken over at start when it names a live pid that is not the Hearth that wrote it (pid reuse)", async () => {
+    const other = makeHome({});
+    let second: Daemon | undefined;
+    try {
+      // pid 1 is alive, but started at another time than the lock says.
+      writeFileSync(`${other}/gateway.lock`, JSON.stringify({ pid: 1, startTicks: "1", bootId: null, startedAt: "2026-01-01T00:00:00.000Z" }));
+      second = await startDaemon(other, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+      expect((await second.hearth(["status"])).code).toBe(0);
+    } finally {
+      await cleanupDaemon(second, other);
+    }
+  });
+});
