@@ -51,6 +51,7 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   let inFlight = 0;
   let chain: Promise<void> = Promise.resolve();
   const shownRuns = new Set<string>();
+  let lastError: string | null = null;
   const prompt = () => tty && inFlight === 0 && rl.prompt();
   rl.setPrompt("› ");
   client.onNotice((text) => io.stdout.write(`\n${text}\n`));
@@ -74,7 +75,10 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
       try {
         await printReply(events, shownRuns, new ReplyPrinter(io));
       } catch (err) {
-        io.stderr.write(`hearth: ${(err as Error).message}\n`);
+        // A daemon that went away fails every waiting request with the same error: say it once.
+        const message = (err as Error).message;
+        if (message !== lastError) io.stderr.write(`hearth: ${message}\n`);
+        lastError = message;
       } finally {
         inFlight--;
         prompt();
