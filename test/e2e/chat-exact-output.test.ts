@@ -108,6 +108,20 @@ for (const mode of ["daemon", "embedded"] as const) {
       expect(fake.requests).toHaveLength(2);
       expect(chat.out()).toEqual("Let me look.\n\nBoth done: the report and the summary.\n");
     });
+
+    it("interactive, followup mode: a message sent during a run gets its own answer after it, each printed once", async () => {
+      const chat = interactive();
+      chat.say("/queue followup");
+      await waitFor("the queue mode", () => chat.out() === "Queue mode for this conversation: followup.\n");
+      fake.enqueue(sayThenRun("On it.", "sleep 1"), text("Report written."), text("Summary added."));
+      chat.say("write the report");
+      await waitFor("the tool", () => chat.err().includes("→ exec: sleep 1"));
+      chat.say("then add a summary");
+      await fake.waitForRequests(3, 15_000);
+      chat.child.stdin.end();
+      expect(await chat.exited).toBe(0);
+      expect(chat.out()).toEqual("Queue mode for this conversation: followup.\nOn it.\n\nReport written.\nSummary added.\n");
+    });
   });
 }
 
