@@ -29,7 +29,10 @@ export async function openClient(home: string, stderr: NodeJS.WritableStream): P
 /** `hearth chat -m TEXT`: one message, its reply streamed to stdout. */
 export async function chatOnce(client: GatewayClient, text: string, io: ChatIO): Promise<number> {
   const printer = new ReplyPrinter(io);
-  const onSigint = () => client.abort();
+  const onSigint = () => {
+    printer.stopRequested();
+    client.abort();
+  };
   process.on("SIGINT", onSigint);
   try {
     return exitCodeFor(await client.chat(text, printer.onEvent));
@@ -57,8 +60,12 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   client.onNotice((text) => io.stdout.write(`\n${text}\n`));
 
   // On a terminal readline turns Ctrl+C into its own event; otherwise it arrives as a signal.
+  let printing: ReplyPrinter | null = null;
   const onInterrupt = () => {
-    if (inFlight > 0) client.abort();
+    if (inFlight > 0) {
+      printing?.stopRequested();
+      client.abort();
+    }
     else if (tty) io.stderr.write("\n(Ctrl+D quits)\n"), prompt();
     else rl.close();
   };
@@ -73,13 +80,15 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
     // Replies print in order: this one starts printing when the previous one is done.
     chain = chain.then(async () => {
       try {
-        await printReply(events, shownRuns, new ReplyPrinter(io));
+        printing = new ReplyPrinter(io);
+        await printReply(events, shownRuns, printing);
       } catch (err) {
         // A daemon that went away fails every waiting request with the same error: say it once.
         const message = (err as Error).message;
         if (message !== lastError) io.stderr.write(`hearth: ${message}\n`);
         lastError = message;
       } finally {
+        printing = null;
         inFlight--;
         prompt();
       }

@@ -13,6 +13,8 @@ export class ReplyPrinter {
   #shown = "";
   /** True once the current line of stdout was ended by the printer (a newline not in the reply). */
   #ended = false;
+  /** The user asked to stop this answer (Ctrl+C): a tool cut short was stopped, not failed. */
+  #stopRequested = false;
   readonly #io: PrinterIO;
 
   constructor(io: PrinterIO) {
@@ -44,7 +46,7 @@ export class ReplyPrinter {
         this.#io.stderr.write(`→ ${e.name}${e.summary ? `: ${e.summary}` : ""}\n`);
         break;
       case "tool_end":
-        if (!e.ok) this.#io.stderr.write(`  ✗ ${e.name} failed\n`);
+        if (!e.ok) this.#io.stderr.write(this.#stopRequested ? `  ■ ${e.name} stopped\n` : `  ✗ ${e.name} failed\n`);
         break;
       case "notice":
         this.#io.stdout.write(`${e.text}\n`);
@@ -53,6 +55,11 @@ export class ReplyPrinter {
         e satisfies never;
     }
   };
+
+  /** Ctrl+C was pressed while this reply was shown. */
+  stopRequested(): void {
+    this.#stopRequested = true;
+  }
 
   /** Makes `text` the whole reply shown: prints only what is missing when it extends what is shown. */
   #show(text: string): void {

@@ -11,7 +11,7 @@ function printer(tty = false) {
   out.on("data", (d: Buffer) => (stdout += d.toString()));
   err.on("data", (d: Buffer) => (stderr += d.toString()));
   const p = new ReplyPrinter({ stdout: out, stderr: err });
-  return { play: (...events: CliEvent[]) => events.forEach(p.onEvent), out: () => stdout, err: () => stderr };
+  return { play: (...events: CliEvent[]) => events.forEach(p.onEvent), stop: () => p.stopRequested(), out: () => stdout, err: () => stderr };
 }
 
 const r = "r1";
@@ -61,5 +61,16 @@ describe("ReplyPrinter", () => {
     const p = printer();
     p.play({ type: "final", requestId: r, text: "a list:\n- x\n", outcome: "answered" });
     expect(p.out()).toBe("a list:\n- x\n");
+  });
+
+  it("calls a tool cut short by Ctrl+C stopped, and any other failed tool failed", () => {
+    const p = printer();
+    p.play({ type: "tool_start", requestId: r, name: "exec", summary: "false" }, { type: "tool_end", requestId: r, name: "exec", ok: false });
+    expect(p.err()).toBe("→ exec: false\n  ✗ exec failed\n");
+    const q = printer();
+    q.play({ type: "tool_start", requestId: r, name: "exec", summary: "sleep 30" });
+    q.stop();
+    q.play({ type: "tool_end", requestId: r, name: "exec", ok: false });
+    expect(q.err()).toBe("→ exec: sleep 30\n  ■ exec stopped\n");
   });
 });

@@ -53,15 +53,21 @@ for (const mode of ["daemon", "embedded"] as const) {
     it("chat -m stopped by Ctrl+C: the partial answer and the note, once", async () => {
       fake.enqueue(sayThenRun("Starting the long job.", "sleep 30"));
       let stderr = "";
+      let interrupted = false;
       const r = await runHearth(["chat", "-m", "run the long job"], env(), {
         onSpawn: (child) => {
           child.stderr!.on("data", (d: Buffer) => {
             stderr += d.toString();
-            if (stderr.includes("→ exec: sleep 30")) child.kill("SIGINT");
+            // One Ctrl+C: a second one after the answer ended would end the program, as in a shell.
+            if (!interrupted && stderr.includes("→ exec: sleep 30")) {
+              interrupted = true;
+              child.kill("SIGINT");
+            }
           });
         },
       });
       expect(r.stdout).toEqual("Starting the long job.\n\n(Stopped.)\n");
+      expect(r.stderr).toEqual("→ exec: sleep 30\n  ■ exec stopped\n");
       expect(r.code).toBe(130);
     });
 
@@ -92,6 +98,7 @@ for (const mode of ["daemon", "embedded"] as const) {
       chat.child.stdin.end();
       expect(await chat.exited).toBe(0);
       expect(chat.out()).toEqual("Working on it.\n\n(Stopped.)\nStill here.\n");
+      expect(chat.err()).toEqual("→ exec: sleep 30\n  ■ exec stopped\n");
     });
 
     it("interactive, a message that steers the running answer: one answer, printed once", async () => {
