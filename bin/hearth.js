@@ -14,8 +14,8 @@ if (canStripTypes) {
   // Cache compiled (and type-stripped) modules: a warm start skips the TypeScript stripper,
   // which halves start-up time and saves ~20 MB of memory. The cache is only a cache.
   module.enableCompileCache?.(fileURLToPath(new URL("../node_modules/.cache/hearth-compile", import.meta.url)));
-  const { main } = await import(new URL("../src/cli.ts", import.meta.url).href);
-  process.exitCode = await main(process.argv.slice(2));
+  const { run } = await import(new URL("../src/cli.ts", import.meta.url).href);
+  process.exitCode = await run(process.argv.slice(2));
 } else {
   const bundled = bundledNode();
   if (!bundled) {

@@ -1,41 +1,26 @@
 // The `hearth` command. Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
+// A command line is checked completely before anything is opened (the daemon's socket, a file):
+// a usage error exits at once with the usage of that command.
+import { readFileSync } from "node:fs";
 import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
-import { CRON_USAGE, runCron } from "./cli/cron.ts";
+import { handleBrokenPipes } from "./cli/broken-pipe.ts";
+import { runCron } from "./cli/cron.ts";
 import { runDoctor } from "./cli/doctor.ts";
-import { HEARTBEAT_USAGE, runHeartbeat } from "./cli/heartbeat.ts";
+import { runHeartbeat } from "./cli/heartbeat.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
-import { runUsage, USAGE_USAGE } from "./cli/usage.ts";
+import { runUsage } from "./cli/usage.ts";
 import { SandboxUnavailableError } from "./agent/tools/sandbox.ts";
+import { commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
 import { MissingApiKeyError } from "./gateway/agent-runtime.ts";
 import { ConfigError } from "./gateway/config.ts";
 import { resolveHome } from "./gateway/home.ts";
 import { initHome } from "./gateway/init.ts";
 import { LockHeldError } from "./gateway/lock.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/router.ts";
-
-const USAGE = `Usage: hearth <command> [options]
-
-Commands:
-  start                        run the gateway in the foreground (pm2 runs this)
-  chat                         talk with Hearth in this terminal (your main session)
-  chat -m "TEXT"               send one message; the reply streams to stdout
-  status [--json]              channels, sessions, active runs, queues, today's tokens
-${USAGE_USAGE}  doctor                       check the setup; one line per check, with a fix for each problem
-  init                         create the home folder, a commented config.json and the workspace
-${CRON_USAGE}${HEARTBEAT_USAGE}  pairing list                 pending pairing codes and approved senders
-  pairing approve CODE         let the person who got CODE talk to Hearth
-  pairing revoke CHANNEL:USERID
-
-Environment:
-  HEARTH_HOME          the home folder (default ~/.hearth)
-  ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
-  ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
-  TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN   channel tokens
-  HEARTH_LOG           log level: debug, info, warn or error
-`;
+import { hearthCmd } from "./hearth-command.ts";
 
 export interface Io {
   stdin: NodeJS.ReadableStream;
@@ -45,44 +30,33 @@ export interface Io {
 
 export async function main(argv: string[], io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const [command, ...rest] = argv;
-  const home = resolveHome();
+  switch (command) {
+    case undefined:
+      io.stderr.write(fullUsage());
+      return 2;
+    case "help":
+    case "--help":
+    case "-h":
+      return help(rest, io);
+    case "--version":
+    case "-v":
+    case "version":
+      io.stdout.write(`hearth ${version()}\n`);
+      return 0;
+  }
+  if (!isCommandName(command)) {
+    io.stderr.write(`hearth: Unknown command "${command}".\n\n${fullUsage()}`);
+    return 2;
+  }
+  if (wantsHelp(rest)) {
+    io.stdout.write(commandUsage(command));
+    return 0;
+  }
   try {
-    switch (command) {
-      case "start":
-        parse(rest, {});
-        return await runStart(home);
-      case "chat":
-        return await runChat(home, rest, io);
-      case "status": {
-        const { values } = parse(rest, { json: { type: "boolean" } });
-        return await runStatus(home, values.json === true, io);
-      }
-      case "usage":
-        return runUsage(home, rest, io);
-      case "init":
-        parse(rest, {});
-        return runInit(home, io);
-      case "pairing":
-        return await runPairing(home, rest, io);
-      case "doctor":
-        parse(rest, {});
-        return await runDoctor(home, io);
-      case "cron":
-        return await runCron(home, rest, io);
-      case "heartbeat":
-        return await runHeartbeat(home, rest, io);
-      case undefined:
-      case "help":
-      case "--help":
-      case "-h":
-        io.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`Unknown command "${command}".`);
-    }
+    return await runCommand(command, rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`hearth: ${err.message}\n\n${USAGE}`);
+      io.stderr.write(`hearth: ${err.message}\n\n${commandUsage(command)}`);
       return 2;
     }
     if (err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError) {
@@ -94,12 +68,72 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
   }
 }
 
+async function runCommand(command: CommandName, rest: string[], io: Io): Promise<number> {
+  const home = resolveHome();
+  switch (command) {
+    case "start":
+      parse(rest, {});
+      return await runStart(home);
+    case "chat":
+      return await runChat(home, rest, io);
+    case "status": {
+      const { values } = parse(rest, { json: { type: "boolean" } });
+      return await runStatus(home, values.json === true, io);
+    }
+    case "init":
+      parse(rest, {});
+      return runInit(home, io);
+    case "pairing":
+      return await runPairing(home, rest, io);
+    case "doctor":
+      parse(rest, {});
+      return await runDoctor(home, io);
+    case "cron":
+      return await runCron(home, rest, io);
+    case "usage":
+      return runUsage(home, rest, io);
+    case "heartbeat":
+      return await runHeartbeat(home, rest, io);
+    default:
+      command satisfies never;
+      return 2;
+  }
+}
+
+/** `hearth help [COMMAND]`. */
+function help(rest: string[], io: Io): number {
+  const [topic, ...extra] = rest;
+  if (topic === undefined) {
+    io.stdout.write(fullUsage());
+    return 0;
+  }
+  if (!isCommandName(topic) || extra.length > 0) {
+    io.stderr.write(`hearth: ${isCommandName(topic) ? `Unexpected argument "${extra[0]}"` : `Unknown command "${topic}"`}.\n\n${fullUsage()}`);
+    return 2;
+  }
+  io.stdout.write(commandUsage(topic));
+  return 0;
+}
+
+/** `--help` or `-h` anywhere before a `--`. */
+function wantsHelp(args: string[]): boolean {
+  for (const a of args) {
+    if (a === "--") return false;
+    if (a === "--help" || a === "-h") return true;
+  }
+  return false;
+}
+
+function version(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
+
 function runInit(home: string, io: Io): number {
   const { created, kept } = initHome(home);
   io.stdout.write(`Hearth home: ${home}\n`);
   for (const p of created) io.stdout.write(`  created ${p}\n`);
   for (const p of kept) io.stdout.write(`  kept    ${p} (already there)\n`);
-  io.stdout.write(`\nNext: set ANTHROPIC_API_KEY, then try: hearth chat -m "hello"\n`);
+  io.stdout.write(`\nNext: set ANTHROPIC_API_KEY, then try: ${hearthCmd('chat -m "hello"')}\n`);
   return 0;
 }
 
@@ -116,6 +150,12 @@ async function runChat(home: string, args: string[], io: Io): Promise<number> {
   }
 }
 
+/** The process entry point (bin/hearth.js): main() plus what only a real process needs. */
+export async function run(argv: string[]): Promise<number> {
+  handleBrokenPipes(argv[0] === "start" ? "ignore" : "exit");
+  return main(argv);
+}
+
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await run(process.argv.slice(2));
 }

@@ -46,8 +46,26 @@ export function parseLevel(value: string | undefined, fallback: LogLevel): LogLe
   return v && v in levelRank ? (v as LogLevel) : fallback;
 }
 
-export function createLogger(opts: { level?: LogLevel; sink?: LogSink; base?: LogFields } = {}): Logger {
+/**
+ * Turns one event into the line to write; null drops it. Must not throw. Fields arrive with
+ * credential-named ones already masked; the returned line still passes the redactor.
+ */
+export type LogFormat = (level: Exclude<LogLevel, "silent">, event: string, fields: LogFields) => string | null;
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Where lines go (default stderr). */
+  sink?: LogSink;
+  /** Where warn and error lines go instead, when given (pm2: info on stdout, problems on stderr). */
+  problemSink?: LogSink;
+  /** Default: JSON lines, or a short readable line when the sink is a terminal. */
+  format?: LogFormat;
+  base?: LogFields;
+}
+
+export function createLogger(opts: LoggerOptions = {}): Logger {
   const sink: LogSink = opts.sink ?? { write: (l) => process.stderr.write(l), isTTY: process.stderr.isTTY };
+  const problemSink = opts.problemSink ?? sink;
   const threshold = levelRank[opts.level ?? parseLevel(process.env.HEARTH_LOG, "info")];
 
   const make = (base: LogFields): Logger => {
@@ -57,12 +75,9 @@ export function createLogger(opts: { level?: LogLevel; sink?: LogSink; base?: Lo
       for (const k of Object.keys(all)) {
         all[k] = secretKey.test(k) && all[k] ? "[redacted]" : serialize(all[k]);
       }
-      const line = sink.isTTY
-        ? `${new Date().toISOString().slice(11, 23)} ${level.padEnd(5)} ${event}${Object.entries(all)
-            .map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
-            .join("")}\n`
-        : `${JSON.stringify({ t: new Date().toISOString(), level, event, ...all })}\n`;
-      sink.write(redact(line));
+      const out = levelRank[level] >= levelRank.warn ? problemSink : sink;
+      const line = opts.format ? opts.format(level, event, all) : out.isTTY ? readableLine(level, event, all) : jsonLine(level, event, all);
+      if (line !== null) out.write(redact(line));
     };
     return {
       debug: (e, f) => emit("debug", e, f),
@@ -74,6 +89,23 @@ export function createLogger(opts: { level?: LogLevel; sink?: LogSink; base?: Lo
   };
   return make(opts.base ?? {});
 }
+
+function readableLine(level: string, event: string, fields: LogFields): string {
+  return `${new Date().toISOString().slice(11, 23)} ${level.padEnd(5)} ${event}${formatFields(fields)}\n`;
+}
+
+function jsonLine(level: string, event: string, fields: LogFields): string {
+  return `${JSON.stringify({ t: new Date().toISOString(), level, event, ...fields })}\n`;
+}
+
+export function formatFields(fields: LogFields): string {
+  return Object.entries(fields)
+    .map(([k, v]) => ` ${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join("");
+}
+
+/** True when this process runs under pm2 (it sets pm_id in the environment of its apps). */
+export const underPm2 = (env: NodeJS.ProcessEnv = process.env): boolean => env.pm_id !== undefined;
 
 /** A logger that drops everything (tests, benchmarks). */
 export const silentLogger: Logger = createLogger({ level: "silent", sink: { write: () => {} } });

@@ -37,6 +37,18 @@ describe("logger", () => {
     expect(lines[0]).not.toMatch(/unregistered-value|Bearer abc/);
   });
 
+  it("sends warnings and errors to the problem sink when there is one (pm2: info on stdout)", () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const log = createLogger({ level: "debug", sink: { write: (l) => out.push(l) }, problemSink: { write: (l) => err.push(l) } });
+    log.info("run.done", { session: "main" });
+    log.debug("x");
+    log.warn("model.retry");
+    log.error("run.failed");
+    expect(out.map((l) => JSON.parse(l).event)).toEqual(["run.done", "x"]);
+    expect(err.map((l) => JSON.parse(l).event)).toEqual(["model.retry", "run.failed"]);
+  });
+
   it("respects the level", () => {
     const lines: string[] = [];
     const log = createLogger({ level: "warn", sink: { write: (l) => lines.push(l) } });

@@ -51,6 +51,12 @@ export type ReplyOutcome = "answered" | "failed" | "stopped" | "kept";
  * platform has the final text (or reject when it could not be delivered at all).
  */
 export interface ReplySink {
+  /**
+   * Optional: called once, before any other call, with the id of the run this reply is attached
+   * to. Replies to messages that joined the same run (steering) get the same id, so a client that
+   * shows every reply itself (the terminal) can show that run once.
+   */
+  joinedRun?(runId: string): void;
   textDelta(text: string): void;
   /** The text shown so far is replaced by `text` (a retried model stream said something else). */
   textReset(text: string): void;

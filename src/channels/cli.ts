@@ -7,6 +7,11 @@ import { isDeliveryTarget } from "./channel.ts";
 
 /** What the gateway sends a CLI client while answering one of its messages. */
 export type CliEvent =
+  /**
+   * First event of every reply: the run that answers the request. Requests that joined the
+   * same run (a message that steered it) get the same `runId` and identical reply events.
+   */
+  | { type: "joined"; requestId: string; runId: string }
   | { type: "text_delta"; requestId: string; text: string }
   | { type: "text_reset"; requestId: string; text: string }
   | { type: "tool_start"; requestId: string; name: string; summary: string }
@@ -56,7 +61,9 @@ export class CliChannel implements Channel {
     if (!this.#onMessage) throw new Error("The CLI channel is not started.");
     const raw: CliRaw = { client, requestId };
     this.#onMessage({
-      id: requestId,
+      // The request id only pairs events with requests (the client picks it); the message id is
+      // Hearth's own, so a request id another client also used is never taken for a duplicate.
+      id: randomUUID(),
       channel: "cli",
       chat: { id: "cli", type: "dm" },
       sender: { id: "owner", name: "owner", isOwner: true },
@@ -79,6 +86,7 @@ export class CliChannel implements Channel {
     };
     let done = false;
     return {
+      joinedRun: (runId) => write({ type: "joined", requestId, runId }),
       textDelta: (text) => write({ type: "text_delta", requestId, text }),
       textReset: (text) => write({ type: "text_reset", requestId, text }),
       toolStarted: (name, summary) => write({ type: "tool_start", requestId, name, summary }),

@@ -5,76 +5,12 @@ import type { CliEvent } from "../channels/cli.ts";
 import { homePaths } from "../gateway/home.ts";
 import { connectDaemon, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
 import { startEmbeddedGateway } from "./embedded.ts";
+import { ReplyPrinter } from "./reply-printer.ts";
 
 export interface ChatIO {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
-}
-
-/** Prints one reply's events: the text on stdout, tool progress on stderr. */
-export class ReplyPrinter {
-  #printed = "";
-  readonly #io: ChatIO;
-
-  constructor(io: ChatIO) {
-    this.#io = io;
-  }
-
-  onEvent = (e: CliEvent): void => {
-    switch (e.type) {
-      case "text_delta":
-        this.#write(e.text);
-        break;
-      case "text_reset":
-      case "final":
-        this.#catchUp(e.text);
-        if (e.type === "final") this.#endLine();
-        break;
-      case "failed":
-        this.#endLine();
-        this.#io.stderr.write(`hearth: ${e.message}\n`);
-        break;
-      case "tool_start":
-        this.#endLine();
-        this.#io.stderr.write(`→ ${e.name}${e.summary ? `: ${e.summary}` : ""}\n`);
-        break;
-      case "tool_end":
-        if (!e.ok) this.#io.stderr.write(`  ✗ ${e.name} failed\n`);
-        break;
-      case "notice":
-        this.#io.stdout.write(`${e.text}\n`);
-        break;
-      default:
-        e satisfies never;
-    }
-  };
-
-  /** Shows `text` as the whole reply: prints only what is missing when it extends what is shown. */
-  #catchUp(text: string): void {
-    if (text.startsWith(this.#printed)) {
-      this.#write(text.slice(this.#printed.length));
-    } else {
-      // Printed text cannot be taken back: say so, then print the reply in full.
-      this.#endLine();
-      this.#io.stderr.write("(the answer restarted)\n");
-      this.#printed = "";
-      this.#write(text);
-    }
-  }
-
-  #write(text: string): void {
-    if (!text) return;
-    this.#io.stdout.write(text);
-    this.#printed += text;
-  }
-
-  #endLine(): void {
-    if (this.#printed && !this.#printed.endsWith("\n")) {
-      this.#io.stdout.write("\n");
-      this.#printed += "\n";
-    }
-  }
 }
 
 export function exitCodeFor(end: ChatEnd): number {
@@ -93,7 +29,10 @@ export async function openClient(home: string, stderr: NodeJS.WritableStream): P
 /** `hearth chat -m TEXT`: one message, its reply streamed to stdout. */
 export async function chatOnce(client: GatewayClient, text: string, io: ChatIO): Promise<number> {
   const printer = new ReplyPrinter(io);
-  const onSigint = () => client.abort();
+  const onSigint = () => {
+    printer.stopRequested();
+    client.abort();
+  };
   process.on("SIGINT", onSigint);
   try {
     return exitCodeFor(await client.chat(text, printer.onEvent));
@@ -104,23 +43,29 @@ export async function chatOnce(client: GatewayClient, text: string, io: ChatIO):
 
 /**
  * Interactive chat. Lines typed while an answer streams are sent at once (they steer it);
- * replies print one at a time, in order, and a reply identical to the one just printed (a
- * message that joined the same run) is not printed twice. Ctrl+C stops the answer, Ctrl+D quits.
+ * replies print one at a time, in the order the lines were typed. A message that joined a run
+ * already shown (the daemon says so with its `joined` event) prints nothing of its own: its
+ * answer is that run's answer. Ctrl+C stops the answer, Ctrl+D quits.
  */
 export async function chatInteractive(client: GatewayClient, io: ChatIO): Promise<number> {
-  const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: (io.stdin as { isTTY?: boolean }).isTTY === true });
   const tty = (io.stdin as { isTTY?: boolean }).isTTY === true;
+  const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: tty });
   if (tty) io.stderr.write(`Connected to ${client.kind === "daemon" ? "the Hearth daemon" : "Hearth (no daemon running: embedded)"}. Ctrl+C stops an answer, Ctrl+D quits.\n`);
   let inFlight = 0;
-  let lastFinal: string | null = null;
   let chain: Promise<void> = Promise.resolve();
+  const shownRuns = new Set<string>();
+  let lastError: string | null = null;
   const prompt = () => tty && inFlight === 0 && rl.prompt();
   rl.setPrompt("› ");
   client.onNotice((text) => io.stdout.write(`\n${text}\n`));
 
   // On a terminal readline turns Ctrl+C into its own event; otherwise it arrives as a signal.
+  let printing: ReplyPrinter | null = null;
   const onInterrupt = () => {
-    if (inFlight > 0) client.abort();
+    if (inFlight > 0) {
+      printing?.stopRequested();
+      client.abort();
+    }
     else if (tty) io.stderr.write("\n(Ctrl+D quits)\n"), prompt();
     else rl.close();
   };
@@ -130,26 +75,20 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
     const text = line.trim();
     if (!text) return prompt();
     inFlight++;
-    const events: CliEvent[] = [];
-    let live: ((e: CliEvent) => void) | null = null;
-    const done = client.chat(text, (e) => (live ? live(e) : events.push(e)));
+    const events = new EventQueue();
+    client.chat(text, events.push).then(() => events.close(), (err: Error) => events.close(err));
     // Replies print in order: this one starts printing when the previous one is done.
     chain = chain.then(async () => {
-      const printer = new ReplyPrinter(io);
-      let end: ChatEnd;
       try {
-        const replay = () => events.splice(0).forEach((e) => e.type !== "final" && e.type !== "failed" && printer.onEvent(e));
-        if (!(await isDuplicate(done, lastFinal))) {
-          replay();
-          live = printer.onEvent;
-        }
-        end = await done;
-        if (end.type === "final" && end.text !== lastFinal) printer.onEvent(end);
-        if (end.type === "failed") printer.onEvent(end);
-        lastFinal = end.type === "final" ? end.text : null;
+        printing = new ReplyPrinter(io);
+        await printReply(events, shownRuns, printing);
       } catch (err) {
-        io.stderr.write(`hearth: ${(err as Error).message}\n`);
+        // A daemon that went away fails every waiting request with the same error: say it once.
+        const message = (err as Error).message;
+        if (message !== lastError) io.stderr.write(`hearth: ${message}\n`);
+        lastError = message;
       } finally {
+        printing = null;
         inFlight--;
         prompt();
       }
@@ -162,12 +101,48 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   return 0;
 }
 
-/**
- * True when `done` settles with exactly `lastFinal` within a moment: a message that joined the
- * run just printed is finished by the daemon together with it.
- */
-async function isDuplicate(done: Promise<ChatEnd>, lastFinal: string | null): Promise<boolean> {
-  if (lastFinal === null) return false;
-  const settled = await Promise.race([done.then((e) => e, () => null), new Promise<null>((r) => setTimeout(() => r(null), 50))]);
-  return settled?.type === "final" && settled.text === lastFinal;
+/** Prints one request's reply, unless it joined a run whose reply is (being) printed already. */
+async function printReply(events: EventQueue, shownRuns: Set<string>, printer: ReplyPrinter): Promise<void> {
+  let quiet = false;
+  for await (const e of events) {
+    if (e.type === "joined") {
+      quiet = shownRuns.has(e.runId);
+      shownRuns.add(e.runId);
+    } else if (!quiet) {
+      printer.onEvent(e);
+    }
+  }
+}
+
+/** One request's events, read in order as they arrive; ends after the last one or with an error. */
+class EventQueue implements AsyncIterable<CliEvent> {
+  readonly #events: CliEvent[] = [];
+  #end: { error?: Error } | null = null;
+  #wake: (() => void) | null = null;
+
+  push = (e: CliEvent): void => {
+    this.#events.push(e);
+    this.#wake?.();
+  };
+
+  close(error?: Error): void {
+    this.#end = { error };
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<CliEvent> {
+    for (;;) {
+      const e = this.#events.shift();
+      if (e) {
+        yield e;
+        continue;
+      }
+      if (this.#end) {
+        if (this.#end.error) throw this.#end.error;
+        return;
+      }
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = null;
+    }
+  }
 }

@@ -39,6 +39,7 @@ class Dispatcher {
 
   handle = (e: ServerEvent): void => {
     switch (e.type) {
+      case "joined":
       case "text_delta":
       case "text_reset":
       case "tool_start":
@@ -68,10 +69,22 @@ class Dispatcher {
       }
       case "accepted":
         break;
-      case "error":
-        for (const c of this.chats.values()) c.reject(new Error(e.message));
-        this.chats.clear();
+      case "error": {
+        // An error naming a request fails that request; one without fails all that wait.
+        const err = new Error(e.message);
+        const chat = e.requestId !== undefined ? this.chats.get(e.requestId) : undefined;
+        const rpc = e.requestId !== undefined ? this.rpcs.get(e.requestId) : undefined;
+        if (chat || rpc) {
+          this.chats.delete(e.requestId!);
+          this.rpcs.delete(e.requestId!);
+          chat?.reject(err);
+          rpc?.reject(err);
+        } else {
+          for (const c of this.chats.values()) c.reject(err);
+          this.chats.clear();
+        }
         break;
+      }
       default:
         e satisfies never;
     }

@@ -11,6 +11,7 @@ import type { JobView } from "../gateway/scheduler/view.ts";
 import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
 import { localDate, localTime } from "../time.ts";
 import { createLogger } from "../log.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon, type GatewayClient } from "./client.ts";
 
@@ -18,14 +19,6 @@ interface CronIO {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }
-
-export const CRON_USAGE = `  cron list [--json]           scheduled jobs with their next and last run
-  cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"
-           [--session main|isolated] [--deliver origin|owner|none|telegram:<chatId>|discord:<channelId>]
-           [--catch-up 1h]
-  cron rm ID                   delete a job
-  cron run ID                  run a job now (needs the daemon)
-`;
 
 const ADD_OPTIONS = {
   name: { type: "string" },
@@ -39,55 +32,76 @@ const ADD_OPTIONS = {
   "catch-up": { type: "string" },
 } as const;
 
-export async function runCron(home: string, args: string[], io: CronIO): Promise<number> {
+export type CronAction =
+  | { action: "list"; json: boolean }
+  | { action: "add"; input: JobInput }
+  | { action: "remove"; id: string }
+  | { action: "run"; id: string };
+
+/** Checks the command line (and a new job's fields); throws UsageError. Opens no connection. */
+export function parseCron(home: string, args: string[]): CronAction {
   const [action, ...rest] = args;
   switch (action) {
     case "list": {
       const { values } = parse(rest, { json: { type: "boolean" } });
-      return withJobs(home, async (ops) => {
-        const jobs = (await ops.call("cron.list", {})) as JobView[];
-        io.stdout.write(values.json ? `${JSON.stringify(jobs, null, 2)}\n` : formatJobs(jobs, timezoneOf(home)));
-        for (const d of listDamaged(home).filter((x) => x.file === "cron/jobs.json")) io.stderr.write(`Note: ${describeDamaged(d)}.\n`);
-        return 0;
-      });
+      return { action: "list", json: values.json === true };
     }
     case "add": {
       const { values } = parse(rest, ADD_OPTIONS);
       const input: JobInput = { ...values, catchUp: values["catch-up"] };
       checkInput(input, loadConfig({ home }));
-      return withJobs(home, async (ops) => {
-        const job = (await ops.call("cron.add", { ...input })) as JobView;
-        io.stdout.write(`Added job ${job.id} "${job.name}": ${job.scheduleText}, next run ${when(job.nextRunAt, timezoneOf(home))}, delivery ${job.deliver}.\n`);
-        if (!ops.daemon) io.stdout.write("Hearth is not running: the job runs once it is started (hearth start).\n");
-        return 0;
-      });
+      return { action: "add", input };
     }
     case "rm":
-    case "remove": {
-      const id = oneId(rest, action);
+    case "remove":
+      return { action: "remove", id: oneId(rest, action) };
+    case "run":
+      return { action: "run", id: oneId(rest, action) };
+    default:
+      throw new UsageError(action ? `Unknown cron action "${action}". Use list, add, rm or run.` : "cron needs an action: list, add, rm or run.");
+  }
+}
+
+export async function runCron(home: string, args: string[], io: CronIO): Promise<number> {
+  const cmd = parseCron(home, args);
+  switch (cmd.action) {
+    case "list":
       return withJobs(home, async (ops) => {
-        const job = (await ops.call("cron.remove", { id })) as JobView;
+        const jobs = (await ops.call("cron.list", {})) as JobView[];
+        io.stdout.write(cmd.json ? `${JSON.stringify(jobs, null, 2)}\n` : formatJobs(jobs, timezoneOf(home)));
+        for (const d of listDamaged(home).filter((x) => x.file === "cron/jobs.json")) io.stderr.write(`Note: ${describeDamaged(d)}.\n`);
+        return 0;
+      });
+    case "add":
+      return withJobs(home, async (ops) => {
+        const job = (await ops.call("cron.add", { ...cmd.input })) as JobView;
+        io.stdout.write(`Added job ${job.id} "${job.name}": ${job.scheduleText}, next run ${when(job.nextRunAt, timezoneOf(home))}, delivery ${job.deliver}.\n`);
+        if (!ops.daemon) io.stdout.write(`Hearth is not running: the job runs once it is started (${hearthCmd("start")}).\n`);
+        return 0;
+      });
+    case "remove":
+      return withJobs(home, async (ops) => {
+        const job = (await ops.call("cron.remove", { id: cmd.id })) as JobView;
         io.stdout.write(`Removed job ${job.id} "${job.name}".\n`);
         return 0;
       });
-    }
     case "run": {
-      const id = oneId(rest, action);
       const daemon = await connectDaemon(homePaths(home).socket);
       if (!daemon) {
-        io.stderr.write(`hearth: Hearth is not running on ${home}, and only the daemon runs jobs. Start it with: hearth start\n`);
+        io.stderr.write(`hearth: Hearth is not running on ${home}, and only the daemon runs jobs. Start it with: ${hearthCmd("start")}\n`);
         return 1;
       }
       try {
-        const { runId, job } = (await daemon.rpc("cron.run", { id })) as { runId: string; job: JobView };
-        io.stdout.write(`Running job ${job.id} "${job.name}" now (run ${runId}); its answer goes to: ${job.deliver}. \`hearth cron list\` shows how it went.\n`);
+        const { runId, job } = (await daemon.rpc("cron.run", { id: cmd.id })) as { runId: string; job: JobView };
+        io.stdout.write(`Running job ${job.id} "${job.name}" now (run ${runId}); its answer goes to: ${job.deliver}. \`${hearthCmd("cron list")}\` shows how it went.\n`);
         return 0;
       } finally {
         await daemon.close();
       }
     }
     default:
-      throw new UsageError(action ? `Unknown cron action "${action}". Use list, add, rm or run.` : "cron needs an action: list, add, rm or run.");
+      cmd satisfies never;
+      return 2;
   }
 }
 
@@ -113,7 +127,7 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
   return fn({
     daemon: false,
     call: async (method, p) => {
-      if (problem && method === "cron.list") throw new Error(`${paths.jobs} has an error: ${problem}. Fix the file (it must match what \`hearth cron add\` writes).`);
+      if (problem && method === "cron.list") throw new Error(`${paths.jobs} has an error: ${problem}. Fix the file (it must match what \`${hearthCmd("cron add")}\` writes).`);
       switch (method) {
         case "cron.list":
           return service.list();
@@ -149,7 +163,7 @@ function checkInput(input: JobInput, config: Config): void {
 
 function oneId(rest: string[], action: string): string {
   const { positionals } = parse(rest, {}, true);
-  if (positionals.length !== 1) throw new UsageError(`cron ${action} needs exactly one job id: hearth cron ${action} ID (\`hearth cron list\` shows the ids).`);
+  if (positionals.length !== 1) throw new UsageError(`cron ${action} needs exactly one job id: cron ${action} ID (\`${hearthCmd("cron list")}\` shows the ids).`);
   return positionals[0]!;
 }
 
@@ -168,7 +182,7 @@ function when(iso: string | null, timezone: string): string {
 }
 
 export function formatJobs(jobs: JobView[], timezone: string): string {
-  if (jobs.length === 0) return 'No scheduled jobs. Add one with: hearth cron add --name N --every 1h --message "TEXT"\n';
+  if (jobs.length === 0) return `No scheduled jobs. Add one with: ${hearthCmd('cron add --name N --every 1h --message "TEXT"')}\n`;
   const lines = jobs.map((j) => {
     const last = j.lastStatus ? `${j.lastStatus}${j.lastDelivery && j.lastStatus === "ok" ? ` (${j.lastDelivery})` : ""} ${when(j.lastRunAt, timezone)}` : "never run";
     const flags = [j.enabled ? "" : "disabled", j.running ? "running" : ""].filter(Boolean).join(", ");

@@ -1,6 +1,7 @@
 // `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
 // problem. It keeps going when something is broken (a bad config must not hide a bad cron
 // job), never prints a secret, and contacts nothing but the local daemon's socket.
+import { hearthCmd } from "../hearth-command.ts";
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -8,7 +9,7 @@ import { parse as parseJsonc } from "jsonc-parser";
 import { ConfigError, loadConfig, parseConfig, systemTimeZone, type Config } from "../gateway/config.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../gateway/home.ts";
-import { holderOf, isAlive } from "../gateway/lock.ts";
+import { liveHolder, readLock } from "../gateway/lock.ts";
 import { JobStore } from "../gateway/scheduler/job-store.ts";
 import { nextRunAfter } from "../gateway/scheduler/schedule.ts";
 import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
@@ -49,7 +50,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   const paths = homePaths(home);
   const checks: Check[] = [checkNode()];
 
-  if (!existsSync(home)) checks.push(problem("home", `${home} does not exist yet`, "run `hearth init` (or `hearth start`, which creates it)"));
+  if (!existsSync(home)) checks.push(problem("home", `${home} does not exist yet`, `run \`${hearthCmd("init")}\` (or \`${hearthCmd("start")}\`, which creates it)`));
   else checks.push(ok("home", home));
 
   // A broken config is reported; the other checks go on with the defaults (and the env).
@@ -59,7 +60,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
     checks.push(ok("config", existsSync(paths.config) ? `${paths.config} is valid` : "no config.json: all defaults"));
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    checks.push(problem("config", err.message.replace(/\n/g, "\n    "), `edit ${paths.config}; every key and its default is described by \`hearth init\`'s template`));
+    checks.push(problem("config", err.message.replace(/\n/g, "\n    "), `edit ${paths.config}; every key and its default is described by \`${hearthCmd("init")}\`'s template`));
     config = parseConfig({}, { home, env });
   }
 
@@ -148,12 +149,12 @@ function checkChannels(config: Config): Check[] {
     else if (discord.ownerIds.length === 0) out.push(problem("discord", "no ownerIds: nobody gets your private, full-access chat", "add your Discord user id to channels.discord.ownerIds (Developer Mode → right-click yourself → Copy User ID)"));
     else out.push(ok("discord", `token set (not shown), owner ${discord.ownerIds.join(", ")}`));
   }
-  if (!telegram && !discord) out.push(ok("channels", "none configured: the terminal only (`hearth chat`)"));
+  if (!telegram && !discord) out.push(ok("channels", `none configured: the terminal only (\`${hearthCmd("chat")}\`)`));
   return out;
 }
 
 function checkWorkspace(workspace: string): Check[] {
-  if (!existsSync(workspace)) return [problem("workspace", `${workspace} does not exist`, "run `hearth init` to create it from the templates")];
+  if (!existsSync(workspace)) return [problem("workspace", `${workspace} does not exist`, `run \`${hearthCmd("init")}\` to create it from the templates`)];
   const missing = [...IDENTITY_FILES, ...PRIVATE_FILES].filter((f) => !existsSync(path.join(workspace, f)));
   const unreadable: string[] = [];
   const large: string[] = [];
@@ -179,7 +180,7 @@ function checkWorkspace(workspace: string): Check[] {
     }
   }
   const out: Check[] = [];
-  if (missing.length) out.push(problem("workspace", `missing ${missing.join(", ")}`, "run `hearth init`: it restores missing template files and never overwrites yours"));
+  if (missing.length) out.push(problem("workspace", `missing ${missing.join(", ")}`, `run \`${hearthCmd("init")}\`: it restores missing template files and never overwrites yours`));
   if (unreadable.length) out.push(problem("workspace", `unreadable: ${unreadable.join(", ")}`, "save these files as UTF-8 text"));
   if (linked.length) out.push(problem("workspace", `left out of every prompt: ${linked.join(", ")}`, "replace each with a plain file: Hearth does not follow links that could carry private files or config.json into a chat"));
   if (large.length) out.push(problem("workspace", `only the first 20,000 characters are used of ${large.join(", ")}`, "move older material into memory/ notes; memory_search still finds it"));
@@ -188,24 +189,29 @@ function checkWorkspace(workspace: string): Check[] {
 }
 
 async function checkDaemon(lockPath: string, socketPath: string): Promise<Check> {
-  const holder = holderOf(lockPath);
+  const record = readLock(lockPath);
+  const holder = liveHolder(lockPath);
   const client = await connectDaemon(socketPath);
   if (client) {
     await client.close();
-    return ok("daemon", `running${holder ? ` (pid ${holder})` : ""}, answering on ${socketPath}`);
+    return ok("daemon", `running${holder ? ` (pid ${holder.pid})` : ""}, answering on ${socketPath}`);
   }
-  if (holder !== null && isAlive(holder)) {
-    return problem("daemon", `pid ${holder} holds the lock but does not answer on ${socketPath}`, `check its log; if it hangs, stop it (kill ${holder}) and run \`hearth start\``);
+  if (holder) {
+    return problem(
+      "daemon",
+      `pid ${holder.pid} holds the lock but does not answer on ${socketPath}`,
+      `check its log; if it hangs, stop it the way it was started (\`npx pm2 restart hearth\`, or Ctrl+C in its terminal). Before killing pid ${holder.pid} by hand, check it is Hearth: \`ps -o pid,lstart,args -p ${holder.pid}\` shows \`hearth.js start\``,
+    );
   }
-  if (holder !== null) return ok("daemon", `not running (a lock from dead pid ${holder} is left; the next start takes it over)`);
-  return ok("daemon", "not running (start it with `hearth start` or pm2)");
+  if (record) return ok("daemon", `not running (a lock from pid ${record.pid}, which is gone or now another process, is left; the next start takes it over)`);
+  return ok("daemon", `not running (start it with \`${hearthCmd("start")}\` or pm2)`);
 }
 
 function checkCron(jobsPath: string, timezone: string): Check[] {
   if (!existsSync(jobsPath)) return [ok("cron", "no scheduled jobs")];
   const loaded = new JobStore(jobsPath, { timezone, minEveryMs: MIN_EVERY_MS }, silentLogger).read();
   if (!loaded.ok) {
-    return [problem("cron", `${jobsPath} is invalid: ${loaded.problem}`, `fix it by hand, or remove the job with \`hearth cron rm ID\`; until then the daemon keeps the jobs it had`)];
+    return [problem("cron", `${jobsPath} is invalid: ${loaded.problem}`, `fix it by hand, or remove the job with \`${hearthCmd("cron rm ID")}\`; until then the daemon keeps the jobs it had`)];
   }
   if (loaded.jobs.length === 0) return [ok("cron", "no scheduled jobs")];
   const now = Date.now();

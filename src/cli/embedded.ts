@@ -5,12 +5,13 @@ import { startGateway, type Gateway } from "../gateway/gateway.ts";
 import { createRpcHandler } from "../gateway/rpc.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { createLogger, parseLevel } from "../log.ts";
+import { terminalLogFormat } from "./terminal-log.ts";
 
 export async function startEmbeddedGateway(home: string, stderr: NodeJS.WritableStream): Promise<{ gateway: Gateway; rpc: (m: string, p: unknown) => Promise<unknown> }> {
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
-  // The terminal is for the conversation: only warnings, unless HEARTH_LOG says otherwise.
-  const log = createLogger({ level: parseLevel(process.env.HEARTH_LOG, "warn"), sink: { write: (l) => stderr.write(l), isTTY: false } });
+  // The terminal is for the conversation: only warnings, as short lines, unless HEARTH_LOG says otherwise.
+  const log = createLogger({ level: parseLevel(process.env.HEARTH_LOG, "warn"), sink: { write: (l) => stderr.write(l) }, format: terminalLogFormat });
   const gateway = await startGateway(gatewayOptions(home, config, log, { daemon: false }));
   return { gateway, rpc: createRpcHandler(gateway.context) };
 }

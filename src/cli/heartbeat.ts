@@ -2,6 +2,7 @@
 // delivered, so the owner can try out HEARTBEAT.md. Only the daemon runs the heartbeat.
 import { homePaths } from "../gateway/home.ts";
 import type { TickReport } from "../gateway/scheduler/heartbeat.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
 
@@ -10,15 +11,12 @@ interface HeartbeatIO {
   stderr: NodeJS.WritableStream;
 }
 
-export const HEARTBEAT_USAGE = `  heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)
-`;
-
 export async function runHeartbeat(home: string, args: string[], io: HeartbeatIO): Promise<number> {
   const { values } = parse(args, { now: { type: "boolean" } });
-  if (values.now !== true) throw new UsageError("heartbeat needs --now: hearth heartbeat --now");
+  if (values.now !== true) throw new UsageError("heartbeat needs --now.");
   const daemon = await connectDaemon(homePaths(home).socket);
   if (!daemon) {
-    io.stderr.write(`hearth: Hearth is not running on ${home}, and only the daemon runs the heartbeat. Start it with: hearth start\n`);
+    io.stderr.write(`hearth: Hearth is not running on ${home}, and only the daemon runs the heartbeat. Start it with: ${hearthCmd("start")}\n`);
     return 1;
   }
   try {

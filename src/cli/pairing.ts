@@ -7,6 +7,7 @@ import { PairingStore, type ApprovedSender, type PendingPairing } from "../gatew
 import { createLogger } from "../log.ts";
 import { connectDaemon } from "./client.ts";
 import { parse, UsageError } from "./args.ts";
+import { hearthCmd } from "../hearth-command.ts";
 
 interface PairingIO {
   stdout: NodeJS.WritableStream;
@@ -15,12 +16,40 @@ interface PairingIO {
 
 const CHANNELS: ChannelId[] = ["telegram", "discord"];
 
-export async function runPairing(home: string, args: string[], io: PairingIO): Promise<number> {
+export type PairingAction =
+  | { action: "list" }
+  | { action: "approve"; code: string }
+  | { action: "revoke"; channel: ChannelId; userId: string };
+
+/** Checks the command line; throws UsageError. Touches nothing (no socket, no file). */
+export function parsePairing(args: string[]): PairingAction {
   const { positionals } = parse(args, {}, true);
   const [action, arg, ...extra] = positionals;
-  if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}".`);
-  const call = await pairingCall(home);
   switch (action) {
+    case "list":
+      if (arg !== undefined) throw new UsageError(`pairing list takes no argument (got "${arg}").`);
+      return { action: "list" };
+    case "approve":
+      if (!arg) throw new UsageError("pairing approve needs the code: pairing approve CODE");
+      if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}".`);
+      return { action: "approve", code: arg };
+    case "revoke": {
+      const m = /^([a-z]+):(.+)$/.exec(arg ?? "");
+      if (!m || !CHANNELS.includes(m[1] as ChannelId)) {
+        throw new UsageError(`pairing revoke needs CHANNEL:USERID, with CHANNEL one of ${CHANNELS.join(", ")} (e.g. telegram:123456).`);
+      }
+      if (extra.length > 0) throw new UsageError(`Unexpected argument "${extra[0]}".`);
+      return { action: "revoke", channel: m[1] as ChannelId, userId: m[2]! };
+    }
+    default:
+      throw new UsageError(action ? `Unknown pairing action "${action}". Use list, approve or revoke.` : "pairing needs an action: list, approve or revoke.");
+  }
+}
+
+export async function runPairing(home: string, args: string[], io: PairingIO): Promise<number> {
+  const cmd = parsePairing(args);
+  const call = await pairingCall(home);
+  switch (cmd.action) {
     case "list": {
       const { pending, approved } = (await call("pairing.list", {})) as { pending: PendingPairing[]; approved: ApprovedSender[] };
       io.stdout.write(`Pending codes${pending.length ? "" : ": none"}\n`);
@@ -31,22 +60,17 @@ export async function runPairing(home: string, args: string[], io: PairingIO): P
       return 0;
     }
     case "approve": {
-      if (!arg) throw new UsageError("pairing approve needs the code: hearth pairing approve CODE");
-      const a = (await call("pairing.approve", { code: arg })) as ApprovedSender;
+      const a = (await call("pairing.approve", { code: cmd.code })) as ApprovedSender;
       io.stdout.write(`Approved ${a.name} (${a.channel}:${a.userId}). They now have their own private conversation with Hearth.\n`);
       return 0;
     }
-    case "revoke": {
-      const m = /^([a-z]+):(.+)$/.exec(arg ?? "");
-      if (!m || !CHANNELS.includes(m[1] as ChannelId)) {
-        throw new UsageError(`pairing revoke needs CHANNEL:USERID, with CHANNEL one of ${CHANNELS.join(", ")} (e.g. telegram:123456).`);
-      }
-      await call("pairing.revoke", { channel: m[1]!, userId: m[2]! });
-      io.stdout.write(`Revoked ${arg}.\n`);
+    case "revoke":
+      await call("pairing.revoke", { channel: cmd.channel, userId: cmd.userId });
+      io.stdout.write(`Revoked ${cmd.channel}:${cmd.userId}.\n`);
       return 0;
-    }
     default:
-      throw new UsageError(action ? `Unknown pairing action "${action}". Use list, approve or revoke.` : "pairing needs an action: list, approve or revoke.");
+      cmd satisfies never;
+      return 2;
   }
 }
 
@@ -71,7 +95,7 @@ async function pairingCall(home: string): Promise<Call> {
         return store.list();
       case "pairing.approve": {
         const a = store.approve(params.code!);
-        if (!a) throw new Error(`No pending pairing code "${params.code}". Codes expire after an hour; \`hearth pairing list\` shows the pending ones.`);
+        if (!a) throw new Error(`No pending pairing code "${params.code}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`);
         return a;
       }
       case "pairing.revoke":

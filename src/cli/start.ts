@@ -4,12 +4,16 @@ import { assertModelCredentials } from "../gateway/agent-runtime.ts";
 import { loadConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
-import { createLogger, parseLevel } from "../log.ts";
+import { createLogger, parseLevel, underPm2 } from "../log.ts";
 
 export async function runStart(home: string): Promise<number> {
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
-  const log = createLogger({ level: parseLevel(process.env.HEARTH_LOG, config.log.level) });
+  const level = parseLevel(process.env.HEARTH_LOG, config.log.level);
+  // pm2 shows stderr as errors (in red): under pm2 only warnings and errors go there.
+  const log = underPm2()
+    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) } })
+    : createLogger({ level });
   const gateway = await startGateway(gatewayOptions(home, config, log, { daemon: true }));
   process.send?.("ready");
 
@@ -22,7 +26,15 @@ export async function runStart(home: string): Promise<number> {
       }
       stopping = true;
       log.info("gateway.stopping", { signal });
-      void gateway.stop().then(() => resolve(0));
+      void gateway.stop().then(
+        () => 0,
+        (err: unknown) => (log.error("gateway.stop_failed", { error: err }), 1),
+      ).then((code) => {
+        // pm2 keeps an IPC channel open to its app; while it is open the process cannot exit on
+        // its own, and pm2 waits its kill_timeout, then SIGKILLs it.
+        if (process.connected) process.disconnect();
+        resolve(code);
+      });
     };
     process.on("SIGTERM", shutdown);
     process.on("SIGINT", shutdown);

@@ -1,6 +1,7 @@
 // `hearth status [--json]`: asks the running daemon; says so plainly when none runs.
+import { hearthCmd } from "../hearth-command.ts";
 import { homePaths } from "../gateway/home.ts";
-import { holderOf, isAlive } from "../gateway/lock.ts";
+import { liveHolder } from "../gateway/lock.ts";
 import { formatDuration, formatTokens, type GatewayStatus } from "../gateway/status.ts";
 import { connectDaemon } from "./client.ts";
 import { spendingLine } from "../gateway/budget/budget.ts";
@@ -14,10 +15,10 @@ export async function runStatus(home: string, json: boolean, io: StatusIO): Prom
   const paths = homePaths(home);
   const client = await connectDaemon(paths.socket);
   if (!client) {
-    const holder = holderOf(paths.lock);
-    const note = holder !== null && isAlive(holder) ? ` A process (pid ${holder}) holds the lock but does not answer on ${paths.socket}.` : "";
+    const holder = liveHolder(paths.lock);
+    const note = holder ? ` A process (pid ${holder.pid}) holds the lock but does not answer on ${paths.socket}.` : "";
     if (json) io.stdout.write(`${JSON.stringify({ running: false })}\n`);
-    io.stderr.write(`Hearth is not running on ${home}.${note} Start it with: hearth start\n`);
+    io.stderr.write(`Hearth is not running on ${home}.${note} Start it with: ${hearthCmd("start")}\n`);
     return 1;
   }
   try {

@@ -6,10 +6,6 @@ import { formatUsageReport, reportGroupings, usageReport, type ReportGrouping } 
 import { readJsonLines } from "../storage.ts";
 import { parse, UsageError } from "./args.ts";
 
-export const USAGE_USAGE = `  usage [--by day|session|sender|purpose] [--since 7d] [--json]
-                               model calls and their cost, from usage.jsonl (default: last 30 days, by day)
-`;
-
 interface UsageIO {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;

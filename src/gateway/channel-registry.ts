@@ -129,6 +129,7 @@ export class ChannelRegistry {
  */
 function redactingSink(sink: ReplySink): ReplySink {
   return {
+    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
     textDelta: (text) => sink.textDelta(redact(text)),
     textReset: (text) => sink.textReset(redact(text)),
     toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),

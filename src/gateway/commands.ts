@@ -1,4 +1,5 @@
 // Slash commands (DESIGN §2 step 3): answered at once, outside the queue, without a model call.
+import { hearthCmd } from "../hearth-command.ts";
 import type { Scope } from "../agent/messages.ts";
 import { modelErrorNotice } from "../agent/model-errors.ts";
 import type { InboundMessage } from "../channels/channel.ts";
@@ -85,7 +86,7 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       const approved = ctx.pairing.approve(cmd.args);
       return approved
         ? `Approved ${approved.name} (${approved.channel}:${approved.userId}). They can talk to me now, in their own private conversation.`
-        : `No pending pairing code "${cmd.args}". Codes expire after an hour; \`hearth pairing list\` shows the pending ones.`;
+        : `No pending pairing code "${cmd.args}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`;
     }
     default:
       return HELP;

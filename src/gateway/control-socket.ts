@@ -1,10 +1,12 @@
 // The daemon's control socket (<home>/gateway.sock, mode 600: the owner only). `hearth chat`,
-// `hearth status` and the other commands talk to the running daemon through it.
-import { chmodSync, unlinkSync } from "node:fs";
+// `hearth status` and the other commands talk to the running daemon through it. A client gets
+// lines of at most 1 MB (a longer one closes the connection) and request ids it has not used
+// before on its connection.
+import { unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { CliChannel } from "../channels/cli.ts";
 import type { Logger } from "../log.ts";
-import { lineDecoder, type ClientRequest, type ServerEvent } from "./control-protocol.ts";
+import { lineDecoder, MAX_REQUEST_LINE_BYTES, type ClientRequest, type ServerEvent } from "./control-protocol.ts";
 import type { GatewayStatus } from "./status.ts";
 
 export interface ControlHandlers {
@@ -29,12 +31,12 @@ export async function startControlSocket(path: string, cli: CliChannel, handlers
   const server: Server = createServer((socket) => serveClient(socket, cli, handlers, log, sockets));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(path, () => {
+    server.once("listening", () => {
       server.off("error", reject);
       resolve();
     });
+    listenOwnerOnly(server, path);
   });
-  chmodSync(path, 0o600);
   return {
     close: () =>
       new Promise<void>((resolve) => {
@@ -44,16 +46,54 @@ export async function startControlSocket(path: string, cli: CliChannel, handlers
   };
 }
 
+/**
+ * Binds the socket file with mode 600 from its first moment: a chmod after listen would leave a
+ * window in which another user could connect. The umask is process-wide, but the bind happens
+ * synchronously inside listen(), so no other code runs while it is narrowed.
+ */
+function listenOwnerOnly(server: Server, path: string): void {
+  const previous = process.umask(0o177);
+  try {
+    server.listen(path);
+  } finally {
+    process.umask(previous);
+  }
+}
+
 function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers, log: Logger, sockets: Set<Socket>): void {
   sockets.add(socket);
   const send = (e: ServerEvent) => {
     if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(e)}\n`);
   };
   const client = cli.attach(send);
+  const usedIds = new Set<string>();
   socket.on("data", lineDecoder(
     (value) => void handle(value as ClientRequest),
     (line) => send({ type: "error", message: `Not a JSON request: ${line.slice(0, 80)}` }),
+    {
+      maxLineBytes: MAX_REQUEST_LINE_BYTES,
+      onTooLong: () => {
+        log.warn("control.line_too_long", { limitBytes: MAX_REQUEST_LINE_BYTES });
+        send({ type: "error", message: `Request line longer than ${MAX_REQUEST_LINE_BYTES} bytes: closing the connection.` });
+        socket.end(() => socket.destroy());
+      },
+    },
   ));
+
+  /** False (and the client told) when `id` was used before on this connection. */
+  const freshId = (id: unknown): boolean => {
+    if (id === undefined) return true;
+    if (typeof id !== "string" || id.length === 0 || id.length > 200) {
+      send({ type: "error", message: "A request id must be a string of 1 to 200 characters." });
+      return false;
+    }
+    if (usedIds.has(id)) {
+      send({ type: "error", requestId: id, message: `Request id "${id}" was already used on this connection; each request needs a new one.` });
+      return false;
+    }
+    usedIds.add(id);
+    return true;
+  };
   socket.on("error", (err) => log.debug("control.client_error", { error: err }));
   socket.on("close", () => {
     cli.detach(client);
@@ -65,6 +105,7 @@ function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers,
       switch (req?.type) {
         case "chat": {
           if (typeof req.text !== "string" || !req.text.trim()) return send({ type: "error", message: "chat needs a non-empty text" });
+          if (!freshId(req.requestId)) return;
           const requestId = cli.receive(client, req.text, req.requestId);
           return send({ type: "accepted", requestId });
         }
@@ -74,6 +115,8 @@ function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers,
         case "status":
           return send({ type: "status", status: handlers.status() });
         case "rpc":
+          if (req.id === undefined) return send({ type: "error", message: "rpc needs an id" });
+          if (!freshId(req.id)) return;
           try {
             send({ type: "rpc_result", id: req.id, ok: true, result: await handlers.rpc(req.method, req.params) });
           } catch (err) {

@@ -1,5 +1,6 @@
 // Creating the home folder: `hearth init` (verbose, writes a commented config) and `ensureHome`
 // at daemon start (silent, fills gaps). Neither ever overwrites a file: the owner's edits win.
+import { hearthCmd } from "../hearth-command.ts";
 import { constants, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -106,7 +107,7 @@ export function configTemplate(): string {
 // Every key is optional; the values below are the defaults, so a line you delete changes nothing.
 // Secrets can stay out of this file: the environment variables ANTHROPIC_API_KEY,
 // TELEGRAM_BOT_TOKEN and DISCORD_BOT_TOKEN win over the values here (ANTHROPIC_BASE_URL too).
-// Check your changes with \`hearth doctor\`; they take effect when the daemon restarts.
+// Check your changes with \`${hearthCmd("doctor")}\`; they take effect when the daemon restarts.
 {
   // Your files: SOUL.md, USER.md, MEMORY.md, memory/… A relative path is inside this folder.
   "workspace": "workspace",

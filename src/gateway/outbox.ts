@@ -150,6 +150,7 @@ export class Outbox {
       }
     };
     return {
+      ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
       textDelta: (t) => sink.textDelta(t),
       textReset: (t) => sink.textReset(t),
       toolStarted: (n, s) => sink.toolStarted(n, s),

@@ -1,5 +1,6 @@
 // One run can answer several messages (steering joins them to it): its events go to every
 // reply sink attached to it, and every sink gets the final text exactly once.
+import { randomUUID } from "node:crypto";
 import type { AgentEvent } from "../agent/events.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
@@ -7,6 +8,8 @@ import type { Logger } from "../log.ts";
 export class ReplyFanout {
   readonly #sinks = new Map<string, ReplySink>();
   readonly #owners = new Map<string, string>();
+  /** Names this run to the sinks that want to know which replies share it. */
+  readonly #runId = randomUUID();
   readonly #log: Logger;
   #text = "";
   #closed = false;
@@ -26,6 +29,7 @@ export class ReplyFanout {
     const existing = this.#owners.get(key);
     if (existing !== undefined) return existing === owner ? null : existing;
     const sink = open();
+    sink.joinedRun?.(this.#runId);
     if (this.#text) sink.textReset(this.#text);
     this.#sinks.set(key, sink);
     this.#owners.set(key, owner);

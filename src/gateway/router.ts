@@ -1,6 +1,7 @@
 // The path of a message into Hearth (DESIGN §2): dedupe → access → commands → session →
 // durable inbox → lane. Everything before the inbox is cheap: no model call is ever made for
 // a refused, unaddressed or duplicate message.
+import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
@@ -190,7 +191,7 @@ function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: numb
   const intro = "Hi! I'm a personal assistant and only talk with people my owner has approved.";
   switch (req.type) {
     case "code":
-      return `${intro}\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${req.code} (the code is valid for one hour).`;
+      return `${intro}\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: ${hearthCmd(`pairing approve ${req.code}`)} (the code is valid for one hour).`;
     case "full":
       return `${intro} Several requests are already waiting, so I can't give you a code now. Please try again in an hour.`;
     case "cooldown":

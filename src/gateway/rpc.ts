@@ -1,5 +1,6 @@
 // Operations the CLI asks a running daemon for over the control socket. Each method checks its
 // parameters and fails with a message meant for the user.
+import { hearthCmd } from "../hearth-command.ts";
 import type { ChannelId } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
 import type { JobInput } from "./scheduler/job-input.ts";
@@ -12,7 +13,7 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "pairing.approve": (p) => {
       const code = stringParam(p, "code");
       const approved = ctx.pairing.approve(code);
-      if (!approved) throw new Error(`No pending pairing code "${code}". Codes expire after an hour; \`hearth pairing list\` shows the pending ones.`);
+      if (!approved) throw new Error(`No pending pairing code "${code}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`);
       return approved;
     },
     "pairing.revoke": (p) => {

@@ -19,6 +19,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     ctx.sessions.countRun();
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
+    const startedAt = ctx.clock();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
       scope,
@@ -38,6 +39,16 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       text += gate.mark;
     }
     ctx.sessions.touch(run.sessionKey, scope);
+    // One line per answered message at info level: what an operator reads in `pm2 logs`.
+    ctx.log.info("run.done", {
+      session: run.sessionKey,
+      channel: run.items[0]?.source.channel ?? null,
+      messages: run.items.length,
+      status: result.status,
+      durationMs: ctx.clock() - startedAt,
+      inputTokens: contextTokens(result.usage),
+      outputTokens: result.usage.outputTokens,
+    });
     const memory = ctx.runtime.memory;
     const worthLogging = run.items.some((i) => i.worthLogging?.(result.text) ?? true);
     if (memory && result.status !== "aborted" && worthLogging) {

@@ -52,12 +52,29 @@ describe("pm2", () => {
     const chat = await runHearth(["chat", "-m", "are you there?"], env);
     expect(chat.stdout.trim()).toBe("Hello from under pm2.");
 
+    const stopStarted = Date.now();
     await pm2("stop", "hearth");
-    const log = join(env.HEARTH_HOME!, "logs", "hearth.err.log");
-    await waitFor("the shutdown in the log", () => readFileSync(log, "utf8").includes("gateway.stopped"), 20_000);
-    const lines = readFileSync(log, "utf8");
-    expect(lines).toContain("gateway.ready");
-    expect(lines).toMatch(/"event":"gateway.stopping","signal":"SIGINT"/);
+    // pm2 waits for the process to exit (or kill_timeout, then SIGKILL) before it returns.
+    const stopMs = Date.now() - stopStarted;
+    const out = join(env.HEARTH_HOME!, "logs", "hearth.out.log");
+    const err = join(env.HEARTH_HOME!, "logs", "hearth.err.log");
+    await waitFor("the shutdown in the log", () => readFileSync(out, "utf8").includes("gateway.stopped"), 20_000);
+    // Info lines go to stdout (pm2's out log); stderr (shown red by pm2) only gets problems.
+    const info = readFileSync(out, "utf8");
+    expect(info).toContain("gateway.ready");
+    expect(info).toMatch(/"event":"gateway.stopping","signal":"SIGINT"/);
+    const answered = info.split("\n").filter((l) => l.includes('"event":"run.done"')).map((l) => JSON.parse(l));
+    expect(answered).toHaveLength(1);
+    expect(answered[0]).toMatchObject({ level: "info", session: "main", channel: "cli", status: "completed", messages: 1 });
+    expect(answered[0].durationMs).toEqual(expect.any(Number));
+    expect(answered[0].inputTokens).toBeGreaterThan(0);
+    expect(answered[0].outputTokens).toBeGreaterThan(0);
+    for (const line of readFileSync(err, "utf8").split("\n").filter(Boolean)) expect(JSON.parse(line).level).toMatch(/^(warn|error)$/);
+    // The daemon exited on its own: pm2 did not have to kill it.
+    const pm2Log = readFileSync(join(env.PM2_HOME!, "pm2.log"), "utf8");
+    expect(pm2Log).not.toMatch(/SIGKILL/);
+    expect(pm2Log).toMatch(/App \[hearth:\d+\] exited with code \[0\]/);
+    console.log(`pm2 stop took ${stopMs} ms`);
     expect((await runHearth(["status"], env)).code).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 // Running one job: record it as queued, put it on its session's lane like a message, and when
 // the run ends record it, deliver its answer and tell the owner about anything that went wrong
 // (a failed run, an answer that could not be delivered). Exactly one final record per run.
+import { hearthCmd } from "../../hearth-command.ts";
 import { userTurn } from "../../agent/user-turn.ts";
 import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../../channels/channel.ts";
 import type { Logger } from "../../log.ts";
@@ -143,7 +144,7 @@ export class JobRunner {
         }
       }
     } else {
-      notice = `⚠️ Scheduled job "${job.name}" (${job.id}) failed (${this.#when(queued)}): ${clip(outcome.error)}\nRun history: cron/runs.jsonl in the Hearth home; \`hearth cron list\` shows the job.`;
+      notice = `⚠️ Scheduled job "${job.name}" (${job.id}) failed (${this.#when(queued)}): ${clip(outcome.error)}\nRun history: cron/runs.jsonl in the Hearth home; \`${hearthCmd("cron list")}\` shows the job.`;
     }
     const notified = notice === null ? undefined : await this.#notifyOwner(notice, job);
     const now = this.#o.clock();

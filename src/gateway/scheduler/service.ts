@@ -2,6 +2,7 @@
 // when they run, the runner that runs them, the heartbeat, and the operations of the CLI and
 // the agent's tools. `open` only reads; `attach` connects it to a gateway; `startEngine` (the
 // daemon only) recovers what the last run left behind and starts the timers.
+import { hearthCmd } from "../../hearth-command.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { Tool } from "../../agent/tool.ts";
 import type { Logger } from "../../log.ts";
@@ -43,7 +44,7 @@ export type AddedBy = { createdBy: "cli" } | { createdBy: "agent"; sessionKey: s
 export class UnknownJobError extends Error {
   override name = "UnknownJobError";
   constructor(id: string) {
-    super(`No scheduled job has the id "${id}". \`hearth cron list\` (or the cron_list tool) shows the ids.`);
+    super(`No scheduled job has the id "${id}". \`${hearthCmd("cron list")}\` (or the cron_list tool) shows the ids.`);
   }
 }
 
@@ -203,7 +204,7 @@ export class CronService implements CronManager {
 
   /** `hearth cron run ID`: runs the job now, outside its schedule. Needs the daemon's engine. */
   runNow(id: string): { runId: string; job: JobView } {
-    if (!this.#runner) throw new Error("Jobs run only in the Hearth daemon. Start it with: hearth start");
+    if (!this.#runner) throw new Error(`Jobs run only in the Hearth daemon. Start it with: ${hearthCmd("start")}`);
     if (this.#store.changedOnDisk()) this.#onFileChange(this.#store.read());
     const job = this.#find(id);
     if (!job) throw new UnknownJobError(id);

@@ -1,0 +1,64 @@
+// What `hearth help` and `--help` print, per command: a usage error shows only the usage of the
+// command that was mistyped.
+import { hearthCommand } from "../hearth-command.ts";
+
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "pairing";
+
+const LINES: Record<CommandName, string[]> = {
+  start: ["start                        run the gateway in the foreground (pm2 runs this)"],
+  chat: [
+    "chat                         talk with Hearth in this terminal (your main session)",
+    'chat -m "TEXT"               send one message; the reply streams to stdout',
+  ],
+  status: ["status [--json]              channels, sessions, active runs, queues, today's spending"],
+  usage: [
+    "usage [--by day|session|sender|purpose] [--since 7d] [--json]",
+    "                             model calls and their cost, from usage.jsonl (default: last 30 days, by day)",
+  ],
+  doctor: ["doctor                       check the setup; one line per check, with a fix for each problem"],
+  init: ["init                         create the home folder, a commented config.json and the workspace"],
+  cron: [
+    "cron list [--json]           scheduled jobs with their next and last run",
+    'cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"',
+    "         [--session main|isolated] [--deliver origin|owner|none|telegram:<chatId>|discord:<channelId>]",
+    "         [--catch-up 1h]",
+    "cron rm ID                   delete a job",
+    "cron run ID                  run a job now (needs the daemon)",
+  ],
+  heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
+  pairing: [
+    "pairing list                 pending pairing codes and approved senders",
+    "pairing approve CODE         let the person who got CODE talk to Hearth",
+    "pairing revoke CHANNEL:USERID",
+  ],
+};
+
+export const COMMANDS = Object.keys(LINES) as CommandName[];
+
+export const isCommandName = (s: string | undefined): s is CommandName => s !== undefined && s in LINES;
+
+/** The usage of one command. */
+export function commandUsage(name: CommandName): string {
+  const cmd = hearthCommand();
+  return `Usage:\n${LINES[name].map((l) => `  ${/^\s/.test(l) ? " ".repeat(cmd.length + 1) : `${cmd} `}${l}`).join("\n")}\n`;
+}
+
+/** Everything: `hearth`, `hearth help`, `hearth --help`. */
+export function fullUsage(): string {
+  const cmd = hearthCommand();
+  const lines = COMMANDS.flatMap((c) => LINES[c]).map((l) => `  ${l}`);
+  return `Usage: ${cmd} <command> [options]
+
+Commands:
+${lines.join("\n")}
+  help [COMMAND]               this text, or the usage of one command (also: COMMAND --help)
+  --version                    the version of Hearth
+
+Environment:
+  HEARTH_HOME          the home folder (default ~/.hearth)
+  ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
+  ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
+  TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN   channel tokens
+  HEARTH_LOG           log level: debug, info, warn or error
+`;
+}

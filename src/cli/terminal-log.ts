@@ -1,0 +1,35 @@
+// The log of a gateway embedded in `hearth chat`: it shares the terminal with the conversation,
+// so it speaks in short sentences on stderr, never in JSON. Model retries and fallbacks are the
+// events a person waiting for an answer wants to hear about.
+import { formatFields, type LogFields, type LogFormat } from "../log.ts";
+
+const WHY: Record<string, string> = {
+  rate_limited: "is rate-limiting us",
+  overloaded: "is overloaded",
+  server: "had a server error",
+  connection: "could not be reached",
+  stalled: "stopped responding",
+};
+
+export const terminalLogFormat: LogFormat = (level, event, fields) => {
+  switch (event) {
+    case "model.retry":
+      return `(the model ${why(fields)}; trying again in ${seconds(fields.delayMs)}, attempt ${Number(fields.attempt) + 1})\n`;
+    case "model.fallback":
+      return `(the model ${why(fields)}; switching to ${String(fields.to)})\n`;
+    case "model.failed":
+      return null; // the reply itself says what went wrong
+    default:
+      return level === "warn" || level === "error" ? `hearth: ${level === "warn" ? "warning" : "error"}: ${event}${formatFields(fields)}\n` : `${event}${formatFields(fields)}\n`;
+  }
+};
+
+function why(fields: LogFields): string {
+  const status = typeof fields.status === "number" ? ` (HTTP ${fields.status})` : "";
+  return `${WHY[String(fields.kind)] ?? "did not answer"}${status}`;
+}
+
+function seconds(ms: unknown): string {
+  const s = Math.max(0, Number(ms) || 0) / 1000;
+  return s < 10 ? `${s.toFixed(1).replace(/\.0$/, "")} s` : `${Math.round(s)} s`;
+}
