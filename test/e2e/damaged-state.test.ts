@@ -92,7 +92,7 @@ describe("damaged state files (e2e)", () => {
 
     // `hearth cron list` does not just say "No scheduled jobs": it points at the kept copy.
     const list = await daemon.hearth(["cron", "list"]);
-    expect(list.stdout).toBe('No scheduled jobs. Add one with: hearth cron add --name N --every 1h --message "TEXT"\n');
+    expect(list.stdout).toBe('No scheduled jobs. Add one with: npx hearth cron add --name N --every 1h --message "TEXT"\n');
     expect(list.stderr).toBe(`Note: ${expected.find((l) => l.startsWith("cron/"))}.\n`);
 
     const pairing = await daemon.hearth(["pairing", "list"]);

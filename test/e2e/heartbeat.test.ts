@@ -74,9 +74,9 @@ describe("hearth heartbeat --now", () => {
     home = makeHome({ timezone: "UTC" });
     const noDaemon = await runHearth(["heartbeat", "--now"], isolatedEnv({ HEARTH_HOME: home, ...env() }));
     expect(noDaemon.code).toBe(1);
-    expect(noDaemon.stderr).toBe(`hearth: Hearth is not running on ${home}, and only the daemon runs the heartbeat. Start it with: hearth start\n`);
+    expect(noDaemon.stderr).toBe(`hearth: Hearth is not running on ${home}, and only the daemon runs the heartbeat. Start it with: npx hearth start\n`);
     const bare = await runHearth(["heartbeat"], isolatedEnv({ HEARTH_HOME: home, ...env() }));
     expect(bare.code).toBe(2);
-    expect(bare.stderr.split("\n")[0]).toBe("hearth: heartbeat needs --now: hearth heartbeat --now");
+    expect(bare.stderr.split("\n")[0]).toBe("hearth: heartbeat needs --now.");
   });
 });

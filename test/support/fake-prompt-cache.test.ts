@@ -60,8 +60,8 @@ describe("simulated prompt cache", () => {
       const first = await client.stream(req, { signal: new AbortController().signal, onEvent: () => {} });
       now += 30 * 60_000;
       const second = await client.stream(req, { signal: new AbortController().signal, onEvent: () => {} });
-      expect(first.type === "ok" && first.message.usage).toEqual({ inputTokens: 0, outputTokens: 1, cacheReadTokens: 0, cacheCreationTokens: 2001 });
-      expect(second.type === "ok" && second.message.usage).toEqual({ inputTokens: 0, outputTokens: 1, cacheReadTokens: 2000, cacheCreationTokens: 1 });
+      expect(first.type === "ok" && first.message.usage).toEqual({ inputTokens: 0, outputTokens: 1, cacheReadTokens: 0, cacheCreationTokens: 2001, cacheCreation5mTokens: 1, cacheCreation1hTokens: 2000 });
+      expect(second.type === "ok" && second.message.usage).toEqual({ inputTokens: 0, outputTokens: 1, cacheReadTokens: 2000, cacheCreationTokens: 1, cacheCreation5mTokens: 1, cacheCreation1hTokens: 0 });
       expect(fake.requests[0]!.usage!.cache_creation).toEqual({ ephemeral_5m_input_tokens: 1, ephemeral_1h_input_tokens: 2000 });
     } finally {
       await fake.close();
