@@ -97,8 +97,9 @@ export class Inbox {
    */
   static open(path: string, log: Logger, clock: () => number = Date.now): { inbox: Inbox; pending: InboxEntry[] } {
     const inbox = new Inbox(path, log, clock);
-    const { values, badLines } = readJsonLines(path, isRecord);
-    if (badLines.length > 0) log.warn("inbox.bad_lines", { file: path, lines: badLines });
+    // The one validating loader: a wrong-shaped line is skipped and logged with the file and line;
+    // an inbox that cannot be read at all is set aside as inbox.jsonl.damaged-<time>.
+    const { values } = readJsonLines(path, isRecord, log);
     const seen: string[] = [];
     for (const r of values) {
       switch (r.type) {

@@ -76,8 +76,7 @@ export class Outbox {
    */
   static open(path: string, log: Logger, openEntries: ReadonlySet<string>, clock: () => number = Date.now): Outbox {
     const outbox = new Outbox(path, log, clock);
-    const { values, badLines } = readJsonLines(path, isRecord);
-    if (badLines.length > 0) log.warn("outbox.bad_lines", { file: path, lines: badLines });
+    const { values } = readJsonLines(path, isRecord, log);
     for (const r of values) {
       switch (r.type) {
         case "message":

@@ -1,6 +1,6 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../src/channels/channel.ts";
 import { Inbox } from "../../src/gateway/inbox.ts";
@@ -90,7 +90,18 @@ describe("Inbox", () => {
     const log = { ...silentLogger, warn: (event: string, fields?: unknown) => void logged.push([event, fields]) };
     const { pending } = Inbox.open(path, log);
     expect(pending.map((e) => e.message.text)).toEqual(["first", "second"]);
-    expect(logged).toEqual([["inbox.bad_lines", { file: path, lines: [2, 3, 4, 5, 6] }]]);
+    expect(logged.map(([event, fields]) => [event, (fields as { file: string; lines: number[] }).file, (fields as { lines: number[] }).lines])).toEqual([["state.records_skipped", path, [2, 3, 4, 5, 6]]]);
+  });
+
+  it("sets aside an inbox that cannot be read at all and starts empty, keeping the original", () => {
+    mkdirSync(path);
+    writeFileSync(join(path, "inside"), "kept");
+    const { inbox, pending } = Inbox.open(path, silentLogger);
+    expect(pending).toEqual([]);
+    const kept = readdirSync(dirname(path)).filter((n) => n.startsWith(`${basename(path)}.damaged-`));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(dirname(path), kept[0]!, "inside"), "utf8")).toBe("kept");
+    expect(inbox.accept(msg("c", "after"), "main")?.id).toBe("telegram:c");
   });
 
   it("writes the accepted record to disk before accept returns", () => {

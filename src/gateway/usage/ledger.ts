@@ -42,8 +42,7 @@ export class UsageLedger {
 
   static open(opts: LedgerOptions): UsageLedger {
     const ledger = new UsageLedger(opts);
-    const { values, badLines } = readJsonLines(opts.file, isUsageRecord);
-    if (badLines.length > 0) opts.log.warn("usage.bad_lines", { file: opts.file, lines: badLines.slice(0, 10), count: badLines.length });
+    const { values } = readJsonLines(opts.file, isUsageRecord, opts.log);
     for (const r of values) ledger.#add(r);
     return ledger;
   }
