@@ -111,6 +111,8 @@ function platformId(platform: Platform) {
 const idList = (platform: Platform) => z.array(platformId(platform)).default([]);
 
 const dmPolicy = z.enum(["pairing", "allowlist", "disabled"]).default("pairing");
+/** Pairing codes that may wait for approval at once on one channel (dmPolicy "pairing"). */
+const maxPendingPairings = z.number().int().min(1).max(100).default(3);
 
 /** Addressed messages allowed per window in a shared scope; 0 means no limit. */
 const rateLimit = (perSender: number, perChat: number) =>
@@ -142,6 +144,7 @@ const telegramSchema = strict({
   apiRoot: httpUrl.default("https://api.telegram.org"),
   ownerIds: idList("Telegram"),
   dmPolicy,
+  maxPendingPairings,
   allowFrom: idList("Telegram"),
   groups: groupRules("Telegram"),
   dmRateLimit,
@@ -154,6 +157,7 @@ const discordSchema = strict({
   apiBase: httpUrl.default("https://discord.com/api"),
   ownerIds: idList("Discord"),
   dmPolicy,
+  maxPendingPairings,
   allowFrom: idList("Discord"),
   guilds: groupRules("Discord"),
   dmRateLimit,

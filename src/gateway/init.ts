@@ -151,6 +151,7 @@ export function configTemplate(): string {
     //   "apiRoot": "https://api.telegram.org", // change for a self-hosted Bot API server
     //   "ownerIds": ["<your user id>"],      // you: full access in your private chat
     //   "dmPolicy": "pairing",               // others' DMs: pairing (you approve a code) | allowlist | disabled
+    //   "maxPendingPairings": 3,             // pairing codes that may wait for your approval at once
     //   "allowFrom": [],                     // user ids that may DM without pairing (never see private files)
     //   "groups": {
     //     "policy": "allowlist",             // allowlist (only "allow") | open (any group) | disabled

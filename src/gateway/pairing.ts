@@ -4,7 +4,7 @@
 //
 // Strangers cost nothing: a sender is answered at most once an hour (whatever they send), holds
 // at most one code, and a code is never renewed: once it expires unapproved, the same sender gets
-// no new one for another hour. With at most MAX_PENDING codes per channel, a few accounts cannot
+// no new one for another hour. With at most a few codes per channel (maxPendingPairings, default 3), a few accounts cannot
 // keep the slots to themselves. Who was answered when is kept in memory only.
 import { randomInt } from "node:crypto";
 import { z } from "zod";
@@ -16,7 +16,7 @@ import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged } from "../s
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 export const CODE_LENGTH = 8;
 export const CODE_TTL_MS = 60 * 60 * 1000;
-/** Pending codes per channel. */
+/** Pending codes per channel, unless the channel's config says otherwise (maxPendingPairings). */
 export const MAX_PENDING = 3;
 /** A sender gets at most one pairing message per this long. */
 export const ANSWER_INTERVAL_MS = 60 * 60 * 1000;
@@ -63,7 +63,7 @@ function salvagePairing(raw: unknown): Salvaged<PairingFile> | null {
 export type PairingRequest =
   /** The sender's code, new or still pending: tell them. */
   | { type: "code"; code: string; isNew: boolean }
-  /** MAX_PENDING codes of this channel are waiting: tell them to try later. */
+  /** The channel's limit of waiting codes is reached: tell them to try later. */
   | { type: "full" }
   /** Their code expired unapproved; a new one is possible from `until`. */
   | { type: "cooldown"; until: number }
@@ -111,7 +111,7 @@ export class PairingStore {
    * A stranger wrote (anything: text, a photo, a command). Decides what, if anything, to answer;
    * the caller sends nothing for "silent". A pending code is returned as is, never renewed.
    */
-  request(channel: ChannelId, userId: string, name: string): PairingRequest {
+  request(channel: ChannelId, userId: string, name: string, maxPending = MAX_PENDING): PairingRequest {
     this.#expire();
     const now = this.#clock();
     const key = `${channel}:${userId}`;
@@ -123,7 +123,7 @@ export class PairingStore {
     if (existing) return { type: "code", code: existing.code, isNew: false };
     const renewableAt = memory?.codeAt !== undefined ? memory.codeAt + CODE_TTL_MS + RENEWAL_COOLDOWN_MS : 0;
     if (now < renewableAt) return { type: "cooldown", until: renewableAt };
-    if (this.#data.pending.filter((p) => p.channel === channel).length >= MAX_PENDING) return { type: "full" };
+    if (this.#data.pending.filter((p) => p.channel === channel).length >= maxPending) return { type: "full" };
     const code = this.#newCode();
     this.#data.pending.push({ code, channel, userId, name, createdAt: now });
     this.#remember(key, { answeredAt: now, codeAt: now });

@@ -91,6 +91,13 @@ describe("pairing codes", () => {
     expect(pairing.list().pending).toHaveLength(1);
   });
 
+  it("holds at most the channel's configured number of pending codes", () => {
+    expect(pairing.request("telegram", "1", "A", 1).type).toBe("code");
+    expect(pairing.request("telegram", "2", "B", 1)).toEqual({ type: "full" });
+    expect(pairing.request("discord", "3", "C", 1).type).toBe("code");
+    expect(pairing.list().pending.map((p) => `${p.channel}:${p.userId}`)).toEqual(["telegram:1", "discord:3"]);
+  });
+
   it("3 accounts × 5 requests hold at most MAX_PENDING codes; after expiry they wait and others can pair", () => {
     expect(MAX_PENDING).toBe(3);
     const replies: PairingRequest[] = [];

@@ -86,6 +86,7 @@ describe("loadConfig", () => {
       apiBase: "https://discord.com/api",
       ownerIds: [],
       dmPolicy: "pairing",
+      maxPendingPairings: 3,
       allowFrom: [],
       guilds: { policy: "allowlist", allow: [], requireMention: true, rateLimit: { perSender: 10, perChat: 30, window: "1h" } },
       dmRateLimit: { perSender: 30, window: "1h" },
