@@ -3,6 +3,8 @@ import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
 import { CRON_USAGE, runCron } from "./cli/cron.ts";
 import { runDoctor } from "./cli/doctor.ts";
+import { MCP_USAGE, runMcp } from "./cli/mcp.ts";
+import { runSkills, SKILLS_USAGE } from "./cli/skills.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
@@ -23,7 +25,7 @@ Commands:
   status [--json]              channels, sessions, active runs, queues, today's tokens
   doctor                       check the setup; one line per check, with a fix for each problem
   init                         create the home folder, a commented config.json and the workspace
-${CRON_USAGE}  pairing list                 pending pairing codes and approved senders
+${CRON_USAGE}${SKILLS_USAGE}${MCP_USAGE}  pairing list                 pending pairing codes and approved senders
   pairing approve CODE         let the person who got CODE talk to Hearth
   pairing revoke CHANNEL:USERID
 
@@ -65,6 +67,10 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
         return await runDoctor(home, io);
       case "cron":
         return await runCron(home, rest, io);
+      case "skills":
+        return await runSkills(home, rest, io);
+      case "mcp":
+        return await runMcp(home, rest, io);
       case undefined:
       case "help":
       case "--help":

@@ -18,6 +18,8 @@ import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
 import { connectDaemon } from "./client.ts";
+import { checkMcpServers } from "./mcp.ts";
+import { checkSkills } from "./skills.ts";
 
 export interface Check {
   name: string;
@@ -72,6 +74,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
+  checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config)));
   return checks;
 }
 

@@ -1,7 +1,7 @@
 // `hearth status [--json]`: asks the running daemon; says so plainly when none runs.
 import { homePaths } from "../gateway/home.ts";
 import { holderOf, isAlive } from "../gateway/lock.ts";
-import { formatDuration, formatTokens, type GatewayStatus } from "../gateway/status.ts";
+import { formatDuration, formatTokens, mcpDownLines, type GatewayStatus } from "../gateway/status.ts";
 import { connectDaemon } from "./client.ts";
 
 interface StatusIO {
@@ -57,5 +57,7 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
     `Today (${t.date}): ${t.runs} runs · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} tokens in (${formatTokens(t.cacheReadTokens)} from cache) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)}`,
   );
   if (s.damaged?.length) lines.push("", ...s.damaged.map((d) => `Damaged state: ${d}`));
+  const down = mcpDownLines(s.mcp ?? []);
+  if (down.length) lines.push("", ...down);
   return `${lines.join("\n")}\n`;
 }

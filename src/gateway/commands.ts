@@ -4,7 +4,7 @@ import { modelErrorNotice } from "../agent/model-errors.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "./config.ts";
 import type { GatewayContext } from "./context.ts";
-import { formatDuration, formatTokens, gatewayStatus } from "./status.ts";
+import { formatDuration, formatTokens, gatewayStatus, mcpDownLines } from "./status.ts";
 
 export interface Command {
   name: string;
@@ -120,6 +120,7 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
     lines.push(
       `Today: ${t.runs} run${t.runs === 1 ? "" : "s"} · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} in (${formatTokens(t.cacheReadTokens)} cached) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)} (estimate)`,
     );
+    lines.push(...mcpDownLines(status.mcp));
   }
   return lines.join("\n");
 }

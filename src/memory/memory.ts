@@ -8,7 +8,7 @@ import { ContextEpochs } from "./epochs.ts";
 import { SearchIndex } from "./search-index.ts";
 import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
-import { WorkspaceWatcher } from "./watcher.ts";
+import { WorkspaceWatcher, type WorkspaceEvent } from "./watcher.ts";
 
 export interface MemoryService {
   /** The scoped workspace context for a session's system prompt, stable within its epoch. */
@@ -18,6 +18,11 @@ export interface MemoryService {
   /** Appends a finished exchange to the scope's daily log. Never throws. */
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
+  /**
+   * Calls `listener` with every settled workspace event (the skills registry's feed). It must
+   * be quick and must not throw. Returns the function that unsubscribes.
+   */
+  onWorkspaceEvent(listener: (e: WorkspaceEvent) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -46,10 +51,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       log.warn("memory.index_refresh_failed", { path: relPath, error: err });
     }
   };
+  const listeners = new Set<(e: WorkspaceEvent) => void>();
   const watcher = await WorkspaceWatcher.start({
     workspace,
     log,
     onEvent: (e) => {
+      for (const l of listeners) l(e);
       refresh(e.relPath);
       if (e.handEdit) {
         log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
@@ -97,6 +104,10 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       }
     },
     tools: () => tools,
+    onWorkspaceEvent(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async close() {
       clearTimeout(scan);
       await watcher.close();

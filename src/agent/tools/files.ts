@@ -15,7 +15,15 @@ export const MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024;
 
 const pathField = z.string().describe("Path relative to the workspace");
 
-export const readTool = defineTool({
+export interface ReadToolOptions {
+  /**
+   * When given, a shared-scope call may only open files inside these real absolute folders
+   * (the shared skills' folders). Called per call; returns [] when there are none.
+   */
+  sharedRoots?: () => readonly string[];
+}
+
+export const createReadTool = (opts: ReadToolOptions = {}) => defineTool({
   name: "read",
   description: `Read a text file from the workspace, with line numbers. Returns up to ${DEFAULT_READ_LINES} lines; use offset and limit for other parts of long files.`,
   input: z.object({
@@ -28,10 +36,20 @@ export const readTool = defineTool({
   async execute(input, ctx) {
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
+    if (ctx.scope === "shared" && opts.sharedRoots && !opts.sharedRoots().some((root) => isWithin(root, where.path))) {
+      return failure(`Refused ${quote(input.path)}: in this conversation read only opens the folders of shared skills.`);
+    }
     return readLineWindow(where.path, { shown: input.path, offset: input.offset, limit: input.limit ?? DEFAULT_READ_LINES });
   },
   summarize: (input) => input.path,
 });
+
+export const readTool = createReadTool();
+
+const isWithin = (root: string, p: string): boolean => {
+  const rel = path.relative(root, p);
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+};
 
 export const writeTool = defineTool({
   name: "write",
