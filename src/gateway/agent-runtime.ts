@@ -120,7 +120,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     ],
     withExtensions(scopePermission(sharedAllow), {
       sharedAllow,
-      mcp: (name, scope) => mcp?.permission(name, scope) ?? `${name} is not available.`,
+      mcp: (name, scope) => (mcp ? mcp.permission(name, scope) : `${name} is not available.`),
       hasSharedSkills: () => (skills?.forScope("shared").length ?? 0) > 0,
     }),
     mcp ? [mcp] : [],
