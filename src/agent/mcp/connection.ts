@@ -70,6 +70,8 @@ export class McpConnection {
   #status: ServerStatus;
   #transportKind: TransportKind;
   #client: Client | null = null;
+  /** The client whose handshake is under way: closed by stop() so a hung start cannot delay shutdown. */
+  #opening: Client | null = null;
   #marker: string | null = null;
   #tools: Tool[] = [];
   #toolsSignature = "";
@@ -128,7 +130,7 @@ export class McpConnection {
     clearTimeout(this.#timer);
     const client = this.#client;
     this.#client = null;
-    await client?.close().catch(() => {});
+    await Promise.all([client?.close().catch(() => {}), this.#opening?.close().catch(() => {})]);
     await this.#connecting?.catch(() => {});
     if (this.#marker) await killMarked(this.#marker);
   }
@@ -141,7 +143,9 @@ export class McpConnection {
         await client.close().catch(() => {});
         return;
       }
+      this.#opening = client;
       const tools = await listAllTools(client, this.config.timeoutMs);
+      this.#opening = null;
       if (this.#status !== "starting") {
         await client.close().catch(() => {});
         return;
@@ -155,6 +159,7 @@ export class McpConnection {
       await client?.close().catch(() => {});
       this.#fail(this.#describe(err));
     } finally {
+      this.#opening = null;
       this.#connecting = null;
     }
   }
@@ -219,11 +224,14 @@ export class McpConnection {
     client.onclose = () => {
       if (this.#client === client) this.#onExit();
     };
+    this.#opening = client;
     try {
       await client.connect(transport, { timeout: this.config.timeoutMs });
     } catch (err) {
       await client.close().catch(() => {});
       throw err;
+    } finally {
+      this.#opening = null;
     }
     return client;
   }
