@@ -114,7 +114,25 @@ function scalar(raw: string, no: number): FrontValue {
 
 /** A ` #` starts a comment in a plain scalar; quoted strings keep theirs. */
 function stripComment(v: string): string {
-  if (v.startsWith('"') || v.startsWith("'")) return v.trim();
+  if (v.startsWith('"') || v.startsWith("'")) {
+    const end = closingQuote(v);
+    if (end === -1) return v.trim(); // unclosed: scalar() says so
+    const rest = v.slice(end + 1);
+    return /^\s*(#.*)?$/.test(rest) ? v.slice(0, end + 1) : v.trim();
+  }
   const i = v.search(/\s#/);
   return (i === -1 ? v : v.slice(0, i)).trim();
+}
+
+/** Index of the quote that closes the string `v` starts with, or -1. */
+function closingQuote(v: string): number {
+  const q = v[0]!;
+  for (let i = 1; i < v.length; i++) {
+    if (q === '"' && v[i] === "\\") i++;
+    else if (v[i] === q) {
+      if (q === "'" && v[i + 1] === "'") i++;
+      else return i;
+    }
+  }
+  return -1;
 }
