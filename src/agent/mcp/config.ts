@@ -39,7 +39,12 @@ export const mcpServerSchema = z
 export const mcpSchema = z
   .strictObject({
     servers: z
-      .record(z.string().regex(SERVER_NAME, "server names are 1–32 letters, digits or hyphens (they become part of tool names)"), mcpServerSchema)
+      .record(z.string(), mcpServerSchema)
+      .superRefine((servers, ctx) => {
+        for (const name of Object.keys(servers)) {
+          if (!SERVER_NAME.test(name)) ctx.addIssue({ code: "custom", path: [name], message: "server names are 1–32 letters, digits or hyphens (they become part of tool names)" });
+        }
+      })
       .default({}),
   })
   .prefault({});
