@@ -131,6 +131,22 @@ describe("MCP server faults", () => {
     expect(resultOf(fake.requests[3]!).content).toBe("extra here");
   });
 
+  it("/stop cancels a running MCP call, and the server stays usable", async () => {
+    const g = await start({ fault: fault({ timeoutMs: 600_000 }) });
+    fake.enqueue(toolCall("mcp__fault__hang", {}));
+    const id = channel.say({ chat: "1", type: "dm", sender: "1", text: "wait forever" });
+    await fake.waitForRequests(1);
+    await new Promise((r) => setTimeout(r, 300));
+    channel.say({ chat: "1", type: "dm", sender: "1", text: "/stop" });
+    await waitFor("the stopped run", () => channel.replies.has(id), 20_000);
+    fake.enqueue(toolCall("mcp__fault__echo", { text: "after stop" }), text("OK."));
+    expect(await ask()).toBe("OK.");
+    const messages = JSON.stringify(fake.requests[1]!.body.messages);
+    expect(messages).toContain(JSON.stringify("Cancelled: the run was stopped while fault ran hang."));
+    expect(resultOf(fake.requests[2]!).content).toBe("echo: after stop");
+    expect(g.context.runtime.mcp!.views()[0]).toMatchObject({ status: "ready", restarts: 0 });
+  });
+
   it("the server's children end with the gateway", async () => {
     await start({ fault: fault() });
     const pid = Number(readFileSync(starts(), "utf8").trim());
