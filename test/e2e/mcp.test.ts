@@ -106,9 +106,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startHttpEverything(): Promise<string> {
+async function startHttpEverything(mode: "streamableHttp" | "sse" = "streamableHttp"): Promise<string> {
   const port = await freePort();
-  const proc: ChildProcess = spawn(NODE, [EVERYTHING, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+  const proc: ChildProcess = spawn(NODE, [EVERYTHING, mode], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
   cleanups.push(async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill("SIGKILL");
@@ -117,8 +117,8 @@ async function startHttpEverything(): Promise<string> {
   });
   let stderr = "";
   proc.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  await waitFor("the HTTP server to listen", () => stderr.includes("listening on port"), 15_000);
-  return `http://127.0.0.1:${port}/mcp`;
+  await waitFor("the HTTP server to listen", () => /(listening on|running on) port/i.test(stderr), 15_000);
+  return `http://127.0.0.1:${port}/${mode === "sse" ? "sse" : "mcp"}`;
 }
 
 describe("server-everything over Streamable HTTP", () => {
@@ -129,6 +129,17 @@ describe("server-everything over Streamable HTTP", () => {
     fake.enqueue(toolCall("mcp__web__echo", { message: "over http" }), text("Echoed."));
     expect(await ask()).toBe("Echoed.");
     expect(toolResult(fake.requests[1]!).content).toBe("Echo: over http");
+  });
+});
+
+describe("server-everything over the older HTTP+SSE transport", () => {
+  it("is reached through the SSE fallback", async () => {
+    const url = await startHttpEverything("sse");
+    await gatewayWith({ legacy: { url } });
+    expect(t!.gateway.context.runtime.mcp!.views()[0]).toMatchObject({ name: "legacy", transport: "sse", status: "ready" });
+    fake.enqueue(toolCall("mcp__legacy__echo", { message: "over sse" }), text("Echoed."));
+    expect(await ask()).toBe("Echoed.");
+    expect(toolResult(fake.requests[1]!).content).toBe("Echo: over sse");
   });
 });
 
