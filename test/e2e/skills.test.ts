@@ -1,6 +1,6 @@
 // Skills through a real gateway: listed one line each in the system prompt, bodies only through
 // read, live edits without a restart, bad front matter reported, shared scopes limited.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { waitFor } from "../support/daemon.ts";
@@ -112,6 +112,8 @@ describe("skills in shared chats", () => {
     writeSkill(ws, "team-coffee", "name: team-coffee\ndescription: Coffee for the team.\nscope: shared", "Grind 20 g. Team note PISTACHIO-5.\n");
     writeFileSync(join(ws, "skills", "team-coffee", "notes.txt"), "Beans are in the left cupboard.\n");
     writeFileSync(join(ws, "MEMORY.md"), "# Memory\nThe safe code is OBSIDIAN-9.\n");
+    linkSync(join(ws, "MEMORY.md"), join(ws, "skills", "team-coffee", "memory-copy.md"));
+    symlinkSync(join(ws, "MEMORY.md"), join(ws, "skills", "team-coffee", "memory-link.md"));
     await waitFor("the skills to load", () => t!.gateway.context.runtime.skills!.list().length === 2);
 
     fake.enqueue(
@@ -121,10 +123,12 @@ describe("skills in shared chats", () => {
       toolCall("read", { path: "skills/team-coffee/SKILL.md" }),
       toolCall("read", { path: "skills/team-coffee/notes.txt" }),
       toolCall("write", { path: "skills/team-coffee/notes.txt", content: "x" }),
+      toolCall("read", { path: "skills/team-coffee/memory-copy.md" }),
+      toolCall("read", { path: "skills/team-coffee/memory-link.md" }),
       text("Done."),
     );
     expect(await ask(t.channel, { type: "group", chat: "-100", sender: "5" })).toBe("Done.");
-    const group = fake.requests.slice(0, 7);
+    const group = fake.requests.slice(0, 9);
     const system = systemOf(group[0]!);
     expect(skillLines(system)).toEqual([INTRO, "- team-coffee: Coffee for the team. (skills/team-coffee/SKILL.md)"]);
     expect((group[0]!.body.tools as Array<{ name: string }>).map((x) => x.name)).toEqual(["read", "memory_search", "memory_get", "memory_write"]);
@@ -136,6 +140,8 @@ describe("skills in shared chats", () => {
     expect(results[3]!.content).toBe("     1\t---\n     2\tname: team-coffee\n     3\tdescription: Coffee for the team.\n     4\tscope: shared\n     5\t---\n     6\tGrind 20 g. Team note PISTACHIO-5.");
     expect(results[4]!.content).toBe("     1\tBeans are in the left cupboard.");
     expect(String(results[5]!.content)).toMatch(/^Refused: write is only available in the owner's private chat\./);
+    expect(results[6]!.content).toBe('Refused "skills/team-coffee/memory-copy.md": it is a hard link (a second name of another file); shared skills must hold plain files.');
+    expect(results[7]!.content).toBe(refusedRead("skills/team-coffee/memory-link.md"));
     const all = fake.requests.map((r) => r.rawBody).join("\n");
     expect(all).not.toContain("MARZIPAN-77");
     expect(all).not.toContain("OBSIDIAN-9");

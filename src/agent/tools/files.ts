@@ -2,7 +2,7 @@
 // any fs access, and writes are atomic (temp file + rename) so a reader never sees half a file.
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, type FileHandle, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { chmod, type FileHandle, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolOutput } from "../tool.ts";
@@ -36,8 +36,13 @@ export const createReadTool = (opts: ReadToolOptions = {}) => defineTool({
   async execute(input, ctx) {
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
-    if (ctx.scope === "shared" && opts.sharedRoots && !opts.sharedRoots().some((root) => isWithin(root, where.path))) {
-      return failure(`Refused ${quote(input.path)}: in this conversation read only opens the folders of shared skills.`);
+    if (ctx.scope === "shared" && opts.sharedRoots) {
+      if (!opts.sharedRoots().some((root) => isWithin(root, where.path))) {
+        return failure(`Refused ${quote(input.path)}: in this conversation read only opens the folders of shared skills.`);
+      }
+      // A second name (hard link) of a private file inside a shared skill must not carry it out.
+      const st = await lstat(where.path).catch(() => undefined);
+      if (st?.isFile() && st.nlink > 1) return failure(`Refused ${quote(input.path)}: it is a hard link (a second name of another file); shared skills must hold plain files.`);
     }
     return readLineWindow(where.path, { shown: input.path, offset: input.offset, limit: input.limit ?? DEFAULT_READ_LINES });
   },
