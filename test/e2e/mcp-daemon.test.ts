@@ -1,7 +1,6 @@
 // The real daemon with MCP servers: `hearth mcp` asks it, its children end when it stops, and
 // when it is killed with -9 they do not outlive it either.
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { markerPrefixFor } from "../../src/agent/tools/index.ts";
