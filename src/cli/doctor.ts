@@ -1,6 +1,7 @@
 // `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
 // problem. It keeps going when something is broken (a bad config must not hide a bad cron
-// job), never prints a secret, and contacts nothing but the local daemon's socket.
+// job), never prints a secret, and contacts nothing but the local daemon's socket and the
+// configured MCP servers (each is started once to list its tools, then stopped).
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
