@@ -8,6 +8,7 @@ import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../s
 import { startFakeModel, type FakeModel } from "../support/fake-model.ts";
 
 const EVERYTHING = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url));
+const FAULT = fileURLToPath(new URL("../support/fault-mcp-server.ts", import.meta.url));
 
 let fake: FakeModel;
 let home: string;
@@ -21,13 +22,14 @@ afterEach(async () => {
   await fake.close();
 });
 
-/** Pids of processes whose environment carries this home's marker: the daemon's MCP servers. */
+/** Pids of server-everything processes whose environment carries this home's marker. */
 function markedPids(home: string): number[] {
   const needle = `HEARTH_EXEC_ID=${markerPrefixFor(home)}.mcp-`;
   return readdirSync("/proc")
     .filter((n) => /^\d+$/.test(n))
     .filter((n) => {
       try {
+        if (!readFileSync(`/proc/${n}/cmdline`).toString("latin1").includes("server-everything")) return false;
         return readFileSync(`/proc/${n}/environ`).toString("latin1").split("\0").some((e) => e.startsWith(needle));
       } catch {
         return false;
@@ -44,11 +46,24 @@ const start = async () => {
 
 describe.skipIf(process.platform !== "linux")("MCP servers of the real daemon", () => {
   it("hearth mcp asks the daemon; its servers end with it, on SIGTERM and on kill -9", async () => {
-    home = makeHome({ mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } } } });
+    home = makeHome({
+      mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] }, broken: { command: process.execPath, args: [FAULT, "--crash-at-start"] } } },
+    });
     const d = await start();
+    await waitFor("the broken server's failure", () => d.log().includes('"event":"mcp.down"'));
     const r = await d.hearth(["mcp"]);
-    expect(r.stdout).toBe("SERVER           STATE     VIA   SCOPE  TOOLS\neverything       ready     stdio main   13 tools\n");
+    expect(r.stdout).toBe(
+      "SERVER           STATE     VIA   SCOPE  TOOLS\n" +
+        "broken           down      stdio main   0 tools\n" +
+        "    last error: the server exited before it was ready: fault server: refusing to start (--crash-at-start)\n" +
+        "everything       ready     stdio main   13 tools\n",
+    );
     expect(r.stderr).toBe("");
+    expect(r.code).toBe(1);
+    const status = await d.hearth(["status"]);
+    expect(status.stdout.split("\n").filter((l) => l.startsWith("MCP server"))).toEqual([
+      "MCP server broken is down: the server exited before it was ready: fault server: refusing to start (--crash-at-start)",
+    ]);
     const first = markedPids(home);
     expect(first.length).toBe(1);
 
