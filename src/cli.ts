@@ -8,6 +8,8 @@ import { handleBrokenPipes } from "./cli/broken-pipe.ts";
 import { runCron } from "./cli/cron.ts";
 import { runDoctor } from "./cli/doctor.ts";
 import { runHeartbeat } from "./cli/heartbeat.ts";
+import { runMcp } from "./cli/mcp.ts";
+import { runSkills } from "./cli/skills.ts";
 import { runPairing } from "./cli/pairing.ts";
 import { runStart } from "./cli/start.ts";
 import { runStatus } from "./cli/status.ts";
@@ -94,6 +96,10 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return runUsage(home, rest, io);
     case "heartbeat":
       return await runHeartbeat(home, rest, io);
+    case "skills":
+      return await runSkills(home, rest, io);
+    case "mcp":
+      return await runMcp(home, rest, io);
     default:
       command satisfies never;
       return 2;

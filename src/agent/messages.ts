@@ -92,11 +92,20 @@ export interface AssistantMessage {
   ts: number;
 }
 
+/** An image a tool returned (an MCP server's image content), base64 as the API takes it. */
+export interface ImageBlock {
+  type: "image";
+  mediaType: string;
+  data: string;
+}
+
 export interface ToolResultMessage {
   role: "tool_result";
   toolCallId: string;
   toolName: string;
   content: string;
+  /** Images that follow `content` in the result; absent when there are none. */
+  images?: ImageBlock[];
   isError: boolean;
   ts: number;
 }

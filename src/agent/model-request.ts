@@ -1,6 +1,6 @@
 // The one boundary between Hearth's messages and the Anthropic Messages API.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Message, ToolCallBlock } from "./messages.ts";
+import type { ImageBlock, Message, ToolCallBlock } from "./messages.ts";
 import type { ToolSpec } from "./tool.ts";
 
 type ApiMessage = Anthropic.MessageParam;
@@ -65,7 +65,7 @@ export function toApiMessages(messages: Message[]): ApiMessage[] {
         const i = open.findIndex((c) => c.id === m.toolCallId);
         if (i === -1) break; // its call is not in view (cut by compaction): the API would reject it
         open.splice(i, 1);
-        results.push(toolResult(m.toolCallId, m.content, m.isError));
+        results.push(toolResult(m.toolCallId, m.content, m.isError, m.images));
         break;
       }
       case "assistant": {
@@ -113,11 +113,19 @@ function assistantBlocks(m: Extract<Message, { role: "assistant" }>): ApiAssista
 
 const toCall = (b: Anthropic.ToolUseBlockParam): ToolCallBlock => ({ type: "tool_call", id: b.id, name: b.name, input: b.input });
 
-const toolResult = (id: string, content: string, isError: boolean): Anthropic.ToolResultBlockParam => ({
-  type: "tool_result",
-  tool_use_id: id,
-  content: content.length > 0 ? content : "(no output)",
-  ...(isError ? { is_error: true } : {}),
+const toolResult = (id: string, content: string, isError: boolean, images: ImageBlock[] = []): Anthropic.ToolResultBlockParam => {
+  const text = content.length > 0 ? content : "(no output)";
+  return {
+    type: "tool_result",
+    tool_use_id: id,
+    content: images.length === 0 ? text : [{ type: "text", text }, ...images.map(toApiImage)],
+    ...(isError ? { is_error: true } : {}),
+  };
+};
+
+const toApiImage = (b: ImageBlock): Anthropic.ImageBlockParam => ({
+  type: "image",
+  source: { type: "base64", media_type: b.mediaType as Anthropic.Base64ImageSource["media_type"], data: b.data },
 });
 
 function markLastBlock(out: ApiMessage[]): void {

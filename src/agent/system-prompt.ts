@@ -16,6 +16,8 @@ export interface SystemPromptParts {
   scope: Scope;
   /** Workspace context for this scope (identity files, memory), already capped. */
   context?: string;
+  /** The scope's skills block (skills/registry.ts): one line per skill, changes only with them. */
+  skills?: string;
 }
 
 const FILES_INTRO = `Your workspace files follow: who you are, your rules and your memory. Your owner edits them by hand; follow them.`;
@@ -27,6 +29,6 @@ const FILES_INTRO = `Your workspace files follow: who you are, your rules and yo
  */
 export function buildSystemPrompt(parts: SystemPromptParts): SystemBlock[] {
   const context = parts.context ? `${FILES_INTRO}\n\n${parts.context}` : null;
-  const text = [INSTRUCTIONS, parts.scope === "shared" ? SHARED_NOTE : null, context].filter(Boolean).join("\n\n");
+  const text = [INSTRUCTIONS, parts.scope === "shared" ? SHARED_NOTE : null, parts.skills || null, context].filter(Boolean).join("\n\n");
   return [{ text, cacheBreakpoint: true }];
 }

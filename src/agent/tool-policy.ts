@@ -22,3 +22,21 @@ export function scopePermission(sharedAllow: readonly string[] = []): ToolPermis
       : `${toolName} is only available in the owner's private chat. This conversation can use: ${[...allowed].join(", ")}.`;
   };
 }
+
+/**
+ * Adds the extensions' rules to `base` (DESIGN §4): `mcp__…` tools follow their server's scope
+ * whatever `tools.shared.allow` says, and a shared scope gets `read` when a shared skill exists —
+ * the read tool itself then opens only shared skills' folders (files.ts, ReadToolOptions).
+ * If the owner allowed `read` to shared scopes explicitly, that rule stands unchanged.
+ */
+export function withExtensions(
+  base: ToolPermission,
+  ext: { sharedAllow: readonly string[]; mcp: (toolName: string, scope: Scope) => string | null; hasSharedSkills: () => boolean },
+): ToolPermission {
+  return (toolName, scope) => {
+    if (scope === "main") return base(toolName, scope);
+    if (toolName.startsWith("mcp__")) return ext.mcp(toolName, scope);
+    if (toolName === "read" && !ext.sharedAllow.includes("read") && ext.hasSharedSkills()) return null;
+    return base(toolName, scope);
+  };
+}

@@ -152,6 +152,7 @@ function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => num
     // The one way into the transcript and the next model request: a known secret a tool read
     // (a config file, an environment dump) is replaced before it is stored or sent.
     content: truncateMiddle(redact(output.content)),
+    ...(output.images?.length ? { images: output.images } : {}),
     isError: output.isError === true,
     ts: clock(),
   };

@@ -1,11 +1,13 @@
 // What a tool is, and how a set of tools is offered to the model and checked per scope.
 import { z } from "zod";
 import type { Logger } from "../log.ts";
-import type { Scope } from "./messages.ts";
+import type { ImageBlock, Scope } from "./messages.ts";
 
 /** What a tool returns. Failures are values: `isError` results go back to the model. */
 export interface ToolOutput {
   content: string;
+  /** Images for the model after `content` (MCP image results). */
+  images?: ImageBlock[];
   isError?: boolean;
 }
 
@@ -24,6 +26,11 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   /** Sent to the model: one or two sentences that say when to use the tool. */
   description: string;
   input: S;
+  /**
+   * The JSON Schema sent to the model, when it does not come from `input` (an MCP server's
+   * schema, which the server itself validates; `input` then only checks for an object).
+   */
+  inputSchema?: ToolSpec["input_schema"];
   /** Read-only tools may run concurrently with each other. */
   readOnly: boolean;
   /**
@@ -50,7 +57,7 @@ const specCache = new WeakMap<Tool, ToolSpec>();
 export function toolSpec(tool: Tool): ToolSpec {
   let spec = specCache.get(tool);
   if (!spec) {
-    const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { io: "input" }) as Record<string, unknown>;
+    const { $schema: _ignored, ...schema } = (tool.inputSchema ?? z.toJSONSchema(tool.input, { io: "input" })) as Record<string, unknown>;
     spec = { name: tool.name, description: tool.description, input_schema: { ...schema, type: "object" } };
     specCache.set(tool, spec);
   }
@@ -63,25 +70,41 @@ export function toolSpec(tool: Tool): ToolSpec {
  */
 export type ToolPermission = (toolName: string, scope: Scope) => string | null;
 
+/**
+ * Tools that come and go while the daemon runs (MCP servers). `tools()` is called for every
+ * request and every call: it must be cheap, must not throw, and must return the same objects
+ * in the same (sorted) order while nothing changed, so the tool list stays byte-stable.
+ * Names must not collide with the static tools (they are ignored if they do).
+ */
+export interface DynamicToolSource {
+  tools(): readonly Tool[];
+}
+
 export class ToolSet {
   readonly #tools = new Map<string, Tool>();
+  readonly #sources: readonly DynamicToolSource[];
   readonly permission: ToolPermission;
 
-  constructor(tools: Tool[], permission: ToolPermission = () => null) {
+  constructor(tools: Tool[], permission: ToolPermission = () => null, sources: readonly DynamicToolSource[] = []) {
     for (const t of tools) {
       if (this.#tools.has(t.name)) throw new Error(`Tool "${t.name}" is defined twice; tool names must be unique.`);
       this.#tools.set(t.name, t);
     }
     this.permission = permission;
+    this.#sources = sources;
   }
 
   get(name: string): Tool | undefined {
-    return this.#tools.get(name);
+    const fixed = this.#tools.get(name);
+    if (fixed) return fixed;
+    for (const s of this.#sources) for (const t of s.tools()) if (t.name === name) return t;
+    return undefined;
   }
 
-  /** Tools the scope may use, in definition order. */
+  /** Tools the scope may use: the static ones in definition order, then each source's. */
   forScope(scope: Scope): Tool[] {
-    return [...this.#tools.values()].filter((t) => this.permission(t.name, scope) === null);
+    const dynamic = this.#sources.flatMap((s) => s.tools()).filter((t) => !this.#tools.has(t.name));
+    return [...this.#tools.values(), ...dynamic].filter((t) => this.permission(t.name, scope) === null);
   }
 
   specsFor(scope: Scope): ToolSpec[] {

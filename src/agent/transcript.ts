@@ -35,7 +35,15 @@ const messageSchema = z.discriminatedUnion("role", [
     usage: usageSchema,
     ts: z.number(),
   }),
-  z.looseObject({ role: z.literal("tool_result"), toolCallId: z.string(), toolName: z.string(), content: z.string(), isError: z.boolean(), ts: z.number() }),
+  z.looseObject({
+    role: z.literal("tool_result"),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    content: z.string(),
+    images: z.array(z.looseObject({ type: z.literal("image"), mediaType: z.string(), data: z.string() })).optional(),
+    isError: z.boolean(),
+    ts: z.number(),
+  }),
 ]) as z.ZodType<Message>;
 
 /** What a transcript line must look like to be used; `append` writes only records of this type. */

@@ -1,6 +1,7 @@
 // `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
 // problem. It keeps going when something is broken (a bad config must not hide a bad cron
-// job), never prints a secret, and contacts nothing but the local daemon's socket.
+// job), never prints a secret, and contacts nothing but the local daemon's socket and the
+// configured MCP servers (each is started once to list its tools, then stopped).
 import { hearthCmd } from "../hearth-command.ts";
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -19,6 +20,8 @@ import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
 import { connectDaemon } from "./client.ts";
+import { checkMcpServers } from "./mcp.ts";
+import { checkSkills } from "./skills.ts";
 
 export interface Check {
   name: string;
@@ -73,6 +76,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
+  checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config)));
   return checks;
 }
 

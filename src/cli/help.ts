@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "pairing";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -25,6 +25,11 @@ const LINES: Record<CommandName, string[]> = {
     "cron rm ID                   delete a job",
     "cron run ID                  run a job now (needs the daemon)",
   ],
+  skills: [
+    "skills                       workspace skills: scope, description, problems",
+    "skills add PATH|GIT_URL [--yes]  show a skill folder's SKILL.md and scripts, then add it",
+  ],
+  mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers"],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
   pairing: [
     "pairing list                 pending pairing codes and approved senders",

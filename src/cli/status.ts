@@ -2,7 +2,7 @@
 import { hearthCmd } from "../hearth-command.ts";
 import { homePaths } from "../gateway/home.ts";
 import { liveHolder } from "../gateway/lock.ts";
-import { formatDuration, formatTokens, type GatewayStatus } from "../gateway/status.ts";
+import { formatDuration, formatTokens, mcpDownLines, type GatewayStatus } from "../gateway/status.ts";
 import { connectDaemon } from "./client.ts";
 import { spendingLine } from "../gateway/budget/budget.ts";
 
@@ -60,5 +60,7 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   );
   if (s.budget) lines.push(spendingLine(s.budget));
   if (s.damaged?.length) lines.push("", ...s.damaged.map((d) => `Damaged state: ${d}`));
+  const down = mcpDownLines(s.mcp ?? []);
+  if (down.length) lines.push("", ...down);
   return `${lines.join("\n")}\n`;
 }

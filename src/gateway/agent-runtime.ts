@@ -10,7 +10,9 @@ import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { ToolSet, type Tool } from "../agent/tool.ts";
-import { scopePermission } from "../agent/tool-policy.ts";
+import { scopePermission, withExtensions } from "../agent/tool-policy.ts";
+import type { McpManager } from "../agent/mcp/manager.ts";
+import type { SkillRegistry } from "../agent/skills/registry.ts";
 import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
@@ -54,6 +56,8 @@ export interface SessionRunRequest {
 export interface AgentRuntime {
   readonly model: ModelClient;
   readonly memory: MemoryService | null;
+  readonly skills: SkillRegistry | null;
+  readonly mcp: McpManager | null;
   /** Where exec commands run, decided once at start (for status and doctor). */
   readonly execSandbox: ExecSandbox;
   run(req: SessionRunRequest): Promise<RunResult>;
@@ -76,6 +80,10 @@ export interface AgentRuntimeOptions {
   memory?: MemoryService | null;
   /** Tools besides the workspace and memory tools (the scheduler's cron tools). */
   extraTools?: Tool[];
+  /** The workspace's skills: listed in the system prompt per scope. */
+  skills?: SkillRegistry | null;
+  /** MCP servers: their tools join the tool set (the caller starts and stops them). */
+  mcp?: McpManager | null;
   /** Replaces the Anthropic client (tests, benchmarks). */
   model?: ModelClient;
   clock?: () => number;
@@ -132,8 +140,25 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const execMarkerPrefix = markerPrefixFor(opts.home);
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
-  const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
-  const tools = new ToolSet(allTools, scopePermission(config.tools.shared.allow));
+  const skills = opts.skills ?? null;
+  const mcp = opts.mcp ?? null;
+  const sharedAllow = config.tools.shared.allow;
+  // The owner who allowed `read` to shared scopes keeps that; otherwise it opens shared skills only.
+  const sharedReadRoots = sharedAllow.includes("read") ? undefined : () => skills?.sharedFolders() ?? [];
+  const allTools = [
+    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
+    ...(memory?.tools() ?? []),
+    ...(opts.extraTools ?? []),
+  ];
+  const tools = new ToolSet(
+    allTools,
+    withExtensions(scopePermission(sharedAllow), {
+      sharedAllow,
+      mcp: (name, scope) => (mcp ? mcp.permission(name, scope) : `${name} is not available.`),
+      hasSharedSkills: () => (skills?.forScope("shared").length ?? 0) > 0,
+    }),
+    mcp ? [mcp] : [],
+  );
   const heartbeatTools = new ToolSet(allTools.filter((t) => config.heartbeat.tools.includes(t.name)));
   for (const name of config.heartbeat.tools) {
     if (!allTools.some((t) => t.name === name)) log.warn("heartbeat.unknown_tool", { tool: name, known: allTools.map((t) => t.name).join(", ") });
@@ -154,7 +179,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
 
   const systemFor = (key: string, scope: Scope) => {
     const context = memory?.context(key, memoryScopeFor(scope, key), clock());
-    return buildSystemPrompt({ scope, ...(context ? { context } : {}) });
+    const skillsBlock = skills?.promptBlock(scope);
+    return buildSystemPrompt({ scope, ...(context ? { context } : {}), ...(skillsBlock ? { skills: skillsBlock } : {}) });
   };
 
   /** The silent turn before a summary: the agent may save what must outlive the old turns. */
@@ -211,6 +237,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   return {
     model,
     memory,
+    skills,
+    mcp,
     execSandbox,
     run(req) {
       const origin = req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {};

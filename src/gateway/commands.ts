@@ -5,7 +5,7 @@ import { modelErrorNotice } from "../agent/model-errors.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "./config.ts";
 import type { GatewayContext } from "./context.ts";
-import { formatDuration, formatTokens, gatewayStatus } from "./status.ts";
+import { formatDuration, formatTokens, gatewayStatus, mcpDownLines } from "./status.ts";
 import { spendingLine, usdText } from "./budget/budget.ts";
 
 export interface Command {
@@ -138,6 +138,7 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
       `Today: ${t.runs} run${t.runs === 1 ? "" : "s"} · ${formatTokens(t.inputTokens + t.cacheReadTokens + t.cacheCreationTokens)} in (${formatTokens(t.cacheReadTokens)} cached) · ${formatTokens(t.outputTokens)} out · ≈ $${t.costUsd.toFixed(2)} (estimate)`,
     );
     lines.push(spendingLine(status.budget));
+    lines.push(...mcpDownLines(status.mcp));
   }
   return lines.join("\n");
 }

@@ -7,6 +7,7 @@ import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseErro
 import { z } from "zod";
 import { MAX_TURNS_CAP } from "../agent/loop.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
+import { mcpSchema } from "../agent/mcp/config.ts";
 import { redact, registerSecret } from "../log.ts";
 import { expandHome, homePaths } from "./home.ts";
 
@@ -207,6 +208,8 @@ export const configSchema = strict({
     /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
     shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
   }).prefault({}),
+  /** MCP servers whose tools the agent gets (src/agent/mcp/config.ts). */
+  mcp: mcpSchema,
   /** An absent channel is not configured. */
   channels: strict({ telegram: telegramSchema.optional(), discord: discordSchema.optional() }).prefault({}),
   heartbeat: strict({

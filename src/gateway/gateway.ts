@@ -1,5 +1,9 @@
 // The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
 import type { ModelClient } from "../agent/model-client.ts";
+import type { Backoff } from "../agent/mcp/connection.ts";
+import { McpManager } from "../agent/mcp/manager.ts";
+import { SkillRegistry } from "../agent/skills/registry.ts";
+import { markerPrefixFor } from "../agent/tools/index.ts";
 import type { Channel, InboundMessage } from "../channels/channel.ts";
 import { CliChannel } from "../channels/cli.ts";
 import type { Logger } from "../log.ts";
@@ -49,6 +53,8 @@ export interface GatewayOptions {
   schedule?: boolean;
   /** The scheduler's timers (tests and benchmarks pass fake ones). */
   timers?: Timers;
+  /** Restart delays of MCP servers (tests shorten them). */
+  mcpBackoff?: Partial<Backoff>;
 }
 
 export interface Gateway {
@@ -85,6 +91,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const memory = opts.openMemory ? await opts.openMemory() : null;
     if (memory) undo.push(["memory", () => memory.close()]);
 
+    // 3b. Extensions: the workspace's skills (kept fresh by the watcher) and the MCP servers,
+    // which start in the background once the agent has swept what a killed daemon left.
+    const skills = new SkillRegistry({ workspace: config.workspace, log: log.child({ component: "skills" }) });
+    if (memory) undo.push(["skills feed", memory.onWorkspaceEvent((e) => skills.noteWorkspaceEvent(e.relPath))]);
+    const mcp = new McpManager({ config: config.mcp, log, markerPrefix: markerPrefixFor(home), ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}) });
+    undo.push(["mcp servers", () => mcp.stop()]);
+
     // 4. Sessions, pairing, the agent and the lanes.
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
@@ -92,7 +105,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
     const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: config.pricing, log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
-    const runtime = createAgentRuntime({ config, home, log, memory, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
+    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
+    mcp.start();
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel();
     channels.register(cli);

@@ -181,6 +181,16 @@ export function configTemplate(): string {
     // }
   },
 
+  // MCP servers: their tools are offered as mcp__<server>__<tool>. Your private chats only,
+  // unless "scope": "shared". See the README, "Skills and MCP servers".
+  "mcp": {
+    "servers": {
+      // "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+      //             "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "\${GITHUB_TOKEN}" } },
+      // "notes": { "url": "http://127.0.0.1:8808/mcp", "headers": { "Authorization": "Bearer \${NOTES_TOKEN}" } }
+    }
+  },
+
   "heartbeat": {
     "every": "30m",                           // how often to go through HEARTBEAT.md; "0" turns it off
     "activeHours": { "start": "08:00", "end": "22:00" }, // only between these times, in "timezone"

@@ -27,6 +27,13 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
     "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
     "heartbeat.now": () => ctx.cron.heartbeatNow(),
+    "mcp.list": () => ctx.runtime.mcp?.views() ?? [],
+    "mcp.tools": (p) => {
+      const name = stringParam(p, "name");
+      const tools = ctx.runtime.mcp?.toolsOf(name);
+      if (!tools) throw new Error(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
+      return tools;
+    },
   };
   return async (method, params) => {
     const handler = methods[method];

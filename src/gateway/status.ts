@@ -1,6 +1,7 @@
 // A snapshot of the running gateway, for /status and `hearth status`.
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
+import type { ServerView } from "../agent/mcp/connection.ts";
 import type { GatewayContext } from "./context.ts";
 import { describeDamaged, listDamaged } from "./damaged-state.ts";
 import type { BudgetStatus } from "./budget/budget.ts";
@@ -32,6 +33,15 @@ export interface GatewayStatus {
   today: { date: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheCreationTokens: number; costUsd: number; runs: number };
   /** One line per damaged state file set aside and not yet dealt with (damaged-state.ts). */
   damaged: string[];
+  /** Configured MCP servers with their state (src/agent/mcp/connection.ts). */
+  mcp: ServerView[];
+}
+
+/** "MCP server github is down: <last error>" per enabled server that is not ready. */
+export function mcpDownLines(servers: readonly ServerView[]): string[] {
+  return servers
+    .filter((v) => v.status === "down" || v.status === "starting")
+    .map((v) => `MCP server ${v.name} is ${v.status === "down" ? "down" : "still starting"}${v.lastError ? `: ${v.lastError}` : ""}`);
 }
 
 export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
@@ -66,6 +76,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     // The cost is the usage ledger's (config prices included), the same figure budgets use.
     today: { date: day.date, ...day.usage, costUsd: budget.today.spentUsd, runs: day.runs },
     damaged: listDamaged(ctx.home).map(describeDamaged),
+    mcp: ctx.runtime.mcp?.views() ?? [],
   };
 }
 

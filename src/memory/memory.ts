@@ -8,7 +8,7 @@ import { ContextEpochs } from "./epochs.ts";
 import { SearchIndex } from "./search-index.ts";
 import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
-import { WorkspaceWatcher } from "./watcher.ts";
+import { WorkspaceWatcher, type WorkspaceEvent } from "./watcher.ts";
 
 export interface MemoryService {
   /** The scoped workspace context for a session's system prompt, stable within its epoch. */
@@ -20,6 +20,11 @@ export interface MemoryService {
   tools(): Tool[];
   /** When a workspace markdown file last changed (a hand edit or the daemon's own write); 0 when none did since start. */
   lastChangeAt(): number;
+  /**
+   * Calls `listener` with every settled workspace event (the skills registry's feed). It must
+   * be quick and must not throw. Returns the function that unsubscribes.
+   */
+  onWorkspaceEvent(listener: (e: WorkspaceEvent) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -50,10 +55,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       log.warn("memory.index_refresh_failed", { path: relPath, error: err });
     }
   };
+  const listeners = new Set<(e: WorkspaceEvent) => void>();
   const watcher = await WorkspaceWatcher.start({
     workspace,
     log,
     onEvent: (e) => {
+      for (const l of listeners) l(e);
       refresh(e.relPath);
       if (e.handEdit) {
         log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
@@ -103,6 +110,10 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     },
     tools: () => tools,
     lastChangeAt: () => lastChangeAt,
+    onWorkspaceEvent(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async close() {
       clearTimeout(scan);
       await watcher.close();

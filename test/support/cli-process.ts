@@ -24,16 +24,19 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Called once the process is spawned (to signal or kill it mid-run). */
   onSpawn?: (child: ChildProcess) => void;
+  /** Written to its stdin, which is then closed (default: no stdin at all). */
+  input?: string;
 }
 
 export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [hearthBin, ...args], { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [hearthBin, ...args], { env, cwd: repoRoot, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    if (opts.input !== undefined) child.stdin!.end(opts.input);
     opts.onSpawn?.(child);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`hearth ${args.join(" ")} did not exit within ${opts.timeoutMs ?? 20_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));

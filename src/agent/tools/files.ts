@@ -2,7 +2,7 @@
 // any fs access, and writes are atomic (temp file + rename) so a reader never sees half a file.
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, type FileHandle, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { chmod, type FileHandle, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { defineTool, type ToolOutput } from "../tool.ts";
@@ -15,7 +15,15 @@ export const MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024;
 
 const pathField = z.string().describe("Path relative to the workspace");
 
-export const readTool = defineTool({
+export interface ReadToolOptions {
+  /**
+   * When given, a shared-scope call may only open files inside these real absolute folders
+   * (the shared skills' folders). Called per call; returns [] when there are none.
+   */
+  sharedRoots?: () => readonly string[];
+}
+
+export const createReadTool = (opts: ReadToolOptions = {}) => defineTool({
   name: "read",
   description: `Read a text file from the workspace, with line numbers. Returns up to ${DEFAULT_READ_LINES} lines; use offset and limit for other parts of long files.`,
   input: z.object({
@@ -28,10 +36,25 @@ export const readTool = defineTool({
   async execute(input, ctx) {
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
+    if (ctx.scope === "shared" && opts.sharedRoots) {
+      if (!opts.sharedRoots().some((root) => isWithin(root, where.path))) {
+        return failure(`Refused ${quote(input.path)}: in this conversation read only opens the folders of shared skills.`);
+      }
+      // A second name (hard link) of a private file inside a shared skill must not carry it out.
+      const st = await lstat(where.path).catch(() => undefined);
+      if (st?.isFile() && st.nlink > 1) return failure(`Refused ${quote(input.path)}: it is a hard link (a second name of another file); shared skills must hold plain files.`);
+    }
     return readLineWindow(where.path, { shown: input.path, offset: input.offset, limit: input.limit ?? DEFAULT_READ_LINES });
   },
   summarize: (input) => input.path,
 });
+
+export const readTool = createReadTool();
+
+const isWithin = (root: string, p: string): boolean => {
+  const rel = path.relative(root, p);
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+};
 
 export const writeTool = defineTool({
   name: "write",

@@ -1,26 +1,33 @@
 // The main-scope workspace tools: a shell and the file tools, all rooted at ctx.workspace.
 import type { Tool } from "../tool.ts";
 import { createExecTool } from "./exec.ts";
-import { editTool, readTool, writeTool } from "./files.ts";
+import { createReadTool, editTool, writeTool } from "./files.ts";
 import type { ExecSandbox } from "./sandbox.ts";
 
 export { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 export { describeSandbox, resolveExecSandbox, SandboxUnavailableError, type ExecSandbox } from "./sandbox.ts";
 export { killOrphanedCommands, markerPrefixFor } from "./exec-marker.ts";
+export { commandEnv } from "./exec.ts";
 
 /**
  * `execTimeoutMs` is `tools.exec.timeoutMs` from config (default 120000); `execSandbox` is the
  * daemon's `resolveExecSandbox` decision (absent: unsandboxed, for tests of the tools alone);
  * `execMarkerPrefix` is `markerPrefixFor(home)`.
  */
-export function createWorkspaceTools(opts: { execTimeoutMs: number; execSandbox?: ExecSandbox; execMarkerPrefix?: string }): Tool[] {
+export function createWorkspaceTools(opts: {
+  execTimeoutMs: number;
+  execSandbox?: ExecSandbox;
+  execMarkerPrefix?: string;
+  /** Folders a shared scope's `read` may open (shared skills); see ReadToolOptions. */
+  sharedReadRoots?: () => readonly string[];
+}): Tool[] {
   return [
     createExecTool({
       defaultTimeoutMs: opts.execTimeoutMs,
       ...(opts.execSandbox ? { sandbox: opts.execSandbox } : {}),
       ...(opts.execMarkerPrefix ? { markerPrefix: opts.execMarkerPrefix } : {}),
     }),
-    readTool,
+    createReadTool(opts.sharedReadRoots ? { sharedRoots: opts.sharedReadRoots } : {}),
     writeTool,
     editTool,
   ];

@@ -1,0 +1,75 @@
+// `mcp.servers.<name>` in config.json: a stdio command or a Streamable HTTP (or SSE) URL.
+import { z } from "zod";
+
+/** Server names become part of tool names (`mcp__<server>__<tool>`): no underscores in them. */
+export const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
+
+const stringMap = z.record(z.string(), z.string()).default({});
+
+export const mcpServerSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    /** "shared": groups and paired DMs may use its tools too. */
+    scope: z.enum(["main", "shared"]).default("main"),
+    /** Per call, and for the connection handshake. */
+    timeoutMs: z.int().positive().max(3_600_000).default(60_000),
+    tools: z
+      .strictObject({
+        /** Only these tools of the server (absent: all of them). */
+        allow: z.array(z.string().min(1)).optional(),
+        deny: z.array(z.string().min(1)).default([]),
+      })
+      .prefault({}),
+    // stdio
+    command: z.string().trim().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    /** Added to the daemon's environment (minus Hearth's secrets); values may use ${VAR}. */
+    env: stringMap,
+    cwd: z.string().min(1).optional(),
+    // Streamable HTTP, falling back to SSE
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    /** Sent with every request; values may use ${VAR}. */
+    headers: stringMap,
+  })
+  .superRefine((s, ctx) => {
+    if (s.command && s.url) ctx.addIssue({ code: "custom", message: 'give either "command" (stdio) or "url" (HTTP), not both' });
+    if (!s.command && !s.url) ctx.addIssue({ code: "custom", message: 'give "command" (a stdio server) or "url" (a Streamable HTTP server)' });
+  });
+
+export const mcpSchema = z
+  .strictObject({
+    servers: z
+      .record(z.string(), mcpServerSchema)
+      .superRefine((servers, ctx) => {
+        for (const name of Object.keys(servers)) {
+          if (!SERVER_NAME.test(name)) ctx.addIssue({ code: "custom", path: [name], message: "server names are 1–32 letters, digits or hyphens (they become part of tool names)" });
+        }
+      })
+      .default({}),
+  })
+  .prefault({});
+
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type McpConfig = z.output<typeof mcpSchema>;
+
+export class MissingVariableError extends Error {
+  override name = "MissingVariableError";
+  readonly variable: string;
+  constructor(variable: string, where: string) {
+    super(`${where} uses \${${variable}}, which is not set in the daemon's environment`);
+    this.variable = variable;
+  }
+}
+
+/** Replaces each `${VAR}` with the variable's value; throws MissingVariableError for an unset one. */
+export function expandVariables(values: Record<string, string>, env: NodeJS.ProcessEnv, where: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      const v = env[name];
+      if (v === undefined) throw new MissingVariableError(name, `${where}.${key}`);
+      return v;
+    });
+  }
+  return out;
+}

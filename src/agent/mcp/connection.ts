@@ -1,0 +1,351 @@
+// One MCP server: connects in the background, lists its tools, calls them, and reconnects with
+// backoff when it exits. Failures never throw out of here: they become the server's state
+// (`down` with its last error) and `isError` results for the model.
+import { randomUUID } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { registerSecret, type Logger } from "../../log.ts";
+import type { Tool, ToolOutput } from "../tool.ts";
+import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
+import { commandEnv } from "../tools/exec.ts";
+import { expandVariables, type McpServerConfig } from "./config.ts";
+import { toToolOutput } from "./results.ts";
+
+export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "stopped";
+export type TransportKind = "stdio" | "http" | "sse";
+
+/** What `hearth mcp`, `/status` and doctor show of a server. */
+export interface ServerView {
+  name: string;
+  transport: TransportKind;
+  scope: "main" | "shared";
+  status: ServerStatus;
+  /** Hearth's names of its tools (`mcp__<server>__<tool>`), sorted. */
+  tools: string[];
+  /** The last failure (start, exit, list), kept after a later success; never holds env values. */
+  lastError?: string;
+  /** Times it was started again after exiting or failing. */
+  restarts: number;
+}
+
+export interface Backoff {
+  /** First delay before a restart (default 1 s); doubles per failed attempt. */
+  baseMs: number;
+  /** Longest delay (default 60 s). */
+  maxMs: number;
+}
+
+export interface ConnectionOptions {
+  name: string;
+  config: McpServerConfig;
+  log: Logger;
+  /** The daemon's environment (default process.env): base of a stdio server's, and of ${VAR}. */
+  env?: NodeJS.ProcessEnv;
+  /** `markerPrefixFor(home)`: stdio servers carry it, so an orphan of a killed daemon is found at the next start. */
+  markerPrefix?: string;
+  backoff?: Partial<Backoff>;
+  /** Called after the tool list changed (connect, list_changed). Must not throw. */
+  onToolsChanged: () => void;
+}
+
+/** A server that stayed up this long has its backoff reset when it exits. */
+const STABLE_MS = 10_000;
+const STDERR_TAIL = 2000;
+const MAX_DESCRIPTION = 2000;
+const anyObject = z.record(z.string(), z.unknown());
+
+export class McpConnection {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  readonly #log: Logger;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #markerPrefix: string | undefined;
+  readonly #backoff: Backoff;
+  readonly #onToolsChanged: () => void;
+  #status: ServerStatus;
+  #transportKind: TransportKind;
+  #client: Client | null = null;
+  /** The client whose handshake is under way: closed by stop() so a hung start cannot delay shutdown. */
+  #opening: Client | null = null;
+  #marker: string | null = null;
+  #tools: Tool[] = [];
+  #toolsSignature = "";
+  #lastError: string | undefined;
+  #restarts = 0;
+  #attempt = 0;
+  #connectedAt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stderrTail = "";
+  #connecting: Promise<void> | null = null;
+
+  constructor(opts: ConnectionOptions) {
+    this.name = opts.name;
+    this.config = opts.config;
+    this.#log = opts.log;
+    this.#env = opts.env ?? process.env;
+    this.#markerPrefix = opts.markerPrefix;
+    this.#backoff = { baseMs: opts.backoff?.baseMs ?? 1000, maxMs: opts.backoff?.maxMs ?? 60_000 };
+    this.#onToolsChanged = opts.onToolsChanged;
+    this.#status = opts.config.enabled ? "starting" : "disabled";
+    this.#transportKind = opts.config.command ? "stdio" : "http";
+  }
+
+  /** Starts connecting in the background; returns at once. */
+  start(): void {
+    if (this.#status !== "starting") return;
+    this.#connecting = this.#connect();
+  }
+
+  /** Resolves once the current connection attempt (if any) has settled: for doctor and tests. */
+  async settled(): Promise<void> {
+    while (this.#connecting) await this.#connecting;
+  }
+
+  view(): ServerView {
+    return {
+      name: this.name,
+      transport: this.#transportKind,
+      scope: this.config.scope,
+      status: this.#status,
+      tools: this.#tools.map((t) => t.name),
+      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+      restarts: this.#restarts,
+    };
+  }
+
+  /** Its tools for the model: the same objects while the list is unchanged; kept while it restarts. */
+  tools(): readonly Tool[] {
+    return this.#tools;
+  }
+
+  /** Stops it for good: no more restarts; a stdio child (and what it started) is ended. */
+  async stop(): Promise<void> {
+    if (this.#status === "disabled") return;
+    this.#status = "stopped";
+    clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = null;
+    await Promise.all([client?.close().catch(() => {}), this.#opening?.close().catch(() => {})]);
+    await this.#connecting?.catch(() => {});
+    if (this.#marker) await killMarked(this.#marker);
+  }
+
+  async #connect(): Promise<void> {
+    let client: Client | null = null;
+    try {
+      client = await this.#open();
+      if (this.#status === "stopped") {
+        await client.close().catch(() => {});
+        return;
+      }
+      this.#opening = client;
+      const tools = await listAllTools(client, this.config.timeoutMs);
+      this.#opening = null;
+      if (this.#status !== "starting") {
+        await client.close().catch(() => {});
+        return;
+      }
+      this.#client = client;
+      this.#connectedAt = Date.now();
+      this.#status = "ready";
+      this.#setTools(tools);
+      this.#log.info("mcp.ready", { server: this.name, transport: this.#transportKind, tools: this.#tools.length });
+    } catch (err) {
+      await client?.close().catch(() => {});
+      this.#fail(this.#describe(err));
+    } finally {
+      this.#opening = null;
+      this.#connecting = null;
+    }
+  }
+
+  async #open(): Promise<Client> {
+    if (this.config.command) return this.#connectWith(this.#stdioTransport());
+    const url = new URL(this.config.url!);
+    const headers = expandVariables(this.config.headers, this.#env, `mcp.servers.${this.name}.headers`);
+    for (const v of Object.values(headers)) registerSecret(v);
+    const requestInit = { headers };
+    try {
+      this.#transportKind = "http";
+      return await this.#connectWith(new StreamableHTTPClientTransport(url, { requestInit }));
+    } catch (httpErr) {
+      // Older servers speak only the 2024 HTTP+SSE transport; the spec's fallback is to try it.
+      this.#transportKind = "sse";
+      try {
+        return await this.#connectWith(new SSEClientTransport(url, { requestInit }));
+      } catch {
+        this.#transportKind = "http";
+        throw httpErr;
+      }
+    }
+  }
+
+  #stdioTransport(): StdioClientTransport {
+    const where = `mcp.servers.${this.name}.env`;
+    const configured = expandVariables(this.config.env, this.#env, where);
+    for (const [k, v] of Object.entries(this.config.env)) if (v.includes("${")) registerSecret(configured[k]);
+    this.#marker = this.#markerPrefix ? `${this.#markerPrefix}.mcp-${randomUUID()}` : null;
+    const env = { ...definedOnly(commandEnv(this.#env)), ...configured, ...(this.#marker ? { [EXEC_MARKER_VAR]: this.#marker } : {}) };
+    const transport = new StdioClientTransport({
+      command: this.config.command!,
+      args: this.config.args,
+      env,
+      stderr: "pipe",
+      ...(this.config.cwd ? { cwd: this.config.cwd } : {}),
+    });
+    this.#stderrTail = "";
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      this.#stderrTail = (this.#stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL);
+    });
+    return transport;
+  }
+
+  async #connectWith(transport: Transport): Promise<Client> {
+    const client = new Client(
+      { name: "hearth", version: "0.1.0" },
+      {
+        capabilities: {},
+        listChanged: {
+          tools: {
+            onChanged: (err, tools) => {
+              if (this.#client !== client) return;
+              if (err) this.#log.warn("mcp.tools_refresh_failed", { server: this.name, error: err });
+              else if (tools) this.#setTools(tools);
+            },
+          },
+        },
+      },
+    );
+    client.onclose = () => {
+      if (this.#client === client) this.#onExit();
+    };
+    this.#opening = client;
+    try {
+      await client.connect(transport, { timeout: this.config.timeoutMs });
+    } catch (err) {
+      await client.close().catch(() => {});
+      throw err;
+    } finally {
+      this.#opening = null;
+    }
+    return client;
+  }
+
+  #onExit(): void {
+    this.#client = null;
+    if (this.#status === "stopped") return;
+    if (Date.now() - this.#connectedAt >= STABLE_MS) this.#attempt = 0;
+    const tail = lastLine(this.#stderrTail);
+    this.#fail(`the server exited${tail ? `: ${tail}` : ""}`);
+  }
+
+  #fail(error: string): void {
+    if (this.#status === "stopped") return;
+    this.#status = "down";
+    this.#lastError = error;
+    const delay = Math.min(this.#backoff.maxMs, this.#backoff.baseMs * 2 ** this.#attempt);
+    this.#attempt++;
+    this.#log.warn("mcp.down", { server: this.name, error, retryInMs: delay });
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      if (this.#status !== "down") return;
+      this.#restarts++;
+      this.#status = "starting";
+      this.#connecting = this.#connect();
+    }, delay);
+    this.#timer.unref();
+  }
+
+  #describe(err: unknown): string {
+    const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
+    const message = closed ? "the server exited before it was ready" : err instanceof Error ? err.message : String(err);
+    const tail = this.config.command ? lastLine(this.#stderrTail) : "";
+    return tail && !message.includes(tail) ? `${message}: ${tail}` : message;
+  }
+
+  #setTools(listed: McpTool[]): void {
+    const allow = this.config.tools.allow ? new Set(this.config.tools.allow) : null;
+    const deny = new Set(this.config.tools.deny);
+    const byName = new Map<string, Tool>();
+    for (const t of listed) {
+      if ((allow && !allow.has(t.name)) || deny.has(t.name)) continue;
+      const name = hearthToolName(this.name, t.name);
+      if (byName.has(name)) {
+        this.#log.warn("mcp.tool_name_clash", { server: this.name, tool: t.name, as: name });
+        continue;
+      }
+      byName.set(name, this.#adapt(name, t));
+    }
+    const tools = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const signature = JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema, t.readOnly]));
+    if (signature === this.#toolsSignature) return;
+    this.#toolsSignature = signature;
+    this.#tools = tools;
+    this.#onToolsChanged();
+  }
+
+  #adapt(name: string, t: McpTool): Tool {
+    const description = (t.description?.trim() || `The ${t.name} tool of the ${this.name} MCP server.`).slice(0, MAX_DESCRIPTION);
+    return {
+      name,
+      description,
+      input: anyObject,
+      inputSchema: { ...(t.inputSchema as Record<string, unknown>), type: "object" },
+      readOnly: t.annotations?.readOnlyHint === true,
+      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal),
+    };
+  }
+
+  /** Calls one of its tools; cancelled on `signal` and after `timeoutMs`. Never throws. */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput> {
+    const client = this.#client;
+    if (!client) {
+      const why = this.#status === "stopped" ? "Hearth is shutting down" : `it is ${this.#status}${this.#lastError ? ` (${this.#lastError})` : ""}`;
+      return { isError: true, content: `The MCP server "${this.name}" cannot take calls now: ${why}. It restarts on its own; try again shortly.` };
+    }
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs });
+      return toToolOutput(result as Record<string, unknown>);
+    } catch (err) {
+      if (signal.aborted) return { isError: true, content: `Cancelled: the run was stopped while ${this.name} ran ${tool}.` };
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        return { isError: true, content: `${tool} on the MCP server "${this.name}" timed out after ${this.config.timeoutMs} ms and was cancelled.` };
+      }
+      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+        return { isError: true, content: `The MCP server "${this.name}" exited during the call to ${tool}. Hearth restarts it; try again shortly.` };
+      }
+      return { isError: true, content: `${tool} on the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+}
+
+/** `mcp__<server>__<tool>`, with characters the model API refuses replaced, at most 64 characters. */
+export function hearthToolName(server: string, tool: string): string {
+  return `mcp__${server}__${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64);
+}
+
+async function listAllTools(client: Client, timeout: number): Promise<McpTool[]> {
+  const tools: McpTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const r = await client.listTools(cursor ? { cursor } : {}, { timeout });
+    tools.push(...r.tools);
+    cursor = r.nextCursor;
+    if (!cursor) break;
+  }
+  return tools;
+}
+
+function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split("\n").map((l) => l.trim()).filter(Boolean);
+  return (lines.at(-1) ?? "").slice(0, 300);
+}

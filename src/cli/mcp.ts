@@ -1,0 +1,108 @@
+// `hearth mcp` and `hearth mcp tools NAME`: the configured MCP servers — from the running daemon
+// when there is one, else by starting them here for a moment. Also doctor's server checks.
+import { McpManager } from "../agent/mcp/manager.ts";
+import type { ServerView } from "../agent/mcp/connection.ts";
+import { loadConfig, type Config } from "../gateway/config.ts";
+import { homePaths } from "../gateway/home.ts";
+import { silentLogger } from "../log.ts";
+import { UsageError } from "./args.ts";
+import { connectDaemon } from "./client.ts";
+
+interface McpIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+type ToolLine = { name: string; description: string };
+
+export async function runMcp(home: string, args: string[], io: McpIO): Promise<number> {
+  const [action, ...rest] = args;
+  if (action === undefined || action === "list") {
+    if (rest.length) throw new UsageError(`Unexpected arguments: ${rest.join(" ")}`);
+    const config = loadConfig({ home });
+    if (Object.keys(config.mcp.servers).length === 0) {
+      io.stdout.write("No MCP servers configured. Add one under mcp.servers in config.json (see the README).\n");
+      return 0;
+    }
+    const views = await fromDaemonOr(home, (d) => d.rpc("mcp.list", {}) as Promise<ServerView[]>, io, () => probeServers(config));
+    io.stdout.write(formatServers(views));
+    return views.some((v) => v.status === "down") ? 1 : 0;
+  }
+  if (action === "tools") {
+    const [name, ...extra] = rest;
+    if (!name || extra.length) throw new UsageError("mcp tools needs one server NAME.");
+    const config = loadConfig({ home });
+    if (!config.mcp.servers[name]) throw new UsageError(`No MCP server "${name}" is configured. \`hearth mcp\` lists them.`);
+    const tools = await fromDaemonOr(home, (d) => d.rpc("mcp.tools", { name }) as Promise<ToolLine[]>, io, async () => {
+      const { manager, views } = await probeWith(config, [name]);
+      const view = views[0]!;
+      if (view.status !== "ready") throw new Error(`The MCP server "${name}" did not start: ${view.lastError ?? view.status}`);
+      return manager.toolsOf(name) ?? [];
+    });
+    if (tools.length === 0) io.stdout.write(`The MCP server "${name}" offers no tools (or none its tools.allow/deny lets through).\n`);
+    for (const t of tools) io.stdout.write(`${t.name}\n    ${oneLine(t.description)}\n`);
+    return 0;
+  }
+  throw new UsageError(`Unknown mcp action "${action}".`);
+}
+
+async function fromDaemonOr<T>(home: string, ask: (d: { rpc(m: string, p: unknown): Promise<unknown> }) => Promise<T>, io: McpIO, local: () => Promise<T>): Promise<T> {
+  const daemon = await connectDaemon(homePaths(home).socket);
+  if (daemon) {
+    try {
+      return await ask(daemon);
+    } finally {
+      await daemon.close();
+    }
+  }
+  io.stderr.write("Hearth is not running: starting the servers here to check them.\n");
+  return local();
+}
+
+/** Starts each enabled server (all, or those named), waits for its first attempt, stops them. */
+export async function probeServers(config: Config, only?: string[]): Promise<ServerView[]> {
+  return (await probeWith(config, only)).views;
+}
+
+async function probeWith(config: Config, only?: string[]): Promise<{ manager: McpManager; views: ServerView[] }> {
+  const servers = Object.fromEntries(Object.entries(config.mcp.servers).filter(([n]) => !only || only.includes(n)));
+  const manager = new McpManager({ config: { servers }, log: silentLogger });
+  manager.start();
+  try {
+    await manager.settled();
+    return { manager, views: manager.views() };
+  } finally {
+    await manager.stop();
+  }
+}
+
+export function formatServers(views: readonly ServerView[]): string {
+  const lines = views.map((v) => {
+    const tools = v.status === "disabled" ? "-" : `${v.tools.length} tool${v.tools.length === 1 ? "" : "s"}`;
+    const head = `${v.name.padEnd(16)} ${v.status.padEnd(9)} ${v.transport.padEnd(5)} ${v.scope.padEnd(6)} ${tools}`;
+    const restarts = v.restarts ? ` · restarted ${v.restarts}×` : "";
+    return `${head}${restarts}${v.lastError ? `\n    last error: ${v.lastError}` : ""}`;
+  });
+  return `${"SERVER".padEnd(16)} ${"STATE".padEnd(9)} ${"VIA".padEnd(5)} ${"SCOPE".padEnd(6)} TOOLS\n${lines.join("\n")}\n`;
+}
+
+/** doctor: one check per configured server (it is started and its tools listed). */
+export async function checkMcpServers(config: Config): Promise<Array<{ name: string; ok: boolean; detail: string; fix?: string }>> {
+  const views = await probeServers(config);
+  return views.map((v) => {
+    const name = `mcp ${v.name}`;
+    if (v.status === "disabled") return { name, ok: true, detail: "disabled (enabled: false)" };
+    if (v.status === "ready") return { name, ok: true, detail: `starts (${v.transport}) and lists ${v.tools.length} tool${v.tools.length === 1 ? "" : "s"}` };
+    return {
+      name,
+      ok: false,
+      detail: `does not start: ${v.lastError ?? v.status}`,
+      fix: v.transport === "stdio" ? `run its command by hand to see why, or fix mcp.servers.${v.name} in config.json` : `check that mcp.servers.${v.name}.url is reachable and its headers are right`,
+    };
+  });
+}
+
+const oneLine = (s: string): string => {
+  const l = s.replace(/\s+/g, " ").trim();
+  return l.length > 160 ? `${l.slice(0, 157)}…` : l;
+};
