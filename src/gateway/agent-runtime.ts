@@ -4,7 +4,7 @@ import type { AgentEventSink } from "../agent/events.ts";
 import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
 import type { Message, Scope, UserMessage } from "../agent/messages.ts";
-import { createAnthropicModelClient, type ModelClient } from "../agent/model-client.ts";
+import { createAnthropicModelClient, type ModelClient } from "../agent/providers/anthropic/client.ts";
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ModelEvent } from "../../src/agent/model-client.ts";
-import { createAnthropicModelClient, defaultRetryPolicy } from "../../src/agent/model-client.ts";
-import type { ModelRequest } from "../../src/agent/model-request.ts";
-import { silentLogger } from "../../src/log.ts";
-import { freePort } from "../support/telegram-emulator.ts";
-import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
+import type { ModelEvent } from "../../../src/agent/providers/anthropic/client.ts";
+import { createAnthropicModelClient, defaultRetryPolicy } from "../../../src/agent/providers/anthropic/client.ts";
+import type { ModelRequest } from "../../../src/agent/providers/anthropic/request.ts";
+import { silentLogger } from "../../../src/log.ts";
+import { freePort } from "../../support/telegram-emulator.ts";
+import { startFakeModel, text, toolCall, type FakeModel } from "../../support/fake-model.ts";
 
 let fake: FakeModel;
 beforeEach(async () => {

@@ -2,10 +2,10 @@
 // own retries are off): it must also retry failures that happen mid-stream, after text has
 // already reached the user, without showing that text twice.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Logger } from "../log.ts";
-import type { AssistantBlock, AssistantMessage, AssistantStop, Usage } from "./messages.ts";
-import { allowsFallback, classifyModelError, displayUrl, isRetryable, type ModelError, type SdkErrors } from "./model-errors.ts";
-import { toApiParams, type ModelRequest } from "./model-request.ts";
+import type { Logger } from "../../../log.ts";
+import type { AssistantBlock, AssistantMessage, AssistantStop, Usage } from "../../messages.ts";
+import { allowsFallback, classifyModelError, displayUrl, isRetryable, type ModelError, type SdkErrors } from "../../model-errors.ts";
+import { toApiParams, type ModelRequest } from "./request.ts";
 
 export type ModelEvent =
   | { type: "text_delta"; text: string }

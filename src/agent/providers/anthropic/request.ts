@@ -1,7 +1,7 @@
 // The one boundary between Hearth's messages and the Anthropic Messages API.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Message, ToolCallBlock } from "./messages.ts";
-import type { ToolSpec } from "./tool.ts";
+import type { Message, ToolCallBlock } from "../../messages.ts";
+import type { ToolSpec } from "../../tool.ts";
 
 type ApiMessage = Anthropic.MessageParam;
 type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
