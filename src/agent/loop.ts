@@ -14,9 +14,9 @@ import {
   type Usage,
   type UserMessage,
 } from "./messages.ts";
-import type { ModelClient, ModelEvent } from "./providers/anthropic/client.ts";
+import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
-import type { SystemBlock } from "./providers/anthropic/request.ts";
+import type { SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
 import type { ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";

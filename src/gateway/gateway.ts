@@ -1,5 +1,5 @@
 // The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
-import type { ModelClient } from "../agent/providers/anthropic/client.ts";
+import type { ModelClient } from "../agent/providers/model.ts";
 import type { Channel, InboundMessage } from "../channels/channel.ts";
 import { CliChannel } from "../channels/cli.ts";
 import type { Logger } from "../log.ts";

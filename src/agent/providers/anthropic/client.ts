@@ -1,67 +1,23 @@
-// Streams one model response over the Anthropic SDK. Hearth owns the retry policy (the SDK's
-// own retries are off): it must also retry failures that happen mid-stream, after text has
-// already reached the user, without showing that text twice.
+// The Anthropic Messages API as a model target: one streamed attempt over the official SDK.
+// Retries, backoff, stalls and fallbacks are the shared policy's (../policy.ts).
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Logger } from "../../../log.ts";
-import type { AssistantBlock, AssistantMessage, AssistantStop, Usage } from "../../messages.ts";
-import { allowsFallback, classifyModelError, displayUrl, isRetryable, type ModelError, type SdkErrors } from "../../model-errors.ts";
-import { toApiParams, type ModelRequest } from "./request.ts";
+import type { AssistantBlock, AssistantStop, Usage } from "../../messages.ts";
+import { classifyModelError, type SdkErrors } from "../../model-errors.ts";
+import { AttemptWatch, type AttemptResult, type ShownText } from "../attempt.ts";
+import type { ModelCapabilities, ModelClient } from "../model.ts";
+import { createModelClient, type ModelTarget, type RetryPolicy } from "../policy.ts";
+import { toApiParams } from "./request.ts";
 
-export type ModelEvent =
-  | { type: "text_delta"; text: string }
-  /** The text streamed so far for this call is void; `text` replaces all of it. */
-  | { type: "text_reset"; text: string }
-  | { type: "retry"; attempt: number; delayMs: number; error: ModelError }
-  | { type: "fallback"; from: string; to: string; error: ModelError };
-
-export type ModelResult =
-  | { type: "ok"; message: AssistantMessage }
-  /** `partial` holds what the caller was already shown (text), for an interrupted record. */
-  | { type: "error"; error: ModelError; partial: AssistantBlock[] };
-
-export interface ModelCallOptions {
-  signal: AbortSignal;
-  /** Called synchronously for every event; must not throw. */
-  onEvent: (e: ModelEvent) => void;
-}
-
-export interface ModelClient {
-  /** The primary model's name (for status and cost display). */
-  readonly model: string;
-  /** Streams one response. Never throws: failures and aborts are returned as error values. */
-  stream(req: ModelRequest, opts: ModelCallOptions): Promise<ModelResult>;
-}
-
-export interface RetryPolicy {
-  /** Attempts per model, the first included. */
-  maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A `retry-after` longer than this is not waited for: the next model is tried instead. */
-  maxRetryAfterMs: number;
-  /** A stream with no event for this long has stalled. */
-  idleTimeoutMs: number;
-  /**
-   * Stalled attempts per `stream` call, over all models: reaching it ends the call (no further
-   * retry, no fallback), so a silent model costs the user about this many idle timeouts.
-   */
-  maxStalls: number;
-}
-
-export const defaultRetryPolicy: RetryPolicy = {
-  maxAttempts: 5,
-  baseDelayMs: 2_000,
-  maxDelayMs: 30_000,
-  maxRetryAfterMs: 60_000,
-  idleTimeoutMs: 60_000,
-  maxStalls: 2,
-};
-
-export interface AnthropicModelOptions {
-  /** The primary model, then the fallbacks in order. */
-  models: string[];
+export interface AnthropicConnection {
   apiKey?: string | undefined;
   baseURL?: string | undefined;
+  headers?: Record<string, string> | undefined;
+}
+
+export interface AnthropicModelOptions extends AnthropicConnection {
+  /** The primary model, then the fallbacks in order. */
+  models: string[];
   retry?: Partial<RetryPolicy>;
   log: Logger;
   /** Waits `ms`; resolves early (without throwing) when `signal` aborts. Injected by tests. */
@@ -70,135 +26,51 @@ export interface AnthropicModelOptions {
   random?: () => number;
 }
 
-/** The delay before retry number `attempt` (1 = first retry): 2 s doubling to 30 s, ±20 % jitter. */
-export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number): number {
-  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.min(policy.maxDelayMs, Math.round(exp * (0.8 + 0.4 * random())));
-}
-
+/** A client over Anthropic models only (the registry mixes providers; this is the simple case). */
 export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelClient {
   if (opts.models.length === 0) throw new Error("createAnthropicModelClient needs at least one model name.");
-  const policy = { ...defaultRetryPolicy, ...opts.retry };
-  const sleep = opts.sleep ?? abortableSleep;
-  const random = opts.random ?? Math.random;
-  // The SDK loads with the first request: a daemon that has not talked to the model yet starts
-  // faster and smaller (the SDK is ~0.1 s and ~15 MB to load).
-  let loaded: Promise<{ client: Anthropic; sdk: SdkErrors }> | null = null;
-  const load = () =>
+  const connect = anthropicConnection(opts);
+  return createModelClient({
+    targets: opts.models.map((m) => anthropicTarget(connect, m, m)),
+    log: opts.log,
+    ...(opts.retry ? { retry: opts.retry } : {}),
+    ...(opts.sleep ? { sleep: opts.sleep } : {}),
+    ...(opts.random ? { random: opts.random } : {}),
+  });
+}
+
+type Loaded = { client: Anthropic; sdk: SdkErrors };
+
+/**
+ * The SDK client for one endpoint, loaded with the first request: a daemon that has not talked
+ * to the model yet starts faster and smaller (the SDK is ~0.1 s and ~15 MB to load).
+ */
+export function anthropicConnection(c: AnthropicConnection): () => Promise<Loaded> {
+  let loaded: Promise<Loaded> | null = null;
+  return () =>
     (loaded ??= import("@anthropic-ai/sdk").then((sdk) => ({
       sdk,
       client: new sdk.default({
         // A local proxy given by base URL may need no key; the SDK insists on one.
-        apiKey: opts.apiKey ?? "hearth-no-key",
-        ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
+        apiKey: c.apiKey ?? "hearth-no-key",
+        ...(c.baseURL ? { baseURL: c.baseURL } : {}),
+        ...(c.headers ? { defaultHeaders: c.headers } : {}),
         maxRetries: 0,
       }),
     })));
+}
 
+/** `name` as config spells it; `model` the API's id. Anthropic models take tools and images. */
+export function anthropicTarget(connect: () => Promise<Loaded>, name: string, model: string, caps?: Partial<ModelCapabilities>): ModelTarget {
   return {
-    model: opts.models[0]!,
-    async stream(req, { signal, onEvent }) {
-      const { client, sdk } = await load();
-      const shown = new ShownText(onEvent);
-      let last: ModelError | undefined;
-      let stalls = 0;
-      models: for (const [i, model] of opts.models.entries()) {
-        if (i > 0 && last) {
-          opts.log.warn("model.fallback", { from: opts.models[i - 1], to: model, kind: last.kind });
-          onEvent({ type: "fallback", from: opts.models[i - 1]!, to: model, error: last });
-        }
-        const params = toApiParams(req, model);
-        for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
-          if (signal.aborted) return aborted(model, shown);
-          const result = await streamAttempt(client, sdk, params, model, policy.idleTimeoutMs, signal, shown);
-          if (result.type === "ok") return result;
-          last = result.error;
-          if (last.kind === "aborted") return aborted(model, shown);
-          if (last.kind === "stalled" && ++stalls >= policy.maxStalls) {
-            last = { ...last, message: stalledMessage(policy.idleTimeoutMs, stalls) };
-            break models;
-          }
-          if (!isRetryable(last)) break;
-          if (attempt === policy.maxAttempts) break;
-          if (last.retryAfterMs !== undefined && last.retryAfterMs > policy.maxRetryAfterMs) break;
-          const delayMs = last.retryAfterMs ?? backoffDelay(policy, attempt, random);
-          opts.log.warn("model.retry", { model, attempt, delayMs, kind: last.kind, status: last.status });
-          onEvent({ type: "retry", attempt, delayMs, error: last });
-          await sleep(delayMs, signal);
-        }
-        if (!allowsFallback(last!)) break;
-      }
-      opts.log.error("model.failed", { kind: last!.kind, status: last!.status, message: last!.message });
-      return { type: "error", error: last!, partial: shown.asBlocks() };
+    name,
+    capabilities: { tools: true, vision: true, ...caps },
+    async attempt(req, { signal, idleTimeoutMs, shown }) {
+      const { client, sdk } = await connect();
+      return streamAttempt(client, sdk, toApiParams(req, model), model, idleTimeoutMs, signal, shown);
     },
   };
 }
-
-const stalledMessage = (idleTimeoutMs: number, tries: number): string =>
-  `The model stopped responding: nothing arrived for ${formatSeconds(idleTimeoutMs)}${tries > 1 ? `, on ${tries} tries` : ""}.`;
-
-const formatSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
-
-const aborted = (model: string, shown: ShownText): ModelResult => ({
-  type: "error",
-  error: { kind: "aborted", model, message: "The request was stopped." },
-  partial: shown.asBlocks(),
-});
-
-/**
- * Tracks the text the caller has been shown during one `stream` call, across attempts.
- * A retried attempt that repeats the shown text stays silent until it passes it; one that
- * says something else replaces the shown text with a single `text_reset`.
- */
-class ShownText {
-  #shown = "";
-  #seen = "";
-  #diverged = false;
-  readonly #emit: (e: ModelEvent) => void;
-
-  constructor(emit: (e: ModelEvent) => void) {
-    this.#emit = emit;
-  }
-
-  startAttempt(): void {
-    this.#seen = "";
-    this.#diverged = false;
-  }
-
-  add(delta: string): void {
-    this.#seen += delta;
-    const seen = this.#seen;
-    const shown = this.#shown;
-    if (this.#diverged) {
-      this.#shown = seen;
-      this.#emit({ type: "text_delta", text: delta });
-    } else if (seen.length <= shown.length) {
-      if (!shown.startsWith(seen)) this.#replace();
-    } else if (seen.startsWith(shown)) {
-      this.#shown = seen;
-      this.#emit({ type: "text_delta", text: seen.slice(shown.length) });
-    } else {
-      this.#replace();
-    }
-  }
-
-  /** At the end of a successful attempt: its text may be a strict prefix of what was shown. */
-  finishAttempt(): void {
-    if (this.#seen !== this.#shown) this.#replace();
-  }
-
-  asBlocks(): AssistantBlock[] {
-    return this.#shown ? [{ type: "text", text: this.#shown }] : [];
-  }
-
-  #replace(): void {
-    this.#diverged = true;
-    this.#shown = this.#seen;
-    this.#emit({ type: "text_reset", text: this.#seen });
-  }
-}
-
-type AttemptResult = { type: "ok"; message: AssistantMessage } | { type: "error"; error: ModelError };
 
 type BlockDraft =
   | { type: "text"; text: string }
@@ -214,19 +86,7 @@ async function streamAttempt(
   signal: AbortSignal,
   shown: ShownText,
 ): Promise<AttemptResult> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  signal.addEventListener("abort", onAbort, { once: true });
-  let stalled = false;
-  let idle: NodeJS.Timeout | undefined;
-  const touch = () => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
-      stalled = true;
-      controller.abort();
-    }, idleTimeoutMs);
-  };
-
+  const watch = new AttemptWatch(signal, idleTimeoutMs);
   shown.startAttempt();
   const drafts: (BlockDraft | undefined)[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
@@ -234,10 +94,9 @@ async function streamAttempt(
   let stopReason: string | null = null;
   let complete = false;
   try {
-    touch();
-    const stream = await client.messages.create({ ...params, stream: true }, { signal: controller.signal });
+    const stream = await client.messages.create({ ...params, stream: true }, { signal: watch.signal });
     for await (const ev of stream) {
-      touch();
+      watch.touch();
       switch (ev.type) {
         case "message_start":
           answeredBy = ev.message.model || model;
@@ -261,17 +120,12 @@ async function streamAttempt(
       }
     }
   } catch (err) {
-    if (!stalled && !signal.aborted) return { type: "error", error: classifyModelError(err, model, sdk, client.baseURL) };
+    if (!watch.cancelled) return { type: "error", error: classifyModelError(err, model, sdk, client.baseURL) };
   } finally {
-    clearTimeout(idle);
-    signal.removeEventListener("abort", onAbort);
+    watch.release();
   }
-  // The SDK ends the iteration quietly on abort, so the reason is decided here.
-  if (signal.aborted) return { type: "error", error: { kind: "aborted", model, message: "The request was stopped." } };
-  if (stalled) return { type: "error", error: { kind: "stalled", model, message: stalledMessage(idleTimeoutMs, 1) } };
-  if (!complete) {
-    return { type: "error", error: { kind: "connection", model, message: `The model stream from ${displayUrl(client.baseURL)} ended before the message was complete.` } };
-  }
+  const ended = watch.outcome(model, complete, client.baseURL);
+  if (ended) return ended;
   shown.finishAttempt();
   return {
     type: "ok",
@@ -351,17 +205,4 @@ function toStop(reason: string | null): AssistantStop {
     default:
       return "end_turn";
   }
-}
-
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,26 +1,12 @@
 // The one boundary between Hearth's messages and the Anthropic Messages API.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Message, ToolCallBlock } from "../../messages.ts";
-import type { ToolSpec } from "../../tool.ts";
+import { MISSING_RESULT, type ModelRequest } from "../model.ts";
 
 type ApiMessage = Anthropic.MessageParam;
 type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
 type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ThinkingBlockParam;
 
-/** A piece of the system prompt. `cacheBreakpoint` marks the end of a byte-stable prefix. */
-export interface SystemBlock {
-  text: string;
-  cacheBreakpoint?: boolean;
-}
-
-export interface ModelRequest {
-  system: SystemBlock[];
-  tools: ToolSpec[];
-  messages: Message[];
-  maxTokens: number;
-}
-
-export const MISSING_RESULT = "No result: the run was interrupted before this tool finished.";
 const INTERRUPTED = "[interrupted]";
 const CACHE = { type: "ephemeral" } as const;
 

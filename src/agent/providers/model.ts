@@ -1,0 +1,58 @@
+// The provider boundary (DESIGN §6): what the agent loop sends to a model and gets back,
+// whatever the provider. The loop sees only `ModelClient`; each provider converts a
+// `ModelRequest` to its own API in exactly one function (providers/<name>/request.ts).
+import type { AssistantBlock, AssistantMessage, Message } from "../messages.ts";
+import type { ModelError } from "../model-errors.ts";
+import type { ToolSpec } from "../tool.ts";
+
+/** A piece of the system prompt. `cacheBreakpoint` marks the end of a byte-stable prefix. */
+export interface SystemBlock {
+  text: string;
+  cacheBreakpoint?: boolean;
+}
+
+export interface ModelRequest {
+  system: SystemBlock[];
+  /** Empty: the request offers no tools (a summary, or a model that cannot call tools). */
+  tools: ToolSpec[];
+  messages: Message[];
+  maxTokens: number;
+}
+
+/** The synthetic result of a tool call that never got one (a crash or abort). */
+export const MISSING_RESULT = "No result: the run was interrupted before this tool finished.";
+
+export type ModelEvent =
+  | { type: "text_delta"; text: string }
+  /** The text streamed so far for this call is void; `text` replaces all of it. */
+  | { type: "text_reset"; text: string }
+  | { type: "retry"; attempt: number; delayMs: number; error: ModelError }
+  | { type: "fallback"; from: string; to: string; error: ModelError };
+
+export type ModelResult =
+  | { type: "ok"; message: AssistantMessage }
+  /** `partial` holds what the caller was already shown (text), for an interrupted record. */
+  | { type: "error"; error: ModelError; partial: AssistantBlock[] };
+
+export interface ModelCallOptions {
+  signal: AbortSignal;
+  /** Called synchronously for every event; must not throw. */
+  onEvent: (e: ModelEvent) => void;
+}
+
+/** What a model can take besides text, from config or learned from its first refusal. */
+export interface ModelCapabilities {
+  tools: boolean;
+  vision: boolean;
+  /** Why tools are off, for /status: "config" (`tools: false`) or what the API said. */
+  toolsOffReason?: string;
+}
+
+export interface ModelClient {
+  /** The primary model's name (for status and cost display). */
+  readonly model: string;
+  /** Streams one response. Never throws: failures and aborts are returned as error values. */
+  stream(req: ModelRequest, opts: ModelCallOptions): Promise<ModelResult>;
+  /** The primary model's capabilities now; absent for clients that do not know (test fakes). */
+  capabilities?(): ModelCapabilities;
+}
