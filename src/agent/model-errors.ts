@@ -173,6 +173,7 @@ function midStreamKind(type: string | null): Pick<ModelError, "kind"> {
     case "rate_limit_error":
       return { kind: "rate_limited" };
     case "api_error":
+    case "server_error": // OpenAI-compatible servers
     case "timeout_error":
       return { kind: "server" };
     case "invalid_request_error":

@@ -36,6 +36,9 @@ export interface RegistryOptions {
   maxTokens: number;
   retry?: Partial<RetryPolicy>;
   log: Logger;
+  /** The policy's wait between retries (tests). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  random?: () => number;
 }
 
 /** A model name resolved against the providers. */
@@ -101,7 +104,8 @@ export class ModelRegistry {
     const key = chain.join("\n");
     let client = this.#clients.get(key);
     if (!client) {
-      client = createModelClient({ targets: chain.map((n) => this.#target(n)), log: this.#opts.log, ...(this.#opts.retry ? { retry: this.#opts.retry } : {}) });
+      const { log, retry, sleep, random } = this.#opts;
+      client = createModelClient({ targets: chain.map((n) => this.#target(n)), log, ...(retry ? { retry } : {}), ...(sleep ? { sleep } : {}), ...(random ? { random } : {}) });
       this.#clients.set(key, client);
     }
     return client;
