@@ -78,8 +78,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const modelListings: RecordedRequest[] = [];
   const queue: OpenAIScripted[] = [];
   const closing = new AbortController();
-  let ids = 0;
-  const nextId = (prefix: string) => `${prefix}_${++ids}`;
+  const counters = new Map<string, number>();
+  const nextId = (prefix: string) => {
+    const n = (counters.get(prefix) ?? 0) + 1;
+    counters.set(prefix, n);
+    return `${prefix}_${n}`;
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;

@@ -67,8 +67,8 @@ describe("OpenAI-compatible client", () => {
     const { result } = await call("local/llama3.2");
     expect(result.type === "ok" && result.message.content).toEqual([
       { type: "text", text: "Checking." },
-      { type: "tool_call", id: "call_2", name: "exec", input: { command: "ls -la /tmp" } },
-      { type: "tool_call", id: "call_3", name: "read_file", input: { path: "notes/today.md" } },
+      { type: "tool_call", id: "call_1", name: "exec", input: { command: "ls -la /tmp" } },
+      { type: "tool_call", id: "call_2", name: "read_file", input: { path: "notes/today.md" } },
     ]);
     expect(result.type === "ok" && result.message.stop).toBe("tool_use");
   });
@@ -77,7 +77,7 @@ describe("OpenAI-compatible client", () => {
     oai.enqueue({ type: "completion", calls: [{ name: "exec", arguments: '{"command": "ec' }], finishReason: "length" });
     const { result } = await call("local/llama3.2");
     expect(result.type === "ok" && result.message.stop).toBe("max_tokens");
-    expect(result.type === "ok" && result.message.content).toEqual([{ type: "tool_call", id: "call_2", name: "exec", input: { _unparsed: '{"command": "ec' } }]);
+    expect(result.type === "ok" && result.message.content).toEqual([{ type: "tool_call", id: "call_1", name: "exec", input: { _unparsed: '{"command": "ec' } }]);
   });
 
   it("retries a 429 after its retry-after, then answers", async () => {
