@@ -146,3 +146,49 @@ describe("OpenAI-compatible models (hearth chat -m, e2e)", () => {
     expect(sent.at(-2)).toMatchObject({ role: "assistant", content: expect.stringMatching(/^one two [\s\S]*\n\n\[interrupted\]$/) });
   });
 });
+
+describe("/model (daemon e2e)", () => {
+  it("lists the choices, switches this conversation's model across providers, and hearth status shows it", async () => {
+    home = makeHome({
+      model: { name: "ollama/llama3.2", fallbacks: ["claude-haiku-5"] },
+      providers: { ollama: { baseUrl: oai.baseUrl, models: { gemma: { tools: false, contextWindow: 8192, maxTokens: 2048 } } } },
+    });
+    daemon = await startDaemon(home, anthropicEnv());
+    const say = async (text: string) => (await daemon!.hearth(["chat", "-m", text])).stdout;
+
+    expect(await say("/model")).toBe(
+      "Model: ollama/llama3.2\nChoices: ollama/llama3.2, claude-haiku-5, ollama/gemma\nSwitch with /model NAME (any provider/model name); /model default goes back to ollama/llama3.2.\n",
+    );
+    expect(await say("/model mystery/x")).toBe(
+      '"mystery/x" names the provider "mystery", which is neither in providers of config.json nor a preset (anthropic, openai, openrouter, groq, ollama, lmstudio, vllm).\nChoices: ollama/llama3.2, claude-haiku-5, ollama/gemma\n',
+    );
+    expect(await say("/model claude-haiku-5")).toBe("Model for this conversation: claude-haiku-5.\n");
+    anth.enqueue(text("Haiku here."));
+    expect(await say("hello")).toBe("Haiku here.\n");
+    expect(anth.requests[0]!.body.model).toBe("claude-haiku-5");
+    expect(oai.requests).toHaveLength(0);
+
+    expect(await say("/model ollama/gemma")).toBe("Model for this conversation: ollama/gemma. It cannot call tools, so it answers without them.\n");
+    oai.enqueue(reply("Gemma here."));
+    expect(await say("hello again")).toBe("Gemma here.\n");
+    expect(oai.requests[0]!.body).toMatchObject({ model: "gemma", max_tokens: 2048 });
+    expect(oai.requests[0]!.body.tools).toBeUndefined();
+    // The earlier answer from another provider is part of the conversation it sees.
+    expect(chatMessages(oai.requests[0]!).map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+
+    const status = await daemon.hearth(["status", "--json"]);
+    const main = (JSON.parse(status.stdout) as { sessions: { key: string; model: string }[] }).sessions.find((s) => s.key === "main");
+    expect(main!.model).toBe("ollama/gemma");
+    const plain = await daemon.hearth(["status"]);
+    expect(plain.stdout).toMatch(/\n {2}main +main +model ollama\/gemma {2}last /);
+
+    type Index = { sessions: Record<string, { model?: string }> };
+    const stored = async () => {
+      await new Promise((r) => setTimeout(r, 700)); // the index is written at most every 500 ms
+      return (JSON.parse(readFileSync(join(home, "sessions", "index.json"), "utf8")) as Index).sessions.main!.model;
+    };
+    expect(await stored()).toBe("ollama/gemma");
+    expect(await say("/model default")).toBe("Model for this conversation: ollama/llama3.2 (the default).\n");
+    expect(await stored()).toBeUndefined();
+  });
+});
