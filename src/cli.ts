@@ -21,7 +21,8 @@ Commands:
   chat                         talk with Hearth in this terminal (your main session)
   chat -m "TEXT"               send one message; the reply streams to stdout
   status [--json]              channels, sessions, active runs, queues, today's tokens
-  doctor                       check the setup; one line per check, with a fix for each problem
+  doctor [--online]            check the setup; one line per check, with a fix for each problem
+                               (--online: also try each model provider: key, model, tool calling)
   init                         create the home folder, a commented config.json and the workspace
 ${CRON_USAGE}  pairing list                 pending pairing codes and approved senders
   pairing approve CODE         let the person who got CODE talk to Hearth
@@ -31,6 +32,7 @@ Environment:
   HEARTH_HOME          the home folder (default ~/.hearth)
   ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
   ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
+  OPENAI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY   keys of those providers
   TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN   channel tokens
   HEARTH_LOG           log level: debug, info, warn or error
 `;
@@ -60,9 +62,10 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
         return runInit(home, io);
       case "pairing":
         return await runPairing(home, rest, io);
-      case "doctor":
-        parse(rest, {});
-        return await runDoctor(home, io);
+      case "doctor": {
+        const { values } = parse(rest, { online: { type: "boolean" } });
+        return await runDoctor(home, io, process.env, { online: values.online === true });
+      }
       case "cron":
         return await runCron(home, rest, io);
       case undefined:

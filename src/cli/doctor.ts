@@ -1,6 +1,7 @@
 // `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
 // problem. It keeps going when something is broken (a bad config must not hide a bad cron
-// job), never prints a secret, and contacts nothing but the local daemon's socket.
+// job), never prints a secret, and contacts nothing but the local daemon's socket — unless
+// `--online` asks it to try each model provider (doctor-online.ts).
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -17,7 +18,9 @@ import { silentLogger } from "../log.ts";
 import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
+import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { connectDaemon } from "./client.ts";
+import { checkProvidersOnline } from "./doctor-online.ts";
 
 export interface Check {
   name: string;
@@ -33,8 +36,8 @@ const BWRAP_HINT = `install bubblewrap: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
 
-export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const checks = await doctor(home, env);
+export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env, opts: { online?: boolean } = {}): Promise<number> {
+  const checks = await doctor(home, env, opts);
   for (const c of checks) {
     // "!": works, but with a risk the owner should know about (the fix says how to remove it).
     io.stdout.write(`${c.ok ? (c.fix ? "!" : "✓") : "✗"} ${c.name}: ${c.detail}\n`);
@@ -45,7 +48,7 @@ export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStrea
   return failed ? 1 : 0;
 }
 
-export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { online?: boolean } = {}): Promise<Check[]> {
   const paths = homePaths(home);
   const checks: Check[] = [checkNode()];
 
@@ -72,6 +75,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
+  if (opts.online) checks.push(...(await checkProvidersOnline(config)));
   return checks;
 }
 
@@ -82,6 +86,8 @@ function checkNode(): Check {
 }
 
 function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv): Check {
+  const used = [config.model.name, ...config.model.fallbacks].map((n) => splitModelName(n).provider);
+  if (!used.includes("anthropic")) return checkProviderKeys(config, used);
   const key = config.model.apiKey ?? rawApiKey(configPath);
   const source = env.ANTHROPIC_API_KEY ? "ANTHROPIC_API_KEY" : key ? "config.json" : null;
   if (!key && config.model.baseUrl) return ok("api key", `none set; requests go to ${config.model.baseUrl}`);
@@ -92,6 +98,18 @@ function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv)
     return problem("api key", `the key from ${source} does not look like an Anthropic key (they start with "sk-ant-")`, "copy the key again from the Anthropic Console");
   }
   return ok("api key", `set (from ${source}; not shown)`);
+}
+
+/** Without an Anthropic model: the hosted providers in use need their keys; local servers do not. */
+function checkProviderKeys(config: Config, used: string[]): Check {
+  const missing = [...new Set(used)].filter((name) => {
+    const preset = PROVIDER_PRESETS[name];
+    const p = config.providers[name];
+    return preset?.needsKey && !p?.apiKey && (!p?.baseUrl || p.baseUrl === preset.baseUrl);
+  });
+  if (missing.length === 0) return ok("api key", `not needed for Anthropic; providers in use: ${[...new Set(used)].join(", ")}`);
+  const envs = missing.map((name) => config.providers[name]?.apiKeyEnv ?? PROVIDER_PRESETS[name]!.keyEnv!);
+  return problem("api key", `no key for ${missing.join(", ")}`, `export ${envs.map((e) => `${e}=…`).join(" ")} (or providers.<name>.apiKey in config.json)`);
 }
 
 /** model.apiKey from a config.json that does not validate as a whole. */
