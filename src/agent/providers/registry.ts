@@ -52,6 +52,8 @@ export interface ResolvedModel {
   contextWindow: number;
   maxTokens: number;
   capabilities: ModelCapabilities;
+  /** USD per million tokens, from config; absent when config does not say. */
+  pricing?: { input: number; output: number };
 }
 
 /** A model name that refers to no configured or preset provider. */
@@ -95,6 +97,7 @@ export class ModelRegistry {
       contextWindow: window,
       maxTokens: Math.min(spec?.maxTokens ?? this.#opts.maxTokens, window - 1),
       capabilities: { tools: !toolsOff, vision: spec?.vision ?? type === "anthropic", ...(toolsOff ? { toolsOffReason: "config" } : {}) },
+      ...(spec?.pricing ? { pricing: spec.pricing } : {}),
     };
   }
 
