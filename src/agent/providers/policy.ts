@@ -95,6 +95,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
           opts.log.warn("model.fallback", { from: from.name, to: target.name, kind: last.kind });
           onEvent({ type: "fallback", from: from.name, to: target.name, error: last });
         }
+        const before = { last, from };
         from = target;
         for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
           if (signal.aborted) return failed(abortedError(target.name));
@@ -108,6 +109,12 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
             target.capabilities.tools = false;
             target.capabilities.toolsOffReason = last.message;
             opts.log.warn("model.tools_unsupported", { model: target.name, message: last.message });
+            if (i > 0) {
+              // A fallback that cannot call tools is skipped, as if config had said so.
+              opts.log.warn("model.fallback_skipped", { model: target.name, lacks: "tools" });
+              ({ last, from } = before);
+              continue models;
+            }
             attempt--;
             continue;
           }

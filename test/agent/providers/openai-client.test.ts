@@ -170,3 +170,22 @@ describe("OpenAI-compatible client", () => {
     expect(result).toEqual({ type: "error", error: { kind: "aborted", model: "llama3.2", message: "The request was stopped." }, partial: [{ type: "text", text: "one two " }] });
   });
 });
+
+describe("a fallback that refuses tools", () => {
+  it("is skipped for the rest of the process, and the next fallback answers", async () => {
+    oai.enqueue({ type: "http_error", status: 404 });
+    anth.enqueue(text("Claude here."), text("Claude again."));
+    const { r } = registry("local/llama3.2", ["local/gemma", "claude-haiku-5"]);
+    const events: ModelEvent[] = [];
+    const c = r.clientFor();
+    const result = await c.stream(request(), { signal: new AbortController().signal, onEvent: (e) => events.push(e) });
+    expect(result.type === "ok" && result.message.content).toEqual([{ type: "text", text: "Claude here." }]);
+    expect(events.filter((e) => e.type === "fallback")).toMatchObject([{ from: "local/llama3.2", to: "local/gemma" }, { from: "local/llama3.2", to: "claude-haiku-5", error: { kind: "not_found" } }]);
+    expect(oai.requests.map((q) => q.body.model)).toEqual(["llama3.2", "gemma"]);
+
+    oai.enqueue({ type: "http_error", status: 404 });
+    await c.stream(request(), { signal: new AbortController().signal, onEvent: () => {} });
+    expect(oai.requests.map((q) => q.body.model)).toEqual(["llama3.2", "gemma", "llama3.2"]);
+    expect(anth.requests).toHaveLength(2);
+  });
+});
