@@ -38,6 +38,8 @@ export interface ScriptedCompletion {
   failAfterChars?: { chars: number; type?: string; message?: string };
   /** After this many streamed text characters, reset the connection. */
   dropAfterChars?: number;
+  /** Each call whole in one chunk without `index`, as older Ollama versions stream them. */
+  wholeCallsWithoutIndex?: boolean;
 }
 
 export type OpenAIScripted =
@@ -227,6 +229,10 @@ async function streamCompletion(res: ServerResponse, signal: AbortSignal, reply:
   if (cutAt !== Infinity) return cut();
   for (const [index, c] of calls.entries()) {
     if (!(await pause())) return;
+    if (reply.wholeCallsWithoutIndex) {
+      write(chunk({ tool_calls: [{ id: c.id, type: "function", function: { name: c.name, arguments: c.args } }] }));
+      continue;
+    }
     // The first piece names the call; the rest carry only its index and more arguments.
     write(chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] }));
     for (const piece of split(c.args, reply.chunkSize)) {

@@ -73,6 +73,15 @@ describe("OpenAI-compatible client", () => {
     expect(result.type === "ok" && result.message.stop).toBe("tool_use");
   });
 
+  it("assembles whole tool calls from a server that sends no index (older Ollama)", async () => {
+    oai.enqueue({ type: "completion", calls: [{ name: "exec", arguments: { command: "ls" } }, { name: "exec", arguments: { command: "pwd" } }], wholeCallsWithoutIndex: true });
+    const { result } = await call("local/llama3.2");
+    expect(result.type === "ok" && result.message.content).toEqual([
+      { type: "tool_call", id: "call_1", name: "exec", input: { command: "ls" } },
+      { type: "tool_call", id: "call_2", name: "exec", input: { command: "pwd" } },
+    ]);
+  });
+
   it("maps finish_reason length to max_tokens and keeps cut-off arguments for validation", async () => {
     oai.enqueue({ type: "completion", calls: [{ name: "exec", arguments: '{"command": "ec' }], finishReason: "length" });
     const { result } = await call("local/llama3.2");

@@ -94,7 +94,7 @@ async function streamAttempt(
       }
       for (const tc of delta?.tool_calls ?? []) {
         // Arguments arrive in pieces; `index` says which call each piece belongs to.
-        const draft = (calls[tc.index] ??= { id: "", name: "", args: "" });
+        const draft = (calls[callIndex(calls, tc)] ??= { id: "", name: "", args: "" });
         if (tc.id) draft.id = tc.id;
         if (tc.function?.name) draft.name += tc.function.name;
         if (tc.function?.arguments) draft.args += tc.function.arguments;
@@ -117,6 +117,16 @@ async function streamAttempt(
   }
   const hasCalls = content.some((b) => b.type === "tool_call");
   return { type: "ok", message: { role: "assistant", content, stop: toStop(finish, hasCalls), model: answeredBy, usage, ts: Date.now() } };
+}
+
+/** `index` says which call a piece belongs to; servers that omit it (older Ollama) send each call whole, with its id. */
+function callIndex(calls: CallDraft[], tc: { index?: number; id?: string }): number {
+  if (typeof tc.index === "number") return tc.index;
+  if (tc.id) {
+    const known = calls.findIndex((c) => c?.id === tc.id);
+    return known === -1 ? calls.length : known;
+  }
+  return Math.max(0, calls.length - 1);
 }
 
 /** The usage chunk (`stream_options.include_usage`): cached prompt tokens are counted apart, as Anthropic's are. */
