@@ -48,6 +48,14 @@ describe("OpenAI-compatible models (hearth chat -m, e2e)", () => {
     expect(anth.requests).toHaveLength(0);
   });
 
+  it("exits 2 and names the variable when a hosted provider has no key", async () => {
+    home = makeHome({ model: { name: "openrouter/meta-llama/llama-3.3-70b-instruct" } });
+    const r = await runHearth(["chat", "-m", "hi"], env());
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain('Hearth needs an API key for the provider "openrouter" to talk to the model.\n  Set it in your shell:  export OPENROUTER_API_KEY=...\n');
+  });
+
   it("retries a 429 after its retry-after and prints the answer once", async () => {
     ollamaHome();
     oai.enqueue({ type: "http_error", status: 429, headers: { "retry-after": "1" } }, reply("Answer after the wait."));
