@@ -59,6 +59,8 @@ export interface ModelInfo {
   tools: boolean;
   /** Why it runs without tools: "config" or what the API said. */
   toolsOffReason?: string;
+  /** USD per million tokens from providers.<name>.models.<id>.pricing (not yet used by the cost estimate). */
+  pricing?: { input: number; output: number };
 }
 
 export interface AgentRuntime {
@@ -233,7 +235,13 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     modelInfo(name) {
       const r = registry.resolve(name ?? config.model.name);
       const caps = opts.model?.capabilities?.() ?? registry.capabilities(r.name);
-      return { name: r.name, contextWindow: r.contextWindow, tools: caps.tools, ...(caps.toolsOffReason ? { toolsOffReason: caps.toolsOffReason } : {}) };
+      return {
+        name: r.name,
+        contextWindow: r.contextWindow,
+        tools: caps.tools,
+        ...(caps.toolsOffReason ? { toolsOffReason: caps.toolsOffReason } : {}),
+        ...(r.pricing ? { pricing: r.pricing } : {}),
+      };
     },
     run(req) {
       const m = modelFor(req.model);
