@@ -17,7 +17,7 @@ import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import type { Config } from "./config.ts";
+import { purposeModels, type Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 
 const FLUSH_PROMPT =
@@ -136,10 +136,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     }
     return { client: opts.model ?? registry.clientFor(resolved.name), resolved };
   };
-  // compaction.model and heartbeat.model do not exist in config yet: when they do, the summary
-  // model is `modelFor(config.compaction.model).client` here, and the heartbeat's run passes
-  // `model: config.heartbeat.model` in its SessionRunRequest.
-  const summaryModelFor = (sessionModel: ModelClient) => sessionModel;
+  // compaction.model (any provider's model) writes the summaries; without it, the session's model does.
+  const compactionModel = purposeModels(config)["compaction.model"];
+  const summaryModelFor = (sessionModel: ModelClient) => (compactionModel ? modelFor(compactionModel).client : sessionModel);
   // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
   const execSandbox = resolveExecSandbox({
     mode: config.tools.exec.sandbox,

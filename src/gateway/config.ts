@@ -352,6 +352,16 @@ function applyEnv(raw: unknown, env: Env): { value: unknown; fromEnv: Map<string
 }
 
 /**
+ * The per-purpose models (`compaction.model`, `heartbeat.model`) by key path, where config has
+ * them: they name models of any provider, like model.name.
+ */
+export function purposeModels(config: Config): Record<"compaction.model" | "heartbeat.model", string | undefined> {
+  const c = config as { compaction?: { model?: unknown }; heartbeat?: { model?: unknown } };
+  const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
+  return { "compaction.model": str(c.compaction?.model), "heartbeat.model": str(c.heartbeat?.model) };
+}
+
+/**
  * Completes `config.providers`: every provider a model name refers to gets an entry (a preset
  * fills type and base URL), every entry its type and its key from the environment. Returns the
  * names that refer to no provider, by key path.
@@ -359,6 +369,7 @@ function applyEnv(raw: unknown, env: Env): { value: unknown; fromEnv: Map<string
 function resolveProviders(config: Config, env: Env): { path: string; message: string }[] {
   const problems: { path: string; message: string }[] = [];
   const names: [string, string][] = [["model.name", config.model.name], ...config.model.fallbacks.map((n, i): [string, string] => [`model.fallbacks.${i}`, n])];
+  for (const [at, name] of Object.entries(purposeModels(config))) if (name) names.push([at, name]);
   for (const [at, name] of names) {
     const { provider, model } = splitModelName(name);
     if (!model) problems.push({ path: at, message: `"${name}" names no model after "${provider}/"` });

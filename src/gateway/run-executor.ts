@@ -11,7 +11,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     ctx.sessions.countRun();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
-      model: ctx.sessions.get(run.sessionKey)?.model,
+      model: run.items[0]?.model ?? ctx.sessions.get(run.sessionKey)?.model,
       scope,
       input: run.items.map((i) => i.turn),
       signal: run.signal,
