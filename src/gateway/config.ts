@@ -397,6 +397,13 @@ function resolveProviders(config: Config, env: Env): { path: string; message: st
     const fromEnv = keyEnv ? env[keyEnv]?.trim() : undefined;
     if (!p.apiKey && fromEnv) p.apiKey = fromEnv;
     if (p.apiKey) registerSecret(p.apiKey);
+    // A gateway's credentials may come as a header ("Authorization: Bearer …", "x-api-key").
+    for (const [header, value] of Object.entries(p.headers ?? {})) {
+      if (/auth|key|token|secret/i.test(header)) {
+        registerSecret(value);
+        registerSecret(value.replace(/^(?:Bearer|Basic)\s+/i, ""));
+      }
+    }
   }
   return problems;
 }

@@ -55,6 +55,11 @@ describe("providers in config", () => {
     expect(redact("lab-secret-key-9")).toBe("[redacted]");
   });
 
+  it("header credentials are redacted in logs, other header values are not", async () => {
+    await load({ providers: { gw: { type: "openai", baseUrl: "http://127.0.0.1:1/v1", headers: { Authorization: "Bearer gw-secret-token-77", "x-title": "Hearth at home" } } } });
+    expect(redact("sent gw-secret-token-77 as Hearth at home")).toBe("sent [redacted] as Hearth at home");
+  });
+
   it("names the key path of a model whose provider is unknown", async () => {
     expect(await issues({ model: { fallbacks: ["claude-haiku-5", "olama/llama3.2"] } })).toBe(
       '✖ unknown provider "olama" in "olama/llama3.2": add providers.olama or use one of anthropic, openai, openrouter, groq, ollama, lmstudio, vllm\n  → at model.fallbacks.1',
