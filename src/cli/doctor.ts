@@ -133,7 +133,9 @@ function checkConfigMode(configPath: string): Check[] {
     return [];
   }
   const at = (...keys: string[]) => keys.reduce<unknown>((n, k) => (n && typeof n === "object" ? (n as Record<string, unknown>)[k] : undefined), raw);
-  const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token")].some((v) => typeof v === "string" && v.trim() !== "");
+  const providers = at("providers");
+  const providerKeys = providers && typeof providers === "object" ? Object.keys(providers).map((name) => at("providers", name, "apiKey")) : [];
+  const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), ...providerKeys].some((v) => typeof v === "string" && v.trim() !== "");
   if (!held || (mode & 0o077) === 0) return [];
   return [problem("config file", `${configPath} holds a secret and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${configPath}`)];
 }

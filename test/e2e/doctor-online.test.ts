@@ -65,3 +65,17 @@ describe("hearth doctor --online", () => {
     expect(local.modelListings).toHaveLength(0);
   });
 });
+
+describe("hearth doctor (offline) and provider keys", () => {
+  it("fails a config.json that holds a provider key and that other users can read", async () => {
+    const { chmodSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    home = makeHome({ model: { name: "groq/llama-3.3-70b-versatile" }, providers: { groq: { apiKey: "gsk-doctor-secret-1" } } });
+    const file = join(home, "config.json");
+    chmodSync(file, 0o644);
+    const r = await runHearth(["doctor"], isolatedEnv({ HEARTH_HOME: home }));
+    expect(r.stdout).toContain(`✗ config file: ${file} holds a secret and is readable by other users (mode 644)\n    fix: chmod 600 ${file}\n`);
+    expect(r.stdout).toContain("✓ api key: not needed for Anthropic; providers in use: groq\n");
+    expect(r.stdout).not.toContain("gsk-doctor-secret-1");
+  });
+});
