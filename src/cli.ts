@@ -87,9 +87,10 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return runInit(home, io);
     case "pairing":
       return await runPairing(home, rest, io);
-    case "doctor":
-      parse(rest, {});
-      return await runDoctor(home, io);
+    case "doctor": {
+      const { values } = parse(rest, { online: { type: "boolean" } });
+      return await runDoctor(home, io, process.env, { online: values.online === true });
+    }
     case "cron":
       return await runCron(home, rest, io);
     case "usage":

@@ -3,7 +3,7 @@
 // decides when to use them and records the result.
 import type { Message, ToolResultMessage, UserMessage } from "./messages.ts";
 import { textOf } from "./messages.ts";
-import type { ModelClient } from "./model-client.ts";
+import type { ModelClient } from "./providers/model.ts";
 import type { ModelError } from "./model-errors.ts";
 import { truncateMiddle } from "./truncate.ts";
 

@@ -4,9 +4,9 @@
 import type { Logger } from "../log.ts";
 import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compaction.ts";
 import { contextTokens, type Message, type Usage } from "./messages.ts";
-import type { ModelClient } from "./model-client.ts";
+import type { ModelClient } from "./providers/model.ts";
 import type { ModelError } from "./model-errors.ts";
-import type { ModelRequest } from "./model-request.ts";
+import type { ModelRequest } from "./providers/model.ts";
 
 export const WARN_AT = 0.6;
 export const COMPACT_AT = 0.8;

@@ -14,9 +14,9 @@ import {
   type Usage,
   type UserMessage,
 } from "./messages.ts";
-import type { ModelClient, ModelEvent } from "./model-client.ts";
+import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
-import type { CacheTtl, ModelRequest, SystemBlock } from "./model-request.ts";
+import type { CacheTtl, ModelRequest, SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
 import type { ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
@@ -53,8 +53,6 @@ export interface RunSpec {
   record: (m: Message) => void;
   /** Keeps the request inside the model's window (compaction); absent means no budget checks. */
   budget?: ContextBudget;
-  /** Another model than the client's primary one (the heartbeat's cheap model). */
-  model?: string;
   /** TTL of the cached system prefix; absent: 5 minutes. */
   cacheTtl?: CacheTtl;
 }
@@ -117,7 +115,6 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         tools: toolSpecs,
         messages,
         maxTokens: spec.maxTokens,
-        ...(spec.model ? { model: spec.model } : {}),
         ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
       };
       if (spec.budget) {

@@ -1,6 +1,6 @@
 // Hearth's own conversation records. They are what transcripts store and what the agent loop
-// works on; `toApiMessages` (model-request.ts) is the only place that turns them into Anthropic
-// API messages.
+// works on; each provider has exactly one function (providers/<name>/request.ts) that turns them
+// into its API's messages.
 
 export type Scope = "main" | "shared";
 

@@ -1,12 +1,31 @@
 // What went wrong talking to the model, as a value: its kind decides retry and fallback. Its
 // message is for the owner and the log (no secrets; it may name config keys, environment
 // variables and the API's address); `modelErrorNotice` decides what a chat is shown.
-import type * as AnthropicSdk from "@anthropic-ai/sdk";
 import { redact } from "../log.ts";
 import type { Scope } from "./messages.ts";
 
+/** An SDK's API error as both official SDKs (Anthropic, OpenAI) shape it. */
+interface SdkApiError extends Error {
+  status: number | undefined;
+  headers: Headers | undefined;
+  type?: string | null | undefined;
+  /** Anthropic: the API's own message. */
+  apiMessage?: string | null;
+  /** OpenAI: the error body, whose `message` is the API's own words. */
+  error?: unknown;
+}
+
+type ErrorClass<T = Error> = abstract new (...args: never[]) => T;
+
 /** The SDK's error classes (the SDK module itself, loaded when the first request is made). */
-export type SdkErrors = Pick<typeof AnthropicSdk, "APIError" | "APIConnectionError" | "APIUserAbortError">;
+export interface SdkErrors {
+  APIError: ErrorClass<SdkApiError>;
+  APIConnectionError: ErrorClass;
+  APIUserAbortError: ErrorClass;
+}
+
+/** Where the key for an endpoint is set, for the 401/403 message. */
+export const ANTHROPIC_KEY_HINT = "ANTHROPIC_API_KEY or in model.apiKey in config.json";
 
 export type ModelErrorKind =
   | "auth" // 401/403: not retried, not worth a fallback
@@ -42,7 +61,8 @@ export const allowsFallback = (e: ModelError): boolean => isRetryable(e) || e.ki
 const overflowText = /prompt is too long|context window|context_length|too many tokens/i;
 
 /** `baseURL`: the API address the request went to, named in connection errors. */
-export function classifyModelError(err: unknown, model: string, sdk: SdkErrors, baseURL: string): ModelError {
+/** `keyHint`: where the key is set ("OPENROUTER_API_KEY or providers.openrouter.apiKey in config.json"). */
+export function classifyModelError(err: unknown, model: string, sdk: SdkErrors, baseURL: string, keyHint = ANTHROPIC_KEY_HINT): ModelError {
   const { APIConnectionError, APIError, APIUserAbortError } = sdk;
   if (err instanceof APIUserAbortError) return { kind: "aborted", model, message: "The request was stopped." };
   if (err instanceof APIConnectionError) {
@@ -51,15 +71,15 @@ export function classifyModelError(err: unknown, model: string, sdk: SdkErrors, 
   if (err instanceof APIError) {
     const status = err.status;
     // The API's own words reach logs and the user's chat: never with a secret in them.
-    const apiMessage = redact(err.apiMessage ?? err.message);
+    const apiMessage = redact(err.apiMessage ?? bodyMessage(err.error) ?? err.message);
     const retryAfterMs = parseRetryAfter(err.headers);
     const base = { model, ...(status !== undefined ? { status } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-    if (status === undefined) return { ...base, ...midStreamKind(err.type), message: `The model stream failed: ${apiMessage}` };
+    if (status === undefined) return { ...base, ...midStreamKind(err.type ?? null), message: `The model stream failed: ${apiMessage}` };
     if (status === 401 || status === 403) {
       return {
         ...base,
         kind: "auth",
-        message: `The model API rejected the API key (HTTP ${status}). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.`,
+        message: `The model API rejected the API key (HTTP ${status}). Set a valid key in ${keyHint}, then restart Hearth.`,
       };
     }
     if (status === 402) return { ...base, kind: "billing", message: `The model API refused the request for billing reasons (HTTP 402): ${apiMessage}` };
@@ -80,6 +100,14 @@ export function classifyModelError(err: unknown, model: string, sdk: SdkErrors, 
   // Anything else thrown while reading the body is the socket going away (undici's "terminated").
   const text = scrub(err instanceof Error ? err.message : String(err));
   return { kind: "connection", model, message: `The connection to the model API at ${displayUrl(baseURL)} broke (${text}).` };
+}
+
+/** `{"message": "..."}` or `{"error": {"message": "..."}}`, as OpenAI-compatible servers send it. */
+function bodyMessage(body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const b = body as { message?: unknown; error?: { message?: unknown } };
+  if (typeof b.message === "string") return b.message;
+  return typeof b.error?.message === "string" ? b.error.message : undefined;
 }
 
 /** The API address without credentials or query: safe for the log and the owner. */
@@ -145,6 +173,7 @@ function midStreamKind(type: string | null): Pick<ModelError, "kind"> {
     case "rate_limit_error":
       return { kind: "rate_limited" };
     case "api_error":
+    case "server_error": // OpenAI-compatible servers
     case "timeout_error":
       return { kind: "server" };
     case "invalid_request_error":

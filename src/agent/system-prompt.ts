@@ -1,7 +1,7 @@
 // The system prompt. Its bytes must stay identical from run to run of a session (prompt
 // caching, DESIGN §6): nothing here may depend on the time, the sender or the channel —
 // those go into the user turn (user-turn.ts).
-import type { SystemBlock } from "./model-request.ts";
+import type { SystemBlock } from "./providers/model.ts";
 import type { Scope } from "./messages.ts";
 
 const INSTRUCTIONS = `You are Hearth, a personal assistant running on your owner's own machine. Your owner talks to you privately (Telegram, Discord, terminal); other people meet you in group chats.

@@ -1,7 +1,8 @@
 // `hearth doctor`: checks everything Hearth needs, one line per check, with a fix for each
 // problem. It keeps going when something is broken (a bad config must not hide a bad cron
 // job), never prints a secret, and contacts nothing but the local daemon's socket and the
-// configured MCP servers (each is started once to list its tools, then stopped).
+// configured MCP servers (each is started once to list its tools, then stopped) — unless
+// `--online` asks it to try each model provider too (doctor-online.ts).
 import { hearthCmd } from "../hearth-command.ts";
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -19,9 +20,11 @@ import { silentLogger } from "../log.ts";
 import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
+import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { connectDaemon } from "./client.ts";
 import { checkMcpServers } from "./mcp.ts";
 import { checkSkills } from "./skills.ts";
+import { checkProvidersOnline } from "./doctor-online.ts";
 
 export interface Check {
   name: string;
@@ -37,8 +40,8 @@ const BWRAP_HINT = `install bubblewrap: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
 
-export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const checks = await doctor(home, env);
+export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env, opts: { online?: boolean } = {}): Promise<number> {
+  const checks = await doctor(home, env, opts);
   for (const c of checks) {
     // "!": works, but with a risk the owner should know about (the fix says how to remove it).
     io.stdout.write(`${c.ok ? (c.fix ? "!" : "✓") : "✗"} ${c.name}: ${c.detail}\n`);
@@ -49,7 +52,7 @@ export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStrea
   return failed ? 1 : 0;
 }
 
-export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Check[]> {
+export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { online?: boolean } = {}): Promise<Check[]> {
   const paths = homePaths(home);
   const checks: Check[] = [checkNode()];
 
@@ -77,6 +80,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv): Promise<Chec
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
   checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config)));
+  if (opts.online) checks.push(...(await checkProvidersOnline(config)));
   return checks;
 }
 
@@ -87,6 +91,8 @@ function checkNode(): Check {
 }
 
 function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv): Check {
+  const used = [config.model.name, ...config.model.fallbacks].map((n) => splitModelName(n).provider);
+  if (!used.includes("anthropic")) return checkProviderKeys(config, used);
   const key = config.model.apiKey ?? rawApiKey(configPath);
   const source = env.ANTHROPIC_API_KEY ? "ANTHROPIC_API_KEY" : key ? "config.json" : null;
   if (!key && config.model.baseUrl) return ok("api key", `none set; requests go to ${config.model.baseUrl}`);
@@ -97,6 +103,18 @@ function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv)
     return problem("api key", `the key from ${source} does not look like an Anthropic key (they start with "sk-ant-")`, "copy the key again from the Anthropic Console");
   }
   return ok("api key", `set (from ${source}; not shown)`);
+}
+
+/** Without an Anthropic model: the hosted providers in use need their keys; local servers do not. */
+function checkProviderKeys(config: Config, used: string[]): Check {
+  const missing = [...new Set(used)].filter((name) => {
+    const preset = PROVIDER_PRESETS[name];
+    const p = config.providers[name];
+    return preset?.needsKey && !p?.apiKey && (!p?.baseUrl || p.baseUrl === preset.baseUrl);
+  });
+  if (missing.length === 0) return ok("api key", `not needed for Anthropic; providers in use: ${[...new Set(used)].join(", ")}`);
+  const envs = missing.map((name) => config.providers[name]?.apiKeyEnv ?? PROVIDER_PRESETS[name]!.keyEnv!);
+  return problem("api key", `no key for ${missing.join(", ")}`, `export ${envs.map((e) => `${e}=…`).join(" ")} (or providers.<name>.apiKey in config.json)`);
 }
 
 /** model.apiKey from a config.json that does not validate as a whole. */
@@ -120,7 +138,9 @@ function checkConfigMode(configPath: string): Check[] {
     return [];
   }
   const at = (...keys: string[]) => keys.reduce<unknown>((n, k) => (n && typeof n === "object" ? (n as Record<string, unknown>)[k] : undefined), raw);
-  const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token")].some((v) => typeof v === "string" && v.trim() !== "");
+  const providers = at("providers");
+  const providerKeys = providers && typeof providers === "object" ? Object.keys(providers).map((name) => at("providers", name, "apiKey")) : [];
+  const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), ...providerKeys].some((v) => typeof v === "string" && v.trim() !== "");
   if (!held || (mode & 0o077) === 0) return [];
   return [problem("config file", `${configPath} holds a secret and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${configPath}`)];
 }

@@ -51,7 +51,7 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
     const activity = x.running ? `answering ${formatDuration(x.runningForMs ?? 0)}` : "idle";
     const queued = x.queued ? ` · ${x.queued} queued` : "";
     const fill = x.contextPercent >= 80 ? " (compacts before the next call)" : x.contextPercent >= 60 ? " (getting full)" : "";
-    lines.push(`  ${x.key.padEnd(width)}  ${x.scope.padEnd(6)}  last ${formatDuration(now - x.lastActivityAt)} ago  context ${x.contextPercent}%${fill}  ${activity}${queued}`);
+    lines.push(`  ${x.key.padEnd(width)}  ${x.scope.padEnd(6)}  model ${x.model ?? s.model}  last ${formatDuration(now - x.lastActivityAt)} ago  context ${x.contextPercent}%${fill}  ${activity}${queued}`);
   }
   const t = s.today;
   lines.push(

@@ -5,7 +5,9 @@ import type { AgentEventSink } from "../agent/events.ts";
 import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
 import type { Message, Scope, UserMessage } from "../agent/messages.ts";
-import { createAnthropicModelClient, type ModelClient } from "../agent/model-client.ts";
+import type { ModelClient } from "../agent/providers/model.ts";
+import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
+import { ModelRegistry, UnknownModelError, type ResolvedModel } from "../agent/providers/registry.ts";
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
@@ -18,7 +20,7 @@ import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import type { Config } from "./config.ts";
+import { purposeModels, type Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
 import type { RunPurpose, UsageTag } from "./usage/record.ts";
@@ -29,12 +31,18 @@ const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
 
 export class MissingApiKeyError extends Error {
-  constructor(configPath: string) {
+  /** `provider`: a provider other than Anthropic, and the variable that holds its key. */
+  constructor(configPath: string, provider?: { name: string; keyEnv: string | undefined }) {
     super(
-      `Hearth needs an Anthropic API key to talk to the model.\n` +
-        `  Set it in your shell:  export ANTHROPIC_API_KEY=sk-ant-...\n` +
-        `  or in ${configPath}:  "model": { "apiKey": "sk-ant-..." }\n` +
-        `Create a key in the Anthropic Console (Settings → API keys), then run the command again.`,
+      provider
+        ? `Hearth needs an API key for the provider "${provider.name}" to talk to the model.\n` +
+            (provider.keyEnv ? `  Set it in your shell:  export ${provider.keyEnv}=...\n` : "") +
+            `  or in ${configPath}:  "providers": { "${provider.name}": { "apiKey": "..." } }\n` +
+            `Then run the command again.`
+        : `Hearth needs an Anthropic API key to talk to the model.\n` +
+            `  Set it in your shell:  export ANTHROPIC_API_KEY=sk-ant-...\n` +
+            `  or in ${configPath}:  "model": { "apiKey": "sk-ant-..." }\n` +
+            `Create a key in the Anthropic Console (Settings → API keys), then run the command again.`,
     );
     this.name = "MissingApiKeyError";
   }
@@ -42,6 +50,8 @@ export class MissingApiKeyError extends Error {
 
 export interface SessionRunRequest {
   key: string;
+  /** The session's own model (/model); absent means model.name. */
+  model?: string | undefined;
   scope: Scope;
   input: UserMessage[];
   signal: AbortSignal;
@@ -53,8 +63,23 @@ export interface SessionRunRequest {
   origin?: { channel: string; sender: string };
 }
 
+/** A model as /model and /status describe it. */
+export interface ModelInfo {
+  name: string;
+  contextWindow: number;
+  tools: boolean;
+  /** Why it runs without tools: "config" or what the API said. */
+  toolsOffReason?: string;
+  /** USD per million tokens from providers.<name>.models.<id>.pricing (not yet used by the cost estimate). */
+  pricing?: { input: number; output: number };
+}
+
 export interface AgentRuntime {
   readonly model: ModelClient;
+  /** What /model offers: model.name, the fallbacks, then the models listed under providers. */
+  modelChoices(): string[];
+  /** Throws UnknownModelError for a name no provider serves. `name` absent: model.name. */
+  modelInfo(name?: string): ModelInfo;
   readonly memory: MemoryService | null;
   readonly skills: SkillRegistry | null;
   readonly mcp: McpManager | null;
@@ -62,7 +87,7 @@ export interface AgentRuntime {
   readonly execSandbox: ExecSandbox;
   run(req: SessionRunRequest): Promise<RunResult>;
   /** /compact: the memory flush and a summary of older turns, on demand. Not during a run. */
-  compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
+  compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal, sessionModel?: string): Promise<CompactOutcome>;
   /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
   resetSession(key: string, reason: string): void;
   /**
@@ -84,16 +109,27 @@ export interface AgentRuntimeOptions {
   skills?: SkillRegistry | null;
   /** MCP servers: their tools join the tool set (the caller starts and stops them). */
   mcp?: McpManager | null;
-  /** Replaces the Anthropic client (tests, benchmarks). */
+  /** Replaces every model client (tests, benchmarks). */
   model?: ModelClient;
   clock?: () => number;
   /** Records every model call's usage (the usage ledger); absent, nothing is recorded. */
   recordUsage?: UsageSink;
 }
 
-/** Throws MissingApiKeyError when there is no key and no custom endpoint. */
+/** Throws MissingApiKeyError when model.name's hosted provider has no key and no custom endpoint. */
 export function assertModelCredentials(config: Config, home: string): void {
-  if (!config.model.apiKey && !config.model.baseUrl) throw new MissingApiKeyError(homePaths(home).config);
+  const { provider } = splitModelName(config.model.name);
+  const settings = config.providers[provider];
+  const preset = PROVIDER_PRESETS[provider];
+  if (settings?.apiKey) return;
+  if (provider === "anthropic") {
+    if (!config.model.baseUrl && !settings?.baseUrl) throw new MissingApiKeyError(homePaths(home).config);
+    return;
+  }
+  // A preset's own hosted address needs a key; a local server or a custom address may not.
+  if (preset?.needsKey && (!settings?.baseUrl || settings.baseUrl === preset.baseUrl)) {
+    throw new MissingApiKeyError(homePaths(home).config, { name: provider, keyEnv: settings?.apiKeyEnv ?? preset.keyEnv });
+  }
 }
 
 export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
@@ -102,31 +138,41 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const memory = opts.memory ?? null;
   const paths = homePaths(opts.home);
   if (!opts.model) assertModelCredentials(config, opts.home);
-  const model =
-    opts.model ??
-    createAnthropicModelClient({
-      models: [config.model.name, ...config.model.fallbacks],
-      apiKey: config.model.apiKey,
-      baseURL: config.model.baseUrl,
-      retry: { idleTimeoutMs: config.model.idleTimeoutMs },
-      log: log.child({ component: "model" }),
-    });
-  // Compaction summaries and the memory flush may use a cheaper model (compaction.model).
-  const compactionModel =
-    opts.model || !config.compaction.model || config.compaction.model === config.model.name
-      ? model
-      : createAnthropicModelClient({
-          models: [config.compaction.model, ...config.model.fallbacks],
-          apiKey: config.model.apiKey,
-          baseURL: config.model.baseUrl,
-          retry: { idleTimeoutMs: config.model.idleTimeoutMs },
-          log: log.child({ component: "model", purpose: "compaction" }),
-        });
+  const registry = new ModelRegistry({
+    providers: config.providers,
+    primary: config.model.name,
+    fallbacks: config.model.fallbacks,
+    contextWindow: config.model.contextWindow,
+    maxTokens: config.model.maxTokens,
+    retry: { idleTimeoutMs: config.model.idleTimeoutMs },
+    log: log.child({ component: "model" }),
+  });
+  const model = opts.model ?? registry.clientFor();
+  /** The client for a session's model (or model.name); an unknown name (config changed since /model) falls back to model.name. */
+  const modelFor = (name: string | undefined): { client: ModelClient; resolved: ResolvedModel } => {
+    let resolved = registry.resolve(config.model.name);
+    if (name && name !== config.model.name) {
+      try {
+        resolved = registry.resolve(name);
+      } catch (err) {
+        if (!(err instanceof UnknownModelError)) throw err;
+        log.warn("model.session_model_unknown", { model: name });
+      }
+    }
+    return { client: opts.model ?? registry.clientFor(resolved.name), resolved };
+  };
+  // compaction.model (any provider's model) writes the summaries; without it, the session's model does.
+  const compactionModel = purposeModels(config)["compaction.model"];
+  const summaryModelFor = (sessionModel: ModelClient) => (compactionModel ? modelFor(compactionModel).client : sessionModel);
   const recordUsage: UsageSink = opts.recordUsage ?? (() => {});
   // The tag of the run each session last started: compaction and the flush happen inside it
   // (or, for /compact, on its behalf) and are recorded with its session and origin.
   const lastTag = new Map<string, UsageTag>();
   const tagFor = (key: string, scope: Scope, purpose: RunPurpose) => () => ({ ...(lastTag.get(key) ?? { session: key, scope }), purpose });
+  // heartbeat.model names a cheap model; a bare name is Anthropic's, so an owner whose main model
+  // is another provider's keeps the heartbeat on that model unless they name one.
+  const heartbeatModel =
+    splitModelName(config.model.name).provider !== "anthropic" && !config.heartbeat.model.includes("/") ? config.model.name : config.heartbeat.model;
   // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
   const execSandbox = resolveExecSandbox({
     mode: config.tools.exec.sandbox,
@@ -184,10 +230,10 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   };
 
   /** The silent turn before a summary: the agent may save what must outlive the old turns. */
-  const flush = (key: string, scope: Scope) => async (view: Message[], signal: AbortSignal) => {
+  const flush = (key: string, scope: Scope, model: ModelClient, maxTokens: number) => async (view: Message[], signal: AbortSignal) => {
     const transcript = transcriptFor(key);
     const result = await runAgentLoop(
-      { model: meteredModel(compactionModel, tagFor(key, scope, "flush"), recordUsage), tools: flushTools, clock, log },
+      { model: meteredModel(summaryModelFor(model), tagFor(key, scope, "flush"), recordUsage), tools: flushTools, clock, log },
       {
         sessionKey: key,
         scope,
@@ -196,7 +242,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         history: view,
         input: [{ role: "user", kind: "system", text: FLUSH_PROMPT, ts: clock() }],
         maxTurns: 4,
-        maxTokens: config.model.maxTokens,
+        maxTokens,
         signal,
         steering: noSteering,
         emit: () => {},
@@ -206,13 +252,15 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     log.info("compaction.memory_flush", { session: key, status: result.status, turns: result.turns });
   };
 
-  const budgetFor = (key: string, scope: Scope) => {
-    let b = budgets.get(key);
+  /** One budget per session and model: a /model switch starts a budget with the new window. */
+  const budgetFor = (key: string, scope: Scope, m: { client: ModelClient; resolved: ResolvedModel }) => {
+    const budgetKey = `${key}\n${m.resolved.name}`;
+    let b = budgets.get(budgetKey);
     if (!b) {
       b = new ContextBudget({
-        window: config.model.contextWindow,
-        model: meteredModel(compactionModel, tagFor(key, scope, "compaction"), recordUsage),
-        maxTokens: config.model.maxTokens,
+        window: m.resolved.contextWindow,
+        model: meteredModel(summaryModelFor(m.client), tagFor(key, scope, "compaction"), recordUsage),
+        maxTokens: m.resolved.maxTokens,
         log: log.child({ session: key }),
         clock,
         record: (c) => {
@@ -227,9 +275,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           });
           memory?.resetEpoch(key);
         },
-        ...(scope === "main" && memory ? { flush: flush(key, scope) } : {}),
+        ...(scope === "main" && memory ? { flush: flush(key, scope, m.client, m.resolved.maxTokens) } : {}),
       });
-      budgets.set(key, b);
+      budgets.set(budgetKey, b);
     }
     return b;
   };
@@ -240,6 +288,18 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     skills,
     mcp,
     execSandbox,
+    modelChoices: () => registry.choices(),
+    modelInfo(name) {
+      const r = registry.resolve(name ?? config.model.name);
+      const caps = opts.model?.capabilities?.() ?? registry.capabilities(r.name);
+      return {
+        name: r.name,
+        contextWindow: r.contextWindow,
+        tools: caps.tools,
+        ...(caps.toolsOffReason ? { toolsOffReason: caps.toolsOffReason } : {}),
+        ...(r.pricing ? { pricing: r.pricing } : {}),
+      };
+    },
     run(req) {
       const origin = req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {};
       if (req.purpose === "heartbeat") {
@@ -247,12 +307,11 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         const tag: UsageTag = { session: HEARTBEAT_SESSION, scope: "main", purpose: "heartbeat", ...origin };
         return runHeartbeatSession(
           {
-            model: meteredModel(model, () => tag, recordUsage),
+            model: meteredModel(modelFor(heartbeatModel).client, () => tag, recordUsage),
             tools: heartbeatTools,
             clock,
             log,
             workspace: config.workspace,
-            modelName: config.heartbeat.model,
             maxTokens: config.heartbeat.maxTokens,
             transcript: transcriptFor(HEARTBEAT_SESSION),
             system: () => {
@@ -272,24 +331,26 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           req,
         );
       }
+      const m = modelFor(req.model);
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
       lastTag.set(req.key, tag);
-      return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
+      return runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
         system: systemFor(req.key, req.scope),
         input: req.input,
         maxTurns: config.agent.maxTurns,
-        maxTokens: config.model.maxTokens,
+        maxTokens: m.resolved.maxTokens,
         signal: req.signal,
         steering: req.steering ?? noSteering,
         emit: req.emit,
-        budget: budgetFor(req.key, req.scope),
+        budget: budgetFor(req.key, req.scope, m),
       });
     },
-    compact(key, scope, focus, signal) {
-      const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
-      return budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+    compact(key, scope, focus, signal, sessionModel) {
+      const m = modelFor(sessionModel);
+      const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: m.resolved.maxTokens };
+      return budgetFor(key, scope, m).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
     },
     appendMessage(key, message) {
       transcriptFor(key).append({ type: "message", message });

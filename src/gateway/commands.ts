@@ -2,10 +2,11 @@
 import { hearthCmd } from "../hearth-command.ts";
 import type { Scope } from "../agent/messages.ts";
 import { modelErrorNotice } from "../agent/model-errors.ts";
+import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "./config.ts";
 import type { GatewayContext } from "./context.ts";
-import { formatDuration, formatTokens, gatewayStatus, mcpDownLines } from "./status.ts";
+import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "./budget/budget.ts";
 
 export interface Command {
@@ -19,10 +20,11 @@ const HELP = `Commands:
 /status — model, context use, queue and today's usage
 /compact [focus] — summarise older turns to free context
 /queue [steer|followup|collect|interrupt] — what a message does while I'm answering
+/model [name] — show or switch this conversation's model (owner only)
 /budget [raise N] — spending against the limits; raise today's limit by N dollars (owner)
 /help — this list`;
 
-const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "help", "start", "approve", "budget"]);
+const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "model", "help", "start", "approve", "budget"]);
 
 /**
  * A slash command ("/stop", "/queue collect") or a bare "stop"; null for ordinary text.
@@ -79,6 +81,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       ctx.sessions.touch(sessionKey, origin.scope, { queueMode: mode });
       return `Queue mode for this conversation: ${mode}.`;
     }
+    case "model":
+      return model(ctx, origin, cmd.args);
     case "approve": {
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
@@ -93,8 +97,36 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
   }
 }
 
+/** `/model`: the session's model, or a switch to another one (owner only). The next run uses it. */
+function model(ctx: GatewayContext, origin: CommandOrigin, name: string): string {
+  const current = ctx.sessions.get(origin.sessionKey)?.model ?? ctx.config.model.name;
+  if (!origin.isOwner) return name ? "Only the owner can change the model." : `Model: ${current}`;
+  const choices = ctx.runtime.modelChoices();
+  if (!name) return `Model: ${current}\nChoices: ${choices.join(", ")}\nSwitch with /model NAME (any provider/model name); /model default goes back to ${ctx.config.model.name}.`;
+  if (name === "default") {
+    ctx.sessions.touch(origin.sessionKey, origin.scope, { model: undefined });
+    return `Model for this conversation: ${ctx.config.model.name} (the default).`;
+  }
+  let info;
+  try {
+    info = ctx.runtime.modelInfo(name);
+  } catch (err) {
+    if (err instanceof UnknownModelError) return `${err.message}\nChoices: ${choices.join(", ")}`;
+    throw err;
+  }
+  ctx.sessions.touch(origin.sessionKey, origin.scope, { model: info.name === ctx.config.model.name ? undefined : info.name });
+  return `Model for this conversation: ${info.name}.${info.tools ? "" : " It cannot call tools, so it answers without them."}`;
+}
+
+/** The line /status adds when the session's model runs without tools. */
+function toolsLine(reason: string | undefined, scope: Scope): string {
+  if (reason === "config" || reason === undefined) return "Tools: off — the model is configured without tools (tools: false)";
+  return scope === "main" ? `Tools: off — the model cannot call tools (${reason})` : "Tools: off — the model cannot call tools";
+}
+
 async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string): Promise<string> {
-  const outcome = await ctx.lanes.exclusive(origin.sessionKey, (signal) => ctx.runtime.compact(origin.sessionKey, origin.scope, focus || undefined, signal));
+  const sessionModel = ctx.sessions.get(origin.sessionKey)?.model;
+  const outcome = await ctx.lanes.exclusive(origin.sessionKey, (signal) => ctx.runtime.compact(origin.sessionKey, origin.scope, focus || undefined, signal, sessionModel));
   if (outcome === "busy") return "I'm answering right now. Send /compact again when I'm done, or /stop first.";
   switch (outcome.type) {
     case "compacted": {
@@ -124,8 +156,10 @@ function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string)
 function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   const status = gatewayStatus(ctx);
   const s = status.sessions.find((x) => x.key === origin.sessionKey);
-  const window = ctx.config.model.contextWindow;
-  const lines = [`Model: ${status.model}`];
+  const info = sessionModelInfo(ctx, s?.model);
+  const window = info.contextWindow;
+  const lines = [`Model: ${info.name}`];
+  if (!info.tools) lines.push(toolsLine(info.toolsOffReason, origin.scope));
   const pct = s?.contextPercent ?? 0;
   const warn = pct >= 80 ? " — near the limit" : pct >= 60 ? " — getting full" : "";
   lines.push(`Session: ${origin.sessionKey} (${origin.scope}) · context ${formatTokens(s?.contextTokens ?? 0)} of ${formatTokens(window)} (${pct}%)${warn}`);
@@ -142,3 +176,4 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   }
   return lines.join("\n");
 }
+

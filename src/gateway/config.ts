@@ -6,6 +6,7 @@ import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
 import { MAX_TURNS_CAP } from "../agent/loop.ts";
+import { PROVIDER_KEY_ENVS, PROVIDER_PRESETS, providerTypes, splitModelName } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
 import { redact, registerSecret } from "../log.ts";
@@ -181,6 +182,31 @@ const modelSchema = strict({
   }
 });
 
+/** What Hearth knows about one model of a provider; unset fields take model.* or the provider's defaults. */
+const modelSpecSchema = strict({
+  contextWindow: positiveInt.optional(),
+  maxTokens: positiveInt.optional(),
+  /** USD per million tokens, for the cost estimate. */
+  pricing: strict({ input: z.number().nonnegative(), output: z.number().nonnegative() }).optional(),
+  /** Whether it takes images (default: Anthropic yes, others no). */
+  vision: z.boolean().optional(),
+  /** false: it cannot call tools, so it runs without them. */
+  tools: z.boolean().default(true),
+});
+
+/** `providers.<name>`: `type` and `baseUrl` may be left out for a preset name (openai, ollama, …). */
+const providerSchema = strict({
+  type: z.enum(providerTypes).optional(),
+  baseUrl: httpUrl.optional(),
+  apiKey: secret.optional(),
+  /** The environment variable that holds the key (instead of apiKey). */
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name such as MY_API_KEY").optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  models: z.record(z.string().min(1), modelSpecSchema).default({}),
+});
+
+const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "a provider name is lowercase letters, digits, - and _ (it is the part before the / in model names)");
+
 const agentSchema = strict({
   maxTurns: positiveInt.max(MAX_TURNS_CAP, `must be at most ${MAX_TURNS_CAP} (the hard cap on turns per run)`).default(25),
   maxConcurrentRuns: positiveInt.default(4),
@@ -196,6 +222,8 @@ export const configSchema = strict({
   workspace: z.string().trim().min(1).default("workspace"),
   timezone: timeZone.default(systemTimeZone),
   model: modelSchema.prefault({}),
+  /** Model providers besides Anthropic; presets (openai, openrouter, groq, ollama, lmstudio, vllm) need no entry. */
+  providers: z.record(providerName, providerSchema).default({}),
   agent: agentSchema.prefault({}),
   tools: strict({
     exec: strict({
@@ -248,6 +276,7 @@ export const configSchema = strict({
 export type Config = z.output<typeof configSchema>;
 export type TelegramConfig = z.output<typeof telegramSchema>;
 export type DiscordConfig = z.output<typeof discordSchema>;
+export type ProviderConfig = z.output<typeof providerSchema>;
 
 // ── loading ────────────────────────────────────────────────────────────────────────────────
 
@@ -287,6 +316,10 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   const file = opts.file ?? homePaths(opts.home).config;
   const { value, fromEnv } = applyEnv(raw, env);
   registerSecrets(value);
+  for (const variable of PROVIDER_KEY_ENVS) {
+    const key = env[variable]?.trim();
+    if (key) registerSecret(key);
+  }
   const result = configSchema.safeParse(value);
   if (!result.success) {
     const issues = result.error.issues.map((issue) => {
@@ -296,6 +329,8 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
     throw new ConfigError(file, z.prettifyError(new z.ZodError(issues)));
   }
   const config = result.data;
+  const problems = resolveProviders(config, env);
+  if (problems.length > 0) throw new ConfigError(file, problems.map((p) => `✖ ${p.message}\n  → at ${p.path}`).join("\n"));
   config.workspace = path.resolve(opts.home, expandHome(config.workspace, env));
   return config;
 }
@@ -365,11 +400,70 @@ function applyEnv(raw: unknown, env: Env): { value: unknown; fromEnv: Map<string
   return { value, fromEnv };
 }
 
+/**
+ * The per-purpose models (`compaction.model`, `heartbeat.model`) by key path, where config has
+ * them: they name models of any provider, like model.name.
+ */
+export function purposeModels(config: Config): Record<"compaction.model" | "heartbeat.model", string | undefined> {
+  const c = config as { compaction?: { model?: unknown }; heartbeat?: { model?: unknown } };
+  const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
+  return { "compaction.model": str(c.compaction?.model), "heartbeat.model": str(c.heartbeat?.model) };
+}
+
+/**
+ * Completes `config.providers`: every provider a model name refers to gets an entry (a preset
+ * fills type and base URL), every entry its type and its key from the environment. Returns the
+ * names that refer to no provider, by key path.
+ */
+function resolveProviders(config: Config, env: Env): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  const names: [string, string][] = [["model.name", config.model.name], ...config.model.fallbacks.map((n, i): [string, string] => [`model.fallbacks.${i}`, n])];
+  for (const [at, name] of Object.entries(purposeModels(config))) if (name) names.push([at, name]);
+  for (const [at, name] of names) {
+    const { provider, model } = splitModelName(name);
+    if (!model) problems.push({ path: at, message: `"${name}" names no model after "${provider}/"` });
+    else if (!config.providers[provider] && !PROVIDER_PRESETS[provider]) {
+      problems.push({ path: at, message: `unknown provider "${provider}" in "${name}": add providers.${provider} or use one of ${Object.keys(PROVIDER_PRESETS).join(", ")}` });
+    } else config.providers[provider] ??= { models: {} };
+  }
+  for (const [name, p] of Object.entries(config.providers)) {
+    const preset = PROVIDER_PRESETS[name];
+    if (!p.type && !preset) {
+      problems.push({ path: `providers.${name}.type`, message: `"${name}" is not a preset provider: set "type" to "anthropic" or "openai"` });
+      continue;
+    }
+    p.type ??= preset!.type;
+    if (name === "anthropic") {
+      // The Anthropic provider keeps the keys it always had.
+      p.baseUrl ??= config.model.baseUrl;
+      p.apiKey ??= config.model.apiKey;
+    }
+    if (p.type === "openai" && !p.baseUrl) {
+      if (preset?.baseUrl) p.baseUrl = preset.baseUrl;
+      else problems.push({ path: `providers.${name}.baseUrl`, message: `an OpenAI-compatible provider needs a baseUrl, e.g. "http://127.0.0.1:8080/v1"` });
+    }
+    const keyEnv = p.apiKeyEnv ?? preset?.keyEnv;
+    const fromEnv = keyEnv ? env[keyEnv]?.trim() : undefined;
+    if (!p.apiKey && fromEnv) p.apiKey = fromEnv;
+    if (p.apiKey) registerSecret(p.apiKey);
+    // A gateway's credentials may come as a header ("Authorization: Bearer …", "x-api-key").
+    for (const [header, value] of Object.entries(p.headers ?? {})) {
+      if (/auth|key|token|secret/i.test(header)) {
+        registerSecret(value);
+        registerSecret(value.replace(/^(?:Bearer|Basic)\s+/i, ""));
+      }
+    }
+  }
+  return problems;
+}
+
 function registerSecrets(value: unknown): void {
   if (!isObject(value)) return;
   const at = (...keys: string[]): unknown =>
     keys.reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), value);
-  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token")]) {
+  const providers = at("providers");
+  const providerKeys = isObject(providers) ? Object.values(providers).map((p) => (isObject(p) ? p.apiKey : undefined)) : [];
+  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), ...providerKeys]) {
     if (typeof s === "string") {
       registerSecret(s);
       registerSecret(s.trim());

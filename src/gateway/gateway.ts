@@ -1,5 +1,5 @@
 // The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
-import type { ModelClient } from "../agent/model-client.ts";
+import type { ModelClient } from "../agent/providers/model.ts";
 import type { Backoff } from "../agent/mcp/connection.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
 import { SkillRegistry } from "../agent/skills/registry.ts";

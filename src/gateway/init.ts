@@ -119,12 +119,20 @@ export function configTemplate(): string {
   "model": {
     // "apiKey": "<your Anthropic API key>",  // or set ANTHROPIC_API_KEY
     // "baseUrl": "https://proxy.example",    // or set ANTHROPIC_BASE_URL (a proxy or gateway)
-    "name": "claude-sonnet-5-5",              // the Anthropic model that answers
-    "fallbacks": [],                          // models tried in order when it keeps failing
+    "name": "claude-sonnet-5-5",              // the model that answers; a bare name is Anthropic's
+    "fallbacks": [],                          // models (of any provider) tried in order when it keeps failing
     "maxTokens": 8192,                        // longest answer per model call, in tokens
     "contextWindow": 200000,                  // the model's window; older turns are summarised near it
     "idleTimeoutMs": 60000                    // a silent model stream is retried once after this, then you are told
   },
+
+  // Other models are named "<provider>/<model>": ollama/llama3.2 (local, no key),
+  // openrouter/meta-llama/llama-3.3-70b-instruct (OPENROUTER_API_KEY), groq/… (GROQ_API_KEY),
+  // openai/… (OPENAI_API_KEY), lmstudio/… and vllm/…. Any other OpenAI-compatible server:
+  // "providers": {
+  //   "lab": { "type": "openai", "baseUrl": "http://10.0.0.5:8080/v1", "apiKeyEnv": "LAB_KEY",
+  //            "models": { "qwen3": { "contextWindow": 32768, "maxTokens": 4096, "tools": true } } }
+  // },
 
   "agent": {
     "maxTurns": 25,                           // model calls per run before it stops (hard cap 100)

@@ -34,6 +34,8 @@ export interface LaneItem {
   purpose?: RunPurpose;
   /** Whether the exchange belongs in the daily log, given the reply; absent means it does. */
   worthLogging?: (reply: string) => boolean;
+  /** The model for the run this item starts, instead of the session's (heartbeat.model). */
+  model?: string;
 }
 
 export interface RunContext {

@@ -22,6 +22,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     const startedAt = ctx.clock();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
+      model: run.items[0]?.model ?? ctx.sessions.get(run.sessionKey)?.model,
       scope,
       purpose,
       ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),

@@ -21,6 +21,8 @@ export interface SessionRecord {
   /** Tokens in the model's context at the last response (input + cache read + cache creation). */
   contextTokens: number;
   queueMode?: QueueMode;
+  /** The model chosen with /model; absent means model.name. */
+  model?: string;
 }
 
 export interface UsageDay {
@@ -52,6 +54,7 @@ const sessionRecordSchema: z.ZodType<SessionRecord> = z.looseObject({
   title: z.string().optional(),
   contextTokens: count,
   queueMode: z.enum(queueModes).optional(),
+  model: z.string().min(1).optional(),
 }) as z.ZodType<SessionRecord>;
 
 const usageDaySchema: z.ZodType<UsageDay> = z.object({ date: z.string(), usage: usageSchema, costUsd: count, runs: count });

@@ -2,6 +2,8 @@
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import type { ServerView } from "../agent/mcp/connection.ts";
+import { UnknownModelError } from "../agent/providers/registry.ts";
+import type { ModelInfo } from "./agent-runtime.ts";
 import type { GatewayContext } from "./context.ts";
 import { describeDamaged, listDamaged } from "./damaged-state.ts";
 import type { BudgetStatus } from "./budget/budget.ts";
@@ -9,6 +11,8 @@ import type { BudgetStatus } from "./budget/budget.ts";
 export interface SessionStatus {
   key: string;
   scope: "main" | "shared";
+  /** The session's model: its /model choice, else model.name. */
+  model: string;
   title?: string;
   lastActivityAt: number;
   contextTokens: number;
@@ -46,12 +50,13 @@ export function mcpDownLines(servers: readonly ServerView[]): string[] {
 
 export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
   const lanes = new Map(ctx.lanes.snapshot().map((l) => [l.key, l]));
-  const window = ctx.config.model.contextWindow;
   const sessions = ctx.sessions.all().map((s): SessionStatus => {
     const lane = lanes.get(s.key);
+    const window = sessionModelInfo(ctx, s.model).contextWindow;
     return {
       key: s.key,
       scope: s.scope,
+      model: s.model ?? ctx.config.model.name,
       ...(s.title ? { title: s.title } : {}),
       lastActivityAt: s.lastActivityAt,
       contextTokens: s.contextTokens,
@@ -78,6 +83,16 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     damaged: listDamaged(ctx.home).map(describeDamaged),
     mcp: ctx.runtime.mcp?.views() ?? [],
   };
+}
+
+/** The session's model as the runtime sees it; a name config no longer serves falls back to model.name. */
+export function sessionModelInfo(ctx: GatewayContext, name: string | undefined): ModelInfo {
+  try {
+    return ctx.runtime.modelInfo(name);
+  } catch (err) {
+    if (!(err instanceof UnknownModelError)) throw err;
+    return ctx.runtime.modelInfo();
+  }
 }
 
 export const formatTokens = (n: number): string => (n >= 1000 ? `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k` : String(n));

@@ -196,7 +196,7 @@ describe("recording", () => {
     expect(JSON.parse(second?.rawBody ?? "")).toEqual(second?.body);
   });
 
-  it("accepts x-api-key auth, counts tokens without recording, and 404s unknown routes", async () => {
+  it("accepts x-api-key auth, counts tokens without recording, lists its models, and 404s unknown routes", async () => {
     fake.enqueue(text("ok"));
     const response = await fetch(`${fake.url}/v1/messages`, {
       method: "POST",
@@ -204,7 +204,8 @@ describe("recording", () => {
       body: JSON.stringify(params),
     });
     const counted = await client.messages.countTokens(params);
-    const missing = await fetch(`${fake.url}/v1/models`);
+    const missing = await fetch(`${fake.url}/v1/files`);
+    const models = await fetch(`${fake.url}/v1/models`);
 
     expect(response.status).toBe(200);
     expect(response.headers.get("request-id")).toBe("req_1");
@@ -212,6 +213,7 @@ describe("recording", () => {
     expect(counted.input_tokens).toBeGreaterThan(0);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+    expect(((await models.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toEqual(["claude-sonnet-5-5", "claude-haiku-5"]);
   });
 
   it("lets a respond script decide from the request it sees", async () => {

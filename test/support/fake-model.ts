@@ -151,6 +151,11 @@ export async function startFakeModel(opts: FakeModelOptions = {}): Promise<FakeM
     if (req.method === "POST" && path === "/v1/messages/count_tokens") {
       return sendJson(res, 200, { input_tokens: Math.max(1, Math.round(rawBody.length / 4)) });
     }
+    if (req.method === "GET" && path === "/v1/models") {
+      // The models endpoint (hearth doctor --online): the model names this fake answers to.
+      const data = ["claude-sonnet-5-5", "claude-haiku-5"].map((id) => ({ id, type: "model", display_name: id, created_at: "2026-01-01T00:00:00Z" }));
+      return sendJson(res, 200, { data, has_more: false, first_id: data[0]!.id, last_id: data.at(-1)!.id });
+    }
     if (req.method !== "POST" || path !== "/v1/messages") {
       return sendError(res, 404, "not_found_error", `fake model: no route for ${req.method} ${path}`);
     }

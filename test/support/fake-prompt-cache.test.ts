@@ -1,7 +1,7 @@
 // The fake model's simulated prompt cache: TTLs, refresh on hit, the minimum prefix, the split of
 // writes by TTL, and usage reported through the real SDK.
 import { describe, expect, it } from "vitest";
-import { createAnthropicModelClient } from "../../src/agent/model-client.ts";
+import { createAnthropicModelClient } from "../../src/agent/providers/anthropic/client.ts";
 import { silentLogger } from "../../src/log.ts";
 import { startFakeModel, text, type FakeModel } from "./fake-model.ts";
 import { minimumCacheableTokens, PromptCache } from "./fake-prompt-cache.ts";

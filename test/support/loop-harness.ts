@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { AgentEvent } from "../../src/agent/events.ts";
 import { runAgentLoop, type RunResult, type RunSpec } from "../../src/agent/loop.ts";
 import type { Message, Scope } from "../../src/agent/messages.ts";
-import { createAnthropicModelClient } from "../../src/agent/model-client.ts";
+import { createAnthropicModelClient } from "../../src/agent/providers/anthropic/client.ts";
 import { noSteering } from "../../src/agent/steering.ts";
 import { ToolSet, type Tool } from "../../src/agent/tool.ts";
 import { scopePermission } from "../../src/agent/tool-policy.ts";

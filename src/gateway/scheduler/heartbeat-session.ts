@@ -6,8 +6,8 @@
 import type { RunResult } from "../../agent/loop.ts";
 import { runAgentLoop } from "../../agent/loop.ts";
 import type { Message } from "../../agent/messages.ts";
-import type { ModelClient } from "../../agent/model-client.ts";
-import type { SystemBlock } from "../../agent/model-request.ts";
+import type { ModelClient } from "../../agent/providers/model.ts";
+import type { SystemBlock } from "../../agent/providers/model.ts";
 import { noSteering } from "../../agent/steering.ts";
 import type { ToolSet } from "../../agent/tool.ts";
 import type { Transcript } from "../../agent/transcript.ts";
@@ -29,8 +29,7 @@ export interface HeartbeatSessionDeps {
   clock: () => number;
   log: Logger;
   workspace: string;
-  /** `heartbeat.model` and `heartbeat.maxTokens`. */
-  modelName: string;
+  /** `heartbeat.maxTokens` (the model client is already `heartbeat.model`'s). */
   maxTokens: number;
   transcript: Transcript;
   /** The main scope's system prompt, stable within the heartbeat's own context epoch. */
@@ -67,7 +66,6 @@ export async function runHeartbeatSession(deps: HeartbeatSessionDeps, req: Heart
       steering: noSteering,
       emit: req.emit,
       record: (message) => transcript.append({ type: "message", message }),
-      model: deps.modelName,
       cacheTtl: "1h",
     },
   );

@@ -2,7 +2,7 @@
 // Every model call Hearth makes for a session goes through one: the run's turns, the memory
 // flush and the compaction summary. A failed call reports no usage and records nothing.
 import type { Usage } from "../../agent/messages.ts";
-import type { ModelClient } from "../../agent/model-client.ts";
+import type { ModelClient } from "../../agent/providers/model.ts";
 import type { UsageTag } from "./record.ts";
 
 /** Records one call's usage. Must not throw. */

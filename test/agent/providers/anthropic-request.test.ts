@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Message } from "../../src/agent/messages.ts";
-import { MISSING_RESULT, toApiMessages, toApiParams } from "../../src/agent/model-request.ts";
+import type { Message } from "../../../src/agent/messages.ts";
+import { MISSING_RESULT } from "../../../src/agent/providers/model.ts";
+import { toApiMessages, toApiParams } from "../../../src/agent/providers/anthropic/request.ts";
 
 const user = (text: string): Message => ({ role: "user", kind: "message", text, ts: 1 });
 const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };

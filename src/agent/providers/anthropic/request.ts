@@ -1,37 +1,12 @@
 // The one boundary between Hearth's messages and the Anthropic Messages API.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ImageBlock, Message, ToolCallBlock } from "./messages.ts";
-import type { ToolSpec } from "./tool.ts";
+import type { ImageBlock, Message, ToolCallBlock } from "../../messages.ts";
+import { MISSING_RESULT, type ModelRequest } from "../model.ts";
 
 type ApiMessage = Anthropic.MessageParam;
 type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
 type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ThinkingBlockParam;
 
-/** A piece of the system prompt. `cacheBreakpoint` marks the end of a byte-stable prefix. */
-export interface SystemBlock {
-  text: string;
-  cacheBreakpoint?: boolean;
-}
-
-/** How long the provider keeps a cached prefix: "5m" (the API's default) or "1h" (writes cost 2× input instead of 1.25×). */
-export type CacheTtl = "5m" | "1h";
-
-export interface ModelRequest {
-  system: SystemBlock[];
-  tools: ToolSpec[];
-  messages: Message[];
-  maxTokens: number;
-  /** The model for this request instead of the client's primary one (the client's models stay its fallbacks). */
-  model?: string;
-  /**
-   * TTL of the system breakpoints (the stable prefix). Absent: the API's 5 minutes. The
-   * breakpoint on the last message always keeps 5 minutes: it moves every request, and the API
-   * wants 1-hour entries before 5-minute ones.
-   */
-  cacheTtl?: CacheTtl;
-}
-
-export const MISSING_RESULT = "No result: the run was interrupted before this tool finished.";
 const INTERRUPTED = "[interrupted]";
 const CACHE = { type: "ephemeral" } as const;
 

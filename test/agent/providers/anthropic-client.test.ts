@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ModelEvent } from "../../src/agent/model-client.ts";
-import { createAnthropicModelClient, defaultRetryPolicy } from "../../src/agent/model-client.ts";
-import type { ModelRequest } from "../../src/agent/model-request.ts";
-import { silentLogger } from "../../src/log.ts";
-import { freePort } from "../support/telegram-emulator.ts";
-import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
+import type { ModelEvent, ModelRequest } from "../../../src/agent/providers/model.ts";
+import { defaultRetryPolicy } from "../../../src/agent/providers/policy.ts";
+import { createAnthropicModelClient } from "../../../src/agent/providers/anthropic/client.ts";
+import { silentLogger } from "../../../src/log.ts";
+import { freePort } from "../../support/telegram-emulator.ts";
+import { startFakeModel, text, toolCall, type FakeModel } from "../../support/fake-model.ts";
 
 let fake: FakeModel;
 beforeEach(async () => {
@@ -186,16 +186,6 @@ describe("model client: retries", () => {
     expect(delays).toHaveLength(8);
     expect(events.find((e) => e.type === "fallback")).toMatchObject({ from: "primary", to: "backup" });
     expect(result.type === "error" && result.error).toMatchObject({ kind: "overloaded", model: "backup" });
-  });
-
-  it("uses the request's own model first and the client's models as its fallbacks", async () => {
-    fake.enqueue(text("cheap"), ...Array.from({ length: 5 }, () => ({ type: "http_error" as const, status: 500 })), text("from primary"));
-    const { c } = client({ models: ["primary", "backup"] });
-    const first = await c.stream({ ...request, model: "cheap-model" }, { signal: new AbortController().signal, onEvent: () => {} });
-    expect(first.type === "ok" && first.message.model).toBe("cheap-model");
-    const second = await c.stream({ ...request, model: "cheap-model" }, { signal: new AbortController().signal, onEvent: () => {} });
-    expect(second.type === "ok" && second.message.model).toBe("primary");
-    expect(fake.requests.map((r) => r.body.model)).toEqual(["cheap-model", ...Array(5).fill("cheap-model"), "primary"]);
   });
 
   it("answers from the fallback model when the primary keeps failing", async () => {

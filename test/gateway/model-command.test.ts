@@ -1,0 +1,42 @@
+// /model through a real in-process gateway: owner only, per session, persisted.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "../support/daemon.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
+
+let fake: FakeModel;
+let gw: TestGateway;
+beforeEach(async () => {
+  fake = await startFakeModel();
+  gw = await startTestGateway(fake.url, {
+    memory: false,
+    config: { timezone: "UTC", heartbeat: { every: "0" }, model: { fallbacks: ["claude-haiku-5"] } },
+    telegram: { groups: { policy: "open", requireMention: false } },
+  });
+});
+afterEach(async () => {
+  await gw.stop();
+  await fake.close();
+});
+
+async function ask(chat: string, sender: string, message: string, type: "dm" | "group" = "group"): Promise<string> {
+  const id = gw.channel.say({ chat, type, sender, text: message });
+  await waitFor(`a reply to ${message}`, () => gw.channel.replies.has(id), 10_000);
+  return gw.channel.replies.get(id)!.join("\n");
+}
+
+describe("/model", () => {
+  it("only the owner switches; others may only see the model; each conversation keeps its own", async () => {
+    expect(await ask("-100", "5", "/model claude-haiku-5")).toBe("Only the owner can change the model.");
+    expect(await ask("-100", "5", "/model")).toBe("Model: claude-sonnet-5-5");
+    expect(gw.gateway.context.sessions.get("group:telegram:-100")?.model).toBeUndefined();
+
+    expect(await ask("-100", "1", "/model claude-haiku-5")).toBe("Model for this conversation: claude-haiku-5.");
+    expect(gw.gateway.context.sessions.get("group:telegram:-100")?.model).toBe("claude-haiku-5");
+
+    fake.enqueue(text("From haiku."), text("From sonnet."));
+    expect(await ask("-100", "5", "hello group")).toBe("From haiku.");
+    expect(await ask("1", "1", "hello privately", "dm")).toBe("From sonnet.");
+    expect(fake.requests.map((r) => r.body.model)).toEqual(["claude-haiku-5", "claude-sonnet-5-5"]);
+  });
+});
