@@ -70,7 +70,7 @@ export interface ModelInfo {
   tools: boolean;
   /** Why it runs without tools: "config" or what the API said. */
   toolsOffReason?: string;
-  /** USD per million tokens from providers.<name>.models.<id>.pricing (not yet used by the cost estimate). */
+  /** USD per million tokens from providers.<name>.models.<id>.pricing (cost.ts pricingFor uses it). */
   pricing?: { input: number; output: number };
 }
 

@@ -3,6 +3,8 @@
 // "claude-haiku-4-5-20251001" match "claude-haiku-4-5"); config `pricing` overrides or adds
 // entries. The bill is the provider's: this is what Hearth keeps its budgets with.
 import type { Usage } from "../agent/messages.ts";
+import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
+import type { Config } from "./config.ts";
 
 /** USD per million tokens; cache prices default from `input` as the API's list prices do. */
 export interface ModelPrice {
@@ -71,4 +73,33 @@ function longestPrefix(model: string, table: PricingTable): ModelPrice | undefin
   let best: string | undefined;
   for (const key of Object.keys(table)) if (model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
   return best === undefined ? undefined : table[best];
+}
+
+/**
+ * The pricing table a config implies: the prices given under `providers.<name>.models.<id>`, a
+ * local server's models (`ollama`, `lmstudio`, `vllm`, or any provider without a key whose address
+ * is on this machine) at zero, then `pricing` on top. Usage records carry the API's model id, so
+ * entries are keyed by it.
+ */
+export function pricingFor(config: Config): PricingTable {
+  const table: PricingTable = {};
+  const names = [config.model.name, ...config.model.fallbacks, config.heartbeat.model, config.compaction.model ?? ""].filter((n) => n.includes("/"));
+  for (const name of names) {
+    const { provider, model } = splitModelName(name);
+    if (isLocalProvider(config, provider)) table[model] = { input: 0, output: 0 };
+  }
+  for (const [provider, settings] of Object.entries(config.providers)) {
+    for (const [id, spec] of Object.entries(settings.models ?? {})) {
+      if (spec.pricing) table[id] = { input: spec.pricing.input, output: spec.pricing.output };
+      else if (isLocalProvider(config, provider)) table[id] = { input: 0, output: 0 };
+    }
+  }
+  return { ...table, ...config.pricing };
+}
+
+function isLocalProvider(config: Config, provider: string): boolean {
+  const baseUrl = config.providers[provider]?.baseUrl ?? PROVIDER_PRESETS[provider]?.baseUrl;
+  if (!baseUrl || provider === "anthropic") return false;
+  const host = new URL(baseUrl).hostname;
+  return host === "localhost" || host === "::1" || host === "[::1]" || host.startsWith("127.");
 }

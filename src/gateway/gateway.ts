@@ -23,6 +23,7 @@ import { Outbox } from "./outbox.ts";
 import { planRecovery, recoverInbox } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
+import { pricingFor } from "./cost.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
@@ -103,7 +104,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
-    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: config.pricing, log: log.child({ component: "usage" }), clock });
+    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
     const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();

@@ -1,6 +1,7 @@
 // Pricing: list prices per million tokens, with each cache write TTL and cache reads priced apart.
 import { describe, expect, it } from "vitest";
-import { priceOf, priceUsage } from "../../src/gateway/cost.ts";
+import { priceOf, priceUsage, pricingFor } from "../../src/gateway/cost.ts";
+import { parseConfig } from "../../src/gateway/config.ts";
 
 const usage = { inputTokens: 100, outputTokens: 50, cacheReadTokens: 10_000, cacheCreationTokens: 3_000, cacheCreation5mTokens: 1_000, cacheCreation1hTokens: 2_000 };
 
@@ -29,5 +30,22 @@ describe("priceUsage", () => {
 
   it("adds $10 per thousand web searches", () => {
     expect(priceUsage("claude-sonnet-4-5", { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0, webSearchRequests: 3 })).toBeCloseTo(0.03, 12);
+  });
+});
+
+describe("pricingFor", () => {
+  it("prices local servers' models at zero, a provider's listed prices by model id, and lets `pricing` win", () => {
+    const config = parseConfig(
+      {
+        model: { name: "ollama/llama3.2", fallbacks: ["claude-sonnet-4-5"] },
+        providers: { groq: { apiKey: "gsk-test-key-1234", models: { "llama-3.3-70b": { pricing: { input: 0.59, output: 0.79 } } } } },
+        pricing: { "claude-sonnet-4-5": { input: 2, output: 10 } },
+      },
+      { home: "/tmp/hearth-pricing", env: {} },
+    );
+    const table = pricingFor(config);
+    expect(priceUsage("llama3.2", { inputTokens: 1_000_000, outputTokens: 1_000_000, cacheReadTokens: 0, cacheCreationTokens: 0 }, table)).toBe(0);
+    expect(priceOf("llama-3.3-70b", table)).toEqual({ input: 0.59, output: 0.79 });
+    expect(priceOf("claude-sonnet-4-5", table)).toEqual({ input: 2, output: 10 });
   });
 });
