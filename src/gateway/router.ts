@@ -112,7 +112,13 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
       return;
     }
 
-    if (decision.scope === "shared" && !decision.isOwner && !(await admitShared(ctx, m, log))) return;
+    // Synchronous up to the inbox: the message is on disk before the channel's handler returns
+    // (and the platform is acknowledged). Only a refusal waits, for its reply.
+    const refusal = decision.scope === "shared" && !decision.isOwner ? rateLimitRefusal(ctx, m, log) : null;
+    if (refusal) {
+      if (refusal.answer) await ctx.channels.openReply(m).finish(refusal.answer);
+      return;
+    }
 
     ctx.sessions.touch(decision.sessionKey, decision.scope, { lastChannel: m.channel, ...(m.chat.title ? { title: m.chat.title } : {}) });
     if (decision.scope === "main") ctx.sessions.noteOwnerMessage();
@@ -131,16 +137,16 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
 
 /**
  * Rate limits for shared scopes (the owner is never limited): past one, a message costs nothing
- * and only the first refusal in a window is answered. False when the message was refused.
+ * and only the first refusal in a window is answered. Null when the message is admitted;
+ * otherwise what to answer (null answer: stay silent).
  */
-async function admitShared(ctx: GatewayContext, m: InboundMessage, log: Logger): Promise<boolean> {
+function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): { answer: string | null } | null {
   const rule = rateRuleFor(ctx.config, m);
-  if (!rule) return true;
+  if (!rule) return null;
   const d = ctx.rateLimits.admit(chatKey(m), `${chatKey(m)}:${m.sender.id}`, rule, ctx.clock());
-  if (d.type === "allow") return true;
+  if (d.type === "allow") return null;
   log.info("inbound.rate_limited", { limit: d.limit, user: m.sender.id, answered: d.answer });
-  if (d.answer) await ctx.channels.openReply(m).finish(rateLimitText(d));
-  return false;
+  return { answer: d.answer ? rateLimitText(d) : null };
 }
 
 /** Puts an inbox entry on its lane (new messages, and replays after a restart). */

@@ -52,6 +52,14 @@ describe("rate limits", () => {
     expect(fake.requests).toHaveLength(11);
   });
 
+  it("accepts an admitted group message into the inbox before the channel's handler returns", async () => {
+    t = await start();
+    const id = t.channel.say({ chat: "-100", sender: "7", text: "@bot on disk at once" });
+    // No await between say() and this check: the platform may be acknowledged right after.
+    expect(t.gateway.context.inbox.has(`telegram:${id}`)).toBe(true);
+    await waitFor("the answer", () => t!.channel.replies.has(id), 15_000);
+  });
+
   it("never limits the owner in a group, nor counts the owner against the chat", async () => {
     t = await start({ groups: { policy: "open", rateLimit: { perSender: 2, perChat: 3 } } });
     const ids = Array.from({ length: 6 }, (_, i) => t!.channel.say({ chat: "-100", sender: "1", text: `@bot owner ${i}` }));
