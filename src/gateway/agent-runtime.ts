@@ -20,7 +20,7 @@ import { Transcript } from "../agent/transcript.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import { purposeModels, type Config } from "./config.ts";
+import { heartbeatModel, purposeModels, type Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
 import type { RunPurpose, UsageTag } from "./usage/record.ts";
@@ -169,10 +169,6 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   // (or, for /compact, on its behalf) and are recorded with its session and origin.
   const lastTag = new Map<string, UsageTag>();
   const tagFor = (key: string, scope: Scope, purpose: RunPurpose) => () => ({ ...(lastTag.get(key) ?? { session: key, scope }), purpose });
-  // heartbeat.model names a cheap model; a bare name is Anthropic's, so an owner whose main model
-  // is another provider's keeps the heartbeat on that model unless they name one.
-  const heartbeatModel =
-    splitModelName(config.model.name).provider !== "anthropic" && !config.heartbeat.model.includes("/") ? config.model.name : config.heartbeat.model;
   // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
   const execSandbox = resolveExecSandbox({
     mode: config.tools.exec.sandbox,
@@ -307,7 +303,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         const tag: UsageTag = { session: HEARTBEAT_SESSION, scope: "main", purpose: "heartbeat", ...origin };
         return runHeartbeatSession(
           {
-            model: meteredModel(modelFor(heartbeatModel).client, () => tag, recordUsage),
+            model: meteredModel(modelFor(heartbeatModel(config)).client, () => tag, recordUsage),
             tools: heartbeatTools,
             clock,
             log,

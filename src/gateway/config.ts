@@ -243,8 +243,8 @@ export const configSchema = strict({
   heartbeat: strict({
     every: duration.default("30m"),
     activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
-    /** The heartbeat's model: the provider's cheapest by default. */
-    model: z.string().trim().min(1).default("claude-haiku-4-5"),
+    /** The heartbeat's model; absent: see heartbeatModel(). */
+    model: z.string().trim().min(1).optional(),
     maxTokens: positiveInt.default(1024),
     /** No heartbeat after this long without a message from the owner ("0": never pause). */
     pauseAfterIdle: duration.default("7d"),
@@ -398,6 +398,19 @@ function applyEnv(raw: unknown, env: Env): { value: unknown; fromEnv: Map<string
   const level = env.HEARTH_LOG?.trim().toLowerCase();
   if (level && (logLevels as readonly string[]).includes(level)) set(["log", "level"], level, "HEARTH_LOG");
   return { value, fromEnv };
+}
+
+/** Anthropic's cheapest current model: the heartbeat's default when model.name is Anthropic's. */
+export const DEFAULT_HEARTBEAT_MODEL = "claude-haiku-4-5";
+
+/**
+ * The heartbeat's model: `heartbeat.model`, else the cheapest model of model.name's provider —
+ * a Haiku for Anthropic; for another provider (a local server, OpenRouter…) Hearth knows no
+ * cheaper sibling, so the main model itself.
+ */
+export function heartbeatModel(config: Config): string {
+  if (config.heartbeat.model) return config.heartbeat.model;
+  return splitModelName(config.model.name).provider === "anthropic" ? DEFAULT_HEARTBEAT_MODEL : config.model.name;
 }
 
 /**

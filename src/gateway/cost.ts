@@ -4,7 +4,7 @@
 // entries. The bill is the provider's: this is what Hearth keeps its budgets with.
 import type { Usage } from "../agent/messages.ts";
 import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
-import type { Config } from "./config.ts";
+import { heartbeatModel, type Config } from "./config.ts";
 
 /** USD per million tokens; cache prices default from `input` as the API's list prices do. */
 export interface ModelPrice {
@@ -83,7 +83,7 @@ function longestPrefix(model: string, table: PricingTable): ModelPrice | undefin
  */
 export function pricingFor(config: Config): PricingTable {
   const table: PricingTable = {};
-  const names = [config.model.name, ...config.model.fallbacks, config.heartbeat.model, config.compaction.model ?? ""].filter((n) => n.includes("/"));
+  const names = [config.model.name, ...config.model.fallbacks, heartbeatModel(config), config.compaction.model ?? ""].filter((n) => n.includes("/"));
   for (const name of names) {
     const { provider, model } = splitModelName(name);
     if (isLocalProvider(config, provider)) table[model] = { input: 0, output: 0 };

@@ -202,7 +202,7 @@ export function configTemplate(): string {
   "heartbeat": {
     "every": "30m",                           // how often to go through HEARTBEAT.md; "0" turns it off
     "activeHours": { "start": "08:00", "end": "22:00" }, // only between these times, in "timezone"
-    "model": "claude-haiku-4-5",              // a cheap model: it runs often
+    // "model": "claude-haiku-4-5",           // it runs often: default a Haiku with Anthropic, else your main model
     "maxTokens": 1024,                        // longest heartbeat answer
     "pauseAfterIdle": "7d",                   // pause after this long without a message from you ("0": never)
     "tools": []                               // tools it may use, e.g. ["memory_search"]; each costs tokens every tick

@@ -41,7 +41,7 @@ describe("loadConfig", () => {
       tools: { exec: { timeoutMs: 120000, sandbox: "auto", network: true }, shared: { allow: [] } },
       mcp: { servers: {} },
       channels: {},
-      heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, model: "claude-haiku-4-5", maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
+      heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
       pricing: {},
@@ -174,7 +174,7 @@ describe("loadConfig", () => {
 
   it("validates heartbeat durations and clock times", async () => {
     const config = await load(`{ "heartbeat": { "every": "1h30m", "activeHours": { "start": "00:00", "end": "24:00" } } }`);
-    expect(config.heartbeat).toEqual({ every: "1h30m", activeHours: { start: "00:00", end: "24:00" }, model: "claude-haiku-4-5", maxTokens: 1024, pauseAfterIdle: "7d", tools: [] });
+    expect(config.heartbeat).toEqual({ every: "1h30m", activeHours: { start: "00:00", end: "24:00" }, maxTokens: 1024, pauseAfterIdle: "7d", tools: [] });
     expect((await load(`{ "heartbeat": { "every": 0 } }`)).heartbeat.every).toBe("0");
     const err = await loadError(`{ "heartbeat": { "every": "soon", "activeHours": { "start": "8:00" }, "pauseAfterIdle": "a week", "maxTokens": 0, "model": "" } }`);
     expect(err.message).toContain("→ at heartbeat.every");

@@ -4,6 +4,7 @@
 import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { BudgetDecision } from "../budget/budget.ts";
+import { heartbeatModel } from "../config.ts";
 import type { GatewayContext } from "../context.ts";
 import type { LaneItem } from "../lanes.ts";
 
@@ -59,7 +60,7 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
     ownerMessageAt: () => ctx.sessions.ownerMessageAt() ?? null,
     workspaceChangedAt: () => (ctx.runtime.memory ? ctx.runtime.memory.lastChangeAt() : null),
     recordInMain(text) {
-      const message: AssistantMessage = { role: "assistant", content: [{ type: "text", text }], stop: "end_turn", model: ctx.config.heartbeat.model, usage: emptyUsage(), ts: ctx.clock() };
+      const message: AssistantMessage = { role: "assistant", content: [{ type: "text", text }], stop: "end_turn", model: heartbeatModel(ctx.config), usage: emptyUsage(), ts: ctx.clock() };
       ctx.runtime.appendMessage("main", message);
     },
   };
