@@ -45,7 +45,8 @@ export interface GatewayStatus {
 export function mcpDownLines(servers: readonly ServerView[]): string[] {
   return servers
     .filter((v) => v.status === "down" || v.status === "starting")
-    .map((v) => `MCP server ${v.name} is ${v.status === "down" ? "down" : "still starting"}${v.lastError ? `: ${v.lastError}` : ""}`);
+    // A server starting again after a failure is down until it is ready: say so, with why.
+    .map((v) => `MCP server ${v.name} is ${v.status === "down" || v.lastError ? "down" : "still starting"}${v.lastError ? `: ${v.lastError}` : ""}`);
 }
 
 export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
