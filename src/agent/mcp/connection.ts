@@ -2,12 +2,10 @@
 // backoff when it exits. Failures never throw out of here: they become the server's state
 // (`down` with its last error) and `isError` results for the model.
 import { randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { registerSecret, type Logger } from "../../log.ts";
 import type { Tool, ToolOutput } from "../tool.ts";
@@ -15,6 +13,7 @@ import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
 import { commandEnv } from "../tools/exec.ts";
 import { expandVariables, type McpServerConfig } from "./config.ts";
 import { toToolOutput } from "./results.ts";
+import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 
 export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "stopped";
 export type TransportKind = "stdio" | "http" | "sse";
@@ -70,6 +69,8 @@ export class McpConnection {
   #status: ServerStatus;
   #transportKind: TransportKind;
   #client: Client | null = null;
+  /** Loaded when the first connection starts (sdk.ts). */
+  #sdk: McpSdk | null = null;
   /** The client whose handshake is under way: closed by stop() so a hung start cannot delay shutdown. */
   #opening: Client | null = null;
   #marker: string | null = null;
@@ -165,19 +166,20 @@ export class McpConnection {
   }
 
   async #open(): Promise<Client> {
-    if (this.config.command) return this.#connectWith(this.#stdioTransport());
+    const sdk = (this.#sdk = await loadMcpSdk());
+    if (this.config.command) return this.#connectWith(this.#stdioTransport(sdk));
     const url = new URL(this.config.url!);
     const headers = expandVariables(this.config.headers, this.#env, `mcp.servers.${this.name}.headers`);
     for (const v of Object.values(headers)) registerSecret(v);
     const requestInit = { headers };
     try {
       this.#transportKind = "http";
-      return await this.#connectWith(new StreamableHTTPClientTransport(url, { requestInit }));
+      return await this.#connectWith(new sdk.StreamableHTTPClientTransport(url, { requestInit }));
     } catch (httpErr) {
       // Older servers speak only the 2024 HTTP+SSE transport; the spec's fallback is to try it.
       this.#transportKind = "sse";
       try {
-        return await this.#connectWith(new SSEClientTransport(url, { requestInit }));
+        return await this.#connectWith(new sdk.SSEClientTransport(url, { requestInit }));
       } catch {
         this.#transportKind = "http";
         throw httpErr;
@@ -185,13 +187,13 @@ export class McpConnection {
     }
   }
 
-  #stdioTransport(): StdioClientTransport {
+  #stdioTransport(sdk: McpSdk): StdioClientTransport {
     const where = `mcp.servers.${this.name}.env`;
     const configured = expandVariables(this.config.env, this.#env, where);
     for (const [k, v] of Object.entries(this.config.env)) if (v.includes("${")) registerSecret(configured[k]);
     this.#marker = this.#markerPrefix ? `${this.#markerPrefix}.mcp-${randomUUID()}` : null;
     const env = { ...definedOnly(commandEnv(this.#env)), ...configured, ...(this.#marker ? { [EXEC_MARKER_VAR]: this.#marker } : {}) };
-    const transport = new StdioClientTransport({
+    const transport = new sdk.StdioClientTransport({
       command: this.config.command!,
       args: this.config.args,
       env,
@@ -206,7 +208,7 @@ export class McpConnection {
   }
 
   async #connectWith(transport: Transport): Promise<Client> {
-    const client = new Client(
+    const client = new this.#sdk!.Client(
       { name: "hearth", version: "0.1.0" },
       {
         capabilities: {},
@@ -261,8 +263,14 @@ export class McpConnection {
     this.#timer.unref();
   }
 
+  /** An SDK error of that code (the SDK is loaded by then: it was needed to connect). */
+  #isMcpError(err: unknown, code: "ConnectionClosed" | "RequestTimeout"): boolean {
+    const sdk = this.#sdk;
+    return sdk !== null && err instanceof sdk.McpError && err.code === sdk.ErrorCode[code];
+  }
+
   #describe(err: unknown): string {
-    const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
+    const closed = this.#isMcpError(err, "ConnectionClosed");
     const message = closed ? "the server exited before it was ready" : err instanceof Error ? err.message : String(err);
     const tail = this.config.command ? lastLine(this.#stderrTail) : "";
     return tail && !message.includes(tail) ? `${message}: ${tail}` : message;
@@ -313,10 +321,10 @@ export class McpConnection {
       return toToolOutput(result as Record<string, unknown>);
     } catch (err) {
       if (signal.aborted) return { isError: true, content: `Cancelled: the run was stopped while ${this.name} ran ${tool}.` };
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      if (this.#isMcpError(err, "RequestTimeout")) {
         return { isError: true, content: `${tool} on the MCP server "${this.name}" timed out after ${this.config.timeoutMs} ms and was cancelled.` };
       }
-      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      if (this.#isMcpError(err, "ConnectionClosed")) {
         return { isError: true, content: `The MCP server "${this.name}" exited during the call to ${tool}. Hearth restarts it; try again shortly.` };
       }
       return { isError: true, content: `${tool} on the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
