@@ -44,6 +44,12 @@ async function chat(home: string, modelUrl: string, text: string): Promise<void>
   await execFileAsync(process.execPath, [bin, "chat", "-m", text], { env: env(home, modelUrl) });
 }
 
+// The target grew with the capabilities whose official SDKs the project uses: openai (~35 MB on
+// disk, OpenAI-compatible providers), @modelcontextprotocol/sdk with its HTTP stack (~15 MB),
+// and the web-fetch libraries (readability, linkedom, turndown, unpdf: ~15 MB). The core
+// (Telegram, Discord, Anthropic, zod) is the ~70 MB it was; none of the new SDKs loads until used.
+const DEPENDENCIES_TARGET_MB = 160;
+
 function productionDependenciesMb(): Figure {
   const dir = mkdtempSync(join(tmpdir(), "hearth-bench-deps-"));
   try {
@@ -51,10 +57,10 @@ function productionDependenciesMb(): Figure {
     copyFileSync(join(root, "package-lock.json"), join(dir, "package-lock.json"));
     execFileSync("npm", ["ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir, stdio: "ignore" });
     const kb = Number(execFileSync("du", ["-sk", join(dir, "node_modules")]).toString().split("\t")[0]);
-    return { name: "production dependencies on disk (npm ci --omit=dev)", value: round(kb / 1024, 1), unit: "MB", target: 100 };
+    return { name: "production dependencies on disk (npm ci --omit=dev)", value: round(kb / 1024, 1), unit: "MB", target: DEPENDENCIES_TARGET_MB };
   } catch (err) {
     process.stderr.write(`production dependency size not measured: ${(err as Error).message.split("\n")[0]}\n`);
-    return { name: "production dependencies on disk (npm ci --omit=dev): not measured, npm ci failed", value: Number.NaN, unit: "MB", target: 100 };
+    return { name: "production dependencies on disk (npm ci --omit=dev): not measured, npm ci failed", value: Number.NaN, unit: "MB", target: DEPENDENCIES_TARGET_MB };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
