@@ -41,6 +41,8 @@ export const contextTokens = (u: Usage): number => u.inputTokens + u.cacheReadTo
 export interface TextBlock {
   type: "text";
   text: string;
+  /** The API's citations of server-tool results (web search), kept verbatim to be sent back. */
+  citations?: unknown[];
 }
 
 export interface ToolCallBlock {
@@ -57,7 +59,16 @@ export interface ThinkingBlock {
   signature: string;
 }
 
-export type AssistantBlock = TextBlock | ToolCallBlock | ThinkingBlock;
+/**
+ * A block of a provider-side ("server") tool: `server_tool_use`, `web_search_tool_result`,
+ * `web_fetch_tool_result`. Opaque to Hearth: `raw` is the API's block, stored and sent back unchanged.
+ */
+export interface ServerBlock {
+  type: "server";
+  raw: { type: string; [field: string]: unknown };
+}
+
+export type AssistantBlock = TextBlock | ToolCallBlock | ThinkingBlock | ServerBlock;
 
 /**
  * Why a user-role message exists. `message` is someone talking to Hearth; the others are

@@ -12,7 +12,10 @@ export type ModelEvent =
   /** The text streamed so far for this call is void; `text` replaces all of it. */
   | { type: "text_reset"; text: string }
   | { type: "retry"; attempt: number; delayMs: number; error: ModelError }
-  | { type: "fallback"; from: string; to: string; error: ModelError };
+  | { type: "fallback"; from: string; to: string; error: ModelError }
+  /** A provider-side tool (web search / fetch) was called, and later answered. */
+  | { type: "server_tool_start"; id: string; name: string; input: unknown }
+  | { type: "server_tool_end"; id: string; name: string; ok: boolean };
 
 export type ModelResult =
   | { type: "ok"; message: AssistantMessage }
@@ -111,7 +114,7 @@ export function createAnthropicModelClient(opts: AnthropicModelOptions): ModelCl
         const params = toApiParams(req, model);
         for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
           if (signal.aborted) return aborted(model, shown);
-          const result = await streamAttempt(client, sdk, params, model, policy.idleTimeoutMs, signal, shown);
+          const result = await streamAttempt(client, sdk, params, model, policy.idleTimeoutMs, signal, shown, onEvent);
           if (result.type === "ok") return result;
           last = result.error;
           if (last.kind === "aborted") return aborted(model, shown);
@@ -202,9 +205,10 @@ class ShownText {
 type AttemptResult = { type: "ok"; message: AssistantMessage } | { type: "error"; error: ModelError };
 
 type BlockDraft =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; citations?: unknown[] }
   | { type: "tool_call"; id: string; name: string; json: string }
-  | { type: "thinking"; thinking: string; signature: string };
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "server"; raw: { type: string; [field: string]: unknown }; json: string };
 
 async function streamAttempt(
   client: Anthropic,
@@ -214,6 +218,7 @@ async function streamAttempt(
   idleTimeoutMs: number,
   signal: AbortSignal,
   shown: ShownText,
+  onEvent: (e: ModelEvent) => void,
 ): Promise<AttemptResult> {
   const controller = new AbortController();
   const onAbort = () => controller.abort();
@@ -229,6 +234,7 @@ async function streamAttempt(
   };
 
   shown.startAttempt();
+  const serverNames = new Map<string, string>();
   const drafts: (BlockDraft | undefined)[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
   let answeredBy = model;
@@ -258,6 +264,7 @@ async function streamAttempt(
           complete = true;
           break;
         case "content_block_stop":
+          announceServerBlock(drafts[ev.index], onEvent, serverNames);
           break;
       }
     }
@@ -316,8 +323,27 @@ function startDraft(block: Anthropic.ContentBlock): BlockDraft | undefined {
       return { type: "tool_call", id: block.id, name: block.name, json: "" };
     case "thinking":
       return { type: "thinking", thinking: "", signature: "" };
+    case "server_tool_use":
+      return { type: "server", raw: { ...block }, json: "" };
     default:
-      return undefined; // server tools, redacted thinking: not used by Hearth
+      // Server tool results arrive whole; redacted thinking is not used by Hearth.
+      return block.type.endsWith("_tool_result") ? { type: "server", raw: { ...block }, json: "" } : undefined;
+  }
+}
+
+/** Progress for server tools: a call once its input is complete, an end when its result block is. */
+function announceServerBlock(d: BlockDraft | undefined, onEvent: (e: ModelEvent) => void, names: Map<string, string>): void {
+  if (d?.type !== "server") return;
+  const raw = finishDraft(d) as { raw: Record<string, unknown> };
+  const id = String(raw.raw.id ?? raw.raw.tool_use_id ?? "");
+  if (d.raw.type === "server_tool_use") {
+    const name = String(raw.raw.name ?? "server_tool");
+    names.set(id, name);
+    onEvent({ type: "server_tool_start", id, name, input: raw.raw.input });
+  } else {
+    const content = raw.raw.content as { type?: string } | undefined;
+    const ok = !(content && !Array.isArray(content) && typeof content.type === "string" && content.type.endsWith("_error"));
+    onEvent({ type: "server_tool_end", id, name: names.get(id) ?? d.raw.type.replace(/_tool_result$/, ""), ok });
   }
 }
 
@@ -326,7 +352,9 @@ function applyDelta(draft: BlockDraft | undefined, delta: Anthropic.RawContentBl
   if (delta.type === "text_delta" && draft.type === "text") {
     draft.text += delta.text;
     shown.add(delta.text);
-  } else if (delta.type === "input_json_delta" && draft.type === "tool_call") {
+  } else if (delta.type === "citations_delta" && draft.type === "text") {
+    (draft.citations ??= []).push(delta.citation);
+  } else if (delta.type === "input_json_delta" && (draft.type === "tool_call" || draft.type === "server")) {
     draft.json += delta.partial_json;
   } else if (delta.type === "thinking_delta" && draft.type === "thinking") {
     draft.thinking += delta.thinking;
@@ -336,6 +364,7 @@ function applyDelta(draft: BlockDraft | undefined, delta: Anthropic.RawContentBl
 }
 
 function finishDraft(d: BlockDraft): AssistantBlock {
+  if (d.type === "server") return { type: "server", raw: d.json.trim() ? { ...d.raw, input: parseJson(d.json) } : d.raw };
   if (d.type !== "tool_call") return d;
   let input: unknown = {};
   if (d.json.trim()) {
@@ -347,6 +376,14 @@ function finishDraft(d: BlockDraft): AssistantBlock {
     }
   }
   return { type: "tool_call", id: d.id, name: d.name, input };
+}
+
+function parseJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return { _unparsed: json };
+  }
 }
 
 function toStop(reason: string | null): AssistantStop {

@@ -13,6 +13,7 @@ import { ToolSet, type Tool } from "../agent/tool.ts";
 import { scopePermission } from "../agent/tool-policy.ts";
 import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
+import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
@@ -67,6 +68,8 @@ export interface AgentRuntime {
    * interleave with it.
    */
   appendMessage(key: string, message: Message): void;
+  /** What the session's last run read from the web ("example.com", "search: …"); [] when nothing. */
+  webReads(key: string): string[];
 }
 
 export interface AgentRuntimeOptions {
@@ -132,7 +135,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const execMarkerPrefix = markerPrefixFor(opts.home);
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
-  const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
+  const web = createWebTools({ web: config.tools.web, timezone: config.timezone, sharedAllow: config.tools.shared.allow, log: log.child({ component: "web" }) });
+  const lastWebReads = new Map<string, string[]>();
+  const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...web.tools, ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
   const tools = new ToolSet(allTools, scopePermission(config.tools.shared.allow));
   const heartbeatTools = new ToolSet(allTools.filter((t) => config.heartbeat.tools.includes(t.name)));
   for (const name of config.heartbeat.tools) {
@@ -246,7 +251,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       }
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
       lastTag.set(req.key, tag);
-      return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
+      const run = runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
         system: systemFor(req.key, req.scope),
@@ -257,8 +262,14 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         steering: req.steering ?? noSteering,
         emit: req.emit,
         budget: budgetFor(req.key, req.scope),
+        serverTools: web.serverToolsFor(req.scope),
+      });
+      return run.then((result) => {
+        lastWebReads.set(req.key, webReadsOf(result.added));
+        return result;
       });
     },
+    webReads: (key) => lastWebReads.get(key) ?? [],
     compact(key, scope, focus, signal) {
       const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
       return budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
