@@ -36,7 +36,14 @@ describe("loadConfig", () => {
       timezone: systemTimeZone(),
       model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000, idleTimeoutMs: 60000 },
       agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000 },
-      tools: { exec: { timeoutMs: 120000, sandbox: "auto", network: true }, shared: { allow: [] } },
+      tools: {
+        exec: { timeoutMs: 120000, sandbox: "auto", network: true },
+        shared: { allow: [] },
+        web: {
+          search: { enabled: true, mode: "server", provider: "brave", maxUses: 5, allowedDomains: [], blockedDomains: [] },
+          fetch: { enabled: true, mode: "server", maxUses: 10, allowedDomains: [], blockedDomains: [], allowPrivate: [], timeoutMs: 20000, maxBytes: 5000000, maxChars: 100000 },
+        },
+      },
       channels: {},
       heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, model: "claude-haiku-4-5", maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
       log: { level: "info" },
