@@ -18,6 +18,11 @@ export interface Usage {
   cacheCreation1hTokens?: number;
   /** Server-side web searches the call made (`usage.server_tool_use.web_search_requests`). */
   webSearchRequests?: number;
+  /** Server-side web fetches (`usage.server_tool_use.web_fetch_requests`); no fee beyond tokens. */
+  webFetchRequests?: number;
+  /** Hearth's own web_search / web_fetch uses (no model call; a search API may bill the owner itself). */
+  localWebSearches?: number;
+  localWebFetches?: number;
 }
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 });
@@ -29,7 +34,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
   };
-  for (const k of ["cacheCreation5mTokens", "cacheCreation1hTokens", "webSearchRequests"] as const) {
+  for (const k of ["cacheCreation5mTokens", "cacheCreation1hTokens", "webSearchRequests", "webFetchRequests", "localWebSearches", "localWebFetches"] as const) {
     if (a[k] !== undefined || b[k] !== undefined) sum[k] = (a[k] ?? 0) + (b[k] ?? 0);
   }
   return sum;

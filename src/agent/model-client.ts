@@ -300,7 +300,7 @@ interface ApiUsage {
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
-  server_tool_use?: { web_search_requests?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
 }
 
 function readUsage(usage: Usage, u: ApiUsage): void {
@@ -313,6 +313,7 @@ function readUsage(usage: Usage, u: ApiUsage): void {
   if (u.cache_creation?.ephemeral_5m_input_tokens != null) usage.cacheCreation5mTokens = u.cache_creation.ephemeral_5m_input_tokens;
   if (u.cache_creation?.ephemeral_1h_input_tokens != null) usage.cacheCreation1hTokens = u.cache_creation.ephemeral_1h_input_tokens;
   if (u.server_tool_use?.web_search_requests) usage.webSearchRequests = u.server_tool_use.web_search_requests;
+  if (u.server_tool_use?.web_fetch_requests) usage.webFetchRequests = u.server_tool_use.web_fetch_requests;
 }
 
 function startDraft(block: Anthropic.ContentBlock): BlockDraft | undefined {

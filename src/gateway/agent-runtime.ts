@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import type { AgentEventSink } from "../agent/events.ts";
 import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
-import type { Message, Scope, UserMessage } from "../agent/messages.ts";
+import { emptyUsage, type Message, type Scope, type UserMessage } from "../agent/messages.ts";
 import { createAnthropicModelClient, type ModelClient } from "../agent/model-client.ts";
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
@@ -20,7 +20,7 @@ import { memoryScopeFor } from "../memory/visibility.ts";
 import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
-import type { RunPurpose, UsageTag } from "./usage/record.ts";
+import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "./usage/record.ts";
 import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
 
@@ -135,7 +135,18 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const execMarkerPrefix = markerPrefixFor(opts.home);
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
-  const web = createWebTools({ web: config.tools.web, timezone: config.timezone, sharedAllow: config.tools.shared.allow, log: log.child({ component: "web" }) });
+  const web = createWebTools({
+    web: config.tools.web,
+    timezone: config.timezone,
+    sharedAllow: config.tools.shared.allow,
+    log: log.child({ component: "web" }),
+    // Local searches and fetches are counted in usage.jsonl (no tokens, no cost) under the run that made them.
+    onUse: (kind, ctx) =>
+      recordUsage(lastTag.get(ctx.sessionKey) ?? { session: ctx.sessionKey, scope: ctx.scope, purpose: "chat" }, LOCAL_WEB_MODEL, {
+        ...emptyUsage(),
+        ...(kind === "search" ? { localWebSearches: 1 } : { localWebFetches: 1 }),
+      }),
+  });
   const lastWebReads = new Map<string, string[]>();
   const allTools = [...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix }), ...web.tools, ...(memory?.tools() ?? []), ...(opts.extraTools ?? [])];
   const tools = new ToolSet(allTools, scopePermission(config.tools.shared.allow));

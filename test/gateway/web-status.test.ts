@@ -40,3 +40,38 @@ describe("web tools in the gateway", () => {
     expect((fake.requests[1]!.body.tools ?? []).filter((x: { type?: string }) => (x.type ?? "").startsWith("web_"))).toEqual([]);
   });
 });
+
+describe("web use in hearth usage", () => {
+  it("counts server searches (priced) and Hearth's own fetches per day", async () => {
+    const { runUsage } = await import("../../src/cli/usage.ts");
+    const { startLocalWeb } = await import("../support/web-fixtures.ts");
+    const { toolCall } = await import("../support/fake-model.ts");
+    const web = await startLocalWeb();
+    try {
+      web.route("/page", (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("plain page"));
+      t = await startTestGateway(fake.url, { memory: false, config: { tools: { web: { fetch: { mode: "local", allowPrivate: ["127.0.0.1"] } } } } });
+      fake.enqueue(
+        toolCall("web_fetch", { url: `${web.url}/page` }, { usage: { input_tokens: 1000, output_tokens: 100 } }),
+        { type: "message", blocks: [{ server: search }, { server: searched }, { text: "Done." }], usage: { input_tokens: 1000, output_tokens: 100, server_tool_use: { web_search_requests: 2 } } },
+      );
+      const dm = t.channel.say({ chat: "1", type: "dm", sender: "1", text: "read it and search" });
+      await waitFor("the answer", () => t!.channel.replies.has(dm), 15_000);
+      expect(t.channel.replies.get(dm)).toEqual(["Done."]);
+      let out = "";
+      const io = { stdout: { write: (s: string) => ((out += s), true) }, stderr: { write: () => true } } as unknown as { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream };
+      expect(runUsage(t.home, ["--by", "purpose", "--since", "2020-01-01"], io)).toBe(0);
+      // Two calls: 2 × (1000·3 + 100·15) = 9,000 per million = $0.009, plus 2 searches × $0.01.
+      expect(out).toBe(
+        [
+          "Model usage since 2020-01-01 00:00 UTC (2020-01-01), by purpose:",
+          "PURPOSE  CALLS  INPUT  CACHE WRITE  CACHE READ  OUTPUT  SEARCHES  FETCHES     COST",
+          "chat         2  2,000            0           0     200         2        1  $0.0290",
+          "Total        2  2,000            0           0     200         2        1  $0.0290",
+          "",
+        ].join("\n"),
+      );
+    } finally {
+      await web.close();
+    }
+  });
+});

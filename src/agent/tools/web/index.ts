@@ -3,7 +3,7 @@
 import type { Logger } from "../../../log.ts";
 import type { Scope } from "../../messages.ts";
 import type { ServerToolDefinition } from "../../model-request.ts";
-import type { Tool } from "../../tool.ts";
+import type { Tool, ToolContext } from "../../tool.ts";
 import { braveSearch } from "./brave.ts";
 import type { SearchProvider } from "./search.ts";
 import { searxngSearch } from "./searxng.ts";
@@ -46,7 +46,10 @@ export function createWebTools(opts: {
   sharedAllow: readonly string[];
   log: Logger;
   resolve?: Resolver;
+  /** Counts each use of a local tool (usage records). Must not throw. */
+  onUse?: (kind: "search" | "fetch", ctx: ToolContext) => void;
 }): WebTools {
+  const onUse = opts.onUse;
   const { search, fetch } = opts.web;
   const server: ServerToolDefinition[] = [];
   const tools: Tool[] = [];
@@ -62,7 +65,7 @@ export function createWebTools(opts: {
   }
   if (search.enabled && search.mode === "local") {
     const provider = localProvider(search, fetch.timeoutMs);
-    if (provider) tools.push(createWebSearchTool({ provider, maxUses: search.maxUses }));
+    if (provider) tools.push(createWebSearchTool({ provider, maxUses: search.maxUses, ...(onUse ? { onUse: (ctx: ToolContext) => onUse("search", ctx) } : {}) }));
     else opts.log.warn("web.search_unconfigured", { provider: search.provider, fix: search.provider === "brave" ? "set BRAVE_API_KEY" : "set tools.web.search.baseUrl" });
   }
   if (fetch.enabled && fetch.mode === "local") {
@@ -74,6 +77,7 @@ export function createWebTools(opts: {
         maxBytes: fetch.maxBytes,
         maxChars: fetch.maxChars,
         ...(opts.resolve ? { resolve: opts.resolve } : {}),
+        ...(onUse ? { onUse: (ctx: ToolContext) => onUse("fetch", ctx) } : {}),
       }),
     );
   }

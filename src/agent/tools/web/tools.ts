@@ -18,6 +18,8 @@ export interface WebFetchToolOptions extends FetchLimits {
   /** Default: the system's DNS. Tests inject a resolver. */
   resolve?: Resolver;
   clock?: () => number;
+  /** Called once per page actually downloaded (not for cache hits), for the usage counts. Must not throw. */
+  onUse?: (ctx: ToolContext) => void;
 }
 
 /**
@@ -55,6 +57,7 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
       let cached = cache.get(input.url);
       if (!cached) {
         try {
+          opts.onUse?.(ctx);
           const got = await fetchUrl(input.url, { ...opts, resolve, signal: ctx.signal });
           cached = { url: got.url, page: await extractContent(got.body, got.contentType, got.url), truncated: got.truncated };
         } catch (err) {
@@ -81,7 +84,8 @@ function renderPage(c: CachedPage, maxChars: number, maxBytes: number): string {
   return wrapExternal(c.url, `${head}${text}${notes.length ? `\n\n${notes.join(" ")}` : ""}`);
 }
 
-export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: number }): Tool {
+/** `onUse` is called once per search sent to the provider (for the usage counts); must not throw. */
+export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: number; onUse?: (ctx: ToolContext) => void }): Tool {
   const count = usesPerRun(opts.maxUses, "web_search");
   return defineTool({
     name: "web_search",
@@ -92,6 +96,7 @@ export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: n
     async execute(input, ctx) {
       const over = count(ctx);
       if (over) return { content: over, isError: true };
+      opts.onUse?.(ctx);
       try {
         const results = await opts.provider.search(input.query, input.count ?? 5, ctx.signal);
         ctx.log.info("web.search", { provider: opts.provider.name, results: results.length });
