@@ -1,7 +1,11 @@
 // The provider's web tools through the real SDK and the fake model: blocks kept verbatim,
 // rendered as progress lines, sent back byte-equal; pause_turn; scope rules.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Message } from "../../../../src/agent/messages.ts";
+import { Transcript } from "../../../../src/agent/transcript.ts";
 import { createWebTools } from "../../../../src/agent/tools/web/index.ts";
 import { parseConfig } from "../../../../src/gateway/config.ts";
 import { silentLogger } from "../../../../src/log.ts";
@@ -82,6 +86,25 @@ describe("server web tools", () => {
     expect(JSON.stringify(sent.content)).toBe(
       JSON.stringify([searchUse, searchResult, fetchUse, fetchResult, { type: "text", text: "Hearth 1.0 ships in March.", citations: [citation] }]),
     );
+  });
+
+  it("keeps the blocks through a transcript written to disk and read back (a restart)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-web-transcript-"));
+    try {
+      h = loopHarness(fake, []);
+      const file = join(dir, "main.jsonl");
+      const first = Transcript.open(file, "main", silentLogger);
+      fake.enqueue({ type: "message", blocks: [{ server: searchUse }, { server: searchResult }, { text: "March.", citations: [citation] }] }, text("ok"));
+      await h.run("when?", { serverTools: webFor().serverToolsFor("main"), record: (message) => first.append({ type: "message", message }) });
+      const reread = Transcript.open(file, "main", silentLogger).messages();
+      expect(reread.map((m) => m.role)).toEqual(["user", "assistant"]);
+      await h.run("thanks", { history: reread });
+      expect(JSON.stringify(fake.requests[1]!.body.messages[1].content)).toBe(
+        JSON.stringify([searchUse, searchResult, { type: "text", text: "March.", citations: [citation] }]),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("reports a failed server search as a failed progress line", async () => {
