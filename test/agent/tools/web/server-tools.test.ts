@@ -149,6 +149,26 @@ describe("server web tools", () => {
     expect(local.tools.map((t) => t.name)).toEqual(["web_search", "web_fetch"]);
   });
 
+  it("offers local Brave search only with a key, taken from BRAVE_API_KEY", () => {
+    const local = { tools: { web: { search: { mode: "local" } } } };
+    const withKey = parseConfig(local, { home: "/tmp/hearth-web-test", env: { BRAVE_API_KEY: "brave-secret" } });
+    expect(withKey.tools.web.search.apiKey).toBe("brave-secret");
+    const tools = (config: typeof withKey) => createWebTools({ web: config.tools.web, timezone: "UTC", sharedAllow: [], log: silentLogger }).tools.map((t) => t.name);
+    expect(tools(withKey)).toEqual(["web_search"]);
+    expect(tools(parseConfig(local, { home: "/tmp/hearth-web-test", env: {} }))).toEqual([]);
+  });
+
+  it("does not send back the server blocks of an interrupted message", async () => {
+    const { toApiMessages } = await import("../../../../src/agent/model-request.ts");
+    const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
+    const out = toApiMessages([
+      { role: "user", kind: "message", text: "q", ts: 1 },
+      { role: "assistant", content: [{ type: "server", raw: searchUse }, { type: "text", text: "Half an ans" }], stop: "aborted", model: "m", usage, ts: 2 },
+      { role: "user", kind: "message", text: "again", ts: 3 },
+    ]);
+    expect(out[1]).toEqual({ role: "assistant", content: [{ type: "text", text: "Half an ans" }, { type: "text", text: "[interrupted]" }] });
+  });
+
   it("refuses both allowedDomains and blockedDomains in config", () => {
     expect(() => webFor({ web: { search: { allowedDomains: ["a.example"], blockedDomains: ["b.example"] } } })).toThrow(/cannot be used together with allowedDomains/);
   });
