@@ -168,7 +168,7 @@ function sizeOf(value: object): number {
 
 /** Bytes of a request in Hearth's own form; the calibration maps them to the API's tokens. */
 function requestBytes(req: ModelRequest): number {
-  let bytes = sizeOf(req.system) + sizeOf(req.tools);
+  let bytes = sizeOf(req.system) + sizeOf(req.tools) + (req.serverTools ? sizeOf(req.serverTools) : 0);
   for (const m of req.messages) bytes += sizeOf(m);
   return bytes;
 }

@@ -16,10 +16,11 @@ import {
 } from "./messages.ts";
 import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
-import type { CacheTtl, ModelRequest, SystemBlock } from "./providers/model.ts";
+import type { CacheTtl, ModelRequest, ServerToolDefinition, SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
 import type { ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
+import { serverToolSummary } from "./tools/web/progress.ts";
 
 export const MAX_TURNS_CAP = 100;
 const MAX_NUDGES = 2;
@@ -55,6 +56,8 @@ export interface RunSpec {
   budget?: ContextBudget;
   /** TTL of the cached system prefix; absent: 5 minutes. */
   cacheTtl?: CacheTtl;
+  /** Provider-side tools for this run's scope (web search / fetch); absent: none. */
+  serverTools?: ServerToolDefinition[];
 }
 
 export interface RunResult {
@@ -116,6 +119,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         messages,
         maxTokens: spec.maxTokens,
         ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
+        ...(spec.serverTools?.length ? { serverTools: spec.serverTools } : {}),
       };
       if (spec.budget) {
         const prepared = await spec.budget.prepare(request, spec.signal);
@@ -181,6 +185,9 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         continue;
       }
 
+      // A long server-tool turn (web search) was paused by the provider: sending the
+      // conversation back as it is lets the model continue it. No user message is added.
+      if (message.stop === "pause_turn") continue;
       // The model wants to end. A message that arrived meanwhile gets one more call instead.
       if (takeSteering()) continue;
       switch (message.stop) {
@@ -235,6 +242,12 @@ function forwardModelEvent(e: ModelEvent, reply: ReplyText, emit: AgentEventSink
       break;
     case "fallback":
       emit({ type: "model_fallback", from: e.from, to: e.to });
+      break;
+    case "server_tool_start":
+      emit({ type: "tool_start", id: e.id, name: e.name, summary: serverToolSummary(e.name, e.input) });
+      break;
+    case "server_tool_end":
+      emit({ type: "tool_end", id: e.id, name: e.name, ok: e.ok });
       break;
     default:
       e satisfies never;

@@ -18,6 +18,11 @@ export interface Usage {
   cacheCreation1hTokens?: number;
   /** Server-side web searches the call made (`usage.server_tool_use.web_search_requests`). */
   webSearchRequests?: number;
+  /** Server-side web fetches (`usage.server_tool_use.web_fetch_requests`); no fee beyond tokens. */
+  webFetchRequests?: number;
+  /** Hearth's own web_search / web_fetch uses (no model call; a search API may bill the owner itself). */
+  localWebSearches?: number;
+  localWebFetches?: number;
 }
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 });
@@ -29,7 +34,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
   };
-  for (const k of ["cacheCreation5mTokens", "cacheCreation1hTokens", "webSearchRequests"] as const) {
+  for (const k of ["cacheCreation5mTokens", "cacheCreation1hTokens", "webSearchRequests", "webFetchRequests", "localWebSearches", "localWebFetches"] as const) {
     if (a[k] !== undefined || b[k] !== undefined) sum[k] = (a[k] ?? 0) + (b[k] ?? 0);
   }
   return sum;
@@ -41,6 +46,8 @@ export const contextTokens = (u: Usage): number => u.inputTokens + u.cacheReadTo
 export interface TextBlock {
   type: "text";
   text: string;
+  /** The API's citations of server-tool results (web search), kept verbatim to be sent back. */
+  citations?: unknown[];
 }
 
 export interface ToolCallBlock {
@@ -57,7 +64,16 @@ export interface ThinkingBlock {
   signature: string;
 }
 
-export type AssistantBlock = TextBlock | ToolCallBlock | ThinkingBlock;
+/**
+ * A block of a provider-side ("server") tool: `server_tool_use`, `web_search_tool_result`,
+ * `web_fetch_tool_result`. Opaque to Hearth: `raw` is the API's block, stored and sent back unchanged.
+ */
+export interface ServerBlock {
+  type: "server";
+  raw: { type: string; [field: string]: unknown };
+}
+
+export type AssistantBlock = TextBlock | ToolCallBlock | ThinkingBlock | ServerBlock;
 
 /**
  * Why a user-role message exists. `message` is someone talking to Hearth; the others are

@@ -24,6 +24,7 @@ const blockSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("text"), text: z.string() }),
   z.looseObject({ type: z.literal("tool_call"), id: z.string(), name: z.string(), input: z.unknown() }),
   z.looseObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() }),
+  z.looseObject({ type: z.literal("server"), raw: z.looseObject({ type: z.string() }) }),
 ]) as z.ZodType<AssistantBlock>;
 const messageSchema = z.discriminatedUnion("role", [
   z.looseObject({ role: z.literal("user"), kind: z.enum(["message", "steer", "nudge", "system"]), text: z.string(), ts: z.number() }),

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import type { AgentEventSink } from "../agent/events.ts";
 import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
-import type { Message, Scope, UserMessage } from "../agent/messages.ts";
+import { emptyUsage, type Message, type Scope, type UserMessage } from "../agent/messages.ts";
 import type { ModelClient } from "../agent/providers/model.ts";
 import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { ModelRegistry, UnknownModelError, type ResolvedModel } from "../agent/providers/registry.ts";
@@ -17,13 +17,14 @@ import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
 import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
+import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import { heartbeatModel, purposeModels, type Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
-import type { RunPurpose, UsageTag } from "./usage/record.ts";
+import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "./usage/record.ts";
 import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
 
@@ -96,6 +97,8 @@ export interface AgentRuntime {
    * interleave with it.
    */
   appendMessage(key: string, message: Message): void;
+  /** What the session's last run read from the web ("example.com", "search: …"); [] when nothing. */
+  webReads(key: string): string[];
 }
 
 export interface AgentRuntimeOptions {
@@ -187,8 +190,28 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const sharedAllow = config.tools.shared.allow;
   // The owner who allowed `read` to shared scopes keeps that; otherwise it opens shared skills only.
   const sharedReadRoots = sharedAllow.includes("read") ? undefined : () => skills?.sharedFolders() ?? [];
+  // Server-side web tools exist only with the Anthropic API: with another provider Hearth fetches
+  // and searches itself.
+  const anthropicMain = splitModelName(config.model.name).provider === "anthropic";
+  const webConfig = anthropicMain
+    ? config.tools.web
+    : { search: { ...config.tools.web.search, mode: "local" as const }, fetch: { ...config.tools.web.fetch, mode: "local" as const } };
+  const web = createWebTools({
+    web: webConfig,
+    timezone: config.timezone,
+    sharedAllow,
+    log: log.child({ component: "web" }),
+    // Local searches and fetches are counted in usage.jsonl (no tokens, no cost) under the run that made them.
+    onUse: (kind, ctx) =>
+      recordUsage(lastTag.get(ctx.sessionKey) ?? { session: ctx.sessionKey, scope: ctx.scope, purpose: "chat" }, LOCAL_WEB_MODEL, {
+        ...emptyUsage(),
+        ...(kind === "search" ? { localWebSearches: 1 } : { localWebFetches: 1 }),
+      }),
+  });
+  const lastWebReads = new Map<string, string[]>();
   const allTools = [
     ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
+    ...web.tools,
     ...(memory?.tools() ?? []),
     ...(opts.extraTools ?? []),
   ];
@@ -330,7 +353,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       const m = modelFor(req.model);
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
       lastTag.set(req.key, tag);
-      return runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
+      const run = runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
         system: systemFor(req.key, req.scope),
@@ -341,8 +364,14 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         steering: req.steering ?? noSteering,
         emit: req.emit,
         budget: budgetFor(req.key, req.scope, m),
+        serverTools: web.serverToolsFor(req.scope),
+      });
+      return run.then((result) => {
+        lastWebReads.set(req.key, webReadsOf(result.added));
+        return result;
       });
     },
+    webReads: (key) => lastWebReads.get(key) ?? [],
     compact(key, scope, focus, signal, sessionModel) {
       const m = modelFor(sessionModel);
       const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: m.resolved.maxTokens };

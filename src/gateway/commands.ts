@@ -166,6 +166,8 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   lines.push(s?.running ? `Answering for ${formatDuration(s.runningForMs ?? 0)}${s.queued ? ` · ${s.queued} queued` : ""}` : `Idle${s?.queued ? ` · ${s.queued} queued` : ""}`);
   const mode = ctx.sessions.get(origin.sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
   lines.push(`Queue mode: ${mode}`);
+  const reads = ctx.runtime.webReads(origin.sessionKey);
+  if (reads.length > 0) lines.push(`Last run read web content: ${reads.join(", ")}`);
   if (origin.scope === "main") {
     const t = status.today;
     lines.push(

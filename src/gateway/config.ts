@@ -214,6 +214,38 @@ const agentSchema = strict({
   shutdownGraceMs: z.int().min(0).default(10_000),
 });
 
+const domainList = z.array(z.string().trim().min(1)).default([]);
+const noBothDomainLists = (w: { allowedDomains: string[]; blockedDomains: string[] }, ctx: z.core.$RefinementCtx) => {
+  if (w.allowedDomains.length > 0 && w.blockedDomains.length > 0) ctx.addIssue({ code: "custom", path: ["blockedDomains"], message: "cannot be used together with allowedDomains (pick one)" });
+};
+
+/** Web search and fetch (src/agent/tools/web/): the provider's server tools, or Hearth's own ("local"). */
+const webSchema = strict({
+  search: strict({
+    enabled: z.boolean().default(true),
+    mode: z.enum(["server", "local"]).default("server"),
+    /** Local mode: the search API. Brave needs a key (BRAVE_API_KEY); SearXNG needs `baseUrl`. */
+    provider: z.enum(["brave", "searxng"]).default("brave"),
+    baseUrl: httpUrl.optional(),
+    apiKey: secret.optional(),
+    maxUses: positiveInt.max(50).default(5),
+    allowedDomains: domainList,
+    blockedDomains: domainList,
+  }).superRefine(noBothDomainLists).prefault({}),
+  fetch: strict({
+    enabled: z.boolean().default(true),
+    mode: z.enum(["server", "local"]).default("server"),
+    maxUses: positiveInt.max(50).default(10),
+    allowedDomains: domainList,
+    blockedDomains: domainList,
+    /** Hosts (names or addresses) local fetching may reach although they are private or loopback. */
+    allowPrivate: z.array(z.string().trim().min(1)).default([]),
+    timeoutMs: positiveInt.min(1000).max(120_000).default(20_000),
+    maxBytes: positiveInt.default(5_000_000),
+    maxChars: positiveInt.default(100_000),
+  }).superRefine(noBothDomainLists).prefault({}),
+});
+
 /**
  * The schema of config.json. Prefer `parseConfig`/`loadConfig`: they also apply the environment,
  * resolve `workspace` against the home folder and register secrets with the log redactor.
@@ -235,6 +267,7 @@ export const configSchema = strict({
     }).prefault({}),
     /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
     shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
+    web: webSchema.prefault({}),
   }).prefault({}),
   /** MCP servers whose tools the agent gets (src/agent/mcp/config.ts). */
   mcp: mcpSchema,
@@ -370,6 +403,7 @@ const envOverrides: { variable: string; path: string[] }[] = [
   { variable: "ANTHROPIC_BASE_URL", path: ["model", "baseUrl"] },
   { variable: "TELEGRAM_BOT_TOKEN", path: ["channels", "telegram", "token"] },
   { variable: "DISCORD_BOT_TOKEN", path: ["channels", "discord", "token"] },
+  { variable: "BRAVE_API_KEY", path: ["tools", "web", "search", "apiKey"] },
 ];
 
 type JsonObject = Record<string, unknown>;
@@ -476,7 +510,7 @@ function registerSecrets(value: unknown): void {
     keys.reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), value);
   const providers = at("providers");
   const providerKeys = isObject(providers) ? Object.values(providers).map((p) => (isObject(p) ? p.apiKey : undefined)) : [];
-  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), ...providerKeys]) {
+  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), at("tools", "web", "search", "apiKey"), ...providerKeys]) {
     if (typeof s === "string") {
       registerSecret(s);
       registerSecret(s.trim());

@@ -147,7 +147,11 @@ export function configTemplate(): string {
       "sandbox": "auto",                      // auto (bubblewrap if installed) | bwrap (required) | off
       "network": true                         // whether sandboxed commands may use the network
     },
-    "shared": { "allow": [] }                 // extra tools for groups and other people's DMs (names)
+    "shared": { "allow": [] },                // extra tools for groups and other people's DMs (names)
+    "web": {                                  // web search and page reading, in your own chats
+      "search": { "enabled": true, "mode": "server", "maxUses": 5 },   // server: the provider's tool; local: "provider" brave (BRAVE_API_KEY) | searxng ("baseUrl")
+      "fetch": { "enabled": true, "mode": "server", "maxUses": 10, "allowPrivate": [] }  // local: Hearth fetches; allowPrivate: LAN/loopback hosts it may reach
+    }
   },
 
   // Chat channels. To turn one on, remove the // in front of its lines and replace the <…>.

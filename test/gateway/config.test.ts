@@ -38,7 +38,14 @@ describe("loadConfig", () => {
       // The bare model name is Anthropic's: its provider entry is filled in, with no key in this environment.
       providers: { anthropic: { type: "anthropic", models: {} } },
       agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000 },
-      tools: { exec: { timeoutMs: 120000, sandbox: "auto", network: true }, shared: { allow: [] } },
+      tools: {
+        exec: { timeoutMs: 120000, sandbox: "auto", network: true },
+        shared: { allow: [] },
+        web: {
+          search: { enabled: true, mode: "server", provider: "brave", maxUses: 5, allowedDomains: [], blockedDomains: [] },
+          fetch: { enabled: true, mode: "server", maxUses: 10, allowedDomains: [], blockedDomains: [], allowPrivate: [], timeoutMs: 20000, maxBytes: 5000000, maxChars: 100000 },
+        },
+      },
       mcp: { servers: {} },
       channels: {},
       heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },

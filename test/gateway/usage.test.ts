@@ -142,6 +142,8 @@ describe("hearth usage", () => {
         cacheReadTokens: sum((r) => r.cacheReadTokens),
         cacheWrite5mTokens: sum((r) => r.cacheWrite5mTokens),
         cacheWrite1hTokens: 0,
+        webSearches: 0,
+        webFetches: 0,
         costUsd: roundUsd(sum((r) => r.costUsd)),
       });
       expect(rep.rows.reduce((s: number, r: { calls: number }) => s + r.calls, 0)).toBe(3);

@@ -36,7 +36,13 @@ export interface FakeModelOptions {
 
 /** One content block of a scripted reply. A tool block's id defaults to `toolu_<n>` (n counts per server). */
 export type FakeBlock =
-  | { text: string }
+  /** `citations` stream as citations_delta events before the text. */
+  | { text: string; citations?: unknown[] }
+  /**
+   * A server tool block exactly as the API returns it: `server_tool_use` streams its input as
+   * input_json_delta after a start with `input: {}`; result blocks arrive whole in their start.
+   */
+  | { server: ServerContentBlock }
   | { tool: string; input: unknown; id?: string }
   | { thinking: string; signature?: string };
 
@@ -57,6 +63,8 @@ export interface ScriptedMessage {
     cache_read_input_tokens?: number;
     cache_creation_input_tokens?: number;
     cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | null;
+    /** Reported in message_delta (null when absent, as the API sends it without server tools). */
+    server_tool_use?: { web_search_requests: number; web_fetch_requests?: number };
   };
   /** Characters per text/thinking/input_json delta; default: each block in one delta. */
   chunkSize?: number;
@@ -103,8 +111,11 @@ export interface FakeModel {
 export type MessageExtras = Partial<Omit<ScriptedMessage, "type" | "blocks">>;
 
 /** Content blocks exactly as the API returns them. */
+export type ServerContentBlock = { type: string; [field: string]: unknown };
+
 type ContentBlock =
-  | { type: "text"; text: string; citations: null }
+  | { type: "text"; text: string; citations: unknown[] | null }
+  | { type: "server"; block: ServerContentBlock }
   | { type: "tool_use"; id: string; name: string; input: unknown; caller: { type: "direct" } }
   | { type: "thinking"; thinking: string; signature: string };
 
@@ -115,7 +126,8 @@ type Delta =
   | { type: "text_delta"; text: string }
   | { type: "input_json_delta"; partial_json: string }
   | { type: "thinking_delta"; thinking: string }
-  | { type: "signature_delta"; signature: string };
+  | { type: "signature_delta"; signature: string }
+  | { type: "citations_delta"; citation: unknown };
 
 /** A request in flight: its response, the per-server id counter and a signal for "stop writing". */
 interface Exchange {
@@ -237,7 +249,8 @@ function answerMessage(ex: Exchange, msg: ScriptedMessage, model: string): void 
   }
   const content = msg.blocks.map((block) => toContent(block, ex.nextId));
   const usage = usageFor(msg, content, ex);
-  sendJson(ex.res, 200, messageHead(ex, model, content, stopReasonFor(msg), usage));
+  const apiContent = content.map((c) => (c.type === "server" ? c.block : c)) as ContentBlock[];
+  sendJson(ex.res, 200, messageHead(ex, model, apiContent, stopReasonFor(msg), usage));
 }
 
 async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string): Promise<void> {
@@ -262,7 +275,7 @@ async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string):
   writeEvent(res, "ping", {});
   let first = true;
   for (const [index, block] of content.entries()) {
-    writeEvent(res, "content_block_start", { index, content_block: emptyOf(block) });
+    writeEvent(res, "content_block_start", { index, content_block: block.type === "server" ? emptyServer(block.block) : emptyOf(block) });
     for (const delta of deltasOf(block, msg.chunkSize)) {
       if (!first && !(await pause(ex, msg.chunkDelayMs))) return;
       first = false;
@@ -279,27 +292,37 @@ async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string):
   if (cutAt !== Infinity) return cut();
   const delta = { stop_reason: stopReasonFor(msg), stop_sequence: null, stop_details: null, container: null };
   const { cache_creation: _split, ...totals } = usage;
-  writeEvent(res, "message_delta", { delta, usage: { ...totals, output_tokens_details: null, server_tool_use: null } });
+  writeEvent(res, "message_delta", { delta, usage: { ...totals, output_tokens_details: null, server_tool_use: msg.usage?.server_tool_use ?? null } });
   writeEvent(res, "message_stop", {});
   res.end();
 }
 
 function toContent(block: FakeBlock, nextId: (prefix: string) => string): ContentBlock {
-  if ("text" in block) return { type: "text", text: block.text, citations: null };
+  if ("text" in block) return { type: "text", text: block.text, citations: block.citations ?? null };
+  if ("server" in block) return { type: "server", block: block.server };
   if ("tool" in block) return { type: "tool_use", id: block.id ?? nextId("toolu"), name: block.tool, input: block.input ?? {}, caller: { type: "direct" } };
   return { type: "thinking", thinking: block.thinking, signature: block.signature ?? "fake-signature" };
 }
 
+/** A server_tool_use starts with empty input (it streams); a result block starts whole. */
+const emptyServer = (b: ServerContentBlock): ServerContentBlock => (b.type === "server_tool_use" ? { ...b, input: {} } : b);
+
 /** The block as `content_block_start` announces it, before any delta. */
-function emptyOf(block: ContentBlock): ContentBlock {
-  if (block.type === "text") return { ...block, text: "" };
+function emptyOf(block: Exclude<ContentBlock, { type: "server" }>): ContentBlock {
+  if (block.type === "text") return { ...block, text: "", citations: block.citations ? [] : null };
   if (block.type === "tool_use") return { ...block, input: {} };
   return { ...block, thinking: "", signature: "" };
 }
 
 /** Tool input streams as `partial_json` pieces; a thinking block ends with its signature. */
 function deltasOf(block: ContentBlock, chunkSize: number | undefined): Delta[] {
-  if (block.type === "text") return split(block.text, chunkSize).map((text) => ({ type: "text_delta", text }));
+  if (block.type === "server") {
+    return block.block.type === "server_tool_use" ? split(JSON.stringify(block.block.input ?? {}), chunkSize).map((partial_json) => ({ type: "input_json_delta", partial_json })) : [];
+  }
+  if (block.type === "text") {
+    const cites = (block.citations ?? []).map((citation): Delta => ({ type: "citations_delta", citation }));
+    return [...cites, ...split(block.text, chunkSize).map((text): Delta => ({ type: "text_delta", text }))];
+  }
   if (block.type === "tool_use") return split(JSON.stringify(block.input), chunkSize).map((partial_json) => ({ type: "input_json_delta", partial_json }));
   const thinking = split(block.thinking, chunkSize).map((piece): Delta => ({ type: "thinking_delta", thinking: piece }));
   return [...thinking, { type: "signature_delta", signature: block.signature }];
@@ -313,11 +336,11 @@ function split(s: string, size: number | undefined): string[] {
   return parts;
 }
 
-type UsageTotals = Required<NonNullable<ScriptedMessage["usage"]>>;
+type UsageTotals = Required<Omit<NonNullable<ScriptedMessage["usage"]>, "server_tool_use">>;
 
 /** Scripted figures win; then the simulated cache's account; then the defaults. Recorded on the request. */
 function usageFor(msg: ScriptedMessage, content: ContentBlock[], ex: Exchange): ReportedUsage {
-  const texts = content.map((block) => (block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : JSON.stringify(block.input)));
+  const texts = content.map((block) => (block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : block.type === "server" ? "" : JSON.stringify(block.input)));
   const chars = texts.join("").length;
   const cached = ex.cacheUsage?.() ?? null;
   const usage: ReportedUsage = {

@@ -26,6 +26,15 @@ export interface ModelRequest {
    * request, and the API wants 1-hour entries before 5-minute ones.
    */
   cacheTtl?: CacheTtl;
+  /** Provider-side tools (web search / fetch definitions, `{ type: "web_search_20260318", name, … }`), sent after `tools`. */
+  serverTools?: ServerToolDefinition[];
+}
+
+/** A server tool's definition exactly as the API takes it. */
+export interface ServerToolDefinition {
+  type: string;
+  name: string;
+  [field: string]: unknown;
 }
 
 /** The synthetic result of a tool call that never got one (a crash or abort). */
@@ -36,7 +45,10 @@ export type ModelEvent =
   /** The text streamed so far for this call is void; `text` replaces all of it. */
   | { type: "text_reset"; text: string }
   | { type: "retry"; attempt: number; delayMs: number; error: ModelError }
-  | { type: "fallback"; from: string; to: string; error: ModelError };
+  | { type: "fallback"; from: string; to: string; error: ModelError }
+  /** A provider-side tool (web search / fetch) was called, and later answered. */
+  | { type: "server_tool_start"; id: string; name: string; input: unknown }
+  | { type: "server_tool_end"; id: string; name: string; ok: boolean };
 
 export type ModelResult =
   | { type: "ok"; message: AssistantMessage }

@@ -4,7 +4,7 @@
 import type { Logger } from "../../log.ts";
 import { allowsFallback, isRetryable, type ModelError } from "../model-errors.ts";
 import { abortedError, ShownText, stalledMessage, type AttemptResult } from "./attempt.ts";
-import type { ModelCapabilities, ModelClient, ModelRequest, ModelResult } from "./model.ts";
+import type { ModelCapabilities, ModelClient, ModelEvent, ModelRequest, ModelResult } from "./model.ts";
 
 export interface RetryPolicy {
   /** Attempts per model, the first included. */
@@ -48,7 +48,8 @@ export interface ModelTarget {
    * SDK call (touch on every stream event). Never throws: failures are error values.
    * Called with `req.tools` empty when this model runs without tools.
    */
-  attempt(req: ModelRequest, ctx: { signal: AbortSignal; idleTimeoutMs: number; shown: ShownText }): Promise<AttemptResult>;
+  /** `onEvent` receives what only the provider sees (server tool progress); text goes through `shown`. */
+  attempt(req: ModelRequest, ctx: { signal: AbortSignal; idleTimeoutMs: number; shown: ShownText; onEvent: (e: ModelEvent) => void }): Promise<AttemptResult>;
 }
 
 export interface ModelClientOptions {
@@ -100,7 +101,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
           if (signal.aborted) return failed(abortedError(target.name));
           const sent = target.capabilities.tools ? req : { ...req, tools: [] };
-          const result = await target.attempt(sent, { signal, idleTimeoutMs: policy.idleTimeoutMs, shown });
+          const result = await target.attempt(sent, { signal, idleTimeoutMs: policy.idleTimeoutMs, shown, onEvent });
           if (result.type === "ok") return result;
           last = result.error;
           if (last.kind === "aborted") return failed(last);

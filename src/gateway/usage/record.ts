@@ -29,9 +29,16 @@ export interface UsageRecord extends UsageTag {
   cacheWrite5mTokens: number;
   cacheWrite1hTokens: number;
   webSearchRequests?: number;
+  webFetchRequests?: number;
+  /** Hearth's own web tools: a record with model LOCAL_WEB_MODEL and no tokens. */
+  localWebSearches?: number;
+  localWebFetches?: number;
   /** USD at the prices in force when the call was made. */
   costUsd: number;
 }
+
+/** The "model" of a record that counts a use of Hearth's own web tools (not a model call). */
+export const LOCAL_WEB_MODEL = "(hearth web tools)";
 
 export const usageFile = (home: string): string => path.join(home, "usage.jsonl");
 
@@ -52,6 +59,9 @@ export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd:
     cacheWrite5mTokens: usage.cacheCreation5mTokens ?? Math.max(0, usage.cacheCreationTokens - write1h),
     cacheWrite1hTokens: write1h,
     ...(usage.webSearchRequests ? { webSearchRequests: usage.webSearchRequests } : {}),
+    ...(usage.webFetchRequests ? { webFetchRequests: usage.webFetchRequests } : {}),
+    ...(usage.localWebSearches ? { localWebSearches: usage.localWebSearches } : {}),
+    ...(usage.localWebFetches ? { localWebFetches: usage.localWebFetches } : {}),
     costUsd,
   };
 }

@@ -1,6 +1,6 @@
 // `hearth usage`: usage.jsonl summed by day, session, sender or purpose. Totals are sums of the
 // records themselves, so they equal what the file says, call by call.
-import type { UsageRecord } from "./record.ts";
+import { LOCAL_WEB_MODEL, type UsageRecord } from "./record.ts";
 
 export const reportGroupings = ["day", "session", "sender", "purpose"] as const;
 export type ReportGrouping = (typeof reportGroupings)[number];
@@ -12,6 +12,9 @@ export interface UsageTotals {
   cacheReadTokens: number;
   cacheWrite5mTokens: number;
   cacheWrite1hTokens: number;
+  /** Web searches and page fetches, by the provider's server tools and Hearth's own. */
+  webSearches: number;
+  webFetches: number;
   costUsd: number;
 }
 
@@ -23,10 +26,12 @@ export interface UsageReport {
   total: UsageTotals;
 }
 
-const zero = (): UsageTotals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, costUsd: 0 });
+const zero = (): UsageTotals => ({ calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, webSearches: 0, webFetches: 0, costUsd: 0 });
 
 function add(t: UsageTotals, r: UsageRecord): void {
-  t.calls++;
+  if (r.model !== LOCAL_WEB_MODEL) t.calls++;
+  t.webSearches += (r.webSearchRequests ?? 0) + (r.localWebSearches ?? 0);
+  t.webFetches += (r.webFetchRequests ?? 0) + (r.localWebFetches ?? 0);
   t.inputTokens += r.inputTokens;
   t.outputTokens += r.outputTokens;
   t.cacheReadTokens += r.cacheReadTokens;
@@ -76,8 +81,14 @@ export function usageReport(records: UsageRecord[], by: ReportGrouping, since: n
 const n = (v: number) => v.toLocaleString("en-US");
 
 export function formatUsageReport(rep: UsageReport, sinceText: string): string {
-  const head = [rep.by.toUpperCase(), "CALLS", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", "COST"];
-  const line = (key: string, t: UsageTotals) => [key, n(t.calls), n(t.inputTokens), n(t.cacheWrite5mTokens + t.cacheWrite1hTokens), n(t.cacheReadTokens), n(t.outputTokens), `$${t.costUsd.toFixed(4)}`];
+  // The web columns appear once the period has any web use.
+  const web = rep.total.webSearches + rep.total.webFetches > 0;
+  const head = [rep.by.toUpperCase(), "CALLS", "INPUT", "CACHE WRITE", "CACHE READ", "OUTPUT", ...(web ? ["SEARCHES", "FETCHES"] : []), "COST"];
+  const line = (key: string, t: UsageTotals) => [
+    key, n(t.calls), n(t.inputTokens), n(t.cacheWrite5mTokens + t.cacheWrite1hTokens), n(t.cacheReadTokens), n(t.outputTokens),
+    ...(web ? [n(t.webSearches), n(t.webFetches)] : []),
+    `$${t.costUsd.toFixed(4)}`,
+  ];
   const table = [head, ...rep.rows.map((r) => line(r.key, r)), line("Total", rep.total)];
   const widths = head.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   const fmt = (row: string[]) => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();

@@ -5,7 +5,7 @@ import type { Logger } from "../../../log.ts";
 import type { AssistantBlock, AssistantStop, Usage } from "../../messages.ts";
 import { classifyModelError, type SdkErrors } from "../../model-errors.ts";
 import { AttemptWatch, type AttemptResult, type ShownText } from "../attempt.ts";
-import type { ModelCapabilities, ModelClient } from "../model.ts";
+import type { ModelCapabilities, ModelClient, ModelEvent } from "../model.ts";
 import { createModelClient, type ModelTarget, type RetryPolicy } from "../policy.ts";
 import { toApiParams } from "./request.ts";
 
@@ -65,17 +65,18 @@ export function anthropicTarget(connect: () => Promise<Loaded>, name: string, mo
   return {
     name,
     capabilities: { tools: true, vision: true, ...caps },
-    async attempt(req, { signal, idleTimeoutMs, shown }) {
+    async attempt(req, { signal, idleTimeoutMs, shown, onEvent }) {
       const { client, sdk } = await connect();
-      return streamAttempt(client, sdk, toApiParams(req, model), model, idleTimeoutMs, signal, shown);
+      return streamAttempt(client, sdk, toApiParams(req, model), model, idleTimeoutMs, signal, shown, onEvent);
     },
   };
 }
 
 type BlockDraft =
-  | { type: "text"; text: string }
+  | { type: "text"; text: string; citations?: unknown[] }
   | { type: "tool_call"; id: string; name: string; json: string }
-  | { type: "thinking"; thinking: string; signature: string };
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "server"; raw: { type: string; [field: string]: unknown }; json: string };
 
 async function streamAttempt(
   client: Anthropic,
@@ -85,9 +86,11 @@ async function streamAttempt(
   idleTimeoutMs: number,
   signal: AbortSignal,
   shown: ShownText,
+  onEvent: (e: ModelEvent) => void,
 ): Promise<AttemptResult> {
   const watch = new AttemptWatch(signal, idleTimeoutMs);
   shown.startAttempt();
+  const serverNames = new Map<string, string>();
   const drafts: (BlockDraft | undefined)[] = [];
   const usage: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };
   let answeredBy = model;
@@ -116,6 +119,7 @@ async function streamAttempt(
           complete = true;
           break;
         case "content_block_stop":
+          announceServerBlock(drafts[ev.index], onEvent, serverNames);
           break;
       }
     }
@@ -146,7 +150,7 @@ interface ApiUsage {
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
-  server_tool_use?: { web_search_requests?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
 }
 
 function readUsage(usage: Usage, u: ApiUsage): void {
@@ -159,6 +163,7 @@ function readUsage(usage: Usage, u: ApiUsage): void {
   if (u.cache_creation?.ephemeral_5m_input_tokens != null) usage.cacheCreation5mTokens = u.cache_creation.ephemeral_5m_input_tokens;
   if (u.cache_creation?.ephemeral_1h_input_tokens != null) usage.cacheCreation1hTokens = u.cache_creation.ephemeral_1h_input_tokens;
   if (u.server_tool_use?.web_search_requests) usage.webSearchRequests = u.server_tool_use.web_search_requests;
+  if (u.server_tool_use?.web_fetch_requests) usage.webFetchRequests = u.server_tool_use.web_fetch_requests;
 }
 
 function startDraft(block: Anthropic.ContentBlock): BlockDraft | undefined {
@@ -169,8 +174,27 @@ function startDraft(block: Anthropic.ContentBlock): BlockDraft | undefined {
       return { type: "tool_call", id: block.id, name: block.name, json: "" };
     case "thinking":
       return { type: "thinking", thinking: "", signature: "" };
+    case "server_tool_use":
+      return { type: "server", raw: { ...block }, json: "" };
     default:
-      return undefined; // server tools, redacted thinking: not used by Hearth
+      // Server tool results arrive whole; redacted thinking is not used by Hearth.
+      return block.type.endsWith("_tool_result") ? { type: "server", raw: { ...block }, json: "" } : undefined;
+  }
+}
+
+/** Progress for server tools: a call once its input is complete, an end when its result block is. */
+function announceServerBlock(d: BlockDraft | undefined, onEvent: (e: ModelEvent) => void, names: Map<string, string>): void {
+  if (d?.type !== "server") return;
+  const raw = finishDraft(d) as { raw: Record<string, unknown> };
+  const id = String(raw.raw.id ?? raw.raw.tool_use_id ?? "");
+  if (d.raw.type === "server_tool_use") {
+    const name = String(raw.raw.name ?? "server_tool");
+    names.set(id, name);
+    onEvent({ type: "server_tool_start", id, name, input: raw.raw.input });
+  } else {
+    const content = raw.raw.content as { type?: string } | undefined;
+    const ok = !(content && !Array.isArray(content) && typeof content.type === "string" && content.type.endsWith("_error"));
+    onEvent({ type: "server_tool_end", id, name: names.get(id) ?? d.raw.type.replace(/_tool_result$/, ""), ok });
   }
 }
 
@@ -179,7 +203,9 @@ function applyDelta(draft: BlockDraft | undefined, delta: Anthropic.RawContentBl
   if (delta.type === "text_delta" && draft.type === "text") {
     draft.text += delta.text;
     shown.add(delta.text);
-  } else if (delta.type === "input_json_delta" && draft.type === "tool_call") {
+  } else if (delta.type === "citations_delta" && draft.type === "text") {
+    (draft.citations ??= []).push(delta.citation);
+  } else if (delta.type === "input_json_delta" && (draft.type === "tool_call" || draft.type === "server")) {
     draft.json += delta.partial_json;
   } else if (delta.type === "thinking_delta" && draft.type === "thinking") {
     draft.thinking += delta.thinking;
@@ -189,6 +215,7 @@ function applyDelta(draft: BlockDraft | undefined, delta: Anthropic.RawContentBl
 }
 
 function finishDraft(d: BlockDraft): AssistantBlock {
+  if (d.type === "server") return { type: "server", raw: d.json.trim() ? { ...d.raw, input: parseJson(d.json) } : d.raw };
   if (d.type !== "tool_call") return d;
   let input: unknown = {};
   if (d.json.trim()) {
@@ -200,6 +227,14 @@ function finishDraft(d: BlockDraft): AssistantBlock {
     }
   }
   return { type: "tool_call", id: d.id, name: d.name, input };
+}
+
+function parseJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return { _unparsed: json };
+  }
 }
 
 function toStop(reason: string | null): AssistantStop {

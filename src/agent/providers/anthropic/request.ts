@@ -5,7 +5,7 @@ import { MISSING_RESULT, type ModelRequest } from "../model.ts";
 
 type ApiMessage = Anthropic.MessageParam;
 type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
-type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ThinkingBlockParam;
+type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ThinkingBlockParam | Anthropic.ContentBlockParam;
 
 const INTERRUPTED = "[interrupted]";
 const CACHE = { type: "ephemeral" } as const;
@@ -69,7 +69,11 @@ function assistantBlocks(m: Extract<Message, { role: "assistant" }>): ApiAssista
   for (const b of m.content) {
     switch (b.type) {
       case "text":
-        if (b.text.trim().length > 0) blocks.push({ type: "text", text: b.text });
+        if (b.text.trim().length > 0) blocks.push(b.citations ? { type: "text", text: b.text, citations: b.citations as Anthropic.TextCitationParam[] } : { type: "text", text: b.text });
+        break;
+      case "server":
+        // A server call and its result travel together; an aborted stream's are incomplete.
+        if (m.stop !== "aborted") blocks.push(b.raw as unknown as Anthropic.ContentBlockParam);
         break;
       case "tool_call":
         blocks.push({ type: "tool_use", id: b.id, name: b.name, input: b.input ?? {} });
@@ -122,6 +126,6 @@ export function toApiParams(req: ModelRequest, model: string): Anthropic.Message
     max_tokens: req.maxTokens,
     system,
     messages: toApiMessages(req.messages),
-    ...(req.tools.length > 0 ? { tools: req.tools as Anthropic.Tool[] } : {}),
+    ...(req.tools.length > 0 || req.serverTools?.length ? { tools: [...(req.tools as Anthropic.Tool[]), ...((req.serverTools ?? []) as unknown as Anthropic.ToolUnion[])] } : {}),
   };
 }

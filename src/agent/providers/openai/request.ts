@@ -105,6 +105,8 @@ function assistantMessage(m: AssistantMessage, withTools: boolean): OpenAI.Chat.
       }
       case "thinking":
         break; // Anthropic's signed thinking means nothing to another provider
+      case "server":
+        break; // Anthropic's server tool blocks (web search, fetch) mean nothing to another provider
       default:
         b satisfies never;
     }

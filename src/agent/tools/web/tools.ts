@@ -1,0 +1,111 @@
+// Hearth's own web_fetch and web_search tools, for providers without server tools or when the
+// owner prefers local fetching. Their output is always wrapped as external content.
+import { z } from "zod";
+import { defineTool, type Tool, type ToolContext } from "../../tool.ts";
+import { PageCache } from "./cache.ts";
+import { extractContent, UnsupportedContentError, type Extracted } from "./extract.ts";
+import { wrapExternal } from "./external-content.ts";
+import { FetchFailedError, fetchUrl, FetchRefusedError, type FetchLimits } from "./fetch.ts";
+import { readingLine, searchingLine } from "./progress.ts";
+import { SearchFailedError, type SearchProvider } from "./search.ts";
+import { systemResolver, type Resolver } from "./ssrf-guard.ts";
+
+export interface WebFetchToolOptions extends FetchLimits {
+  /** Characters of text returned to the model. */
+  maxChars: number;
+  maxUses: number;
+  allowPrivate: readonly string[];
+  /** Default: the system's DNS. Tests inject a resolver. */
+  resolve?: Resolver;
+  clock?: () => number;
+  /** Called once per page actually downloaded (not for cache hits), for the usage counts. Must not throw. */
+  onUse?: (ctx: ToolContext) => void;
+}
+
+/**
+ * Counts a tool's uses per run. A run's tool calls share its AbortSignal (ToolContext.signal),
+ * so the signal identifies the run without the tool runner knowing about limits.
+ */
+function usesPerRun(max: number, what: string) {
+  const used = new WeakMap<AbortSignal, number>();
+  return (ctx: ToolContext): string | null => {
+    const n = (used.get(ctx.signal) ?? 0) + 1;
+    used.set(ctx.signal, n);
+    return n > max ? `The ${what} limit for one answer (${max}) is reached; answer with what you have.` : null;
+  };
+}
+
+interface CachedPage {
+  url: string;
+  page: Extracted;
+  truncated: boolean;
+}
+
+export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
+  const cache = new PageCache<CachedPage>(opts.clock);
+  const resolve = opts.resolve ?? systemResolver;
+  const count = usesPerRun(opts.maxUses, "web_fetch");
+  return defineTool({
+    name: "web_fetch",
+    description: "Fetch a web page, text, JSON or PDF by URL and return its main content as markdown/text.",
+    input: z.object({ url: z.string().min(1).describe("http:// or https:// URL") }),
+    readOnly: true,
+    summarize: (input) => readingLine(input.url),
+    async execute(input, ctx) {
+      const over = count(ctx);
+      if (over) return { content: over, isError: true };
+      let cached = cache.get(input.url);
+      if (!cached) {
+        try {
+          opts.onUse?.(ctx);
+          const got = await fetchUrl(input.url, { ...opts, resolve, signal: ctx.signal });
+          cached = { url: got.url, page: await extractContent(got.body, got.contentType, got.url), truncated: got.truncated };
+        } catch (err) {
+          if (err instanceof FetchRefusedError || err instanceof FetchFailedError || err instanceof UnsupportedContentError) return { content: err.message, isError: true };
+          throw err;
+        }
+        cache.set(input.url, cached);
+        ctx.log.info("web.fetch", { host: new URL(cached.url).host, kind: cached.page.kind, chars: cached.page.text.length });
+      }
+      return { content: renderPage(cached, opts.maxChars, opts.maxBytes) };
+    },
+  });
+}
+
+function renderPage(c: CachedPage, maxChars: number, maxBytes: number): string {
+  const notes: string[] = [];
+  let text = c.page.text;
+  if (c.truncated) notes.push(`[The download was cut at ${maxBytes} bytes.]`);
+  if (text.length > maxChars) {
+    text = text.slice(0, maxChars);
+    notes.push(`[Cut at ${maxChars} characters.]`);
+  }
+  const head = c.page.title ? `# ${c.page.title}\n\n` : "";
+  return wrapExternal(c.url, `${head}${text}${notes.length ? `\n\n${notes.join(" ")}` : ""}`);
+}
+
+/** `onUse` is called once per search sent to the provider (for the usage counts); must not throw. */
+export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: number; onUse?: (ctx: ToolContext) => void }): Tool {
+  const count = usesPerRun(opts.maxUses, "web_search");
+  return defineTool({
+    name: "web_search",
+    description: "Search the web; returns titles, URLs and snippets. Use web_fetch to read a result.",
+    input: z.object({ query: z.string().trim().min(1), count: z.int().min(1).max(20).optional().describe("results, default 5") }),
+    readOnly: true,
+    summarize: (input) => searchingLine(input.query),
+    async execute(input, ctx) {
+      const over = count(ctx);
+      if (over) return { content: over, isError: true };
+      opts.onUse?.(ctx);
+      try {
+        const results = await opts.provider.search(input.query, input.count ?? 5, ctx.signal);
+        ctx.log.info("web.search", { provider: opts.provider.name, results: results.length });
+        if (results.length === 0) return { content: `No results for "${input.query}".` };
+        return { content: results.map((r, i) => wrapExternal(r.url, `${i + 1}. ${r.title}\n${r.snippet}`)).join("\n") };
+      } catch (err) {
+        if (err instanceof SearchFailedError) return { content: err.message, isError: true };
+        throw err;
+      }
+    },
+  });
+}
