@@ -42,6 +42,10 @@ describe("OpenAI-compatible models (hearth chat -m, e2e)", () => {
     expect(r.stderr).toContain("→ exec: echo hearth-42");
     expect(oai.requests).toHaveLength(2);
     expect(oai.requests[0]!.body.model).toBe("llama3.2");
+    // Another provider has no server-side web tools: Hearth's own web_fetch is offered instead.
+    const offered = ((oai.requests[0]!.body.tools ?? []) as Array<{ type: string; function?: { name: string } }>).map((t) => t.function?.name ?? t.type);
+    expect(offered).toContain("web_fetch");
+    expect(offered.every((n) => !n.startsWith("web_search_2") && !n.startsWith("web_fetch_2"))).toBe(true);
     const second = chatMessages(oai.requests[1]!);
     expect(second.slice(-2, -1)[0]).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "exec", arguments: '{"command":"echo hearth-42"}' } }] });
     expect(second.at(-1)).toEqual({ role: "tool", tool_call_id: "call_1", content: expect.stringContaining("hearth-42") });
