@@ -26,6 +26,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
+import { DAMAGED_MARK } from "./damaged-mark.ts";
 import type { Logger } from "./log.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -228,8 +229,7 @@ function syncDir(dir: string): void {
 // ---------------------------------------------------------------------------------------------
 // Validating loaders
 
-/** The suffix of a damaged state file set aside: `<name>.damaged-2026-11-23T10-41-07-123Z`. */
-export const DAMAGED_MARK = ".damaged-";
+export { DAMAGED_MARK } from "./damaged-mark.ts";
 
 /** Where a damaged copy of `path` goes at time `now`; never the name of an existing file. */
 function damagedPath(path: string, now: number): string {

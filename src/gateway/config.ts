@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
-import { MAX_TURNS_CAP } from "../agent/loop.ts";
+import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { redact, registerSecret } from "../log.ts";
 import { expandHome, homePaths } from "./home.ts";
