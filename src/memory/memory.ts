@@ -50,11 +50,22 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       log.warn("memory.index_refresh_failed", { path: relPath, error: err });
     }
   };
+  const indexAppend = (relPath: string, offset: number) => {
+    try {
+      index.appendToFile(workspace, relPath, offset);
+    } catch (err) {
+      log.warn("memory.index_refresh_failed", { path: relPath, error: err });
+    }
+  };
   const watcher = await WorkspaceWatcher.start({
     workspace,
     log,
     onEvent: (e) => {
-      refresh(e.relPath);
+      // The daemon's own appends were indexed when they were written (indexAppend); only an
+      // edit by someone else needs the file read again, and syncFile's content hash keeps an
+      // edit that changed nothing from rewriting anything.
+      if (e.handEdit) refresh(e.relPath);
+      else lastChangeAt = clock();
       if (e.handEdit) {
         log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
         epochs.noteHandEdit(e.relPath);
@@ -93,9 +104,9 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     resetEpoch: (sessionKey) => epochs.reset(sessionKey),
     logExchange(scope, exchange) {
       try {
-        const { relPath } = appendToDailyLog(workspace, scope, exchange.at, timezone, formatExchange(exchange, timezone), log);
+        const { relPath, offset } = appendToDailyLog(workspace, scope, exchange.at, timezone, formatExchange(exchange, timezone), log);
         noteOwnWrite(relPath);
-        refresh(relPath);
+        indexAppend(relPath, offset);
       } catch (err) {
         // A refused or failed append was logged once for its path where it happened.
         if (!(err instanceof WorkspaceWriteError)) log.error("memory.daily_log_failed", { error: err });

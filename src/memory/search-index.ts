@@ -49,7 +49,7 @@ export interface ReconcileResult {
 export const MAX_INDEXED_BYTES = 2 * 1024 * 1024;
 
 /** Bumped whenever the schema or the chunking changes: an older database is rebuilt. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 /** At most this many matching chunks (the newest) are ranked per query; see the top comment. */
 const CANDIDATES = 2000;
@@ -78,7 +78,12 @@ const SCHEMA = `
     path TEXT NOT NULL UNIQUE,
     mtimeMs REAL NOT NULL,
     size INTEGER NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    -- What the chunks hold: the indexed prefix's bytes and line ends, and the number of chunks,
+    -- so that an append indexes only the new text (appendToFile).
+    bytes INTEGER NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0
   );
   CREATE VIRTUAL TABLE chunks USING fts5(path UNINDEXED, line UNINDEXED, heading, text, scope, tokenize = 'porter unicode61');
   PRAGMA user_version = ${SCHEMA_VERSION};
@@ -97,6 +102,7 @@ interface Statements {
   getFile: StatementSync;
   insertFile: StatementSync;
   updateFile: StatementSync;
+  updateExtent: StatementSync;
   deleteFile: StatementSync;
   allPaths: StatementSync;
   insertChunk: StatementSync;
@@ -112,6 +118,15 @@ interface FileRow {
   mtimeMs: number;
   size: number;
   hash: string;
+  bytes: number;
+  lines: number;
+  chunks: number;
+}
+
+/** What the index wrote since it was opened: lets tests see that an append wrote one chunk. */
+export interface IndexWrites {
+  chunksWritten: number;
+  chunksDeleted: number;
 }
 
 interface HitRow {
@@ -130,6 +145,7 @@ export class SearchIndex {
   /** Shared with the context loader and the tools when they log to the same logger. */
   readonly #problems: ProblemLog;
   readonly #sql: Statements;
+  readonly writes: IndexWrites = { chunksWritten: 0, chunksDeleted: 0 };
 
   private constructor(db: DatabaseSync, log: Logger) {
     this.#db = db;
@@ -137,10 +153,11 @@ export class SearchIndex {
     this.#problems = problemLogFor(log);
     const prepare = (sql: string) => db.prepare(sql);
     this.#sql = {
-      getFile: prepare("SELECT id, mtimeMs, size, hash FROM files WHERE path = ?"),
+      getFile: prepare("SELECT id, mtimeMs, size, hash, bytes, lines, chunks FROM files WHERE path = ?"),
       insertFile: prepare(`INSERT INTO files (id, path, mtimeMs, size, hash)
         VALUES ((SELECT coalesce(max(id), :lo - 1) + 1 FROM files WHERE id BETWEEN :lo AND :hi), :path, :mtimeMs, :size, :hash)`),
       updateFile: prepare("UPDATE files SET mtimeMs = ?, size = ?, hash = ? WHERE id = ?"),
+      updateExtent: prepare("UPDATE files SET bytes = ?, lines = ?, chunks = ? WHERE id = ?"),
       deleteFile: prepare("DELETE FROM files WHERE id = ?"),
       allPaths: prepare("SELECT path FROM files"),
       insertChunk: prepare("INSERT INTO chunks (rowid, path, line, heading, text, scope) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -203,8 +220,59 @@ export class SearchIndex {
       const base = BigInt(id) * BigInt(ROWS_PER_FILE);
       const scope = scopeToken(relPath);
       chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), relPath, BigInt(c.line), c.heading, c.text, scope));
+      this.writes.chunksWritten += chunks.length;
+      this.#sql.updateExtent.run(Buffer.byteLength(text), lineEnds(text), chunks.length, id);
     });
     return row ? "updated" : "added";
+  }
+
+  /**
+   * After the daemon appended to `relPath` (a daily log) at byte `offset`: indexes only the text
+   * from `offset` on, as new chunks after the file's others, when the index holds exactly the
+   * file's first `offset` bytes. Otherwise (first sight of the file, a hand edit in between, a
+   * file past MAX_INDEXED_BYTES) it falls back to refreshFile. The file is opened by
+   * openWorkspaceFile like every read here. Never throws for a bad file.
+   */
+  appendToFile(workspace: string, relPath: string, offset: number): RefreshResult {
+    const rel = path.posix.normalize(toPosix(relPath));
+    const row = this.#getFile(rel);
+    if (!row || !isIndexablePath(rel) || row.size !== offset || (row.bytes !== offset && offset < MAX_INDEXED_BYTES) || offset === 0) return this.refreshFile(workspace, rel);
+    let root: string;
+    try {
+      root = realpathSync(workspace);
+    } catch {
+      return this.refreshFile(workspace, rel);
+    }
+    const opened = openWorkspaceFile({ workspace: root, relPath: rel, scope: { kind: "main" }, mode: "read" }, this.#problems);
+    if (opened.type !== "ok") return this.refreshFile(workspace, rel);
+    let text: string | undefined;
+    try {
+      if (opened.relPath === rel && offset >= MAX_INDEXED_BYTES && opened.stat.size >= offset) {
+        // Past the indexed part of an oversized file: nothing more to index, as a full sync would.
+        this.#sql.updateFile.run(opened.stat.mtimeMs, opened.stat.size, row.hash, row.id);
+        return "unchanged";
+      }
+      if (opened.relPath === rel && opened.stat.size >= offset && opened.stat.size <= MAX_INDEXED_BYTES) {
+        text = readIndexableText(opened.fd, opened.stat.size - offset, offset);
+      }
+    } catch (err) {
+      this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
+    } finally {
+      closeSync(opened.fd);
+    }
+    // A partial line or a cut character at `offset` means the prefix is not what was indexed.
+    if (text === undefined || text.includes("\uFFFD")) return this.refreshFile(workspace, rel);
+    const chunks = chunkMarkdown(text).slice(0, ROWS_PER_FILE - row.chunks);
+    const hash = createHash("sha1").update(row.hash).update(text).digest("hex");
+    this.#transaction(() => {
+      const base = BigInt(row.id) * BigInt(ROWS_PER_FILE) + BigInt(row.chunks);
+      const scope = scopeToken(rel);
+      chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), rel, BigInt(row.lines + c.line), c.heading, c.text, scope));
+      this.writes.chunksWritten += chunks.length;
+      this.#sql.updateFile.run(opened.stat.mtimeMs, opened.stat.size, hash, row.id);
+      this.#sql.updateExtent.run(offset + Buffer.byteLength(text), row.lines + lineEnds(text), row.chunks + chunks.length, row.id);
+    });
+    return "updated";
   }
 
   /** Drops `relPath` from the index; nothing happens if it is not there. */
@@ -378,7 +446,7 @@ export class SearchIndex {
 
   #deleteChunksOf(fileId: number): void {
     const base = BigInt(fileId) * BigInt(ROWS_PER_FILE);
-    this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE));
+    this.writes.chunksDeleted += Number(this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE)).changes);
   }
 
   // A savepoint, not BEGIN: syncFile and removeFile also run inside reconcile's transaction.
@@ -456,11 +524,11 @@ function inIndexOrder<T extends { rel: string }>(files: T[]): T[] {
  * The file's text for indexing: at most MAX_INDEXED_BYTES (cut at the last line end), invalid
  * UTF-8 replaced by U+FFFD, NUL bytes dropped (they would end the text early in SQLite).
  */
-function readIndexableText(fd: number, size: number): string {
+function readIndexableText(fd: number, size: number, from = 0): string {
   const buf = Buffer.alloc(Math.min(size, MAX_INDEXED_BYTES));
   let got = 0;
   while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, got);
+    const n = readSync(fd, buf, got, buf.length - got, from + got);
     if (n === 0) break;
     got += n;
   }
@@ -470,6 +538,12 @@ function readIndexableText(fd: number, size: number): string {
     if (end > 0) bytes = bytes.subarray(0, end + 1);
   }
   return new TextDecoder("utf-8").decode(bytes).replaceAll("\0", "");
+}
+
+function lineEnds(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
 }
 
 /** A workspace-relative path (normalised, forward slashes) that reconcile would index. */

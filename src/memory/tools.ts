@@ -129,11 +129,12 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       // Opened by openWorkspaceFile: never through a symlink, a hard link or a linked folder.
       const problems = problemLogFor(deps.log ?? ctx.log);
       let relPath: string;
+      let offset: number;
       try {
-        relPath =
+        ({ relPath, offset } =
           target === "memory"
-            ? appendToWorkspaceFile(deps.workspace, MEMORY_FILE, scope, bullet(text), { separate: true }, problems).relPath
-            : appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true }).relPath;
+            ? appendToWorkspaceFile(deps.workspace, MEMORY_FILE, scope, bullet(text), { separate: true }, problems)
+            : appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true }));
       } catch (err) {
         if (!(err instanceof WorkspaceWriteError)) throw err;
         const named = target === "memory" ? MEMORY_FILE : dailyLogRelPath(scope, localDate(now, deps.timezone));
@@ -141,7 +142,7 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       }
       deps.onOwnWrite(relPath);
       try {
-        deps.index.refreshFile(deps.workspace, relPath);
+        deps.index.appendToFile(deps.workspace, relPath, offset);
       } catch (err) {
         ctx.log.warn("memory_index_update_failed", { path: relPath, err });
       }
