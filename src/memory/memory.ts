@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { ContextCache } from "./context.ts";
 import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
 import { ContextEpochs } from "./epochs.ts";
-import { SearchIndex } from "./search-index.ts";
+import { type IndexWork, SearchIndex } from "./search-index.ts";
 import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
 import { WorkspaceWatcher } from "./watcher.ts";
@@ -20,6 +20,8 @@ export interface MemoryService {
   tools(): Tool[];
   /** When a workspace markdown file last changed (a hand edit or the daemon's own write); 0 when none did since start. */
   lastChangeAt(): number;
+  /** What the search index read and wrote since start (diagnostics and tests). */
+  indexWork(): IndexWork;
   close(): Promise<void>;
 }
 
@@ -90,13 +92,15 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
 
   // A full scan catches edits made while the daemon was down. It runs after start-up so the
   // first (possibly long) build of a large workspace does not delay readiness.
+  // In slices that yield to the event loop: a first build of a large workspace must not hold
+  // up readiness, channels or answers; searches meanwhile say the index is still building.
+  let closing = false;
   const scan = setTimeout(() => {
-    try {
-      const r = index.reconcile(workspace);
-      log.info("memory.index_ready", { ...r });
-    } catch (err) {
-      log.error("memory.index_scan_failed", { error: err });
-    }
+    const started = clock();
+    index.reconcileInSlices(workspace, { shouldStop: () => closing }).then(
+      (r) => !closing && log.info("memory.index_ready", { ...r, ms: clock() - started }),
+      (err: unknown) => log.error("memory.index_scan_failed", { error: err }),
+    );
   }, 0);
 
   return {
@@ -114,7 +118,9 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     },
     tools: () => tools,
     lastChangeAt: () => lastChangeAt,
+    indexWork: () => ({ ...index.work }),
     async close() {
+      closing = true;
       clearTimeout(scan);
       await watcher.close();
       index.close();

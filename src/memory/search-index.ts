@@ -123,8 +123,10 @@ interface FileRow {
   chunks: number;
 }
 
-/** What the index wrote since it was opened: lets tests see that an append wrote one chunk. */
-export interface IndexWrites {
+/** What the index did since it was opened: lets tests see that an append wrote one chunk. */
+export interface IndexWork {
+  /** Files read from their first byte (a full sync, even when nothing changed). */
+  filesRead: number;
   chunksWritten: number;
   chunksDeleted: number;
 }
@@ -145,7 +147,8 @@ export class SearchIndex {
   /** Shared with the context loader and the tools when they log to the same logger. */
   readonly #problems: ProblemLog;
   readonly #sql: Statements;
-  readonly writes: IndexWrites = { chunksWritten: 0, chunksDeleted: 0 };
+  readonly work: IndexWork = { filesRead: 0, chunksWritten: 0, chunksDeleted: 0 };
+  #building = false;
 
   private constructor(db: DatabaseSync, log: Logger) {
     this.#db = db;
@@ -220,7 +223,7 @@ export class SearchIndex {
       const base = BigInt(id) * BigInt(ROWS_PER_FILE);
       const scope = scopeToken(relPath);
       chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), relPath, BigInt(c.line), c.heading, c.text, scope));
-      this.writes.chunksWritten += chunks.length;
+      this.work.chunksWritten += chunks.length;
       this.#sql.updateExtent.run(Buffer.byteLength(text), lineEnds(text), chunks.length, id);
     });
     return row ? "updated" : "added";
@@ -268,7 +271,7 @@ export class SearchIndex {
       const base = BigInt(row.id) * BigInt(ROWS_PER_FILE) + BigInt(row.chunks);
       const scope = scopeToken(rel);
       chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), rel, BigInt(row.lines + c.line), c.heading, c.text, scope));
-      this.writes.chunksWritten += chunks.length;
+      this.work.chunksWritten += chunks.length;
       this.#sql.updateFile.run(opened.stat.mtimeMs, opened.stat.size, hash, row.id);
       this.#sql.updateExtent.run(offset + Buffer.byteLength(text), row.lines + lineEnds(text), row.chunks + chunks.length, row.id);
     });
@@ -328,26 +331,85 @@ export class SearchIndex {
     }
     const seen = new Set<string>();
     this.#transaction(() => {
-      for (const { rel, info } of inIndexOrder([...walkMarkdown(root, this.#log)])) {
-        const row = this.#getFile(rel);
-        // A shared-visible file that gained a second name keeps its mtime and size: open it
-        // again so the opener refuses it.
-        if (row && (info.nlink === 1 || !isSharedVisible(rel)) && row.mtimeMs === info.mtimeMs && row.size === info.size) {
-          seen.add(rel);
-          continue;
-        }
-        const synced = this.#syncFromDisk(root, rel);
-        if (synced === undefined) continue;
-        seen.add(rel);
-        if (synced !== "unchanged") result[synced]++;
-      }
-      for (const { path: rel } of this.#sql.allPaths.all() as unknown as Array<{ path: string }>) {
-        if (seen.has(rel)) continue;
-        this.removeFile(rel);
-        result.removed++;
-      }
+      for (const file of inIndexOrder([...walkMarkdown(root, this.#log)])) this.#reconcileOne(root, file, seen, result);
+      this.#removeUnseen(seen, result);
     });
     return result;
+  }
+
+  /** True while reconcileInSlices runs: searches then answer from what is indexed so far. */
+  get building(): boolean {
+    return this.#building;
+  }
+
+  /**
+   * reconcile, for start-up and large rebuilds: the same work in slices of about `sliceMs`, each
+   * its own transaction, yielding to the event loop in between so the daemon answers meanwhile
+   * (searches see what is indexed so far; `building` is true). After each slice the WAL is
+   * checkpointed and truncated, so disk use stays near the final database's size.
+   * `shouldStop` ends it early (shutdown). Never throws for a bad file.
+   */
+  async reconcileInSlices(workspace: string, opts: { sliceMs?: number; shouldStop?: () => boolean } = {}): Promise<ReconcileResult> {
+    const sliceMs = opts.sliceMs ?? 25;
+    const result: ReconcileResult = { added: 0, updated: 0, removed: 0 };
+    let root: string;
+    try {
+      root = realpathSync(workspace);
+    } catch (err) {
+      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
+      return result;
+    }
+    this.#building = true;
+    try {
+      const files = inIndexOrder([...walkMarkdown(root, this.#log)]);
+      const seen = new Set<string>();
+      let i = 0;
+      while (i < files.length) {
+        if (opts.shouldStop?.() || !this.#db.isOpen) return result;
+        const sliceEnd = performance.now() + sliceMs;
+        this.#transaction(() => {
+          while (i < files.length && performance.now() < sliceEnd) this.#reconcileOne(root, files[i++]!, seen, result);
+        });
+        this.#checkpoint();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (opts.shouldStop?.() || !this.#db.isOpen) return result;
+      this.#transaction(() => this.#removeUnseen(seen, result));
+      this.#checkpoint();
+      return result;
+    } finally {
+      this.#building = false;
+    }
+  }
+
+  #reconcileOne(root: string, { rel, info }: { rel: string; info: Stats }, seen: Set<string>, result: ReconcileResult): void {
+    const row = this.#getFile(rel);
+    // A shared-visible file that gained a second name keeps its mtime and size: open it
+    // again so the opener refuses it.
+    if (row && (info.nlink === 1 || !isSharedVisible(rel)) && row.mtimeMs === info.mtimeMs && row.size === info.size) {
+      seen.add(rel);
+      return;
+    }
+    const synced = this.#syncFromDisk(root, rel);
+    if (synced === undefined) return;
+    seen.add(rel);
+    if (synced !== "unchanged") result[synced]++;
+  }
+
+  #removeUnseen(seen: Set<string>, result: ReconcileResult): void {
+    for (const { path: rel } of this.#sql.allPaths.all() as unknown as Array<{ path: string }>) {
+      if (seen.has(rel)) continue;
+      this.removeFile(rel);
+      result.removed++;
+    }
+  }
+
+  #checkpoint(): void {
+    try {
+      this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (err) {
+      this.#log.debug("memory_index_checkpoint_failed", { reason: errorMessage(err) });
+    }
   }
 
   /**
@@ -427,6 +489,7 @@ export class SearchIndex {
           return undefined;
       }
       text = readIndexableText(opened.fd, opened.stat.size);
+      this.work.filesRead++;
     } catch (err) {
       this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
       return undefined;
@@ -446,7 +509,7 @@ export class SearchIndex {
 
   #deleteChunksOf(fileId: number): void {
     const base = BigInt(fileId) * BigInt(ROWS_PER_FILE);
-    this.writes.chunksDeleted += Number(this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE)).changes);
+    this.work.chunksDeleted += Number(this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE)).changes);
   }
 
   // A savepoint, not BEGIN: syncFile and removeFile also run inside reconcile's transaction.

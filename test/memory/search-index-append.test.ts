@@ -37,11 +37,11 @@ describe("SearchIndex.appendToFile", () => {
   it("indexes only the new chunk of a 200-entry log, with the right line, and deletes nothing", () => {
     for (let n = 0; n < 200; n++) appendEntry(n % 60, "routine");
     index.refreshFile(workspace, LOG);
-    const before = { ...index.writes };
+    const before = { ...index.work };
     const { relPath, offset } = appendEntry(7, "zeppelin");
     expect(index.appendToFile(workspace, relPath, offset)).toBe("updated");
-    expect(index.writes.chunksWritten - before.chunksWritten).toBe(1);
-    expect(index.writes.chunksDeleted - before.chunksDeleted).toBe(0);
+    expect(index.work.chunksWritten - before.chunksWritten).toBe(1);
+    expect(index.work.chunksDeleted - before.chunksDeleted).toBe(0);
     const hits = index.search("zeppelin", main);
     expect(hits.map((h) => [h.path, h.line, h.heading])).toEqual([[LOG, 2 + 200 * 5 + 2, "### 12:07 · cli · Owner"]]);
   });
@@ -65,10 +65,10 @@ describe("SearchIndex.appendToFile", () => {
     for (let n = 0; n < 5; n++) appendEntry(n, "routine");
     index.refreshFile(workspace, LOG);
     writeFileSync(path.join(workspace, LOG), "# 2026-11-23\n\nrewritten by hand about quokka\n");
-    const before = { ...index.writes };
+    const before = { ...index.work };
     const { relPath, offset } = appendEntry(9, "wombat");
     index.appendToFile(workspace, relPath, offset);
-    expect(index.writes.chunksDeleted - before.chunksDeleted).toBe(5);
+    expect(index.work.chunksDeleted - before.chunksDeleted).toBe(5);
     expect(index.search("quokka", main).length).toBe(1);
     expect(index.search("wombat", main).length).toBe(1);
     expect(index.search("routine", main).length).toBe(0);
