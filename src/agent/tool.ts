@@ -65,14 +65,26 @@ export type ToolPermission = (toolName: string, scope: Scope) => string | null;
 
 export class ToolSet {
   readonly #tools = new Map<string, Tool>();
+  /** Checked for every call (tool-runner): null allows it. */
   readonly permission: ToolPermission;
+  /** Decides which tools the model is told about; the permission unless `refusing` narrowed it. */
+  readonly #listed: ToolPermission;
 
-  constructor(tools: Tool[], permission: ToolPermission = () => null) {
+  constructor(tools: Tool[], permission: ToolPermission = () => null, listed: ToolPermission = permission) {
     for (const t of tools) {
       if (this.#tools.has(t.name)) throw new Error(`Tool "${t.name}" is defined twice; tool names must be unique.`);
       this.#tools.set(t.name, t);
     }
     this.permission = permission;
+    this.#listed = listed;
+  }
+
+  /**
+   * The same tools, described to the model exactly as this set describes them (so a request
+   * keeps its cached prefix), but every call `refuse` answers with a reason is refused.
+   */
+  refusing(refuse: ToolPermission): ToolSet {
+    return new ToolSet([...this.#tools.values()], (name, scope) => this.permission(name, scope) ?? refuse(name, scope), this.#listed);
   }
 
   get(name: string): Tool | undefined {
@@ -81,7 +93,7 @@ export class ToolSet {
 
   /** Tools the scope may use, in definition order. */
   forScope(scope: Scope): Tool[] {
-    return [...this.#tools.values()].filter((t) => this.permission(t.name, scope) === null);
+    return [...this.#tools.values()].filter((t) => this.#listed(t.name, scope) === null);
   }
 
   specsFor(scope: Scope): ToolSpec[] {

@@ -5,14 +5,15 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { appendRecord, cutTornTail, readJsonLines } from "../storage.ts";
+import type { Calibration } from "./context-budget.ts";
 import type { RunStatus } from "./events.ts";
 import type { AssistantBlock, Message, Usage } from "./messages.ts";
 
 export type TranscriptRecord =
   | { type: "session"; version: 1; key: string; ts: number }
   | { type: "message"; message: Message }
-  /** A run ended (how, and what it cost). */
-  | { type: "run"; status: RunStatus; turns: number; ts: number }
+  /** A run ended (how, and what it cost); `context`: its last request's calibration of the size estimate. */
+  | { type: "run"; status: RunStatus; turns: number; ts: number; context?: Calibration }
   /** The model's view starts fresh after this record (/new, /reset). */
   | { type: "epoch"; reason: string; ts: number }
   /** Compaction: `messages` replaces the model's view; the records before it stay on disk. */
@@ -42,7 +43,13 @@ const messageSchema = z.discriminatedUnion("role", [
 export const transcriptRecordSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("session"), version: z.literal(1), key: z.string(), ts: z.number() }),
   z.looseObject({ type: z.literal("message"), message: messageSchema }),
-  z.looseObject({ type: z.literal("run"), status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "error"]), turns: z.number(), ts: z.number() }),
+  z.looseObject({
+    type: z.literal("run"),
+    status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "error"]),
+    turns: z.number(),
+    ts: z.number(),
+    context: z.object({ tokens: count, bytes: count }).optional(),
+  }),
   z.looseObject({ type: z.literal("epoch"), reason: z.string(), ts: z.number() }),
   z.looseObject({
     type: z.literal("compaction"),
@@ -75,6 +82,7 @@ export class Transcript {
   readonly key: string;
   /** The model's view: messages since the last epoch record, or the last compaction's view and what followed. */
   readonly #view: Message[] = [];
+  #calibration: Calibration | null = null;
 
   private constructor(path: string, key: string) {
     this.path = path;
@@ -102,6 +110,11 @@ export class Transcript {
     this.#apply(record);
   }
 
+  /** The size calibration of the session's last run that had one; null when none did. */
+  lastCalibration(): Calibration | null {
+    return this.#calibration;
+  }
+
   /** A copy of the model's current view. */
   messages(): Message[] {
     return [...this.#view];
@@ -118,8 +131,10 @@ export class Transcript {
       case "compaction":
         this.#view.splice(0, this.#view.length, ...r.messages);
         break;
-      case "session":
       case "run":
+        if (r.context) this.#calibration = r.context;
+        break;
+      case "session":
         break;
       default:
         r satisfies never;

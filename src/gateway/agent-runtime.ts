@@ -23,6 +23,8 @@ import type { RunPurpose, UsageTag } from "./usage/record.ts";
 import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
 
+const FLUSH_REFUSAL = "Not now: this turn only saves to memory, with memory_write.";
+
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
 
@@ -138,7 +140,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   for (const name of config.heartbeat.tools) {
     if (!allTools.some((t) => t.name === name)) log.warn("heartbeat.unknown_tool", { tool: name, known: allTools.map((t) => t.name).join(", ") });
   }
-  const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
+  // The flush sends the chat's own tool list (and system prompt), so its request reads the
+  // chat's cached prefix instead of writing a new one; the tool layer refuses all but memory_write.
+  const flushTools = tools.refusing((name) => (name === "memory_write" ? null : FLUSH_REFUSAL));
   const transcripts = new Map<string, Transcript>();
   /** When the heartbeat's context was last assembled afresh. */
   let heartbeatContextAt = 0;
@@ -199,20 +203,39 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
             tokensAfter: c.tokensAfter,
             ts: clock(),
           });
-          memory?.resetEpoch(key);
+          // No epoch reset here: a compaction inside a run keeps the run's system prompt, and a
+          // reset now would change the next run's prompt a second time. compactBeforeRun resets
+          // it before the prompt is built, so the prompt changes once, with the messages.
         },
         ...(scope === "main" && memory ? { flush: flush(key, scope) } : {}),
+        calibration: transcriptFor(key).lastCalibration(),
       });
       budgets.set(key, b);
     }
     return b;
   };
 
+  /**
+   * A session that the new input takes past the threshold is compacted before the new run's
+   * system prompt is built, and its context epoch reset then: the first request of the run has
+   * both the new view and the new context, one change of prefix instead of two. A failure is
+   * left to the loop's own check.
+   */
+  const compactBeforeRun = async (key: string, scope: Scope, input: UserMessage[], signal: AbortSignal) => {
+    const budget = budgetFor(key, scope);
+    const messages = transcriptFor(key).messages();
+    const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: [...messages, ...input], maxTokens: config.model.maxTokens };
+    if (!budget.needsCompaction(request)) return;
+    // The view without the new input: the loop appends it to whatever view comes out.
+    const outcome = await budget.compact({ ...request, messages }, { reason: "threshold", signal });
+    if (outcome.type === "compacted") memory?.resetEpoch(key);
+  };
+
   return {
     model,
     memory,
     execSandbox,
-    run(req) {
+    async run(req) {
       const origin = req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {};
       if (req.purpose === "heartbeat") {
         // Its model calls are the heartbeat session's, whatever lane it ran on.
@@ -246,6 +269,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       }
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
       lastTag.set(req.key, tag);
+      await compactBeforeRun(req.key, req.scope, req.input, req.signal);
       return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
         scope: req.scope,
         workspace: config.workspace,
@@ -259,9 +283,11 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         budget: budgetFor(req.key, req.scope),
       });
     },
-    compact(key, scope, focus, signal) {
+    async compact(key, scope, focus, signal) {
       const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
-      return budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+      const outcome = await budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+      if (outcome.type === "compacted") memory?.resetEpoch(key);
+      return outcome;
     },
     appendMessage(key, message) {
       transcriptFor(key).append({ type: "message", message });
