@@ -32,7 +32,7 @@ const cpuMs = () => {
  * watcher's event for it costs), with `messages` exchanges already in today's log, minus the
  * same wait without an append.
  */
-async function perMessageMs(messages: number): Promise<number> {
+export async function perMessageMs(messages: number): Promise<number> {
   const base = mkdtempSync(join(tmpdir(), "hearth-bench-log-"));
   const workspace = join(base, "workspace");
   mkdirSync(join(workspace, "memory"), { recursive: true });
@@ -99,7 +99,7 @@ function dirBytes(dir: string): number {
 }
 
 /** Ready times with an empty workspace and with 10,000 files (12 MB) on a cold index. */
-async function startWithBigWorkspace(modelUrl: string): Promise<Figure[]> {
+export async function startWithBigWorkspace(modelUrl: string): Promise<Figure[]> {
   const empty = mkdtempSync(join(tmpdir(), "hearth-bench-empty-"));
   const big = mkdtempSync(join(tmpdir(), "hearth-bench-big-"));
   try {
@@ -138,7 +138,7 @@ async function startWithBigWorkspace(modelUrl: string): Promise<Figure[]> {
 }
 
 /** `hearth status` with a daemon running, and `node -e 0` for the floor. */
-async function statusTime(modelUrl: string): Promise<Figure[]> {
+export async function statusTime(modelUrl: string): Promise<Figure[]> {
   const home = mkdtempSync(join(tmpdir(), "hearth-bench-status-"));
   const d = await startDaemon(home, modelUrl);
   try {

@@ -1,5 +1,6 @@
 // The memory service the gateway uses: scoped context with stable epochs, the daily log, the
 // memory tools, and the watcher and index that keep them fresh.
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
 import { ContextCache } from "./context.ts";
@@ -36,6 +37,9 @@ export interface MemoryOptions {
   restoreWorkspace: () => void;
 }
 
+/** How long start-up waits for the watcher's first scan (see openMemory). */
+const WATCHER_WAIT_MS = 100;
+
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const { workspace, timezone, log } = opts;
   const clock = opts.clock ?? Date.now;
@@ -59,7 +63,10 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       log.warn("memory.index_refresh_failed", { path: relPath, error: err });
     }
   };
-  const watcher = await WorkspaceWatcher.start({
+  // Awaited for at most WATCHER_WAIT_MS: chokidar's first scan takes about a second per 10,000
+  // files, and readiness (socket, channels) must not wait for that. A usual workspace is
+  // watched well within it, so an edit right after start is seen as before.
+  const watcher = WorkspaceWatcher.begin({
     workspace,
     log,
     onEvent: (e) => {
@@ -81,6 +88,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       epochs.noteWorkspaceReplaced();
     },
   });
+  const watching = await Promise.race([watcher.ready.then(() => true), sleep(WATCHER_WAIT_MS, false, { ref: false })]);
+  if (!watching) {
+    const from = clock();
+    log.info("memory.watcher_scanning", { waitedMs: WATCHER_WAIT_MS, note: "a large workspace: edits are watched once the scan ends" });
+    void watcher.ready.then(() => log.info("memory.watcher_ready", { ms: clock() - from }));
+  }
   // The daemon's own writes: tell the watcher (so its event is not taken for a hand edit) and
   // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
   const noteOwnWrite = (relPath: string) => {

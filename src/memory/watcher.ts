@@ -84,9 +84,20 @@ export class WorkspaceWatcher {
 
   /** Starts watching `workspace`; resolves once the initial scan is done. */
   static async start(opts: WorkspaceWatcherOptions): Promise<WorkspaceWatcher> {
-    const w = new WorkspaceWatcher(opts);
-    await new Promise<void>((resolve) => w.#fsw.once("ready", () => resolve()));
+    const w = WorkspaceWatcher.begin(opts);
+    await w.ready;
     return w;
+  }
+
+  /**
+   * Starts watching `workspace` and returns at once; `ready` resolves when the initial scan is
+   * done (about a second per 10,000 files). Until then a change in a folder not yet scanned is
+   * not reported: the daemon does not wait for that, and its start-up index scan catches up.
+   */
+  static begin(opts: WorkspaceWatcherOptions): WorkspaceWatcher & { ready: Promise<void> } {
+    const w = new WorkspaceWatcher(opts);
+    const ready = new Promise<void>((resolve) => w.#fsw.once("ready", () => resolve()));
+    return Object.assign(w, { ready });
   }
 
   /**
