@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
-import { appendRecord, cutTornTail, readJsonLines } from "../storage.ts";
+import { appendRecord, checkValue, cutTornTail, lastLineWhere, readJsonLines } from "../storage.ts";
 import type { Calibration } from "./context-budget.ts";
 import type { RunStatus } from "./events.ts";
 import type { AssistantBlock, Message, Usage } from "./messages.ts";
@@ -72,9 +72,27 @@ export interface LoadedTranscript {
  * Reads a transcript. A missing file is an empty transcript; a line that is not JSON or not a
  * transcript record is skipped (and logged with the file and line when `log` is given).
  */
-export function readTranscript(path: string, log?: Logger): LoadedTranscript {
-  const { values, badLines } = readJsonLines(path, transcriptRecordSchema, log);
+export function readTranscript(path: string, log?: Logger, from = 0): LoadedTranscript {
+  const { values, badLines } = readJsonLines(path, transcriptRecordSchema, log, from);
   return { records: values, badLines };
+}
+
+const VIEW_STARTS = [Buffer.from('{"type":"compaction"'), Buffer.from('{"type":"epoch"')];
+
+/**
+ * Where the model's current view begins: the offset of the last valid compaction or epoch
+ * record (everything before it is history the view never uses), or 0. Found by reading the
+ * file backwards, so a long transcript with a recent compaction is not read from line one.
+ */
+export function viewStart(path: string): number {
+  return lastLineWhere(path, (line) => {
+    if (!VIEW_STARTS.some((p) => line.subarray(0, p.length).equals(p))) return false;
+    try {
+      return checkValue(JSON.parse(line.toString("utf8")), transcriptRecordSchema).ok;
+    } catch {
+      return false;
+    }
+  });
 }
 
 export class Transcript {
@@ -97,9 +115,10 @@ export class Transcript {
     mkdirSync(dirname(path), { recursive: true });
     const cut = cutTornTail(path);
     if (cut > 0) log.warn("transcript.torn_line", { session: key, path, bytesDropped: cut });
-    const { records } = readTranscript(path, log.child({ session: key }));
+    const from = viewStart(path);
+    const { records } = readTranscript(path, log.child({ session: key }), from);
     const t = new Transcript(path, key);
-    if (records.length === 0) t.append({ type: "session", version: 1, key, ts: clock() });
+    if (from === 0 && records.length === 0) t.append({ type: "session", version: 1, key, ts: clock() });
     for (const r of records) t.#apply(r);
     return t;
   }
