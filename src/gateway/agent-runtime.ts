@@ -18,6 +18,8 @@ import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { Config } from "./config.ts";
 import { homePaths } from "./home.ts";
+import { parseDuration } from "./config.ts";
+import { SessionActivity } from "./session-activity.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
 import type { RunPurpose, UsageTag } from "./usage/record.ts";
 import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
@@ -63,6 +65,14 @@ export interface AgentRuntime {
   compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal): Promise<CompactOutcome>;
   /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
   resetSession(key: string, reason: string): void;
+  /**
+   * Releases the in-memory state of sessions idle past agent.releaseIdleAfter or beyond
+   * agent.maxSessionsInMemory; returns how many. Also happens on every session use, and on a
+   * timer while any state is held.
+   */
+  releaseIdle(): number;
+  /** Sessions whose state is in memory now. */
+  sessionsInMemory(): number;
   /**
    * Adds a message to a session's transcript outside a run (a delivered heartbeat, so main knows
    * what was said). Call only while the session's lane is held: a run in progress would
@@ -147,7 +157,34 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   /** When the heartbeat's context was last assembled afresh. */
   let heartbeatContextAt = 0;
   const budgets = new Map<string, ContextBudget>();
+  // Bounded memory: state of idle sessions is released and reloaded from disk on demand.
+  const activity = new SessionActivity({
+    idleMs: parseDuration(config.agent.releaseIdleAfter) || Number.POSITIVE_INFINITY,
+    maxSessions: config.agent.maxSessionsInMemory,
+    clock,
+    release: (key) => {
+      transcripts.delete(key);
+      budgets.delete(key);
+      lastTag.delete(key);
+      memory?.forgetSession(key);
+    },
+  });
+  let sweeper: NodeJS.Timeout | undefined;
+  const sweepLater = () => {
+    if (sweeper) return;
+    // Unref'd and stopped when nothing is held: it never keeps a process alive.
+    sweeper = setInterval(() => {
+      activity.releaseIdle();
+      if (activity.size === 0) {
+        clearInterval(sweeper);
+        sweeper = undefined;
+      }
+    }, 60_000);
+    sweeper.unref();
+  };
   const transcriptFor = (key: string) => {
+    activity.touch(key);
+    sweepLater();
     let t = transcripts.get(key);
     if (!t) {
       t = Transcript.open(paths.sessionFile(key), key, log, clock);
@@ -185,6 +222,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   };
 
   const budgetFor = (key: string, scope: Scope) => {
+    activity.touch(key);
     let b = budgets.get(key);
     if (!b) {
       b = new ContextBudget({
@@ -268,26 +306,38 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         );
       }
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
+      const release = activity.hold(req.key);
       lastTag.set(req.key, tag);
-      await compactBeforeRun(req.key, req.scope, req.input, req.signal);
-      return runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
-        scope: req.scope,
-        workspace: config.workspace,
-        system: systemFor(req.key, req.scope),
-        input: req.input,
-        maxTurns: config.agent.maxTurns,
-        maxTokens: config.model.maxTokens,
-        signal: req.signal,
-        steering: req.steering ?? noSteering,
-        emit: req.emit,
-        budget: budgetFor(req.key, req.scope),
-      });
+      try {
+        await compactBeforeRun(req.key, req.scope, req.input, req.signal);
+        return await runSession({ model: meteredModel(model, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
+          scope: req.scope,
+          workspace: config.workspace,
+          system: systemFor(req.key, req.scope),
+          input: req.input,
+          maxTurns: config.agent.maxTurns,
+          maxTokens: config.model.maxTokens,
+          signal: req.signal,
+          steering: req.steering ?? noSteering,
+          emit: req.emit,
+          budget: budgetFor(req.key, req.scope),
+        });
+      } finally {
+        release();
+      }
     },
+    releaseIdle: () => activity.releaseIdle(),
+    sessionsInMemory: () => activity.size,
     async compact(key, scope, focus, signal) {
-      const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
-      const outcome = await budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
-      if (outcome.type === "compacted") memory?.resetEpoch(key);
-      return outcome;
+      const release = activity.hold(key);
+      try {
+        const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: config.model.maxTokens };
+        const outcome = await budgetFor(key, scope).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+        if (outcome.type === "compacted") memory?.resetEpoch(key);
+        return outcome;
+      } finally {
+        release();
+      }
     },
     appendMessage(key, message) {
       transcriptFor(key).append({ type: "message", message });

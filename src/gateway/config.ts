@@ -181,6 +181,10 @@ const agentSchema = strict({
   maxConcurrentRuns: positiveInt.default(4),
   queueMode: z.enum(queueModes).default("steer"),
   shutdownGraceMs: z.int().min(0).default(10_000),
+  /** A session's in-memory state (transcript view, budget, context) is released after this idle time… */
+  releaseIdleAfter: duration.default("30m"),
+  /** …or when more sessions than this hold state (the least recently used go first). */
+  maxSessionsInMemory: positiveInt.default(500),
 });
 
 /**

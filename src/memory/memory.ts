@@ -16,6 +16,10 @@ export interface MemoryService {
   context(sessionKey: string, scope: MemoryScope, now: number): string;
   /** Starts a new context epoch for the session (after /new or compaction). */
   resetEpoch(sessionKey: string): void;
+  /** The session went idle: drop its context snapshot (the next run assembles a new one). */
+  forgetSession(sessionKey: string): void;
+  /** Sessions holding a context snapshot, and the distinct texts they share. */
+  contextStats(): { snapshots: number; texts: number };
   /** Appends a finished exchange to the scope's daily log. Never throws. */
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
@@ -119,6 +123,8 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   return {
     context: (sessionKey, scope, now) => epochs.get(sessionKey, scope, now).text,
     resetEpoch: (sessionKey) => epochs.reset(sessionKey),
+    forgetSession: (sessionKey) => epochs.forget(sessionKey),
+    contextStats: () => epochs.stats(),
     logExchange(scope, exchange) {
       try {
         const { relPath, offset } = appendToDailyLog(workspace, scope, exchange.at, timezone, formatExchange(exchange, timezone), log);

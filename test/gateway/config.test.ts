@@ -35,7 +35,7 @@ describe("loadConfig", () => {
       workspace: path.join(home, "workspace"),
       timezone: systemTimeZone(),
       model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000, idleTimeoutMs: 60000 },
-      agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000 },
+      agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000, releaseIdleAfter: "30m", maxSessionsInMemory: 500 },
       tools: { exec: { timeoutMs: 120000, sandbox: "auto", network: true }, shared: { allow: [] } },
       channels: {},
       heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, model: "claude-haiku-4-5", maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
