@@ -159,6 +159,49 @@ export async function statusTime(modelUrl: string): Promise<Figure[]> {
   }
 }
 
+/** 5,000 group chats speak once, then 31 idle minutes on a simulated clock (its own process). */
+export async function manySessions(chats = 5000): Promise<Figure[]> {
+  const { stdout } = await execFileAsync(process.execPath, ["--expose-gc", join(root, "bench", "support", "sessions-child.ts"), String(chats)], { maxBuffer: 1 << 20 });
+  const r = JSON.parse(stdout.trim().split("\n").at(-1)!) as { idle: number; busy: number; after: number; held: number; released: number; watchedAtFew: number; watchedAtMany: number; heapIdle: number; heapAfter: number };
+  return [
+    { name: `RSS after ${chats} chats spoke once, minus idle`, value: round(r.busy - r.idle, 1), unit: "MB", target: 1000 },
+    { name: `RSS after they idled 31 min and were released, minus idle`, value: round(r.after - r.idle, 1), unit: "MB", target: 30 },
+    { name: `JS heap in use after release, minus idle`, value: round(r.heapAfter - r.heapIdle, 1), unit: "MB", target: 30 },
+    { name: `sessions held in memory at the peak (cap 500)`, value: r.held, unit: "", target: 501 },
+    { name: `watched folders with ${chats} chats / with 20`, value: round(r.watchedAtMany / Math.max(1, r.watchedAtFew), 2), unit: "x", target: 1.01 },
+  ];
+}
+
+/** The first load of a 100,000-message transcript with a compaction 100 messages before its end. */
+export async function bigTranscript(srcRoot = root): Promise<Figure[]> {
+  const dir = mkdtempSync(join(tmpdir(), "hearth-bench-transcript-"));
+  const file = join(dir, "main.jsonl");
+  try {
+    const lines: string[] = [JSON.stringify({ type: "session", version: 1, key: "main", ts: 1 })];
+    const usage = { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheCreationTokens: 0 };
+    const message = (i: number) =>
+      i % 2 === 0
+        ? { role: "user", kind: "message", text: `message ${i}: what about the garden this weekend?`, ts: i }
+        : { role: "assistant", content: [{ type: "text", text: `answer ${i}: water it on Saturday morning, and the plans are on the list.` }], stop: "end_turn", model: "m", usage, ts: i };
+    const total = 100_000;
+    for (let i = 0; i < total; i++) {
+      if (i === total - 100) {
+        lines.push(JSON.stringify({ type: "compaction", reason: "threshold", messages: [{ role: "user", kind: "system", text: "Summary: a long talk about the garden.", ts: i }], summarized: true, tokensBefore: 150000, tokensAfter: 3000, ts: i }));
+      }
+      lines.push(JSON.stringify({ type: "message", message: message(i) }));
+    }
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const { stdout } = await execFileAsync(process.execPath, [join(root, "bench", "support", "transcript-child.ts"), srcRoot, file]);
+    const r = JSON.parse(stdout) as { ms: number; rssMb: number; view: number };
+    return [
+      { name: "first load of a 100k-message transcript, compaction near the end", value: round(r.ms, 1), unit: "ms", target: 100 },
+      { name: "RSS after that load", value: round(r.rssMb, 1), unit: "MB", target: 150 },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function scaleBench(): Promise<Figure[]> {
   const figures: Figure[] = [];
   const perMessage: number[] = [];
@@ -168,6 +211,8 @@ export async function scaleBench(): Promise<Figure[]> {
     figures.push({ name: `memory per message, ${n} messages in the day (CPU)`, value: round(ms, 2), unit: "ms", target: 20 });
   }
   figures.push({ name: "memory per message, 5,000 / 100 messages", value: round(perMessage[2]! / Math.max(perMessage[0]!, 0.5), 2), unit: "x", target: 2 });
+  figures.push(...(await bigTranscript()));
+  figures.push(...(await manySessions()));
   const model = await startZeroModel("ok");
   try {
     figures.push(...(await statusTime(model.url)));

@@ -1,15 +1,18 @@
 // The memory service the gateway uses: scoped context with stable epochs, the daily log, the
 // memory tools, and the watcher and index that keep them fresh.
+import { lstatSync } from "node:fs";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { localDate } from "../time.ts";
 import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
 import { ContextCache } from "./context.ts";
-import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
+import { appendToDailyLog, dailyLogRelPath, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
 import { ContextEpochs } from "./epochs.ts";
 import { type IndexWork, SearchIndex } from "./search-index.ts";
 import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
-import { WorkspaceWatcher } from "./watcher.ts";
+import { isInChatFolder, WorkspaceWatcher } from "./watcher.ts";
 
 export interface MemoryService {
   /** The scoped workspace context for a session's system prompt, stable within its epoch. */
@@ -25,6 +28,8 @@ export interface MemoryService {
   tools(): Tool[];
   /** When a workspace markdown file last changed (a hand edit or the daemon's own write); 0 when none did since start. */
   lastChangeAt(): number;
+  /** Folders the workspace watcher watches (diagnostics and tests). */
+  watchedFolders(): number;
   /** What the search index read and wrote since start (diagnostics and tests). */
   indexWork(): IndexWork;
   close(): Promise<void>;
@@ -102,10 +107,32 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
   const noteOwnWrite = (relPath: string) => {
     lastChangeAt = clock();
+    noteChatOwnWrite(relPath);
     watcher.expectOwnWrite(relPath);
     epochs.noteOwnWrite(relPath);
   };
   const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
+
+  // Shared chats' folders are not watched (watcher.ts): a chat's files are checked here, by
+  // size and mtime against what was last seen or written by the daemon, when its context is
+  // read — one lstat per run. A difference is a hand edit, handled as the watcher's would be.
+  const chatFileSeen = new Map<string, string>();
+  const signature = (relPath: string) => {
+    const st = lstatSync(path.join(workspace, relPath), { throwIfNoEntry: false });
+    return st ? `${st.size}:${st.mtimeMs}:${st.ino}` : "none";
+  };
+  const checkChatFile = (relPath: string) => {
+    const now = signature(relPath);
+    const before = chatFileSeen.get(relPath);
+    chatFileSeen.set(relPath, now);
+    if (before === undefined || before === now) return;
+    log.info("memory.hand_edit", { path: relPath, kind: now === "none" ? "unlink" : "change" });
+    refresh(relPath);
+    epochs.noteHandEdit(relPath);
+  };
+  const noteChatOwnWrite = (relPath: string) => {
+    if (isInChatFolder(relPath.split("/"))) chatFileSeen.set(relPath, signature(relPath));
+  };
 
   // A full scan catches edits made while the daemon was down. It runs after start-up so the
   // first (possibly long) build of a large workspace does not delay readiness.
@@ -121,7 +148,10 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   }, 0);
 
   return {
-    context: (sessionKey, scope, now) => epochs.get(sessionKey, scope, now).text,
+    context(sessionKey, scope, now) {
+      if (scope.kind === "shared") checkChatFile(dailyLogRelPath(scope, localDate(now, timezone)));
+      return epochs.get(sessionKey, scope, now).text;
+    },
     resetEpoch: (sessionKey) => epochs.reset(sessionKey),
     forgetSession: (sessionKey) => epochs.forget(sessionKey),
     contextStats: () => epochs.stats(),
@@ -138,6 +168,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     tools: () => tools,
     lastChangeAt: () => lastChangeAt,
     indexWork: () => ({ ...index.work }),
+    watchedFolders: () => watcher.watchedFolders(),
     async close() {
       closing = true;
       clearTimeout(scan);

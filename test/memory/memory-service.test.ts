@@ -63,3 +63,20 @@ describe("openMemory: indexing the daily log", () => {
     expect(after.chunksWritten - before.chunksWritten).toBe(1);
   });
 });
+
+describe("openMemory: shared chats' folders", () => {
+  const group = { kind: "shared", chat: "telegram_-100" } as const;
+  const groupLog = () => path.join(workspace, "memory", "chats", "telegram_-100", "2026-11-23.md");
+
+  it("a hand edit of a group's log is seen on that group's next context read (and indexed), the daemon's own append is not a hand edit", async () => {
+    memory.logExchange(group, exchange(1));
+    const first = memory.context("g", group, NOW);
+    expect(first).toContain("question 1");
+    memory.logExchange(group, exchange(2));
+    expect(memory.context("g", group, NOW)).toBe(first); // own write: same epoch, same bytes
+    appendFileSync(groupLog(), "- the group decided on a quokka mascot\n");
+    const after = memory.context("g", group, NOW);
+    expect(after).toContain("quokka mascot");
+    expect(after).toContain("question 2");
+  });
+});
