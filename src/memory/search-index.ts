@@ -10,11 +10,12 @@
 // USER.md, anything not a daily log) sort above every log, and logs sort by when they were first
 // indexed (date order on a first scan). Rarer words are ranked in full.
 import { createHash } from "node:crypto";
-import { closeSync, type Dirent, lstatSync, mkdirSync, readdirSync, readSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { closeSync, mkdirSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
+import { DAILY_LOG, inIndexOrder, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkMarkdown } from "./index-files.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
@@ -42,11 +43,7 @@ export interface ReconcileResult {
   removed: number;
 }
 
-/**
- * Only the first 2 MB of a file are indexed (cut at a line end), with a warning: a markdown file
- * that size is a dump, not notes, and reading all of a 1 GB file would stall the daemon.
- */
-export const MAX_INDEXED_BYTES = 2 * 1024 * 1024;
+export { MAX_INDEXED_BYTES };
 
 /** Bumped whenever the schema or the chunking changes: an older database is rebuilt. */
 const SCHEMA_VERSION = 2;
@@ -64,13 +61,10 @@ const ROWS_PER_FILE = 2 ** 20;
 /** File ids: daily logs below 2^31, every other file above, so notes come first in rowid DESC. */
 const LOG_IDS = { lo: 1n, hi: 2n ** 31n - 1n };
 const NOTE_IDS = { lo: 2n ** 31n, hi: 2n ** 32n - 1n };
-const DAILY_LOG = /^memory\/(?:.+\/)?\d{4}-\d{2}-\d{2}\.md$/;
 
 const DEFAULT_LIMIT = 8;
 const MAX_LIMIT = 50;
 
-/** Folders never indexed: dot-folders (.git, editors' state) and node_modules (others' docs). */
-const SKIPPED_DIR = /^(?:\..*|node_modules)$/;
 
 const SCHEMA = `
   CREATE TABLE files (
@@ -555,75 +549,6 @@ function openDatabase(file: string): DatabaseSync {
   }
 }
 
-/**
- * Every `.md` file under `root` (a real path), with forward-slash paths relative to it.
- * Symlinks are neither files nor folders here: they are never followed.
- */
-function* walkMarkdown(root: string, log: Logger): Generator<{ rel: string; abs: string; info: Stats }> {
-  const pending = [root];
-  while (pending.length > 0) {
-    const dir = pending.pop()!;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch (err) {
-      log.warn("memory_index_folder_unreadable", { path: toPosix(path.relative(root, dir)) || ".", reason: errorMessage(err) });
-      continue;
-    }
-    for (const entry of entries) {
-      if (entry.isDirectory() && !SKIPPED_DIR.test(entry.name)) pending.push(path.join(dir, entry.name));
-      if (!entry.isFile() || !entry.name.endsWith(".md") || entry.name.startsWith(".")) continue;
-      const abs = path.join(dir, entry.name);
-      const rel = toPosix(path.relative(root, abs));
-      try {
-        yield { rel, abs, info: lstatSync(abs) };
-      } catch (err) {
-        log.warn("memory_index_stat_failed", { path: rel, reason: errorMessage(err) });
-      }
-    }
-  }
-}
-
-/**
- * Files in the order a first scan should index them: daily logs by date, across the main and
- * chat folders, so their file ids (and rowids) follow the calendar; other files by path.
- */
-function inIndexOrder<T extends { rel: string }>(files: T[]): T[] {
-  const key = (rel: string) => (DAILY_LOG.test(rel) ? `${path.posix.basename(rel)}\0${rel}` : rel);
-  return files.map((f) => ({ f, k: key(f.rel) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map(({ f }) => f);
-}
-
-/**
- * The file's text for indexing: at most MAX_INDEXED_BYTES (cut at the last line end), invalid
- * UTF-8 replaced by U+FFFD, NUL bytes dropped (they would end the text early in SQLite).
- */
-function readIndexableText(fd: number, size: number, from = 0): string {
-  const buf = Buffer.alloc(Math.min(size, MAX_INDEXED_BYTES));
-  let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, from + got);
-    if (n === 0) break;
-    got += n;
-  }
-  let bytes = buf.subarray(0, got);
-  if (size > MAX_INDEXED_BYTES) {
-    const end = bytes.lastIndexOf(0x0a);
-    if (end > 0) bytes = bytes.subarray(0, end + 1);
-  }
-  return new TextDecoder("utf-8").decode(bytes).replaceAll("\0", "");
-}
-
-function lineEnds(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
-  return n;
-}
-
-/** A workspace-relative path (normalised, forward slashes) that reconcile would index. */
-function isIndexablePath(rel: string): boolean {
-  if (!rel.endsWith(".md") || rel.startsWith("/") || rel.startsWith("../") || rel === "..") return false;
-  return rel.split("/").every((part) => !SKIPPED_DIR.test(part));
-}
 
 const MARK_OPEN = "\u0002";
 const MARK_CLOSE = "\u0003";
