@@ -47,7 +47,7 @@ export interface MemoryOptions {
 }
 
 /** How long start-up waits for the watcher's first scan (see openMemory). */
-const WATCHER_WAIT_MS = 100;
+const WATCHER_WAIT_MS = 500;
 
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const { workspace, timezone, log } = opts;

@@ -143,6 +143,8 @@ export class SearchIndex {
   readonly #sql: Statements;
   readonly work: IndexWork = { filesRead: 0, chunksWritten: 0, chunksDeleted: 0 };
   #building = false;
+  /** Files synced by someone else (an append, a watcher event) while a sliced build runs. */
+  readonly #syncedDuringBuild = new Set<string>();
 
   private constructor(db: DatabaseSync, log: Logger) {
     this.#db = db;
@@ -195,6 +197,7 @@ export class SearchIndex {
    * a symlink or a hard link's second name: the path decides which scopes see the text.
    */
   syncFile(relPath: string, text: string, stat: { mtimeMs: number; size: number }): SyncResult {
+    if (this.#building) this.#syncedDuringBuild.add(relPath);
     const hash = createHash("sha1").update(text).digest("hex");
     const row = this.#getFile(relPath);
     if (row && row.hash === hash) {
@@ -259,6 +262,7 @@ export class SearchIndex {
     }
     // A partial line or a cut character at `offset` means the prefix is not what was indexed.
     if (text === undefined || text.includes("\uFFFD")) return this.refreshFile(workspace, rel);
+    if (this.#building) this.#syncedDuringBuild.add(rel);
     const chunks = chunkMarkdown(text).slice(0, ROWS_PER_FILE - row.chunks);
     const hash = createHash("sha1").update(row.hash).update(text).digest("hex");
     this.#transaction(() => {
@@ -354,6 +358,7 @@ export class SearchIndex {
       return result;
     }
     this.#building = true;
+    this.#syncedDuringBuild.clear();
     try {
       // The walk itself (a readdir and an lstat per file) yields too: 10,000 files take ~100 ms.
       const found: Array<{ rel: string; info: Stats }> = [];
@@ -383,6 +388,7 @@ export class SearchIndex {
       return result;
     } finally {
       this.#building = false;
+      this.#syncedDuringBuild.clear();
     }
   }
 
@@ -402,7 +408,8 @@ export class SearchIndex {
 
   #removeUnseen(seen: Set<string>, result: ReconcileResult): void {
     for (const { path: rel } of this.#sql.allPaths.all() as unknown as Array<{ path: string }>) {
-      if (seen.has(rel)) continue;
+      // A file created after the walk (a new day's log) was indexed by its writer: it stays.
+      if (seen.has(rel) || this.#syncedDuringBuild.has(rel)) continue;
       this.removeFile(rel);
       result.removed++;
     }

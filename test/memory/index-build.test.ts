@@ -55,6 +55,17 @@ describe("SearchIndex.reconcileInSlices", () => {
     expect(after.content).toBe("notes14/n99.md:4 (# Note 14-99) …text about gardens filler text about gardens filler text about gardens [marker14x99]");
   });
 
+  it("keeps a file that its writer indexed during the build, though the build's walk never saw it", async () => {
+    const build = index.reconcileInSlices(workspace, { sliceMs: 1 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(index.building).toBe(true);
+    mkdirSync(path.join(workspace, "memory"), { recursive: true });
+    writeFileSync(path.join(workspace, "memory", "2026-11-23.md"), "# 2026-11-23\n\nwritten during the build: platypus\n");
+    index.refreshFile(workspace, "memory/2026-11-23.md");
+    await build;
+    expect(index.search("platypus", { kind: "main" }).map((h) => h.path)).toEqual(["memory/2026-11-23.md"]);
+  });
+
   it("checkpoints between slices: the WAL never outgrows the database", async () => {
     let maxWal = 0;
     const timer = setInterval(() => {
