@@ -8,6 +8,7 @@ import { gatewayBench } from "./gateway.bench.ts";
 import { heartbeatBench } from "./heartbeat.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
 import { memorySearchBench } from "./memory-search.bench.ts";
+import { scaleBench } from "./scale.bench.ts";
 import { startupBench } from "./startup.bench.ts";
 import { telegramBench } from "./telegram.bench.ts";
 import { transcriptBench } from "./transcript.bench.ts";
@@ -22,6 +23,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["telegram", telegramBench],
   ["exec", execBench],
   ["heartbeat", heartbeatBench],
+  ["scale", scaleBench],
 ];
 
 const only = process.argv.slice(2);

@@ -1,27 +1,16 @@
 // The `hearth` command. Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
 // A command line is checked completely before anything is opened (the daemon's socket, a file):
 // a usage error exits at once with the usage of that command.
+//
+// A thin client: each command imports only its own module, when it runs. Commands that talk to
+// a running daemon (status, chat, cron, pairing, heartbeat, mcp) never load the daemon's graph
+// (gateway, agent, channels, memory); `start` and chat's embedded fallback do.
 import { readFileSync } from "node:fs";
-import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
 import { handleBrokenPipes } from "./cli/broken-pipe.ts";
-import { runCron } from "./cli/cron.ts";
-import { runDoctor } from "./cli/doctor.ts";
-import { runHeartbeat } from "./cli/heartbeat.ts";
-import { runMcp } from "./cli/mcp.ts";
-import { runSkills } from "./cli/skills.ts";
-import { runPairing } from "./cli/pairing.ts";
-import { runStart } from "./cli/start.ts";
-import { runStatus } from "./cli/status.ts";
-import { runUsage } from "./cli/usage.ts";
-import { SandboxUnavailableError } from "./agent/tools/sandbox.ts";
 import { commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
-import { MissingApiKeyError } from "./gateway/agent-runtime.ts";
-import { ConfigError } from "./gateway/config.ts";
 import { resolveHome } from "./gateway/home.ts";
-import { initHome } from "./gateway/init.ts";
-import { LockHeldError } from "./gateway/lock.ts";
-import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/router.ts";
+import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
 
 export interface Io {
@@ -61,8 +50,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
       io.stderr.write(`hearth: ${err.message}\n\n${commandUsage(command)}`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError) {
-      io.stderr.write(`hearth: ${err.message}\n`);
+    if (await isConfigurationError(err)) {
+      io.stderr.write(`hearth: ${(err as Error).message}\n`);
       return 2;
     }
     io.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -75,32 +64,32 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
   switch (command) {
     case "start":
       parse(rest, {});
-      return await runStart(home);
+      return await (await import("./cli/start.ts")).runStart(home);
     case "chat":
       return await runChat(home, rest, io);
     case "status": {
       const { values } = parse(rest, { json: { type: "boolean" } });
-      return await runStatus(home, values.json === true, io);
+      return await (await import("./cli/status.ts")).runStatus(home, values.json === true, io);
     }
     case "init":
       parse(rest, {});
-      return runInit(home, io);
+      return await runInit(home, io);
     case "pairing":
-      return await runPairing(home, rest, io);
+      return await (await import("./cli/pairing.ts")).runPairing(home, rest, io);
     case "doctor": {
       const { values } = parse(rest, { online: { type: "boolean" } });
-      return await runDoctor(home, io, process.env, { online: values.online === true });
+      return await (await import("./cli/doctor.ts")).runDoctor(home, io, process.env, { online: values.online === true });
     }
     case "cron":
-      return await runCron(home, rest, io);
+      return await (await import("./cli/cron.ts")).runCron(home, rest, io);
     case "usage":
-      return runUsage(home, rest, io);
+      return (await import("./cli/usage.ts")).runUsage(home, rest, io);
     case "heartbeat":
-      return await runHeartbeat(home, rest, io);
+      return await (await import("./cli/heartbeat.ts")).runHeartbeat(home, rest, io);
     case "skills":
-      return await runSkills(home, rest, io);
+      return await (await import("./cli/skills.ts")).runSkills(home, rest, io);
     case "mcp":
-      return await runMcp(home, rest, io);
+      return await (await import("./cli/mcp.ts")).runMcp(home, rest, io);
     default:
       command satisfies never;
       return 2;
@@ -135,7 +124,24 @@ function version(): string {
   return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
 
-function runInit(home: string, io: Io): number {
+/**
+ * Errors that mean "fix your setup" (exit 2). Their classes live in the daemon's modules, which
+ * are imported here only once such an error happened: a module a command never loaded cannot
+ * have thrown it, and an import is cached, so this loads nothing new in that case.
+ */
+async function isConfigurationError(err: unknown): Promise<boolean> {
+  if (!(err instanceof Error)) return false;
+  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }] = await Promise.all([
+    import("./gateway/config.ts"),
+    import("./gateway/agent-runtime.ts"),
+    import("./gateway/lock.ts"),
+    import("./agent/tools/sandbox.ts"),
+  ]);
+  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError;
+}
+
+async function runInit(home: string, io: Io): Promise<number> {
+  const { initHome } = await import("./gateway/init.ts");
   const { created, kept } = initHome(home);
   io.stdout.write(`Hearth home: ${home}\n`);
   for (const p of created) io.stdout.write(`  created ${p}\n`);
@@ -149,6 +155,7 @@ async function runChat(home: string, args: string[], io: Io): Promise<number> {
   const text = values.message;
   if (text !== undefined && !text.trim()) throw new UsageError("The message is empty.");
   if (text !== undefined && text.length > MAX_MESSAGE_CHARS) throw new UsageError(tooLongText(text.length));
+  const { chatInteractive, chatOnce, openClient } = await import("./cli/chat.ts");
   const client = await openClient(home, io.stderr);
   try {
     return text !== undefined ? await chatOnce(client, text, io) : await chatInteractive(client, io);

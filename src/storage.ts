@@ -26,6 +26,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
+import { DAMAGED_MARK } from "./damaged-mark.ts";
 import type { Logger } from "./log.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -228,8 +229,7 @@ function syncDir(dir: string): void {
 // ---------------------------------------------------------------------------------------------
 // Validating loaders
 
-/** The suffix of a damaged state file set aside: `<name>.damaged-2026-11-23T10-41-07-123Z`. */
-export const DAMAGED_MARK = ".damaged-";
+export { DAMAGED_MARK } from "./damaged-mark.ts";
 
 /** Where a damaged copy of `path` goes at time `now`; never the name of an existing file. */
 function damagedPath(path: string, now: number): string {
@@ -283,11 +283,14 @@ export interface JsonLines<T> {
  * With `log` (a state file being loaded) the skipped lines are logged with the file's path, and
  * a file that cannot be read at all (a folder in its place, no permission) is moved aside as
  * `<name>.damaged-<time>` and read as empty. Without it such a file throws.
+ *
+ * `from`: a byte offset at a line start to read from (a loader that found where the part it
+ * needs begins); line numbers then count from there.
  */
-export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is T => true, log?: Logger): JsonLines<T> {
+export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is T => true, log?: Logger, from = 0): JsonLines<T> {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    text = from > 0 ? readFrom(path, from) : readFileSync(path, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { values: [], badLines: [], problems: [] };
     if (!log) throw err;
@@ -311,6 +314,64 @@ export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is
     log.warn("state.records_skipped", { file: path, lines: badLines, problems: problems.slice(0, 10), action: "skipped these lines; the rest of the file is used" });
   }
   return { values, badLines, problems };
+}
+
+function readFrom(path: string, from: number): string {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.max(0, size - from));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, from + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The byte offset of the last line of `path` that `isStart` accepts, reading the file backwards
+ * in 64 KB blocks (only the tail is read when that line is near the end); 0 when none is, or
+ * when `path` is missing or not a file.
+ * `isStart` gets each line's raw bytes, newest first, and should test a cheap prefix before
+ * parsing anything.
+ */
+export function lastLineWhere(path: string, isStart: (line: Buffer) => boolean): number {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return 0;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return 0; // the loader then reports what it is
+    let pos = fstatSync(fd).size;
+    let carry = Buffer.alloc(0);
+    while (pos > 0) {
+      const n = Math.min(65_536, pos);
+      pos -= n;
+      const block = Buffer.alloc(n);
+      readSync(fd, block, 0, n, pos);
+      const data = carry.length > 0 ? Buffer.concat([block, carry]) : block;
+      let end = data.length;
+      // (A negative offset would make lastIndexOf count from the end: stop at 0.)
+      while (end > 0) {
+        const nl = data.lastIndexOf(0x0a, end - 1);
+        if (nl === -1) break;
+        if (nl + 1 < end && isStart(data.subarray(nl + 1, end))) return pos + nl + 1;
+        end = nl;
+      }
+      carry = data.subarray(0, end);
+    }
+    // The first line starts at 0 whether it is the one or not.
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function parseRecord<T>(line: string, check: RecordCheck<T>): { ok: true; value: T } | { ok: false; problem: string } {

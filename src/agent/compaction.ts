@@ -91,7 +91,8 @@ export async function summarize(
     ts: opts.clock(),
   };
   const result = await model.stream(
-    { system: [{ text: SUMMARY_SYSTEM }], tools: [], messages: [request], maxTokens: opts.maxTokens },
+    // Never sent twice: no cache entry to pay for.
+    { system: [{ text: SUMMARY_SYSTEM }], tools: [], messages: [request], maxTokens: opts.maxTokens, cache: false },
     { signal: opts.signal, onEvent: () => {} },
   );
   if (result.type === "error") return result;

@@ -18,6 +18,16 @@ const DEFAULT_TOKENS_PER_BYTE = 0.3;
 
 export type CompactionReason = "threshold" | "overflow" | "command";
 
+/**
+ * What the API counted for one request (its context tokens) and that request's size in
+ * Hearth's own form. Stored with the transcript (the `run` record) so a restarted daemon
+ * estimates a session's size as well as before, rather than from a default that errs high.
+ */
+export interface Calibration {
+  tokens: number;
+  bytes: number;
+}
+
 export interface CompactionRecord {
   reason: CompactionReason;
   /** The model's new view of the conversation. */
@@ -50,14 +60,28 @@ export interface ContextBudgetOptions {
    */
   flush?: (view: Message[], signal: AbortSignal) => Promise<void>;
   keepTokens?: number;
+  /** The session's last calibration (from its transcript); absent: a default that errs high. */
+  calibration?: Calibration | null;
 }
 
 export class ContextBudget {
   readonly #opts: ContextBudgetOptions;
   #tokensPerByte = DEFAULT_TOKENS_PER_BYTE;
+  #calibration: Calibration | null = null;
 
   constructor(opts: ContextBudgetOptions) {
     this.#opts = opts;
+    if (opts.calibration) this.#calibrate(opts.calibration);
+  }
+
+  /** The last calibration, to store with the transcript; null before any response. */
+  calibration(): Calibration | null {
+    return this.#calibration;
+  }
+
+  /** True when a request this size would be compacted before it is sent. */
+  needsCompaction(req: ModelRequest): boolean {
+    return this.estimate(req) >= COMPACT_AT * this.#opts.window;
   }
 
   /** Estimated input tokens of a request. */
@@ -67,10 +91,14 @@ export class ContextBudget {
 
   /** Calibrates the estimate from what the API counted for a request. */
   observe(req: ModelRequest, usage: Usage): void {
-    const tokens = contextTokens(usage);
-    const bytes = requestBytes(req);
+    this.#calibrate({ tokens: contextTokens(usage), bytes: requestBytes(req) });
+  }
+
+  #calibrate(c: Calibration): void {
     // A proxy that misreports usage must not make the estimate absurd: keep it plausible.
-    if (tokens > 0 && bytes > 0) this.#tokensPerByte = Math.min(1, Math.max(0.05, tokens / bytes));
+    if (!(c.tokens > 0 && c.bytes > 0)) return;
+    this.#tokensPerByte = Math.min(1, Math.max(0.05, c.tokens / c.bytes));
+    this.#calibration = { tokens: c.tokens, bytes: c.bytes };
   }
 
   /** Before a model call: compacts at 80 %, refuses past 95 %. Returns the view to send. */
@@ -119,7 +147,9 @@ export class ContextBudget {
       return { type: "nothing", tokens: before };
     }
     if (this.#opts.flush && this.estimate({ ...req, messages: view }) < REFUSE_AT * window) {
-      await this.#opts.flush(view, opts.signal);
+      // The conversation as the chat last sent it, when it fits: the flush then reads the whole
+      // cached prefix instead of writing one from the first shrunk tool result on.
+      await this.#opts.flush(this.estimate(req) < REFUSE_AT * window ? req.messages : view, opts.signal);
     }
     const result = await summarize(this.#opts.model, view.slice(0, cut), {
       focus: opts.focus,

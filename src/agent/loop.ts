@@ -22,7 +22,8 @@ import type { ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
 import { serverToolSummary } from "./tools/web/progress.ts";
 
-export const MAX_TURNS_CAP = 100;
+export { MAX_TURNS_CAP } from "./turn-limit.ts";
+import { MAX_TURNS_CAP } from "./turn-limit.ts";
 const MAX_NUDGES = 2;
 
 export interface LoopDeps {

@@ -11,6 +11,7 @@ export async function runSession(deps: LoopDeps, transcript: Transcript, spec: S
     history: transcript.messages(),
     record: (message) => transcript.append({ type: "message", message }),
   });
-  transcript.append({ type: "run", status: result.status, turns: result.turns, ts: deps.clock() });
+  const context = spec.budget?.calibration();
+  transcript.append({ type: "run", status: result.status, turns: result.turns, ts: deps.clock(), ...(context ? { context } : {}) });
   return result;
 }

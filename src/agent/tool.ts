@@ -83,15 +83,27 @@ export interface DynamicToolSource {
 export class ToolSet {
   readonly #tools = new Map<string, Tool>();
   readonly #sources: readonly DynamicToolSource[];
+  /** Checked for every call (tool-runner): null allows it. */
   readonly permission: ToolPermission;
+  /** Decides which tools the model is told about; the permission unless `refusing` narrowed it. */
+  readonly #listed: ToolPermission;
 
-  constructor(tools: Tool[], permission: ToolPermission = () => null, sources: readonly DynamicToolSource[] = []) {
+  constructor(tools: Tool[], permission: ToolPermission = () => null, sources: readonly DynamicToolSource[] = [], listed: ToolPermission = permission) {
     for (const t of tools) {
       if (this.#tools.has(t.name)) throw new Error(`Tool "${t.name}" is defined twice; tool names must be unique.`);
       this.#tools.set(t.name, t);
     }
     this.permission = permission;
     this.#sources = sources;
+    this.#listed = listed;
+  }
+
+  /**
+   * The same tools, described to the model exactly as this set describes them (so a request
+   * keeps its cached prefix), but every call `refuse` answers with a reason is refused.
+   */
+  refusing(refuse: ToolPermission): ToolSet {
+    return new ToolSet([...this.#tools.values()], (name, scope) => this.permission(name, scope) ?? refuse(name, scope), this.#sources, this.#listed);
   }
 
   get(name: string): Tool | undefined {
@@ -104,7 +116,7 @@ export class ToolSet {
   /** Tools the scope may use: the static ones in definition order, then each source's. */
   forScope(scope: Scope): Tool[] {
     const dynamic = this.#sources.flatMap((s) => s.tools()).filter((t) => !this.#tools.has(t.name));
-    return [...this.#tools.values(), ...dynamic].filter((t) => this.permission(t.name, scope) === null);
+    return [...this.#tools.values(), ...dynamic].filter((t) => this.#listed(t.name, scope) === null);
   }
 
   specsFor(scope: Scope): ToolSpec[] {

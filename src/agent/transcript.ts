@@ -4,15 +4,16 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
-import { appendRecord, cutTornTail, readJsonLines } from "../storage.ts";
+import { appendRecord, checkValue, cutTornTail, lastLineWhere, readJsonLines } from "../storage.ts";
+import type { Calibration } from "./context-budget.ts";
 import type { RunStatus } from "./events.ts";
 import type { AssistantBlock, Message, Usage } from "./messages.ts";
 
 export type TranscriptRecord =
   | { type: "session"; version: 1; key: string; ts: number }
   | { type: "message"; message: Message }
-  /** A run ended (how, and what it cost). */
-  | { type: "run"; status: RunStatus; turns: number; ts: number }
+  /** A run ended (how, and what it cost); `context`: its last request's calibration of the size estimate. */
+  | { type: "run"; status: RunStatus; turns: number; ts: number; context?: Calibration }
   /** The model's view starts fresh after this record (/new, /reset). */
   | { type: "epoch"; reason: string; ts: number }
   /** Compaction: `messages` replaces the model's view; the records before it stay on disk. */
@@ -51,7 +52,13 @@ const messageSchema = z.discriminatedUnion("role", [
 export const transcriptRecordSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("session"), version: z.literal(1), key: z.string(), ts: z.number() }),
   z.looseObject({ type: z.literal("message"), message: messageSchema }),
-  z.looseObject({ type: z.literal("run"), status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "error"]), turns: z.number(), ts: z.number() }),
+  z.looseObject({
+    type: z.literal("run"),
+    status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "error"]),
+    turns: z.number(),
+    ts: z.number(),
+    context: z.object({ tokens: count, bytes: count }).optional(),
+  }),
   z.looseObject({ type: z.literal("epoch"), reason: z.string(), ts: z.number() }),
   z.looseObject({
     type: z.literal("compaction"),
@@ -74,9 +81,27 @@ export interface LoadedTranscript {
  * Reads a transcript. A missing file is an empty transcript; a line that is not JSON or not a
  * transcript record is skipped (and logged with the file and line when `log` is given).
  */
-export function readTranscript(path: string, log?: Logger): LoadedTranscript {
-  const { values, badLines } = readJsonLines(path, transcriptRecordSchema, log);
+export function readTranscript(path: string, log?: Logger, from = 0): LoadedTranscript {
+  const { values, badLines } = readJsonLines(path, transcriptRecordSchema, log, from);
   return { records: values, badLines };
+}
+
+const VIEW_STARTS = [Buffer.from('{"type":"compaction"'), Buffer.from('{"type":"epoch"')];
+
+/**
+ * Where the model's current view begins: the offset of the last valid compaction or epoch
+ * record (everything before it is history the view never uses), or 0. Found by reading the
+ * file backwards, so a long transcript with a recent compaction is not read from line one.
+ */
+export function viewStart(path: string): number {
+  return lastLineWhere(path, (line) => {
+    if (!VIEW_STARTS.some((p) => line.subarray(0, p.length).equals(p))) return false;
+    try {
+      return checkValue(JSON.parse(line.toString("utf8")), transcriptRecordSchema).ok;
+    } catch {
+      return false;
+    }
+  });
 }
 
 export class Transcript {
@@ -84,6 +109,7 @@ export class Transcript {
   readonly key: string;
   /** The model's view: messages since the last epoch record, or the last compaction's view and what followed. */
   readonly #view: Message[] = [];
+  #calibration: Calibration | null = null;
 
   private constructor(path: string, key: string) {
     this.path = path;
@@ -98,9 +124,10 @@ export class Transcript {
     mkdirSync(dirname(path), { recursive: true });
     const cut = cutTornTail(path);
     if (cut > 0) log.warn("transcript.torn_line", { session: key, path, bytesDropped: cut });
-    const { records } = readTranscript(path, log.child({ session: key }));
+    const from = viewStart(path);
+    const { records } = readTranscript(path, log.child({ session: key }), from);
     const t = new Transcript(path, key);
-    if (records.length === 0) t.append({ type: "session", version: 1, key, ts: clock() });
+    if (from === 0 && records.length === 0) t.append({ type: "session", version: 1, key, ts: clock() });
     for (const r of records) t.#apply(r);
     return t;
   }
@@ -109,6 +136,11 @@ export class Transcript {
   append(record: TranscriptRecord): void {
     appendRecord(this.path, `${JSON.stringify(record)}\n`);
     this.#apply(record);
+  }
+
+  /** The size calibration of the session's last run that had one; null when none did. */
+  lastCalibration(): Calibration | null {
+    return this.#calibration;
   }
 
   /** A copy of the model's current view. */
@@ -127,8 +159,10 @@ export class Transcript {
       case "compaction":
         this.#view.splice(0, this.#view.length, ...r.messages);
         break;
-      case "session":
       case "run":
+        if (r.context) this.#calibration = r.context;
+        break;
+      case "session":
         break;
       default:
         r satisfies never;

@@ -4,7 +4,6 @@ import { createInterface } from "node:readline";
 import type { CliEvent } from "../channels/cli.ts";
 import { homePaths } from "../gateway/home.ts";
 import { connectDaemon, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
-import { startEmbeddedGateway } from "./embedded.ts";
 import { ReplyPrinter } from "./reply-printer.ts";
 
 export interface ChatIO {
@@ -22,6 +21,8 @@ export function exitCodeFor(end: ChatEnd): number {
 export async function openClient(home: string, stderr: NodeJS.WritableStream): Promise<GatewayClient> {
   const daemon = await connectDaemon(homePaths(home).socket);
   if (daemon) return daemon;
+  // The daemon's whole graph, loaded only now that no daemon answers.
+  const { startEmbeddedGateway } = await import("./embedded.ts");
   const { gateway, rpc } = await startEmbeddedGateway(home, stderr);
   return embeddedClient(gateway, rpc);
 }

@@ -5,10 +5,8 @@ import type { Config } from "../gateway/config.ts";
 import { loadConfig, systemTimeZone } from "../gateway/config.ts";
 import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../gateway/home.ts";
-import { buildJob, cliField, CronInputError, type JobInput } from "../gateway/scheduler/job-input.ts";
-import { CronService } from "../gateway/scheduler/service.ts";
+import type { JobInput } from "../gateway/scheduler/job-input.ts";
 import type { JobView } from "../gateway/scheduler/view.ts";
-import { MIN_EVERY_MS } from "../gateway/scheduler/service.ts";
 import { localDate, localTime } from "../time.ts";
 import { createLogger } from "../log.ts";
 import { hearthCmd } from "../hearth-command.ts";
@@ -39,7 +37,7 @@ export type CronAction =
   | { action: "run"; id: string };
 
 /** Checks the command line (and a new job's fields); throws UsageError. Opens no connection. */
-export function parseCron(home: string, args: string[]): CronAction {
+export async function parseCron(home: string, args: string[]): Promise<CronAction> {
   const [action, ...rest] = args;
   switch (action) {
     case "list": {
@@ -49,7 +47,7 @@ export function parseCron(home: string, args: string[]): CronAction {
     case "add": {
       const { values } = parse(rest, ADD_OPTIONS);
       const input: JobInput = { ...values, catchUp: values["catch-up"] };
-      checkInput(input, loadConfig({ home }));
+      await checkInput(input, loadConfig({ home }));
       return { action: "add", input };
     }
     case "rm":
@@ -63,7 +61,7 @@ export function parseCron(home: string, args: string[]): CronAction {
 }
 
 export async function runCron(home: string, args: string[], io: CronIO): Promise<number> {
-  const cmd = parseCron(home, args);
+  const cmd = await parseCron(home, args);
   switch (cmd.action) {
     case "list":
       return withJobs(home, async (ops) => {
@@ -121,6 +119,8 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
       await daemon.close();
     }
   }
+  // The scheduler's own code, loaded only when no daemon answers.
+  const { CronService } = await import("../gateway/scheduler/service.ts");
   const config = loadConfig({ home });
   const service = CronService.open({ paths, config, log: createLogger({ level: "silent" }) });
   const problem = service.problem();
@@ -143,7 +143,8 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
 }
 
 /** Bad input is bad usage (exit 2): checked here, before anything is sent or written. */
-function checkInput(input: JobInput, config: Config): void {
+async function checkInput(input: JobInput, config: Config): Promise<void> {
+  const [{ buildJob, cliField, CronInputError }, { MIN_EVERY_MS }] = await Promise.all([import("../gateway/scheduler/job-input.ts"), import("../gateway/scheduler/service.ts")]);
   try {
     buildJob(input, {
       now: Date.now(),

@@ -4,7 +4,7 @@ import { homePaths } from "../gateway/home.ts";
 import { liveHolder } from "../gateway/lock.ts";
 import { formatDuration, formatTokens, mcpDownLines, type GatewayStatus } from "../gateway/status.ts";
 import { connectDaemon } from "./client.ts";
-import { spendingLine } from "../gateway/budget/budget.ts";
+import { spendingLine } from "../gateway/budget/spending-text.ts";
 
 interface StatusIO {
   stdout: NodeJS.WritableStream;

@@ -23,10 +23,14 @@ import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import { heartbeatModel, purposeModels, type Config } from "./config.ts";
 import { homePaths } from "./home.ts";
+import { parseDuration } from "./config.ts";
+import { SessionActivity } from "./session-activity.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
 import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "./usage/record.ts";
 import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
+
+const FLUSH_REFUSAL = "Not now: this turn only saves to memory, with memory_write.";
 
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
@@ -91,6 +95,14 @@ export interface AgentRuntime {
   compact(key: string, scope: Scope, focus: string | undefined, signal: AbortSignal, sessionModel?: string): Promise<CompactOutcome>;
   /** /new, /reset: the model's view of the session starts empty; the transcript keeps the past. */
   resetSession(key: string, reason: string): void;
+  /**
+   * Releases the in-memory state of sessions idle past agent.releaseIdleAfter or beyond
+   * agent.maxSessionsInMemory; returns how many. Also happens on every session use, and on a
+   * timer while any state is held.
+   */
+  releaseIdle(): number;
+  /** Sessions whose state is in memory now. */
+  sessionsInMemory(): number;
   /**
    * Adds a message to a session's transcript outside a run (a delivered heartbeat, so main knows
    * what was said). Call only while the session's lane is held: a run in progress would
@@ -228,12 +240,42 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   for (const name of config.heartbeat.tools) {
     if (!allTools.some((t) => t.name === name)) log.warn("heartbeat.unknown_tool", { tool: name, known: allTools.map((t) => t.name).join(", ") });
   }
-  const flushTools = new ToolSet(memory?.tools().filter((t) => t.name === "memory_write") ?? []);
+  // The flush sends the chat's own tool list (and system prompt), so its request reads the
+  // chat's cached prefix instead of writing a new one; the tool layer refuses all but memory_write.
+  const flushTools = tools.refusing((name) => (name === "memory_write" ? null : FLUSH_REFUSAL));
   const transcripts = new Map<string, Transcript>();
   /** When the heartbeat's context was last assembled afresh. */
   let heartbeatContextAt = 0;
   const budgets = new Map<string, ContextBudget>();
+  // Bounded memory: state of idle sessions is released and reloaded from disk on demand.
+  const activity = new SessionActivity({
+    idleMs: parseDuration(config.agent.releaseIdleAfter) || Number.POSITIVE_INFINITY,
+    maxSessions: config.agent.maxSessionsInMemory,
+    clock,
+    release: (key) => {
+      transcripts.delete(key);
+      // One budget per model the session used (budgetFor).
+      for (const budgetKey of budgets.keys()) if (budgetKey.startsWith(`${key}\n`)) budgets.delete(budgetKey);
+      lastTag.delete(key);
+      memory?.forgetSession(key);
+    },
+  });
+  let sweeper: NodeJS.Timeout | undefined;
+  const sweepLater = () => {
+    if (sweeper) return;
+    // Unref'd and stopped when nothing is held: it never keeps a process alive.
+    sweeper = setInterval(() => {
+      activity.releaseIdle();
+      if (activity.size === 0) {
+        clearInterval(sweeper);
+        sweeper = undefined;
+      }
+    }, 60_000);
+    sweeper.unref();
+  };
   const transcriptFor = (key: string) => {
+    activity.touch(key);
+    sweepLater();
     let t = transcripts.get(key);
     if (!t) {
       t = Transcript.open(paths.sessionFile(key), key, log, clock);
@@ -262,6 +304,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         input: [{ role: "user", kind: "system", text: FLUSH_PROMPT, ts: clock() }],
         maxTurns: 4,
         maxTokens,
+        // The chat's own server tools too: the same tool list, the same cached prefix.
+        serverTools: web.serverToolsFor(scope),
         signal,
         steering: noSteering,
         emit: () => {},
@@ -273,6 +317,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
 
   /** One budget per session and model: a /model switch starts a budget with the new window. */
   const budgetFor = (key: string, scope: Scope, m: { client: ModelClient; resolved: ResolvedModel }) => {
+    activity.touch(key);
     const budgetKey = `${key}\n${m.resolved.name}`;
     let b = budgets.get(budgetKey);
     if (!b) {
@@ -292,13 +337,32 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
             tokensAfter: c.tokensAfter,
             ts: clock(),
           });
-          memory?.resetEpoch(key);
+          // No epoch reset here: a compaction inside a run keeps the run's system prompt, and a
+          // reset now would change the next run's prompt a second time. compactBeforeRun resets
+          // it before the prompt is built, so the prompt changes once, with the messages.
         },
         ...(scope === "main" && memory ? { flush: flush(key, scope, m.client, m.resolved.maxTokens) } : {}),
+        calibration: transcriptFor(key).lastCalibration(),
       });
       budgets.set(budgetKey, b);
     }
     return b;
+  };
+
+  /**
+   * A session that the new input takes past the threshold is compacted before the new run's
+   * system prompt is built, and its context epoch reset then: the first request of the run has
+   * both the new view and the new context, one change of prefix instead of two. A failure is
+   * left to the loop's own check.
+   */
+  const compactBeforeRun = async (key: string, scope: Scope, m: { client: ModelClient; resolved: ResolvedModel }, input: UserMessage[], signal: AbortSignal) => {
+    const budget = budgetFor(key, scope, m);
+    const messages = transcriptFor(key).messages();
+    const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: [...messages, ...input], maxTokens: m.resolved.maxTokens };
+    if (!budget.needsCompaction(request)) return;
+    // The view without the new input: the loop appends it to whatever view comes out.
+    const outcome = await budget.compact({ ...request, messages }, { reason: "threshold", signal });
+    if (outcome.type === "compacted") memory?.resetEpoch(key);
   };
 
   return {
@@ -319,7 +383,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         ...(r.pricing ? { pricing: r.pricing } : {}),
       };
     },
-    run(req) {
+    async run(req) {
       const origin = req.origin ? { channel: req.origin.channel, sender: req.origin.sender } : {};
       if (req.purpose === "heartbeat") {
         // Its model calls are the heartbeat session's, whatever lane it ran on.
@@ -352,30 +416,43 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       }
       const m = modelFor(req.model);
       const tag: UsageTag = { session: req.key, scope: req.scope, purpose: req.purpose ?? "chat", ...origin };
+      const release = activity.hold(req.key);
       lastTag.set(req.key, tag);
-      const run = runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
-        scope: req.scope,
-        workspace: config.workspace,
-        system: systemFor(req.key, req.scope),
-        input: req.input,
-        maxTurns: config.agent.maxTurns,
-        maxTokens: m.resolved.maxTokens,
-        signal: req.signal,
-        steering: req.steering ?? noSteering,
-        emit: req.emit,
-        budget: budgetFor(req.key, req.scope, m),
-        serverTools: web.serverToolsFor(req.scope),
-      });
-      return run.then((result) => {
+      try {
+        await compactBeforeRun(req.key, req.scope, m, req.input, req.signal);
+        const result = await runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
+          scope: req.scope,
+          workspace: config.workspace,
+          system: systemFor(req.key, req.scope),
+          input: req.input,
+          maxTurns: config.agent.maxTurns,
+          maxTokens: m.resolved.maxTokens,
+          signal: req.signal,
+          steering: req.steering ?? noSteering,
+          emit: req.emit,
+          budget: budgetFor(req.key, req.scope, m),
+          serverTools: web.serverToolsFor(req.scope),
+        });
         lastWebReads.set(req.key, webReadsOf(result.added));
         return result;
-      });
+      } finally {
+        release();
+      }
     },
     webReads: (key) => lastWebReads.get(key) ?? [],
-    compact(key, scope, focus, signal, sessionModel) {
-      const m = modelFor(sessionModel);
-      const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), messages: transcriptFor(key).messages(), maxTokens: m.resolved.maxTokens };
-      return budgetFor(key, scope, m).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+    releaseIdle: () => activity.releaseIdle(),
+    sessionsInMemory: () => activity.size,
+    async compact(key, scope, focus, signal, sessionModel) {
+      const release = activity.hold(key);
+      try {
+        const m = modelFor(sessionModel);
+        const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: transcriptFor(key).messages(), maxTokens: m.resolved.maxTokens };
+        const outcome = await budgetFor(key, scope, m).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
+        if (outcome.type === "compacted") memory?.resetEpoch(key);
+        return outcome;
+      } finally {
+        release();
+      }
     },
     appendMessage(key, message) {
       transcriptFor(key).append({ type: "message", message });

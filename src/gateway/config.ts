@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
-import { MAX_TURNS_CAP } from "../agent/loop.ts";
+import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { PROVIDER_KEY_ENVS, PROVIDER_PRESETS, providerTypes, splitModelName } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
@@ -212,6 +212,10 @@ const agentSchema = strict({
   maxConcurrentRuns: positiveInt.default(4),
   queueMode: z.enum(queueModes).default("steer"),
   shutdownGraceMs: z.int().min(0).default(10_000),
+  /** A session's in-memory state (transcript view, budget, context) is released after this idle time… */
+  releaseIdleAfter: duration.default("30m"),
+  /** …or when more sessions than this hold state (the least recently used go first). */
+  maxSessionsInMemory: positiveInt.default(500),
 });
 
 const domainList = z.array(z.string().trim().min(1)).default([]);

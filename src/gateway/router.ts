@@ -14,9 +14,9 @@ import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
+import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 
-/** Longer messages are refused (about 25k tokens): paste big material into a workspace file. */
-export const MAX_MESSAGE_CHARS = 100_000;
+export { MAX_MESSAGE_CHARS, tooLongText };
 
 const RECENT_LIMIT = 30;
 const RECENT_TEXT_LIMIT = 500;
@@ -173,8 +173,6 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
 }
 
-export const tooLongText = (chars: number): string =>
-  `That message is too long for me (${chars.toLocaleString("en-US")} characters; the limit is ${MAX_MESSAGE_CHARS.toLocaleString("en-US")}). Put the material in a file in my workspace and ask me to read it.`;
 
 const clipQuote = (t: string) => (t.length > 300 ? `${t.slice(0, 299)}…` : t).replace(/\s+/g, " ");
 

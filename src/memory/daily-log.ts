@@ -53,6 +53,8 @@ export interface AppendResult {
   /** Relative to the workspace, forward slashes. */
   relPath: string;
   absPath: string;
+  /** The file's size just before this write (0 when it created the file). */
+  offset: number;
 }
 
 /**
@@ -110,7 +112,7 @@ export function appendToWorkspaceFile(
   } finally {
     closeSync(opened.fd);
   }
-  return { relPath: opened.relPath, absPath: opened.absPath };
+  return { relPath: opened.relPath, absPath: opened.absPath, offset: opened.created ? 0 : opened.stat.size };
 }
 
 /**

@@ -25,6 +25,11 @@ interface Snapshot {
 export class ContextEpochs {
   readonly #cache: ContextCache;
   readonly #snapshots = new Map<string, Snapshot>();
+  /**
+   * One copy of each distinct context text, however many sessions hold it (groups with nothing
+   * of their own yet all show the same identity files), counted by the snapshots using it.
+   */
+  readonly #texts = new Map<string, { text: string; users: number }>();
   readonly #epochs = new Map<string, number>();
   /** Bumped by every hand edit; a snapshot older than an edit of one of its files is stale. */
   #generation = 0;
@@ -47,7 +52,7 @@ export class ContextEpochs {
     }
     const epoch = (this.#epochs.get(sessionKey) ?? 0) + 1;
     const next: Snapshot = {
-      text: this.#cache.assemble(scope, now),
+      text: this.#share(this.#cache.assemble(scope, now)),
       epoch,
       date,
       scope: scopeKey(scope),
@@ -55,13 +60,45 @@ export class ContextEpochs {
       deps: contextFiles(scope, date).map((f) => f.relPath),
     };
     this.#epochs.set(sessionKey, epoch);
+    this.#drop(sessionKey);
     this.#snapshots.set(sessionKey, next);
     return { text: next.text, epoch };
   }
 
   /** Ends the session's epoch (/new, compaction): the next `get` re-assembles. */
   reset(sessionKey: string): void {
+    this.#drop(sessionKey);
+  }
+
+  /**
+   * The session went idle: its snapshot is dropped (the provider's cache of it expired long
+   * ago). Its epoch count stays, so a later snapshot is a new epoch.
+   */
+  forget(sessionKey: string): void {
+    this.#drop(sessionKey);
+  }
+
+  /** Sessions holding a snapshot, and distinct texts among them. */
+  stats(): { snapshots: number; texts: number } {
+    return { snapshots: this.#snapshots.size, texts: this.#texts.size };
+  }
+
+  #share(text: string): string {
+    const entry = this.#texts.get(text);
+    if (entry) {
+      entry.users++;
+      return entry.text;
+    }
+    this.#texts.set(text, { text, users: 1 });
+    return text;
+  }
+
+  #drop(sessionKey: string): void {
+    const snap = this.#snapshots.get(sessionKey);
+    if (!snap) return;
     this.#snapshots.delete(sessionKey);
+    const entry = this.#texts.get(snap.text);
+    if (entry && --entry.users === 0) this.#texts.delete(snap.text);
   }
 
   /** The owner changed `relPath`: every session that shows it starts a new epoch on its next run. */

@@ -10,11 +10,12 @@
 // USER.md, anything not a daily log) sort above every log, and logs sort by when they were first
 // indexed (date order on a first scan). Rarer words are ranked in full.
 import { createHash } from "node:crypto";
-import { closeSync, type Dirent, lstatSync, mkdirSync, readdirSync, readSync, realpathSync, rmSync, type Stats } from "node:fs";
+import { closeSync, mkdirSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
+import { DAILY_LOG, inIndexOrder, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkMarkdown } from "./index-files.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
@@ -42,14 +43,10 @@ export interface ReconcileResult {
   removed: number;
 }
 
-/**
- * Only the first 2 MB of a file are indexed (cut at a line end), with a warning: a markdown file
- * that size is a dump, not notes, and reading all of a 1 GB file would stall the daemon.
- */
-export const MAX_INDEXED_BYTES = 2 * 1024 * 1024;
+export { MAX_INDEXED_BYTES };
 
 /** Bumped whenever the schema or the chunking changes: an older database is rebuilt. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 /** At most this many matching chunks (the newest) are ranked per query; see the top comment. */
 const CANDIDATES = 2000;
@@ -64,13 +61,10 @@ const ROWS_PER_FILE = 2 ** 20;
 /** File ids: daily logs below 2^31, every other file above, so notes come first in rowid DESC. */
 const LOG_IDS = { lo: 1n, hi: 2n ** 31n - 1n };
 const NOTE_IDS = { lo: 2n ** 31n, hi: 2n ** 32n - 1n };
-const DAILY_LOG = /^memory\/(?:.+\/)?\d{4}-\d{2}-\d{2}\.md$/;
 
 const DEFAULT_LIMIT = 8;
 const MAX_LIMIT = 50;
 
-/** Folders never indexed: dot-folders (.git, editors' state) and node_modules (others' docs). */
-const SKIPPED_DIR = /^(?:\..*|node_modules)$/;
 
 const SCHEMA = `
   CREATE TABLE files (
@@ -78,7 +72,12 @@ const SCHEMA = `
     path TEXT NOT NULL UNIQUE,
     mtimeMs REAL NOT NULL,
     size INTEGER NOT NULL,
-    hash TEXT NOT NULL
+    hash TEXT NOT NULL,
+    -- What the chunks hold: the indexed prefix's bytes and line ends, and the number of chunks,
+    -- so that an append indexes only the new text (appendToFile).
+    bytes INTEGER NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0
   );
   CREATE VIRTUAL TABLE chunks USING fts5(path UNINDEXED, line UNINDEXED, heading, text, scope, tokenize = 'porter unicode61');
   PRAGMA user_version = ${SCHEMA_VERSION};
@@ -97,6 +96,7 @@ interface Statements {
   getFile: StatementSync;
   insertFile: StatementSync;
   updateFile: StatementSync;
+  updateExtent: StatementSync;
   deleteFile: StatementSync;
   allPaths: StatementSync;
   insertChunk: StatementSync;
@@ -112,6 +112,17 @@ interface FileRow {
   mtimeMs: number;
   size: number;
   hash: string;
+  bytes: number;
+  lines: number;
+  chunks: number;
+}
+
+/** What the index did since it was opened: lets tests see that an append wrote one chunk. */
+export interface IndexWork {
+  /** Files read from their first byte (a full sync, even when nothing changed). */
+  filesRead: number;
+  chunksWritten: number;
+  chunksDeleted: number;
 }
 
 interface HitRow {
@@ -130,6 +141,10 @@ export class SearchIndex {
   /** Shared with the context loader and the tools when they log to the same logger. */
   readonly #problems: ProblemLog;
   readonly #sql: Statements;
+  readonly work: IndexWork = { filesRead: 0, chunksWritten: 0, chunksDeleted: 0 };
+  #building = false;
+  /** Files synced by someone else (an append, a watcher event) while a sliced build runs. */
+  readonly #syncedDuringBuild = new Set<string>();
 
   private constructor(db: DatabaseSync, log: Logger) {
     this.#db = db;
@@ -137,10 +152,11 @@ export class SearchIndex {
     this.#problems = problemLogFor(log);
     const prepare = (sql: string) => db.prepare(sql);
     this.#sql = {
-      getFile: prepare("SELECT id, mtimeMs, size, hash FROM files WHERE path = ?"),
+      getFile: prepare("SELECT id, mtimeMs, size, hash, bytes, lines, chunks FROM files WHERE path = ?"),
       insertFile: prepare(`INSERT INTO files (id, path, mtimeMs, size, hash)
         VALUES ((SELECT coalesce(max(id), :lo - 1) + 1 FROM files WHERE id BETWEEN :lo AND :hi), :path, :mtimeMs, :size, :hash)`),
       updateFile: prepare("UPDATE files SET mtimeMs = ?, size = ?, hash = ? WHERE id = ?"),
+      updateExtent: prepare("UPDATE files SET bytes = ?, lines = ?, chunks = ? WHERE id = ?"),
       deleteFile: prepare("DELETE FROM files WHERE id = ?"),
       allPaths: prepare("SELECT path FROM files"),
       insertChunk: prepare("INSERT INTO chunks (rowid, path, line, heading, text, scope) VALUES (?, ?, ?, ?, ?, ?)"),
@@ -181,6 +197,7 @@ export class SearchIndex {
    * a symlink or a hard link's second name: the path decides which scopes see the text.
    */
   syncFile(relPath: string, text: string, stat: { mtimeMs: number; size: number }): SyncResult {
+    if (this.#building) this.#syncedDuringBuild.add(relPath);
     const hash = createHash("sha1").update(text).digest("hex");
     const row = this.#getFile(relPath);
     if (row && row.hash === hash) {
@@ -203,8 +220,60 @@ export class SearchIndex {
       const base = BigInt(id) * BigInt(ROWS_PER_FILE);
       const scope = scopeToken(relPath);
       chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), relPath, BigInt(c.line), c.heading, c.text, scope));
+      this.work.chunksWritten += chunks.length;
+      this.#sql.updateExtent.run(Buffer.byteLength(text), lineEnds(text), chunks.length, id);
     });
     return row ? "updated" : "added";
+  }
+
+  /**
+   * After the daemon appended to `relPath` (a daily log) at byte `offset`: indexes only the text
+   * from `offset` on, as new chunks after the file's others, when the index holds exactly the
+   * file's first `offset` bytes. Otherwise (first sight of the file, a hand edit in between, a
+   * file past MAX_INDEXED_BYTES) it falls back to refreshFile. The file is opened by
+   * openWorkspaceFile like every read here. Never throws for a bad file.
+   */
+  appendToFile(workspace: string, relPath: string, offset: number): RefreshResult {
+    const rel = path.posix.normalize(toPosix(relPath));
+    const row = this.#getFile(rel);
+    if (!row || !isIndexablePath(rel) || row.size !== offset || (row.bytes !== offset && offset < MAX_INDEXED_BYTES) || offset === 0) return this.refreshFile(workspace, rel);
+    let root: string;
+    try {
+      root = realpathSync(workspace);
+    } catch {
+      return this.refreshFile(workspace, rel);
+    }
+    const opened = openWorkspaceFile({ workspace: root, relPath: rel, scope: { kind: "main" }, mode: "read" }, this.#problems);
+    if (opened.type !== "ok") return this.refreshFile(workspace, rel);
+    let text: string | undefined;
+    try {
+      if (opened.relPath === rel && offset >= MAX_INDEXED_BYTES && opened.stat.size >= offset) {
+        // Past the indexed part of an oversized file: nothing more to index, as a full sync would.
+        this.#sql.updateFile.run(opened.stat.mtimeMs, opened.stat.size, row.hash, row.id);
+        return "unchanged";
+      }
+      if (opened.relPath === rel && opened.stat.size >= offset && opened.stat.size <= MAX_INDEXED_BYTES) {
+        text = readIndexableText(opened.fd, opened.stat.size - offset, offset);
+      }
+    } catch (err) {
+      this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
+    } finally {
+      closeSync(opened.fd);
+    }
+    // A partial line or a cut character at `offset` means the prefix is not what was indexed.
+    if (text === undefined || text.includes("\uFFFD")) return this.refreshFile(workspace, rel);
+    if (this.#building) this.#syncedDuringBuild.add(rel);
+    const chunks = chunkMarkdown(text).slice(0, ROWS_PER_FILE - row.chunks);
+    const hash = createHash("sha1").update(row.hash).update(text).digest("hex");
+    this.#transaction(() => {
+      const base = BigInt(row.id) * BigInt(ROWS_PER_FILE) + BigInt(row.chunks);
+      const scope = scopeToken(rel);
+      chunks.forEach((c, n) => this.#sql.insertChunk.run(base + BigInt(n), rel, BigInt(row.lines + c.line), c.heading, c.text, scope));
+      this.work.chunksWritten += chunks.length;
+      this.#sql.updateFile.run(opened.stat.mtimeMs, opened.stat.size, hash, row.id);
+      this.#sql.updateExtent.run(offset + Buffer.byteLength(text), row.lines + lineEnds(text), row.chunks + chunks.length, row.id);
+    });
+    return "updated";
   }
 
   /** Drops `relPath` from the index; nothing happens if it is not there. */
@@ -260,26 +329,98 @@ export class SearchIndex {
     }
     const seen = new Set<string>();
     this.#transaction(() => {
-      for (const { rel, info } of inIndexOrder([...walkMarkdown(root, this.#log)])) {
-        const row = this.#getFile(rel);
-        // A shared-visible file that gained a second name keeps its mtime and size: open it
-        // again so the opener refuses it.
-        if (row && (info.nlink === 1 || !isSharedVisible(rel)) && row.mtimeMs === info.mtimeMs && row.size === info.size) {
-          seen.add(rel);
-          continue;
-        }
-        const synced = this.#syncFromDisk(root, rel);
-        if (synced === undefined) continue;
-        seen.add(rel);
-        if (synced !== "unchanged") result[synced]++;
-      }
-      for (const { path: rel } of this.#sql.allPaths.all() as unknown as Array<{ path: string }>) {
-        if (seen.has(rel)) continue;
-        this.removeFile(rel);
-        result.removed++;
-      }
+      for (const file of inIndexOrder([...walkMarkdown(root, this.#log)])) this.#reconcileOne(root, file, seen, result);
+      this.#removeUnseen(seen, result);
     });
     return result;
+  }
+
+  /** True while reconcileInSlices runs: searches then answer from what is indexed so far. */
+  get building(): boolean {
+    return this.#building;
+  }
+
+  /**
+   * reconcile, for start-up and large rebuilds: the same work in slices of about `sliceMs`, each
+   * its own transaction, yielding to the event loop in between so the daemon answers meanwhile
+   * (searches see what is indexed so far; `building` is true). After each slice the WAL is
+   * checkpointed and truncated, so disk use stays near the final database's size.
+   * `shouldStop` ends it early (shutdown). Never throws for a bad file.
+   */
+  async reconcileInSlices(workspace: string, opts: { sliceMs?: number; shouldStop?: () => boolean } = {}): Promise<ReconcileResult> {
+    const sliceMs = opts.sliceMs ?? 25;
+    const result: ReconcileResult = { added: 0, updated: 0, removed: 0 };
+    let root: string;
+    try {
+      root = realpathSync(workspace);
+    } catch (err) {
+      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
+      return result;
+    }
+    this.#building = true;
+    this.#syncedDuringBuild.clear();
+    try {
+      // The walk itself (a readdir and an lstat per file) yields too: 10,000 files take ~100 ms.
+      const found: Array<{ rel: string; info: Stats }> = [];
+      let walkSliceEnd = performance.now() + sliceMs;
+      for (const file of walkMarkdown(root, this.#log)) {
+        found.push(file);
+        if (performance.now() < walkSliceEnd) continue;
+        await new Promise((resolve) => setImmediate(resolve));
+        if (opts.shouldStop?.() || !this.#db.isOpen) return result;
+        walkSliceEnd = performance.now() + sliceMs;
+      }
+      const files = inIndexOrder(found);
+      const seen = new Set<string>();
+      let i = 0;
+      while (i < files.length) {
+        if (opts.shouldStop?.() || !this.#db.isOpen) return result;
+        const sliceEnd = performance.now() + sliceMs;
+        this.#transaction(() => {
+          while (i < files.length && performance.now() < sliceEnd) this.#reconcileOne(root, files[i++]!, seen, result);
+        });
+        this.#checkpoint();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (opts.shouldStop?.() || !this.#db.isOpen) return result;
+      this.#transaction(() => this.#removeUnseen(seen, result));
+      this.#checkpoint();
+      return result;
+    } finally {
+      this.#building = false;
+      this.#syncedDuringBuild.clear();
+    }
+  }
+
+  #reconcileOne(root: string, { rel, info }: { rel: string; info: Stats }, seen: Set<string>, result: ReconcileResult): void {
+    const row = this.#getFile(rel);
+    // A shared-visible file that gained a second name keeps its mtime and size: open it
+    // again so the opener refuses it.
+    if (row && (info.nlink === 1 || !isSharedVisible(rel)) && row.mtimeMs === info.mtimeMs && row.size === info.size) {
+      seen.add(rel);
+      return;
+    }
+    const synced = this.#syncFromDisk(root, rel);
+    if (synced === undefined) return;
+    seen.add(rel);
+    if (synced !== "unchanged") result[synced]++;
+  }
+
+  #removeUnseen(seen: Set<string>, result: ReconcileResult): void {
+    for (const { path: rel } of this.#sql.allPaths.all() as unknown as Array<{ path: string }>) {
+      // A file created after the walk (a new day's log) was indexed by its writer: it stays.
+      if (seen.has(rel) || this.#syncedDuringBuild.has(rel)) continue;
+      this.removeFile(rel);
+      result.removed++;
+    }
+  }
+
+  #checkpoint(): void {
+    try {
+      this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (err) {
+      this.#log.debug("memory_index_checkpoint_failed", { reason: errorMessage(err) });
+    }
   }
 
   /**
@@ -359,6 +500,7 @@ export class SearchIndex {
           return undefined;
       }
       text = readIndexableText(opened.fd, opened.stat.size);
+      this.work.filesRead++;
     } catch (err) {
       this.#log.warn("memory_index_read_failed", { path: rel, reason: errorMessage(err) });
       return undefined;
@@ -378,7 +520,7 @@ export class SearchIndex {
 
   #deleteChunksOf(fileId: number): void {
     const base = BigInt(fileId) * BigInt(ROWS_PER_FILE);
-    this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE));
+    this.work.chunksDeleted += Number(this.#sql.deleteChunks.run(base, base + BigInt(ROWS_PER_FILE)).changes);
   }
 
   // A savepoint, not BEGIN: syncFile and removeFile also run inside reconcile's transaction.
@@ -414,69 +556,6 @@ function openDatabase(file: string): DatabaseSync {
   }
 }
 
-/**
- * Every `.md` file under `root` (a real path), with forward-slash paths relative to it.
- * Symlinks are neither files nor folders here: they are never followed.
- */
-function* walkMarkdown(root: string, log: Logger): Generator<{ rel: string; abs: string; info: Stats }> {
-  const pending = [root];
-  while (pending.length > 0) {
-    const dir = pending.pop()!;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch (err) {
-      log.warn("memory_index_folder_unreadable", { path: toPosix(path.relative(root, dir)) || ".", reason: errorMessage(err) });
-      continue;
-    }
-    for (const entry of entries) {
-      if (entry.isDirectory() && !SKIPPED_DIR.test(entry.name)) pending.push(path.join(dir, entry.name));
-      if (!entry.isFile() || !entry.name.endsWith(".md") || entry.name.startsWith(".")) continue;
-      const abs = path.join(dir, entry.name);
-      const rel = toPosix(path.relative(root, abs));
-      try {
-        yield { rel, abs, info: lstatSync(abs) };
-      } catch (err) {
-        log.warn("memory_index_stat_failed", { path: rel, reason: errorMessage(err) });
-      }
-    }
-  }
-}
-
-/**
- * Files in the order a first scan should index them: daily logs by date, across the main and
- * chat folders, so their file ids (and rowids) follow the calendar; other files by path.
- */
-function inIndexOrder<T extends { rel: string }>(files: T[]): T[] {
-  const key = (rel: string) => (DAILY_LOG.test(rel) ? `${path.posix.basename(rel)}\0${rel}` : rel);
-  return files.map((f) => ({ f, k: key(f.rel) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map(({ f }) => f);
-}
-
-/**
- * The file's text for indexing: at most MAX_INDEXED_BYTES (cut at the last line end), invalid
- * UTF-8 replaced by U+FFFD, NUL bytes dropped (they would end the text early in SQLite).
- */
-function readIndexableText(fd: number, size: number): string {
-  const buf = Buffer.alloc(Math.min(size, MAX_INDEXED_BYTES));
-  let got = 0;
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, got);
-    if (n === 0) break;
-    got += n;
-  }
-  let bytes = buf.subarray(0, got);
-  if (size > MAX_INDEXED_BYTES) {
-    const end = bytes.lastIndexOf(0x0a);
-    if (end > 0) bytes = bytes.subarray(0, end + 1);
-  }
-  return new TextDecoder("utf-8").decode(bytes).replaceAll("\0", "");
-}
-
-/** A workspace-relative path (normalised, forward slashes) that reconcile would index. */
-function isIndexablePath(rel: string): boolean {
-  if (!rel.endsWith(".md") || rel.startsWith("/") || rel.startsWith("../") || rel === "..") return false;
-  return rel.split("/").every((part) => !SKIPPED_DIR.test(part));
-}
 
 const MARK_OPEN = "\u0002";
 const MARK_CLOSE = "\u0003";

@@ -39,6 +39,8 @@ const MAX_GET_LINES = 400;
 const MAX_NOTE_CHARS = 4000;
 const MEMORY_FILE = "MEMORY.md";
 
+export const INDEX_BUILDING_NOTE = "(The search index is still being built: these results may be incomplete; try again in a minute.)";
+
 export function createMemoryTools(deps: MemoryToolDeps): Tool[] {
   return [memorySearchTool(deps), memoryGetTool(deps), memoryWriteTool(deps)];
 }
@@ -62,9 +64,12 @@ function memorySearchTool(deps: MemoryToolDeps): Tool {
         ctx.log.error("memory_search_failed", { err });
         return failure(`memory_search failed (${err instanceof Error ? err.message : String(err)}); try memory_get on a likely file instead.`);
       }
-      if (hits.length === 0) return { content: "No matches." };
+      // A first build runs in the background after start: say so, or "No matches" would be taken
+      // for a fact about the notes.
+      const building = deps.index.building ? `\n${INDEX_BUILDING_NOTE}` : "";
+      if (hits.length === 0) return { content: `No matches.${building}` };
       return {
-        content: hits.map((h) => `${h.path}:${h.line}${h.heading ? ` (${h.heading})` : ""} ${h.snippet}`).join("\n"),
+        content: hits.map((h) => `${h.path}:${h.line}${h.heading ? ` (${h.heading})` : ""} ${h.snippet}`).join("\n") + building,
       };
     },
     summarize: (input) => input.query,
@@ -129,11 +134,12 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       // Opened by openWorkspaceFile: never through a symlink, a hard link or a linked folder.
       const problems = problemLogFor(deps.log ?? ctx.log);
       let relPath: string;
+      let offset: number;
       try {
-        relPath =
+        ({ relPath, offset } =
           target === "memory"
-            ? appendToWorkspaceFile(deps.workspace, MEMORY_FILE, scope, bullet(text), { separate: true }, problems).relPath
-            : appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true }).relPath;
+            ? appendToWorkspaceFile(deps.workspace, MEMORY_FILE, scope, bullet(text), { separate: true }, problems)
+            : appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true }));
       } catch (err) {
         if (!(err instanceof WorkspaceWriteError)) throw err;
         const named = target === "memory" ? MEMORY_FILE : dailyLogRelPath(scope, localDate(now, deps.timezone));
@@ -141,7 +147,7 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       }
       deps.onOwnWrite(relPath);
       try {
-        deps.index.refreshFile(deps.workspace, relPath);
+        deps.index.appendToFile(deps.workspace, relPath, offset);
       } catch (err) {
         ctx.log.warn("memory_index_update_failed", { path: relPath, err });
       }

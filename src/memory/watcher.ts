@@ -84,9 +84,20 @@ export class WorkspaceWatcher {
 
   /** Starts watching `workspace`; resolves once the initial scan is done. */
   static async start(opts: WorkspaceWatcherOptions): Promise<WorkspaceWatcher> {
-    const w = new WorkspaceWatcher(opts);
-    await new Promise<void>((resolve) => w.#fsw.once("ready", () => resolve()));
+    const w = WorkspaceWatcher.begin(opts);
+    await w.ready;
     return w;
+  }
+
+  /**
+   * Starts watching `workspace` and returns at once; `ready` resolves when the initial scan is
+   * done (about a second per 10,000 files). Until then a change in a folder not yet scanned is
+   * not reported: the daemon does not wait for that, and its start-up index scan catches up.
+   */
+  static begin(opts: WorkspaceWatcherOptions): WorkspaceWatcher & { ready: Promise<void> } {
+    const w = new WorkspaceWatcher(opts);
+    const ready = new Promise<void>((resolve) => w.#fsw.once("ready", () => resolve()));
+    return Object.assign(w, { ready });
   }
 
   /**
@@ -101,6 +112,11 @@ export class WorkspaceWatcher {
     const st = lstatSync(path.join(this.#root, rel), { throwIfNoEntry: false });
     if (st?.isFile()) this.#ownWrites.set(rel, { size: st.size, mtimeMs: st.mtimeMs, at: Date.now() });
     else this.#ownWrites.delete(rel);
+  }
+
+  /** Folders chokidar watches now (one inotify watch each on Linux). */
+  watchedFolders(): number {
+    return Object.keys(this.#fsw.getWatched()).length;
   }
 
   /** Stops watching and releases every handle and timer. */
@@ -121,7 +137,13 @@ export class WorkspaceWatcher {
     if (rel === ".." || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
       return !(this.#root.startsWith(p.endsWith(path.sep) ? p : p + path.sep));
     }
-    if (rel.split(path.sep).some((s) => s.startsWith(".") || s === "node_modules")) return true;
+    const parts = rel.split(path.sep);
+    if (parts.some((s) => s.startsWith(".") || s === "node_modules")) return true;
+    // Inside a shared chat's folder: one watch per chat would grow with the number of chats
+    // (an inotify watch and its bookkeeping each). memory/chats/ itself is watched; the files
+    // of each chat are checked by the memory service when that chat's context is read.
+    if (parts.length > 3 && isInChatFolder(parts)) return true;
+    if (parts.length === 3 && isInChatFolder(parts) && stats?.isDirectory()) return true;
     if (!stats || stats.isDirectory()) return false;
     return !((stats.isFile() || stats.isSymbolicLink()) && p.endsWith(".md"));
   }
@@ -220,6 +242,11 @@ export class WorkspaceWatcher {
       this.#log.error("watcher.handler_failed", { relPath: e.relPath, error: err });
     }
   }
+}
+
+/** `memory/chats/<chat>/…`: a path inside one shared chat's folder (the folder itself included). */
+export function isInChatFolder(parts: readonly string[]): boolean {
+  return parts.length >= 3 && parts[0] === "memory" && parts[1] === "chats";
 }
 
 function realOrResolved(p: string): string {

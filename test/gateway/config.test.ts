@@ -37,7 +37,7 @@ describe("loadConfig", () => {
       model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000, idleTimeoutMs: 60000 },
       // The bare model name is Anthropic's: its provider entry is filled in, with no key in this environment.
       providers: { anthropic: { type: "anthropic", models: {} } },
-      agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000 },
+      agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000, releaseIdleAfter: "30m", maxSessionsInMemory: 500 },
       tools: {
         exec: { timeoutMs: 120000, sandbox: "auto", network: true },
         shared: { allow: [] },

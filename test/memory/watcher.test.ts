@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { appendToDailyLog } from "../../src/memory/daily-log.ts";
 import { WorkspaceWatcher, type WorkspaceEvent } from "../../src/memory/watcher.ts";
@@ -82,10 +83,18 @@ describe("WorkspaceWatcher", () => {
     w.expectOwnWrite(first.relPath);
     expect(await waitFor("log change", eventFor(first.relPath, "change"))).toEqual({ kind: "change", relPath: first.relPath, handEdit: false });
 
-    // A chat's log lives deeper; paths still come relative with forward slashes.
-    const chat = appendToDailyLog(ws, { kind: "shared", chat: "telegram_-100" }, now, TZ, "### group entry\n");
-    w.expectOwnWrite(chat.relPath);
-    expect(await waitFor("chat log", eventFor(chat.relPath))).toMatchObject({ relPath: `memory/chats/telegram_-100/${path.basename(chat.relPath)}`, handEdit: false });
+  });
+
+  it("does not watch inside shared chats' folders: watched folders do not grow with the number of chats", async () => {
+    const w = await start();
+    appendToDailyLog(ws, { kind: "shared", chat: "telegram_-1" }, Date.now(), TZ, "### group entry\n");
+    await sleep(600);
+    const withOne = w.watchedFolders();
+    for (let i = 2; i <= 30; i++) appendToDailyLog(ws, { kind: "shared", chat: `telegram_-${i}` }, Date.now(), TZ, "### group entry\n");
+    writeFileSync(path.join(ws, "sentinel.md"), "x\n");
+    await waitFor("the sentinel", eventFor("sentinel.md"));
+    expect(w.watchedFolders()).toBe(withOne);
+    expect(events.filter((e) => e.relPath.startsWith("memory/chats/"))).toEqual([]);
   });
 
   it("lets the owner win when they edit right after the daemon's append", async () => {

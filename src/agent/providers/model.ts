@@ -26,6 +26,11 @@ export interface ModelRequest {
    * request, and the API wants 1-hour entries before 5-minute ones.
    */
   cacheTtl?: CacheTtl;
+  /**
+   * false: a request that will never be sent again (a compaction summary) carries no
+   * cache_control at all: writing a cache entry costs 1.25× input for nothing.
+   */
+  cache?: false;
   /** Provider-side tools (web search / fetch definitions, `{ type: "web_search_20260318", name, … }`), sent after `tools`. */
   serverTools?: ServerToolDefinition[];
 }

@@ -11,6 +11,9 @@ import { writeFileAtomic } from "../../storage.ts";
 import type { Config } from "../config.ts";
 import type { Spent, UsageLedger } from "../usage/ledger.ts";
 import type { RunPurpose } from "../usage/record.ts";
+import { spendingLine, usdText } from "./spending-text.ts";
+
+export { spendingLine, usdText };
 
 export interface BudgetCheck {
   scope: Scope;
@@ -197,7 +200,6 @@ function overLimit(s: BudgetStatus): "daily" | "monthly" | null {
   return null;
 }
 
-export const usdText = (v: number): string => `$${v.toFixed(2)}`;
 
 function reasonText(limit: LimitName, s: BudgetStatus): string {
   const l = limit === "daily" ? s.today : limit === "monthly" ? s.thisMonth : s.sharedToday;
@@ -223,8 +225,3 @@ export function hardStopText(reason: string): string {
 }
 
 /** "Spent today: $1.20 of $5.00 (24 %) · this month: $8.10 (no limit)" */
-export function spendingLine(s: Pick<BudgetStatus, "today" | "thisMonth" | "raisedTodayUsd">): string {
-  const part = (l: Limit) => (l.limitUsd === null ? `${usdText(l.spentUsd)} (no limit)` : `${usdText(l.spentUsd)} of ${usdText(l.limitUsd)} (${Math.floor((l.spentUsd / l.limitUsd) * 100)} %)`);
-  const raised = s.raisedTodayUsd > 0 ? ` · raised today by ${usdText(s.raisedTodayUsd)}` : "";
-  return `Spent today: ${part(s.today)} · this month: ${part(s.thisMonth)}${raised}`;
-}

@@ -16,7 +16,7 @@ const CACHE = { type: "ephemeral" } as const;
  * without a call are dropped, empty text is skipped, and assistant neighbours are merged.
  * The last block of the last message carries a cache breakpoint.
  */
-export function toApiMessages(messages: Message[]): ApiMessage[] {
+export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean } = {}): ApiMessage[] {
   const out: ApiMessage[] = [];
   let open: ToolCallBlock[] = []; // calls of the last assistant message still awaiting a result
   let results: ApiUserBlock[] = [];
@@ -60,7 +60,7 @@ export function toApiMessages(messages: Message[]): ApiMessage[] {
   }
   if (open.length > 0 || results.length > 0 || texts.length > 0) flushUser();
 
-  markLastBlock(out);
+  if (opts.cacheLast !== false) markLastBlock(out);
   return out;
 }
 
@@ -119,13 +119,13 @@ function markLastBlock(out: ApiMessage[]): void {
 export function toApiParams(req: ModelRequest, model: string): Anthropic.MessageCreateParamsNonStreaming {
   const prefixCache: Anthropic.CacheControlEphemeral = req.cacheTtl === "1h" ? { type: "ephemeral", ttl: "1h" } : CACHE;
   const system: Anthropic.TextBlockParam[] = req.system.map((b) =>
-    b.cacheBreakpoint ? { type: "text", text: b.text, cache_control: prefixCache } : { type: "text", text: b.text },
+    b.cacheBreakpoint && req.cache !== false ? { type: "text", text: b.text, cache_control: prefixCache } : { type: "text", text: b.text },
   );
   return {
     model,
     max_tokens: req.maxTokens,
     system,
-    messages: toApiMessages(req.messages),
+    messages: toApiMessages(req.messages, { cacheLast: req.cache !== false }),
     ...(req.tools.length > 0 || req.serverTools?.length ? { tools: [...(req.tools as Anthropic.Tool[]), ...((req.serverTools ?? []) as unknown as Anthropic.ToolUnion[])] } : {}),
   };
 }

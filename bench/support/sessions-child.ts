@@ -1,0 +1,49 @@
+// Run by scale.bench.ts in its own process (RSS is per process): N group chats each say one
+// thing through a gateway with memory on, then 31 minutes pass on a simulated clock and idle
+// state is released. Prints one JSON line of figures. Needs --expose-gc.
+import { startTestGateway } from "../../test/support/test-gateway.ts";
+import { startZeroModel } from "./zero-model.ts";
+
+const chats = Number(process.argv[2] ?? 5000);
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+let heapMb = 0;
+const rssMb = async () => {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const m = process.memoryUsage();
+  if (process.env.HEARTH_BENCH_VERBOSE) process.stderr.write(`heap ${(m.heapUsed / 1048576).toFixed(1)} MB, external ${(m.external / 1048576).toFixed(1)} MB, heapTotal ${(m.heapTotal / 1048576).toFixed(1)} MB, rss ${(m.rss / 1048576).toFixed(1)} MB\n`);
+  heapMb = m.heapUsed / 1024 / 1024;
+  return m.rss / 1024 / 1024;
+};
+let now = Date.UTC(2026, 10, 23, 10);
+const model = await startZeroModel("ok");
+const t = await startTestGateway(model.url, { memory: process.env.NO_MEMORY !== "1", clock: () => now, telegram: { groups: { policy: "open", requireMention: false } }, config: { agent: { maxConcurrentRuns: 8 } } });
+const memory = t.gateway.context.runtime.memory ?? { watchedFolders: () => 0 };
+const say = (i: number) =>
+  new Promise<void>((resolve) => {
+    const id = t.channel.say({ chat: `-100${i}`, type: "group", sender: "7", text: `hello from group ${i}`, id: `m${i}` });
+    const poll = () => (t.channel.replies.has(id) ? resolve() : setTimeout(poll, 5));
+    poll();
+  });
+// A few chats first, so that "idle" has the code paths warm.
+for (let i = 0; i < 20; i++) await say(i);
+now += 31 * 60_000;
+t.gateway.context.runtime.releaseIdle();
+await new Promise((r) => setTimeout(r, 1000));
+const idle = await rssMb();
+const heapIdle = heapMb;
+const watchedAtFew = memory.watchedFolders();
+for (let i = 20; i < chats; i += 50) await Promise.all(Array.from({ length: Math.min(50, chats - i) }, (_, k) => say(i + k)));
+await new Promise((r) => setTimeout(r, 1000));
+const busy = await rssMb();
+const held = t.gateway.context.runtime.sessionsInMemory();
+const watchedAtMany = memory.watchedFolders();
+now += 31 * 60_000;
+const released = t.gateway.context.runtime.releaseIdle();
+const after = await rssMb();
+const heapAfter = heapMb;
+await t.stop();
+await model.close();
+process.stdout.write(`${JSON.stringify({ idle, busy, after, held, released, watchedAtFew, watchedAtMany, heapIdle, heapAfter })}\n`);
