@@ -55,6 +55,8 @@ export interface RunSpec {
   budget?: ContextBudget;
   /** TTL of the cached system prefix; absent: 5 minutes. */
   cacheTtl?: CacheTtl;
+  /** User turns whose images and documents the model still sees (config media.keepTurns). */
+  mediaKeepTurns?: number;
 }
 
 export interface RunResult {
@@ -116,6 +118,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         messages,
         maxTokens: spec.maxTokens,
         ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
+        ...(spec.mediaKeepTurns ? { mediaKeepTurns: spec.mediaKeepTurns } : {}),
       };
       if (spec.budget) {
         const prepared = await spec.budget.prepare(request, spec.signal);

@@ -26,9 +26,31 @@ export interface InboundMessage {
    * where it would answer the sender anyway.
    */
   unreadableNote?: string;
+  /**
+   * Files that came with the message, not yet downloaded. The gateway downloads them after it
+   * decided to accept the message and before the inbox records it; never persisted.
+   */
+  attachments?: Attachment[];
   receivedAt: number;
   /** Platform data the channel needs to answer (reply references); JSON-serialisable, opaque to the gateway. */
   raw?: unknown;
+}
+
+/** A file on the platform. `video` is described so the gateway can say it is not supported yet. */
+export interface Attachment {
+  kind: "image" | "document" | "audio" | "video";
+  /** The sender's file name, or a made-up one (`photo.jpg`). */
+  name: string;
+  /** As the platform states it; may be empty or wrong (the gateway checks the bytes). */
+  mime: string;
+  /** As the platform states it, when it does. */
+  size?: number;
+  /**
+   * Downloads the file from the platform's own file endpoint (never another address). Rejects
+   * with a `TooLargeError`-like error (`tooLarge: true`) as soon as more than `maxBytes` would be
+   * read, without reading further, and with any other error when the download failed.
+   */
+  fetch(maxBytes: number, signal: AbortSignal): Promise<Uint8Array>;
 }
 
 /** Where a proactive message (cron, heartbeat, a notice) goes. */

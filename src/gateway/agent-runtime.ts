@@ -336,6 +336,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         system: systemFor(req.key, req.scope),
         input: req.input,
         maxTurns: config.agent.maxTurns,
+        mediaKeepTurns: config.media.keepTurns,
         maxTokens: m.resolved.maxTokens,
         signal: req.signal,
         steering: req.steering ?? noSteering,

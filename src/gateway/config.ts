@@ -270,6 +270,13 @@ export const configSchema = strict({
     .default({}),
   /** The model of compaction summaries and the memory flush; default the main model. */
   compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
+  /** Photos, documents and voice notes (src/media/). */
+  media: strict({
+    /** Largest attachment downloaded, in bytes (Telegram's bot download limit). */
+    maxBytes: positiveInt.default(20 * 1024 * 1024),
+    /** User turns whose images and documents the model still sees; older ones become a one-line note. */
+    keepTurns: positiveInt.default(3),
+  }).prefault({}),
 });
 
 /** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */

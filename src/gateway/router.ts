@@ -3,6 +3,7 @@
 // a refused, unaddressed or duplicate message.
 import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
+import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
@@ -11,6 +12,7 @@ import { accessRules, decideAccess } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
+import { takeInAttachments } from "./media-intake.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
@@ -112,12 +114,24 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
       return;
     }
 
-    // Synchronous up to the inbox: the message is on disk before the channel's handler returns
-    // (and the platform is acknowledged). Only a refusal waits, for its reply.
+    // Synchronous up to the inbox for text: the message is on disk before the channel's handler
+    // returns (and the platform is acknowledged). A refusal waits for its reply, and a message
+    // with attachments for their download (the channel awaits the returned promise).
     const refusal = decision.scope === "shared" && !decision.isOwner ? rateLimitRefusal(ctx, m, log) : null;
     if (refusal) {
       if (refusal.answer) await ctx.channels.openReply(m).finish(refusal.answer);
       return;
+    }
+
+    let media: MediaRef[] | undefined;
+    if (m.attachments?.length) {
+      const intake = await takeInAttachments(m, { workspace: ctx.config.workspace, maxBytes: ctx.config.media.maxBytes, scope: decision.scope, sessionKey: decision.sessionKey, log });
+      if (intake.type === "refused") {
+        await ctx.channels.openReply(m).finish(intake.reply, "failed");
+        return;
+      }
+      media = intake.media;
+      if (ctx.inbox.has(inboxId(m))) return; // delivered again while it downloaded
     }
 
     ctx.sessions.touch(decision.sessionKey, decision.scope, { lastChannel: m.channel, ...(m.chat.title ? { title: m.chat.title } : {}) });
@@ -126,7 +140,7 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
       ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
     }
     const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
-    const entry = ctx.inbox.accept(m, decision.sessionKey, preface);
+    const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media);
     if (!entry) return;
     submitEntry(ctx, entry);
   } catch (err) {
@@ -162,6 +176,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
       preface: entry.preface,
       at: m.receivedAt,
       timezone: ctx.config.timezone,
+      media: entry.media,
     }),
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),

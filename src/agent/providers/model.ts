@@ -26,6 +26,8 @@ export interface ModelRequest {
    * request, and the API wants 1-hour entries before 5-minute ones.
    */
   cacheTtl?: CacheTtl;
+  /** User turns whose images and documents are still shown (media-view.ts); absent: the default 3. */
+  mediaKeepTurns?: number;
 }
 
 /** The synthetic result of a tool call that never got one (a crash or abort). */
