@@ -121,9 +121,10 @@ export interface Channel {
    * Connects and starts delivering messages to `onMessage`. Resolves once connected, or rejects
    * with a reason that says what to fix (a bad token). A rejection whose error has
    * `retryable: true` is temporary (network, timeout) and the gateway calls `start` again later;
-   * any other is final until a restart. `onMessage` must not throw.
+   * any other is final until a restart. `onMessage` must not throw; it may return a promise that
+   * settles once the message is on disk (a channel that can wait before acknowledging does).
    */
-  start(onMessage: (m: InboundMessage) => void): Promise<void>;
+  start(onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void>;
   /** Stops receiving; pending sends may finish. Safe to call twice. */
   stop(): Promise<void>;
   /** `journal`: see ReplyJournal; a channel that cannot edit messages (the terminal) ignores it. */

@@ -9,7 +9,7 @@ export class ChannelRegistry {
   readonly #failures = new Map<ChannelId, string>();
   readonly #retrying = new Map<ChannelId, { reason: string; timer: NodeJS.Timeout }>();
   readonly #log: Logger;
-  #onMessage: ((m: InboundMessage) => void) | null = null;
+  #onMessage: ((m: InboundMessage) => void | Promise<void>) | null = null;
   #stopped = false;
 
   readonly #retryBaseMs: number;
@@ -37,7 +37,7 @@ export class ChannelRegistry {
    * platform must not hold back the gateway's readiness; it keeps connecting in the background.
    * A channel that failed for a temporary reason is started again later, with backoff.
    */
-  async startAll(onMessage: (m: InboundMessage) => void, opts: { waitMs?: number } = {}): Promise<void> {
+  async startAll(onMessage: (m: InboundMessage) => void | Promise<void>, opts: { waitMs?: number } = {}): Promise<void> {
     this.#onMessage = onMessage;
     const starts = [...this.#channels.values()].map((ch) => this.#start(ch, 0));
     let timer: NodeJS.Timeout | undefined;

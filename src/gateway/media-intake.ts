@@ -6,6 +6,7 @@ import type { MediaRef, Scope } from "../agent/messages.ts";
 import type { Attachment, InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
+import { isTooLarge } from "../media/download.ts";
 import { mediaDir, storeMedia } from "../media/store.ts";
 
 /** A stalled file endpoint must not hold the chat's messages forever. */
@@ -61,17 +62,8 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
   }
 }
 
-export const isTooLarge = (err: unknown): boolean => typeof err === "object" && err !== null && (err as { tooLarge?: unknown }).tooLarge === true;
 
 const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`;
 
 export const tooLargeText = (name: string, size: number | undefined, max: number): string =>
   `${name} is too large for me${size !== undefined ? ` (${mb(size)})` : ""}; the limit is ${mb(max)}.`;
-
-/** Thrown by a channel's fetch when the file is past the limit; nothing past it was read. */
-export class TooLargeError extends Error {
-  readonly tooLarge = true;
-  constructor(maxBytes: number) {
-    super(`The file is larger than ${maxBytes} bytes.`);
-  }
-}

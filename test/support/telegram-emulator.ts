@@ -110,6 +110,13 @@ export interface TelegramEmulator {
   /** Resolves once the chat has `count` bot messages; rejects after timeoutMs. */
   waitForBotMessages(chatId: number | string, count: number, timeoutMs?: number): Promise<BotMessage[]>;
   callsTo(method: string): BotApiCall[];
+  /**
+   * Puts a file on the emulated file server: getFile answers for it and the download route
+   * `/file/bot<token>/<path>` serves it. `statedSize` overrides the size getFile reports.
+   */
+  addFile(bytes: Uint8Array, opts?: { statedSize?: number }): { file_id: string; file_unique_id: string; file_size: number };
+  /** Every request to the file download route, with the bytes served. */
+  readonly fileDownloads: Array<{ path: string; bytes: number }>;
   stop(): Promise<void>;
 }
 
@@ -135,6 +142,8 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
   const notify = (a: BotActivity) => listeners.forEach((l) => l(a));
   recordBotMessages(server, messages, notify);
 
+  const files = new Map<string, { bytes: Uint8Array; path: string; statedSize: number }>();
+  const fileDownloads: Array<{ path: string; bytes: number }> = [];
   const calls: BotApiCall[] = [];
   const faults: Array<Fault & { left: number }> = [];
   const proxy = createServer((req, res) => {
@@ -145,8 +154,21 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
   });
 
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readText(req);
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(path);
+    if (download) {
+      const file = download[1] === token ? [...files.values()].find((f) => f.path === decodeURIComponent(download[2]!)) : undefined;
+      fileDownloads.push({ path: download[2]!, bytes: file?.bytes.length ?? 0 });
+      if (!file) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ ok: false, error_code: 404, description: "Not Found" }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) });
+      res.end(file.bytes);
+      return;
+    }
+    const raw = await readText(req);
     const method = /^\/bot[^/]+\/([A-Za-z]+)$/.exec(path)?.[1] ?? path;
     const body = parseBody(raw);
     const at = Date.now();
@@ -201,6 +223,11 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
         if (message.text === String(body.text ?? "") && message.parseMode === body.parse_mode) return telegramErrors.notModified();
         return undefined;
       }
+      case "getFile": {
+        const file = files.get(String(body.file_id ?? ""));
+        if (!file) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: invalid file_id" } };
+        return { status: 200, body: { ok: true, result: { file_id: body.file_id, file_unique_id: `u${body.file_id}`, file_size: file.statedSize, file_path: file.path } } };
+      }
       case "deleteMessage": {
         const index = messages.findIndex((m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id));
         if (index < 0) return telegramErrors.messageNotFound();
@@ -238,6 +265,13 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
       return botMessages(chatId);
     },
     callsTo: (method) => calls.filter((c) => c.method === method),
+    addFile: (bytes, o = {}) => {
+      const n = files.size + 1;
+      const id = `file-${n}`;
+      files.set(id, { bytes, path: `documents/file_${n}.bin`, statedSize: o.statedSize ?? bytes.length });
+      return { file_id: id, file_unique_id: `u${id}`, file_size: o.statedSize ?? bytes.length };
+    },
+    fileDownloads,
     stop: () =>
       (stopped ??= (async () => {
         await new Promise<void>((resolve) => {
