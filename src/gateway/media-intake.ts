@@ -63,7 +63,7 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
 }
 
 
-const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`;
+const mb = (n: number) => (n < 1024 * 1024 ? `${Math.ceil(n / 1024)} KB` : `${(n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`);
 
 export const tooLargeText = (name: string, size: number | undefined, max: number): string =>
   `${name} is too large for me${size !== undefined ? ` (${mb(size)})` : ""}; the limit is ${mb(max)}.`;
