@@ -12,7 +12,7 @@ import { accessRules, decideAccess } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
-import { takeInAttachments } from "./media-intake.ts";
+import { takeInAttachments, withVoice } from "./media-intake.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
@@ -67,7 +67,8 @@ const chatKey = (m: InboundMessage) => `${m.channel}:${m.chat.id}:${m.chat.threa
 export const replyKeyOf = (m: InboundMessage): string => (m.channel === "cli" ? `cli:${m.id}` : chatKey(m));
 
 /** Handles one inbound message. Never throws: problems are logged and, where useful, answered. */
-export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Promise<void> {
+export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage): Promise<void> {
+  let m = inbound;
   const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
   try {
     if (ctx.inbox.has(inboxId(m))) {
@@ -124,13 +125,26 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     }
 
     let media: MediaRef[] | undefined;
+    let heard: string[] = [];
     if (m.attachments?.length) {
-      const intake = await takeInAttachments(m, { workspace: ctx.config.workspace, maxBytes: ctx.config.media.maxBytes, scope: decision.scope, sessionKey: decision.sessionKey, log });
+      const intake = await takeInAttachments(m, {
+        workspace: ctx.config.workspace,
+        maxBytes: ctx.config.media.maxBytes,
+        scope: decision.scope,
+        sessionKey: decision.sessionKey,
+        isOwner: decision.isOwner,
+        transcription: ctx.config.media.transcription,
+        log,
+      });
       if (intake.type === "refused") {
         await ctx.channels.openReply(m).finish(intake.reply, "failed");
         return;
       }
       media = intake.media;
+      if (intake.voice.length > 0) {
+        heard = intake.voice;
+        m = { ...m, text: withVoice(m.text, intake.voice) };
+      }
       if (ctx.inbox.has(inboxId(m))) return; // delivered again while it downloaded
     }
 
@@ -142,6 +156,10 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
     const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
     const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media);
     if (!entry) return;
+    if (heard.length > 0 && decision.isOwner && ctx.config.media.transcription?.showHeard !== false) {
+      // What was understood, before the answer: a misheard note is caught at once.
+      await ctx.channels.openReply(m).finish(heard.map((t) => `🎤 heard: ${t}`).join("\n")).catch((err: unknown) => log.warn("media.heard_not_sent", { error: err }));
+    }
     submitEntry(ctx, entry);
   } catch (err) {
     log.error("inbound.failed", { error: err });

@@ -27,10 +27,7 @@ export type StoreResult = { type: "stored"; ref: MediaRef } | { type: "refused";
 export async function storeMedia(workspace: string, dir: string, file: { bytes: Uint8Array; name: string; mime: string }, at: number): Promise<StoreResult> {
   const prepared = await prepareAttachment(file.bytes, file.name, file.mime);
   if (prepared.type === "refused") return prepared;
-  const hash = createHash("sha256").update(file.bytes).digest("hex").slice(0, 12);
-  const ext = safeExtension(file.name, prepared.mime);
-  const rel = `${dir}/${new Date(at).toISOString().slice(0, 10)}-${hash}${ext}`;
-  writeOnce(join(workspace, rel), file.bytes);
+  const rel = storeBytes(workspace, dir, { ...file, mime: prepared.mime }, at);
   let modelFile = join(workspace, rel);
   if ("derived" in prepared && prepared.derived) {
     modelFile = `${modelFile}${prepared.derived.suffix}`;
@@ -47,7 +44,15 @@ export async function storeMedia(workspace: string, dir: string, file: { bytes: 
   return { type: "stored", ref };
 }
 
-function writeOnce(path: string, bytes: Uint8Array): void {
+/** Writes the bytes as `<dir>/<date>-<hash><ext>` (once) and returns that path, relative to the workspace. */
+export function storeBytes(workspace: string, dir: string, file: { bytes: Uint8Array; name: string; mime: string }, at: number): string {
+  const hash = createHash("sha256").update(file.bytes).digest("hex").slice(0, 12);
+  const rel = `${dir}/${new Date(at).toISOString().slice(0, 10)}-${hash}${safeExtension(file.name, file.mime)}`;
+  writeOnce(join(workspace, rel), file.bytes);
+  return rel;
+}
+
+export function writeOnce(path: string, bytes: Uint8Array): void {
   if (existsSync(path) && readFileSync(path).equals(bytes)) return;
   writeFileAtomic(path, bytes);
 }

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { pdf, picture } from "../support/media-files.ts";
+import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
 const OWNER = 100;
@@ -94,14 +95,13 @@ describe("telegram media (daemon e2e)", () => {
     expect(first.content.map((b) => b.type)).toEqual(["text", "text", "document"]);
   });
 
-  it("bad input gets one clear sentence each and no model call: corrupt picture, empty PDF, unsupported type, failed download, voice note, video, over-size", async () => {
+  it("bad input gets one clear sentence each and no model call: corrupt picture, empty PDF, unsupported type, failed download, video, over-size", async () => {
     await start({ maxBytes: 10_000 });
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ photo: [{ ...emu.addFile(new Uint8Array([0xff, 0xd8, 1, 2, 3])), width: 10, height: 10 }] }, "I couldn't open the picture photo.jpg: the file seems damaged."],
       [{ document: { ...emu.addFile(pdf(0)), file_name: "empty.pdf", mime_type: "application/pdf" } }, "The PDF empty.pdf has no pages."],
       [{ document: { ...emu.addFile(new Uint8Array([80, 75, 3, 4])), file_name: "a.zip", mime_type: "application/zip" } }, "I can't read .zip files yet; I understand pictures, PDFs and text files."],
       [{ document: { file_id: "gone", file_unique_id: "ugone", file_name: "lost.txt", mime_type: "text/plain" } }, "I couldn't download lost.txt; please send it again."],
-      [{ voice: { ...emu.addFile(new Uint8Array([1, 2])), duration: 2 } }, "I can't listen to voice messages or audio yet, sorry. Could you type it instead?"],
       [{ video: { ...emu.addFile(new Uint8Array([1, 2])), width: 1, height: 1, duration: 1 } }, "I can't watch videos yet, sorry. Could you describe it in a message?"],
       [{ document: { ...emu.addFile(new Uint8Array(20_000)), file_name: "big.txt", mime_type: "text/plain" } }, "big.txt is too large for me (20 KB); the limit is 10 KB."],
     ];
@@ -141,5 +141,60 @@ describe("telegram media (daemon e2e)", () => {
     expect(existsSync(join(home!, "workspace", "media"))).toBe(false);
     const image = lastUserContent(fake.requests[0]!).find((b) => b.type === "image");
     expect(image!.source).toEqual({ type: "base64", media_type: "image/png", data: b64(photo) });
+  });
+});
+
+describe("telegram voice notes (daemon e2e)", () => {
+  let stt: FakeTranscription;
+  beforeEach(async () => {
+    stt = await startFakeTranscription();
+  });
+  afterEach(() => stt.close());
+
+  it("a voice note: the transcription server gets the audio, the owner sees what was heard, the request holds the transcript marked as a voice note", async () => {
+    await start({ transcription: { baseUrl: stt.baseUrl, apiKey: "stt-key", model: "whisper-1", language: "en" } });
+    stt.enqueue({ text: "Remind me to buy milk." });
+    fake.enqueue(text("Noted."));
+    const audio = new Uint8Array([79, 103, 103, 83, 1, 2, 3, 4]);
+    await owner().sendMedia({ voice: { ...emu.addFile(audio), duration: 2, mime_type: "audio/ogg" } });
+    await fake.waitForRequests(1, 20_000);
+    expect(stt.requests).toHaveLength(1);
+    expect(stt.requests[0]).toMatchObject({ path: "/v1/audio/transcriptions", authorization: "Bearer stt-key", model: "whisper-1", language: "en", fileName: "voice.ogg" });
+    expect(Buffer.from(stt.requests[0]!.file).equals(Buffer.from(audio))).toBe(true);
+    const last = lastUserContent(fake.requests[0]!);
+    expect(String(last[0]!.text).split("\n").at(-1)).toBe("[voice note, transcribed] Remind me to buy milk.");
+    const replies = await emu.waitForBotMessages(OWNER, 2, 20_000);
+    expect(replies.map((r) => r.text)).toEqual(["🎤 heard: Remind me to buy milk.", "Noted."]);
+    const dir = join(home!, "workspace", "media", month());
+    const txt = readdirSync(dir).find((f) => f.endsWith(".ogg.txt"))!;
+    expect(readFileSync(join(dir, txt), "utf8")).toBe("Remind me to buy milk.\n");
+  });
+
+  it("without transcription configured: one clear reply for the owner, another for a group member, no model call", async () => {
+    await start();
+    await owner().sendMedia({ voice: { ...emu.addFile(new Uint8Array([1])), duration: 1 } });
+    const member = emu.user({ userId: 200, firstName: "Bob", chat: FAMILY });
+    await member.sendMedia({ voice: { ...emu.addFile(new Uint8Array([2])), duration: 1 }, reply_to_message: { message_id: 1, date: 1, chat: { id: FAMILY.id, type: "supergroup", title: "Family" }, from: { id: 666, is_bot: true, first_name: "T" } } });
+    const [mine] = await emu.waitForBotMessages(OWNER, 1, 20_000);
+    const [theirs] = await emu.waitForBotMessages(FAMILY.id, 1, 20_000);
+    expect(mine!.text).toBe(
+      "I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or HEARTH_TRANSCRIPTION_API_KEY) to config.json — the README shows OpenAI, Groq and a local whisper server.",
+    );
+    expect(theirs!.text).toBe("Voice notes aren't supported here, sorry. Could you type it instead?");
+    await sleep(300);
+    expect(fake.requests).toHaveLength(0);
+    expect(emu.fileDownloads).toHaveLength(0);
+  });
+
+  it("transcription failing (HTTP 500) gives one sentence, keeps the audio, and makes no model call", async () => {
+    await start({ transcription: { baseUrl: stt.baseUrl, model: "whisper-1" } });
+    stt.enqueue({ status: 500 });
+    await owner().sendMedia({ voice: { ...emu.addFile(new Uint8Array([9, 9])), duration: 1 } });
+    const [reply] = await emu.waitForBotMessages(OWNER, 1, 20_000);
+    const stored = readdirSync(join(home!, "workspace", "media", month()));
+    expect(stored).toHaveLength(1);
+    expect(reply!.text).toBe(`I couldn't transcribe your voice note (the service answered HTTP 500); it is saved as media/${month()}/${stored[0]}. Please try again or type it.`);
+    await sleep(300);
+    expect(fake.requests).toHaveLength(0);
   });
 });
