@@ -42,6 +42,13 @@ export async function prepareAttachment(bytes: Uint8Array, name: string, statedM
   return { type: "refused", reason: `I can't read ${ext ? `.${ext} files` : `this kind of file (${name})`} yet; I understand pictures, PDFs and text files.` };
 }
 
+/** The bytes of a picture as the model takes them (the read tool): as they are, scaled or converted. */
+export async function imageForModel(bytes: Uint8Array, name: string): Promise<{ type: "image"; mime: string; bytes: Uint8Array; note?: string } | { type: "refused"; reason: string }> {
+  const r = await prepareImage(bytes, name);
+  if (r.type !== "image") return r.type === "refused" ? r : { type: "refused", reason: `${name} is not a picture.` };
+  return { type: "image", mime: r.mime, bytes: r.derived?.bytes ?? bytes, ...(r.note ? { note: r.note } : {}) };
+}
+
 async function prepareImage(bytes: Uint8Array, name: string): Promise<Prepared> {
   const { default: sharp } = await import("sharp");
   let meta: { format?: string | undefined; width?: number | undefined; height?: number | undefined };
