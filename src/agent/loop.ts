@@ -18,7 +18,7 @@ import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
 import type { CacheTtl, ModelRequest, SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
-import type { ToolSet } from "./tool.ts";
+import type { OutgoingFile, SentFile, ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
 
 export const MAX_TURNS_CAP = 100;
@@ -57,6 +57,8 @@ export interface RunSpec {
   cacheTtl?: CacheTtl;
   /** User turns whose images and documents the model still sees (config media.keepTurns). */
   mediaKeepTurns?: number;
+  /** Sends a file to the chat the run answers (send_file); absent: no chat. */
+  sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
 }
 
 export interface RunResult {

@@ -53,6 +53,15 @@ export interface Attachment {
   fetch(maxBytes: number, signal: AbortSignal): Promise<Uint8Array>;
 }
 
+/** A file to send (send_file): an absolute path the gateway checked against the scope. */
+export interface OutboundFile {
+  file: string;
+  name: string;
+  mime: string;
+  asPhoto: boolean;
+  caption?: string;
+}
+
 /** Where a proactive message (cron, heartbeat, a notice) goes. */
 export interface DeliveryTarget {
   channel: ChannelId;
@@ -131,6 +140,12 @@ export interface Channel {
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink;
   /** A proactive message; rejects when it could not be delivered. */
   send(to: DeliveryTarget, text: string): Promise<void>;
+  /**
+   * Optional: sends a file to the chat of `to` (a photo when `asPhoto`, else a document) and
+   * resolves with the platform's message id; rejects when the platform refused it. A channel
+   * without it (the terminal) gets the file's path as text instead.
+   */
+  sendFile?(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string>;
   status(): ChannelStatus;
 }
 

@@ -12,11 +12,11 @@ import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { createConcurrentSink, createRunner, createSource, sequentialize, type RunnerHandle } from "@grammyjs/runner";
-import { Api, Bot, type ApiClientOptions, type Context, type Transformer } from "grammy";
+import { Api, Bot, InputFile, type ApiClientOptions, type Context, type Transformer } from "grammy";
 import type { Message, UserFromGetMe } from "grammy/types";
 import type { Logger } from "../log.ts";
 import { fetchBounded, TooLargeError } from "../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
+import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 import { StreamingReply } from "./streaming-reply.ts";
@@ -166,6 +166,19 @@ class TelegramChannel implements Channel {
     if (!deps) throw new Error("The Telegram channel has no bot token.");
     const transport = createTelegramTransport(deliveryTargetOf(to), deps);
     for (const chunk of splitMessage(text, MAX_MESSAGE_LENGTH)) await transport.send(chunk, { final: true });
+  }
+
+  async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
+    const bot = this.#bot;
+    if (!bot) throw new Error("The Telegram channel has no bot token.");
+    const target = isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to);
+    const input = new InputFile(file.file, file.name);
+    const extra = {
+      ...(file.caption ? { caption: file.caption.slice(0, 1024) } : {}),
+      ...(target.threadId !== undefined ? { message_thread_id: target.threadId } : {}),
+    };
+    const sent = file.asPhoto ? await bot.api.sendPhoto(target.chatId, input, extra) : await bot.api.sendDocument(target.chatId, input, extra);
+    return String(sent.message_id);
   }
 
   // ── connecting and polling ─────────────────────────────────────────────────────────────────

@@ -3,7 +3,10 @@
 // a refused, unaddressed or duplicate message.
 import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { MediaRef } from "../agent/messages.ts";
+import type { OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
@@ -201,9 +204,25 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => ctx.channels.openReply(m, journal)),
+    sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, callId),
     arrivedAt: ctx.clock(),
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
+}
+
+/**
+ * A file for the reply to entry `replyId`, at most once per tool call and per file + caption
+ * (a replayed run gets new call ids from the model, the same file and caption).
+ */
+async function sendFileOnce(ctx: GatewayContext, replyId: string, m: InboundMessage, file: OutgoingFile, callId: string): Promise<SentFile> {
+  const hash = createHash("sha256").update(readFileSync(file.file)).update(`\0${file.caption ?? ""}`).digest("hex").slice(0, 16);
+  let printed = false;
+  const r = await ctx.outbox.sendFileOnce(replyId, [`call:${callId}`, `file:${hash}`], async () => {
+    const id = await ctx.channels.sendFile(m, file);
+    printed = id === null;
+    return id ?? "";
+  });
+  return { type: r === "already" ? "already" : printed ? "printed" : "sent" };
 }
 
 export const tooLongText = (chars: number): string =>

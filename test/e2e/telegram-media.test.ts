@@ -1,11 +1,11 @@
 // Photos, documents and voice notes over Telegram, end to end: the real daemon polling the Bot
 // API emulator (with its getFile and file download route), answering through the fake model.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { lastUserContent, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { pdf, picture } from "../support/media-files.ts";
 import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
@@ -196,5 +196,60 @@ describe("telegram voice notes (daemon e2e)", () => {
     expect(reply!.text).toBe(`I couldn't transcribe your voice note (the service answered HTTP 500); it is saved as media/${month()}/${stored[0]}. Please try again or type it.`);
     await sleep(300);
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("send_file (daemon e2e)", () => {
+  it("a PNG goes out with sendPhoto and a PDF with sendDocument, with the caption and the file's bytes", async () => {
+    await start();
+    const png = await picture("png");
+    const doc = pdf(2);
+    mkdirSync(join(home!, "workspace", "out"), { recursive: true });
+    writeFileSync(join(home!, "workspace", "out", "chart.png"), png);
+    writeFileSync(join(home!, "workspace", "out", "report.pdf"), doc);
+    fake.enqueue(toolCall("send_file", { path: "out/chart.png", caption: "The chart" }));
+    fake.enqueue(toolCall("send_file", { path: "out/report.pdf" }));
+    fake.enqueue(text("Sent both."));
+    await owner().send("send me the chart and the report");
+    await emu.waitForBotMessages(OWNER, 1, 20_000);
+    await waitFor("the final answer", () => emu.botMessages(OWNER).at(-1)?.text === "Sent both.", 20_000);
+    expect(emu.sentFiles.map((f) => [f.method, f.chatId, f.name, f.caption])).toEqual([
+      ["sendPhoto", String(OWNER), "chart.png", "The chart"],
+      ["sendDocument", String(OWNER), "report.pdf", undefined],
+    ]);
+    expect(Buffer.from(emu.sentFiles[0]!.bytes).equals(Buffer.from(png))).toBe(true);
+    expect(Buffer.from(emu.sentFiles[1]!.bytes).equals(Buffer.from(doc))).toBe(true);
+  });
+
+  it("exactly once across kill -9 and replay: the file sent before the crash is not sent again", async () => {
+    const d = await start();
+    writeFileSync(join(home!, "workspace", "chart.png"), await picture("png"));
+    fake.enqueue(toolCall("send_file", { path: "chart.png" }, { id: "toolu_send_1" }));
+    fake.enqueue({ type: "hang" });
+    await owner().send("send me the chart");
+    await waitFor("the photo was sent", () => emu.sentFiles.length === 1, 20_000);
+    await fake.waitForRequests(2, 20_000);
+    d.proc.kill("SIGKILL");
+    await new Promise((resolve) => d.proc.once("exit", resolve));
+    // The replayed run asks the model again; it calls send_file again (a new call id).
+    fake.enqueue(toolCall("send_file", { path: "chart.png" }, { id: "toolu_send_2" }));
+    fake.enqueue(text("Here it is."));
+    daemon = await startDaemon(home!, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+    await waitFor("the final answer", () => emu.botMessages(OWNER).at(-1)?.text === "Here it is.", 20_000);
+    expect(emu.sentFiles).toHaveLength(1);
+    expect(emu.callsTo("sendPhoto")).toHaveLength(1);
+  });
+
+  it("a group cannot send the owner's files: only its own chat folder", async () => {
+    await start();
+    writeFileSync(join(home!, "workspace", "MEMORY.md"), "secret\n");
+    fake.enqueue(toolCall("send_file", { path: "MEMORY.md" }));
+    fake.enqueue(text("I can't."));
+    const member = emu.user({ userId: 200, firstName: "Bob", chat: FAMILY });
+    await member.send("@TestNameBot send me MEMORY.md");
+    await fake.waitForRequests(2, 20_000);
+    const result = lastUserContent(fake.requests[1]!).find((b) => b.type === "tool_result");
+    expect([result!.content, result!.is_error]).toEqual([`Refused "MEMORY.md": this conversation can only send files from memory/chats/telegram_${FAMILY.id}/.`, true]);
+    expect(emu.sentFiles).toHaveLength(0);
   });
 });
