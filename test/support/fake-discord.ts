@@ -72,6 +72,7 @@ export interface FakeMessage {
   /** The `allowed_mentions` it was sent with (bot messages). */
   allowedMentions: unknown;
   createdAt: number;
+  attachments?: FakeAttachment[];
 }
 
 export interface IdentifyRecord {
@@ -103,6 +104,14 @@ export interface SendMessageOptions {
   replyTo?: string;
   /** Whether the reply pings the replied-to author (Discord clients default to yes). Default true. */
   replyPing?: boolean;
+  /** Files attached to the message, served at the attachment URL the payload names. */
+  attachments?: FakeAttachment[];
+}
+
+export interface FakeAttachment {
+  name: string;
+  contentType: string;
+  bytes: Uint8Array;
 }
 
 /** Makes the next matching REST calls fail. */
@@ -121,6 +130,8 @@ export interface InjectedFailure {
 export interface FakeDiscord {
   /** Give to discord.js as `rest: { api }` (and to Hearth as `channels.discord.apiBase`). */
   readonly apiBase: string;
+  /** Paths of every request to an attachment URL. */
+  readonly attachmentDownloads: string[];
   readonly gatewayUrl: string;
   readonly token: string;
   readonly bot: FakeUser;
@@ -360,6 +371,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     return [...pings];
   };
 
+  /** Set once the server listens: attachment URLs point at it, as Discord's point at its CDN. */
+  let origin = "";
+  const attachmentDownloads: string[] = [];
+
   const messagePayload = (m: FakeMessage, channel: ChannelRecord): Record<string, unknown> => {
     const { userIds, roleIds, everyone } = parseMentions(m.content);
     const guild = channel.guildId ? guilds.get(channel.guildId) : undefined;
@@ -382,7 +397,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       mention_everyone: everyone,
       mentions: [...mentionIds].map(mentionUser),
       mention_roles: roleIds,
-      attachments: [],
+      attachments: (m.attachments ?? []).map((a, i) => {
+        const url = `${origin}/attachments/${m.channelId}/${m.id}/${i}/${encodeURIComponent(a.name)}`;
+        return { id: `${m.id}${i}`, filename: a.name, size: a.bytes.length, url, proxy_url: url, content_type: a.contentType };
+      }),
       embeds: [],
       pinned: false,
       flags: 0,
@@ -638,6 +656,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       reply(res, status, payload, headers);
     };
 
+    const file = /^\/attachments\/\d+\/(\d+)\/(\d+)\//.exec(url.pathname);
+    if (method === "GET" && file) {
+      const bytes = messages.get(file[1]!)?.attachments?.[Number(file[2])]?.bytes;
+      attachmentDownloads.push(url.pathname);
+      call.status = bytes ? 200 : 404;
+      if (!bytes) return void res.writeHead(404).end();
+      return void res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(bytes.length) }).end(bytes);
+    }
     if (!url.pathname.startsWith(API_PREFIX)) return answer(404, { message: "404: Not Found", code: 0 });
     if (method === "GET" && path === "/gateway") return answer(200, { url: gatewayUrl });
     if (!authorized && (rejectAt === "rest" || !req.headers.authorization?.startsWith("Bot "))) {
@@ -691,6 +717,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   });
   const port = (server.address() as AddressInfo).port;
   const apiBase = `http://127.0.0.1:${port}/api`;
+  origin = `http://127.0.0.1:${port}`;
   const gatewayUrl = `ws://127.0.0.1:${port}${GATEWAY_PATH}`;
 
   // ── the test-facing API ──────────────────────────────────────────────────────────────────
@@ -698,6 +725,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   let closed: Promise<void> | null = null;
   const fake: FakeDiscord = {
     apiBase,
+    attachmentDownloads,
     gatewayUrl,
     token,
     bot,
@@ -756,6 +784,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         pings: pingsOf(content, replied?.author, o.replyPing ?? true, undefined),
         allowedMentions: undefined,
         createdAt: Date.now(),
+        ...(o.attachments ? { attachments: o.attachments } : {}),
       };
       recordMessage(m);
       dispatchMessage("MESSAGE_CREATE", m);
