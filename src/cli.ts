@@ -2,7 +2,7 @@
 // A command line is checked completely before anything is opened (the daemon's socket, a file):
 // a usage error exits at once with the usage of that command.
 import { readFileSync } from "node:fs";
-import { chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
+import { attachablePath, chatInteractive, chatOnce, openClient } from "./cli/chat.ts";
 import { parse, UsageError } from "./cli/args.ts";
 import { handleBrokenPipes } from "./cli/broken-pipe.ts";
 import { runCron } from "./cli/cron.ts";
@@ -145,13 +145,14 @@ function runInit(home: string, io: Io): number {
 }
 
 async function runChat(home: string, args: string[], io: Io): Promise<number> {
-  const { values } = parse(args, { message: { type: "string", short: "m" } });
-  const text = values.message;
-  if (text !== undefined && !text.trim()) throw new UsageError("The message is empty.");
+  const { values } = parse(args, { message: { type: "string", short: "m" }, attach: { type: "string", multiple: true } });
+  const files = (values.attach ?? []).map(attachablePath);
+  const text = values.message ?? (files.length > 0 ? "" : undefined);
+  if (text !== undefined && !text.trim() && files.length === 0) throw new UsageError("The message is empty.");
   if (text !== undefined && text.length > MAX_MESSAGE_CHARS) throw new UsageError(tooLongText(text.length));
   const client = await openClient(home, io.stderr);
   try {
-    return text !== undefined ? await chatOnce(client, text, io) : await chatInteractive(client, io);
+    return text !== undefined ? await chatOnce(client, text, io, files) : await chatInteractive(client, io);
   } finally {
     await client.close();
   }
