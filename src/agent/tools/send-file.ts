@@ -22,10 +22,10 @@ const PHOTO_TYPES = new Set(["image/jpeg", "image/png", "image/webp"]);
 
 export const sendFileTool = defineTool({
   name: "send_file",
-  description: "Send a file from the workspace to this chat (a picture is shown as a photo), with an optional caption. The path is relative to the workspace.",
+  description: "Send a workspace file to this chat (pictures as photos), with an optional caption.",
   input: z.object({
-    path: z.string().min(1).describe("Workspace-relative path of the file"),
-    caption: z.string().max(1024).optional().describe("A short caption shown with the file"),
+    path: z.string().min(1),
+    caption: z.string().max(1024).optional(),
   }),
   readOnly: false,
   async execute(input, ctx): Promise<ToolOutput> {
