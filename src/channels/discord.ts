@@ -6,10 +6,11 @@
 // discord.js resumes or reconnects on its own after a dropped connection; we only follow its
 // shard events to report starting → running ⇄ reconnecting, and failed when Discord will not
 // take the bot back (a revoked token, refused intents).
-import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, type Message } from "discord.js";
+import { readFile } from "node:fs/promises";
+import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import type { Logger } from "../log.ts";
 import { fetchBounded } from "../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
+import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 import { attachmentKind, factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./discord-inbound.ts";
 import { discordTransport, type DiscordReplyTarget, type DiscordRest } from "./discord-reply.ts";
@@ -280,6 +281,19 @@ class DiscordChannel implements Channel {
   }
 
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
+
+  async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
+    const target = replyTarget(to);
+    const data = await readFile(file.file);
+    const body = {
+      content: file.caption ?? "",
+      allowed_mentions: { parse: [] },
+      attachments: [{ id: 0, filename: file.name }],
+      ...(target.replyTo ? { message_reference: { message_id: target.replyTo, fail_if_not_exists: false } } : {}),
+    };
+    const sent = (await this.#rest().post(Routes.channelMessages(target.channelId), { body, files: [{ name: file.name, data }] })) as { id: string };
+    return sent.id;
+  }
 
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const target = replyTarget(to);

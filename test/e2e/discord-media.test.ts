@@ -1,12 +1,12 @@
 // Discord attachments end to end: the real daemon with the Discord channel against the fake
 // Discord, which serves each attachment at the URL its message payload names.
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeDiscord, type FakeDiscord, type FakeUser } from "../support/fake-discord.ts";
-import { lastUserContent, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { picture } from "../support/media-files.ts";
 
 let model: FakeModel;
@@ -56,5 +56,19 @@ describe("Discord attachments (daemon e2e)", () => {
     await sleep(300);
     expect(model.requests).toHaveLength(0);
     expect(discord.attachmentDownloads).toHaveLength(0);
+  });
+
+  it("send_file uploads the file to the DM as an attachment of one bot message", async () => {
+    await start();
+    const png = await picture("png");
+    writeFileSync(join(home!, "workspace", "chart.png"), png);
+    model.enqueue(toolCall("send_file", { path: "chart.png", caption: "The chart" }));
+    model.enqueue(text("Sent."));
+    const dm = discord.dmChannel(owner);
+    discord.sendMessage({ channelId: dm, author: owner, content: "send me the chart" });
+    await discord.waitFor("the final answer", () => discord.botMessages(dm).find((m) => m.content === "Sent."), 20_000);
+    const withFile = discord.botMessages(dm).filter((m) => m.attachments?.length);
+    expect(withFile.map((m) => [m.content, m.attachments!.map((a) => a.name)])).toEqual([["The chart", ["chart.png"]]]);
+    expect(Buffer.from(withFile[0]!.attachments![0]!.bytes).equals(Buffer.from(png))).toBe(true);
   });
 });

@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { text as readText } from "node:stream/consumers";
+import { buffer as readBuffer } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 
@@ -614,7 +614,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return [204, undefined];
     }
     if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === "POST") {
-      const message = createBotMessage(channelOr404(m[1]!), body);
+      const channel = channelOr404(m[1]!);
+      const message = createBotMessage(channel, body);
+      if (body?.__uploads?.length) {
+        message.attachments = body.__uploads;
+        wire.set(message.id, messagePayload(message, channel));
+      }
       return [200, wire.get(message.id)];
     }
     if ((m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
@@ -640,12 +645,23 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const handleHttp = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const method = req.method ?? "GET";
-    const raw = await readText(req);
+    const bytes = await readBuffer(req);
+    const type = req.headers["content-type"] ?? "";
     let body: any = null;
-    try {
-      body = raw ? JSON.parse(raw) : null;
-    } catch {
-      body = raw;
+    if (type.startsWith("multipart/form-data")) {
+      // A message with files: `payload_json` is the body, every file part an attachment.
+      const form = await new Request("http://x/", { method: "POST", headers: { "content-type": type }, body: bytes }).formData();
+      body = JSON.parse(String(form.get("payload_json") ?? "{}"));
+      const uploads: FakeAttachment[] = [];
+      for (const [, v] of form.entries()) if (typeof v !== "string") uploads.push({ name: v.name, contentType: v.type, bytes: new Uint8Array(await v.arrayBuffer()) });
+      body.__uploads = uploads;
+    } else {
+      const raw = bytes.toString("utf8");
+      try {
+        body = raw ? JSON.parse(raw) : null;
+      } catch {
+        body = raw;
+      }
     }
     const path = url.pathname.startsWith(API_PREFIX) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
     const authorized = valid(req.headers.authorization?.replace(/^Bot /, ""));
