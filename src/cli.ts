@@ -151,14 +151,15 @@ async function runInit(home: string, io: Io): Promise<number> {
 }
 
 async function runChat(home: string, args: string[], io: Io): Promise<number> {
-  const { values } = parse(args, { message: { type: "string", short: "m" } });
-  const text = values.message;
-  if (text !== undefined && !text.trim()) throw new UsageError("The message is empty.");
+  const { values } = parse(args, { message: { type: "string", short: "m" }, attach: { type: "string", multiple: true } });
+  const { attachablePath, chatInteractive, chatOnce, openClient } = await import("./cli/chat.ts");
+  const files = (values.attach ?? []).map(attachablePath);
+  const text = values.message ?? (files.length > 0 ? "" : undefined);
+  if (text !== undefined && !text.trim() && files.length === 0) throw new UsageError("The message is empty.");
   if (text !== undefined && text.length > MAX_MESSAGE_CHARS) throw new UsageError(tooLongText(text.length));
-  const { chatInteractive, chatOnce, openClient } = await import("./cli/chat.ts");
   const client = await openClient(home, io.stderr);
   try {
-    return text !== undefined ? await chatOnce(client, text, io) : await chatInteractive(client, io);
+    return text !== undefined ? await chatOnce(client, text, io, files) : await chatInteractive(client, io);
   } finally {
     await client.close();
   }

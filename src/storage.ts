@@ -159,7 +159,7 @@ function cutToLastNewline(fd: number, size: number): number {
  * content also survives a power loss. A file rewritten often whose loss costs little (the
  * sessions index: usage counters) passes false: an fsync blocks the event loop.
  */
-export function writeFileAtomic(path: string, text: string, mode = 0o600, opts: { sync?: boolean } = {}): void {
+export function writeFileAtomic(path: string, text: string | Uint8Array, mode = 0o600, opts: { sync?: boolean } = {}): void {
   const sync = opts.sync ?? true;
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: 0o700 });

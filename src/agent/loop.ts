@@ -18,7 +18,7 @@ import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
 import type { CacheTtl, ModelRequest, ServerToolDefinition, SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
-import type { ToolSet } from "./tool.ts";
+import type { OutgoingFile, SentFile, ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
 import { serverToolSummary } from "./tools/web/progress.ts";
 
@@ -59,6 +59,10 @@ export interface RunSpec {
   cacheTtl?: CacheTtl;
   /** Provider-side tools for this run's scope (web search / fetch); absent: none. */
   serverTools?: ServerToolDefinition[];
+  /** User turns whose images and documents the model still sees (config media.keepTurns). */
+  mediaKeepTurns?: number;
+  /** Sends a file to the chat the run answers (send_file); absent: no chat. */
+  sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
 }
 
 export interface RunResult {
@@ -121,6 +125,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         maxTokens: spec.maxTokens,
         ...(spec.cacheTtl ? { cacheTtl: spec.cacheTtl } : {}),
         ...(spec.serverTools?.length ? { serverTools: spec.serverTools } : {}),
+        ...(spec.mediaKeepTurns ? { mediaKeepTurns: spec.mediaKeepTurns } : {}),
       };
       if (spec.budget) {
         const prepared = await spec.budget.prepare(request, spec.signal);

@@ -85,7 +85,27 @@ export interface UserMessage {
   role: "user";
   kind: UserMessageKind;
   text: string;
+  /** Files that came with the message, by reference (the request builder loads the bytes). */
+  media?: MediaRef[];
   ts: number;
+}
+
+/**
+ * An attachment as the transcript keeps it: where the stored file is, never its bytes.
+ * `image`: a JPEG/PNG/GIF/WebP the API accepts as is; `document`: a PDF within the API's limits;
+ * `text`: a file read inline as text (a text file, or a PDF's extracted text).
+ */
+export interface MediaRef {
+  kind: "image" | "document" | "text";
+  /** The stored file, relative to the workspace (forward slashes): what placeholders and tools name. */
+  path: string;
+  /** Absolute path of the bytes the model gets (the stored file, or a scaled or extracted copy). */
+  file: string;
+  mime: string;
+  /** The file name the sender gave (or one made up for a photo). */
+  name: string;
+  /** A line for the model about a conversion (a scaled picture, a PDF sent as text). */
+  note?: string;
 }
 
 /** How an assistant message ended, from Hearth's point of view. */

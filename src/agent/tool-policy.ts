@@ -4,7 +4,7 @@ import type { Scope } from "./messages.ts";
 import type { ToolPermission } from "./tool.ts";
 
 /** Tools a shared scope (groups, paired DMs) has by default. */
-export const SHARED_SCOPE_TOOLS: ReadonlySet<string> = new Set(["memory_search", "memory_get", "memory_write"]);
+export const SHARED_SCOPE_TOOLS: ReadonlySet<string> = new Set(["memory_search", "memory_get", "memory_write", "send_file"]);
 
 /** Tools only the owner's main scope may ever use, even if the owner lists them in `tools.shared.allow`. */
 export const MAIN_ONLY_TOOLS: ReadonlySet<string> = new Set(["cron_add", "cron_list", "cron_remove"]);

@@ -6,7 +6,7 @@ import { redact, type Logger } from "../log.ts";
 import type { AgentEventSink } from "./events.ts";
 import type { Scope, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import type { SteeringSource } from "./steering.ts";
-import type { Tool, ToolOutput, ToolSet } from "./tool.ts";
+import type { OutgoingFile, SentFile, Tool, ToolOutput, ToolSet } from "./tool.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 export const SKIPPED_FOR_STEER = "Skipped: the user sent a new message before this tool ran. Read it, then decide whether this call is still wanted.";
@@ -22,6 +22,8 @@ export interface ToolRunEnv {
   emit: AgentEventSink;
   log: Logger;
   clock: () => number;
+  /** Sends a file to the run's chat, keyed by the tool call (see ToolContext.sendFile). */
+  sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
 }
 
 export interface ToolBatchOutcome {
@@ -134,6 +136,7 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
         scope: env.scope,
         sessionKey: env.sessionKey,
         log: env.log,
+        ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
       });
     } catch (err) {
       env.log.warn("tool.threw", { tool: call.name, error: err });

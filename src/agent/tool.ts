@@ -19,7 +19,27 @@ export interface ToolContext {
   scope: Scope;
   sessionKey: string;
   log: Logger;
+  /**
+   * Sends a file to the chat the run answers, at most once per tool call (and per file and
+   * caption within one reply) even across a crash and replay. Absent when the run answers no
+   * chat (a scheduled job, the heartbeat). Rejects when the platform refused the file.
+   */
+  sendFile?: (file: OutgoingFile) => Promise<SentFile>;
 }
+
+/** A workspace file to send to the chat (send_file). */
+export interface OutgoingFile {
+  /** Absolute path, already checked against the scope. */
+  file: string;
+  name: string;
+  mime: string;
+  /** Shown as a picture (within the platform's photo limits) rather than as a document. */
+  asPhoto: boolean;
+  caption?: string;
+}
+
+/** `already`: a replay found it sent before; `printed`: a channel without files (the terminal) was given its path. */
+export type SentFile = { type: "sent" | "already" | "printed" };
 
 export interface Tool<S extends z.ZodType = z.ZodType> {
   name: string;

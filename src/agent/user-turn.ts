@@ -1,7 +1,7 @@
 // The per-run facts Hearth puts in front of a message (time, channel, sender, chat). They live
 // in the user turn, never in the system prompt, so the cached prefix stays stable.
 import { formatLocalTime } from "../time.ts";
-import type { UserMessage, UserMessageKind } from "./messages.ts";
+import type { MediaRef, UserMessage, UserMessageKind } from "./messages.ts";
 
 export interface TurnFacts {
   text: string;
@@ -13,6 +13,8 @@ export interface TurnFacts {
   preface?: string | undefined;
   at: number;
   timezone: string;
+  /** Stored attachments (the request builder shows them). */
+  media?: MediaRef[] | undefined;
 }
 
 export function userTurn(facts: TurnFacts, kind: UserMessageKind = "message"): UserMessage {
@@ -21,6 +23,7 @@ export function userTurn(facts: TurnFacts, kind: UserMessageKind = "message"): U
     role: "user",
     kind,
     text: `[${formatLocalTime(facts.at, facts.timezone)} · ${where} · ${facts.sender}]\n${facts.preface ? `${facts.preface}\n\n` : ""}${facts.text}`,
+    ...(facts.media?.length ? { media: facts.media } : {}),
     ts: facts.at,
   };
 }

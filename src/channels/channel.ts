@@ -26,9 +26,40 @@ export interface InboundMessage {
    * where it would answer the sender anyway.
    */
   unreadableNote?: string;
+  /**
+   * Files that came with the message, not yet downloaded. The gateway downloads them after it
+   * decided to accept the message and before the inbox records it; never persisted.
+   */
+  attachments?: Attachment[];
   receivedAt: number;
   /** Platform data the channel needs to answer (reply references); JSON-serialisable, opaque to the gateway. */
   raw?: unknown;
+}
+
+/** A file on the platform. `video` is described so the gateway can say it is not supported yet. */
+export interface Attachment {
+  kind: "image" | "document" | "audio" | "video";
+  /** The sender's file name, or a made-up one (`photo.jpg`). */
+  name: string;
+  /** As the platform states it; may be empty or wrong (the gateway checks the bytes). */
+  mime: string;
+  /** As the platform states it, when it does. */
+  size?: number;
+  /**
+   * Downloads the file from the platform's own file endpoint (never another address). Rejects
+   * with a `TooLargeError`-like error (`tooLarge: true`) as soon as more than `maxBytes` would be
+   * read, without reading further, and with any other error when the download failed.
+   */
+  fetch(maxBytes: number, signal: AbortSignal): Promise<Uint8Array>;
+}
+
+/** A file to send (send_file): an absolute path the gateway checked against the scope. */
+export interface OutboundFile {
+  file: string;
+  name: string;
+  mime: string;
+  asPhoto: boolean;
+  caption?: string;
 }
 
 /** Where a proactive message (cron, heartbeat, a notice) goes. */
@@ -99,15 +130,22 @@ export interface Channel {
    * Connects and starts delivering messages to `onMessage`. Resolves once connected, or rejects
    * with a reason that says what to fix (a bad token). A rejection whose error has
    * `retryable: true` is temporary (network, timeout) and the gateway calls `start` again later;
-   * any other is final until a restart. `onMessage` must not throw.
+   * any other is final until a restart. `onMessage` must not throw; it may return a promise that
+   * settles once the message is on disk (a channel that can wait before acknowledging does).
    */
-  start(onMessage: (m: InboundMessage) => void): Promise<void>;
+  start(onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void>;
   /** Stops receiving; pending sends may finish. Safe to call twice. */
   stop(): Promise<void>;
   /** `journal`: see ReplyJournal; a channel that cannot edit messages (the terminal) ignores it. */
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink;
   /** A proactive message; rejects when it could not be delivered. */
   send(to: DeliveryTarget, text: string): Promise<void>;
+  /**
+   * Optional: sends a file to the chat of `to` (a photo when `asPhoto`, else a document) and
+   * resolves with the platform's message id; rejects when the platform refused it. A channel
+   * without it (the terminal) gets the file's path as text instead.
+   */
+  sendFile?(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string>;
   status(): ChannelStatus;
 }
 

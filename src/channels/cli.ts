@@ -2,7 +2,10 @@
 // the only user. The transport (the control socket, or an in-process pipe for the embedded
 // gateway) hands client lines in and writes events out through `attach`.
 import { randomUUID } from "node:crypto";
-import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink } from "./channel.ts";
+import { readFile, stat } from "node:fs/promises";
+import { basename, extname } from "node:path";
+import { TooLargeError } from "../media/download.ts";
+import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 
 /** What the gateway sends a CLI client while answering one of its messages. */
@@ -57,7 +60,7 @@ export class CliChannel implements Channel {
   }
 
   /** A line the owner typed. Returns the request id its reply events will carry. */
-  receive(client: string, text: string, requestId: string = randomUUID()): string {
+  receive(client: string, text: string, requestId: string = randomUUID(), files: readonly string[] = []): string {
     if (!this.#onMessage) throw new Error("The CLI channel is not started.");
     const raw: CliRaw = { client, requestId };
     this.#onMessage({
@@ -69,6 +72,7 @@ export class CliChannel implements Channel {
       sender: { id: "owner", name: "owner", isOwner: true },
       text,
       addressed: true,
+      ...(files.length > 0 ? { attachments: files.map(localAttachment) } : {}),
       receivedAt: Date.now(),
       raw,
     });
@@ -110,3 +114,26 @@ export class CliChannel implements Channel {
     for (const w of this.#clients.values()) w({ type: "notice", text });
   }
 }
+
+/** A file on this machine that the owner attached on the terminal (`--attach`, `/attach`). */
+function localAttachment(file: string): Attachment {
+  const name = basename(file);
+  const ext = extname(file).slice(1).toLowerCase();
+  const mime = LOCAL_MIME[ext] ?? "";
+  return {
+    kind: mime.startsWith("image/") ? "image" : mime.startsWith("audio/") ? "audio" : mime.startsWith("video/") ? "video" : "document",
+    name,
+    mime,
+    fetch: async (maxBytes) => {
+      const size = (await stat(file)).size;
+      if (size > maxBytes) throw new TooLargeError(maxBytes);
+      return new Uint8Array(await readFile(file));
+    },
+  };
+}
+
+const LOCAL_MIME: Record<string, string> = {
+  jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", gif: "image/gif", webp: "image/webp", heic: "image/heic",
+  pdf: "application/pdf", txt: "text/plain", md: "text/markdown", csv: "text/csv", json: "application/json",
+  ogg: "audio/ogg", oga: "audio/ogg", mp3: "audio/mpeg", m4a: "audio/mp4", wav: "audio/wav", mp4: "video/mp4", mov: "video/quicktime",
+};

@@ -36,7 +36,7 @@ export interface DiscordMessageFacts {
   mentions: { users: Array<{ id: string; name: string }>; roleIds: string[]; everyone: boolean };
   /** The message this one replies to; `authorId` absent when Discord did not include it. */
   reference?: { messageId: string; authorId?: string; content?: string };
-  attachments: Array<{ name: string; url: string }>;
+  attachments: Array<{ name: string; url: string; contentType?: string; size?: number }>;
   /** A system message (member joined, thread created, pin…): never an instruction. */
   system: boolean;
 }
@@ -125,6 +125,15 @@ export function cleanText(content: string, mentioned: ReadonlyArray<{ id: string
   return text.trim();
 }
 
+/** The kind of a Discord attachment, from its content type. */
+export function attachmentKind(contentType: string | undefined): "image" | "document" | "audio" | "video" {
+  const t = contentType ?? "";
+  if (t.startsWith("image/")) return "image";
+  if (t.startsWith("audio/")) return "audio";
+  if (t.startsWith("video/")) return "video";
+  return "document";
+}
+
 function withAttachments(text: string, attachments: DiscordMessageFacts["attachments"]): string {
   if (attachments.length === 0) return text;
   const lines = attachments.map((a) => `[attachment: ${a.name} ${a.url}]`);
@@ -167,7 +176,7 @@ export function factsOf(message: Message): DiscordMessageFacts {
       everyone: message.mentions.everyone,
     },
     ...(reference ? { reference } : {}),
-    attachments: message.attachments.map((a) => ({ name: a.name, url: a.url })),
+    attachments: message.attachments.map((a) => ({ name: a.name, url: a.url, ...(a.contentType ? { contentType: a.contentType } : {}), size: a.size })),
     system: message.system,
   };
 }

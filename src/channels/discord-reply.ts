@@ -13,7 +13,7 @@ import type { ReplyTransport } from "./streaming-reply.ts";
 
 /** The part of discord.js's REST client the transport uses (`client.rest`). */
 export interface DiscordRest {
-  post(route: `/${string}`, options?: { body?: unknown }): Promise<unknown>;
+  post(route: `/${string}`, options?: { body?: unknown; files?: Array<{ name: string; data: Buffer }> }): Promise<unknown>;
   patch(route: `/${string}`, options?: { body?: unknown }): Promise<unknown>;
   delete(route: `/${string}`): Promise<unknown>;
 }

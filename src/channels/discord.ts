@@ -6,11 +6,13 @@
 // discord.js resumes or reconnects on its own after a dropped connection; we only follow its
 // shard events to report starting → running ⇄ reconnecting, and failed when Discord will not
 // take the bot back (a revoked token, refused intents).
-import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, type Message } from "discord.js";
+import { readFile } from "node:fs/promises";
+import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import type { Logger } from "../log.ts";
-import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
+import { fetchBounded } from "../media/download.ts";
+import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
-import { factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./discord-inbound.ts";
+import { attachmentKind, factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./discord-inbound.ts";
 import { discordTransport, type DiscordReplyTarget, type DiscordRest } from "./discord-reply.ts";
 import { StreamingReply, type StreamingReplyOptions } from "./streaming-reply.ts";
 
@@ -66,6 +68,9 @@ export class DiscordConnectError extends Error {
   }
 }
 
+/** Where Discord serves attachments. */
+const DISCORD_FILE_HOSTS = new Set(["cdn.discordapp.com", "media.discordapp.net"]);
+
 export function createDiscordChannel(options: DiscordChannelOptions, deps: DiscordChannelDeps): Channel {
   return new DiscordChannel(options, deps);
 }
@@ -100,7 +105,7 @@ class DiscordChannel implements Channel {
 
   // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
 
-  async start(onMessage: (m: InboundMessage) => void): Promise<void> {
+  async start(onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void> {
     if (this.#client) throw new Error("The Discord channel is already started; stop() it before starting it again.");
     if (!this.#token) {
       throw this.#failStart(new DiscordConnectError("no_token", "no bot token: set DISCORD_BOT_TOKEN or channels.discord.token"));
@@ -242,23 +247,53 @@ class DiscordChannel implements Channel {
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
 
-  #receive(client: Client, message: Message, onMessage: (m: InboundMessage) => void): void {
+  #receive(client: Client, message: Message, onMessage: (m: InboundMessage) => void | Promise<void>): void {
     try {
       const user = client.user;
       if (!user) return;
       const rules: DiscordInboundRules = { bot: { id: user.id, name: user.displayName }, ownerIds: this.#options.ownerIds, namePattern: this.#namePattern };
-      const result = normalizeMessage(factsOf(message), rules);
+      const facts = factsOf(message);
+      const result = normalizeMessage(facts, rules);
       if (result.kind === "ignored") {
         this.#log.debug("discord.ignored", { msg: message.id, reason: result.reason });
         return;
       }
-      onMessage(result.message);
+      const attachments = facts.attachments.map((a): Attachment => ({
+        kind: attachmentKind(a.contentType),
+        name: a.name,
+        mime: a.contentType ?? "",
+        ...(a.size !== undefined ? { size: a.size } : {}),
+        fetch: (maxBytes, signal) => this.#fetchAttachment(a.url, maxBytes, signal),
+      }));
+      void onMessage(attachments.length > 0 ? { ...result.message, attachments } : result.message);
     } catch (err) {
       this.#log.error("discord.inbound_failed", { msg: message.id, error: err });
     }
   }
 
+  /** Downloads an attachment from Discord's CDN (or the configured API's host, for a test server); never another address. */
+  #fetchAttachment(url: string, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+    const at = new URL(url);
+    const own = new URL(this.#options.apiBase);
+    const allowed = (at.protocol === "https:" && DISCORD_FILE_HOSTS.has(at.hostname)) || at.origin === own.origin;
+    if (!allowed) return Promise.reject(new Error(`refused to fetch an attachment from ${at.origin}: not Discord's file endpoint`));
+    return fetchBounded(url, maxBytes, signal);
+  }
+
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
+
+  async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
+    const target = replyTarget(to);
+    const data = await readFile(file.file);
+    const body = {
+      content: file.caption ?? "",
+      allowed_mentions: { parse: [] },
+      attachments: [{ id: 0, filename: file.name }],
+      ...(target.replyTo ? { message_reference: { message_id: target.replyTo, fail_if_not_exists: false } } : {}),
+    };
+    const sent = (await this.#rest().post(Routes.channelMessages(target.channelId), { body, files: [{ name: file.name, data }] })) as { id: string };
+    return sent.id;
+  }
 
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const target = replyTarget(to);

@@ -28,7 +28,42 @@ export interface InboundRules {
 /** Media the bot cannot read yet; the gateway may answer it with a short polite note. */
 export type UnsupportedKind = "photo" | "voice" | "audio" | "video" | "sticker" | "document" | "location" | "contact" | "poll" | "other";
 
-export type NormalizedMessage = { type: "message"; message: InboundMessage } | { type: "ignored"; reason: string };
+/** A file of the message, described; the channel adds the download (getFile + the file route). */
+export interface TelegramFile {
+  fileId: string;
+  kind: "image" | "document" | "audio" | "video";
+  name: string;
+  mime: string;
+  size?: number;
+}
+
+export type NormalizedMessage =
+  | { type: "message"; message: InboundMessage; files: TelegramFile[]; mediaGroupId?: string }
+  | { type: "ignored"; reason: string };
+
+/** Telegram's bot download limit: a larger photo size cannot be fetched. */
+const DOWNLOAD_LIMIT = 20 * 1024 * 1024;
+
+/** The files the gateway takes in; other media stay unreadable notes. */
+export function filesOf(msg: Message): TelegramFile[] {
+  const size = (n: number | undefined) => (n === undefined ? {} : { size: n });
+  if (msg.photo?.length) {
+    // Sizes come smallest first; the largest one Telegram lets a bot download.
+    const fitting = msg.photo.filter((p) => (p.file_size ?? 0) <= DOWNLOAD_LIMIT);
+    const p = fitting.at(-1) ?? msg.photo.at(-1)!;
+    return [{ fileId: p.file_id, kind: "image", name: "photo.jpg", mime: "image/jpeg", ...size(p.file_size) }];
+  }
+  if (msg.document) {
+    const d = msg.document;
+    const mime = d.mime_type ?? "";
+    return [{ fileId: d.file_id, kind: mime.startsWith("image/") ? "image" : "document", name: d.file_name ?? "file", mime, ...size(d.file_size) }];
+  }
+  if (msg.voice) return [{ fileId: msg.voice.file_id, kind: "audio", name: "voice.ogg", mime: msg.voice.mime_type ?? "audio/ogg", ...size(msg.voice.file_size) }];
+  if (msg.audio) return [{ fileId: msg.audio.file_id, kind: "audio", name: msg.audio.file_name ?? "audio", mime: msg.audio.mime_type ?? "", ...size(msg.audio.file_size) }];
+  const video = msg.video ?? msg.video_note ?? msg.animation;
+  if (video) return [{ fileId: video.file_id, kind: "video", name: "video.mp4", mime: "video/mp4", ...size(video.file_size) }];
+  return [];
+}
 
 /** Checked in order; the first key present names the kind. Captioned media count as text. */
 const MEDIA: ReadonlyArray<[keyof Message, UnsupportedKind]> = [
@@ -81,12 +116,17 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
     raw,
   };
 
+  const files = filesOf(msg);
+  const group_ = msg.media_group_id !== undefined ? { mediaGroupId: msg.media_group_id } : {};
   const body = msg.text ?? msg.caption;
+  if ((body === undefined || body.trim() === "") && files.length > 0) {
+    return { type: "message", message: { ...base, text: "", addressed: !group || reply?.fromBot === true }, files, ...group_ };
+  }
   if (body === undefined || body.trim() === "") {
     const kind = MEDIA.find(([key]) => msg[key] !== undefined)?.[1];
     if (!kind) return { type: "ignored", reason: "service message" };
     // Whether anyone gets the note is the gateway's decision, like for any other message.
-    return { type: "message", message: { ...base, text: "", addressed: !group || reply?.fromBot === true, unreadableNote: unsupportedReply(kind) } };
+    return { type: "message", message: { ...base, text: "", addressed: !group || reply?.fromBot === true, unreadableNote: unsupportedReply(kind) }, files: [] };
   }
 
   const entities = msg.entities ?? msg.caption_entities ?? [];
@@ -109,7 +149,7 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
     reply?.fromBot === true ||
     (rules.namePattern !== null && rules.namePattern.test(body));
 
-  return { type: "message", message: { ...base, text, addressed } };
+  return { type: "message", message: { ...base, text, addressed }, files, ...group_ };
 }
 
 /** The polite answer to a message the bot cannot read; no model call is made for it. */

@@ -12,15 +12,16 @@ import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { createConcurrentSink, createRunner, createSource, sequentialize, type RunnerHandle } from "@grammyjs/runner";
-import { Api, Bot, type ApiClientOptions, type Context, type Transformer } from "grammy";
+import { Api, Bot, InputFile, type ApiClientOptions, type Context, type Transformer } from "grammy";
 import type { Message, UserFromGetMe } from "grammy/types";
 import type { Logger } from "../log.ts";
-import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
+import { fetchBounded, TooLargeError } from "../media/download.ts";
+import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 import { StreamingReply } from "./streaming-reply.ts";
 import { describeError, errorCode, TelegramAuthError } from "./telegram-errors.ts";
-import { normalizeMessage, type InboundRules, type TelegramRaw } from "./telegram-inbound.ts";
+import { normalizeMessage, type InboundRules, type TelegramFile, type TelegramRaw } from "./telegram-inbound.ts";
 import { UpdatePoller, type Backoff } from "./telegram-polling.ts";
 import { createTelegramTransport, TelegramReplyState, type ReplyTarget, type TelegramTransportDeps } from "./telegram-transport.ts";
 
@@ -70,7 +71,8 @@ class TelegramChannel implements Channel {
   readonly #namePattern: RegExp | null;
 
   #status: ChannelStatus = { state: "stopped" };
-  #onMessage: ((m: InboundMessage) => void) | undefined;
+  #onMessage: ((m: InboundMessage) => void | Promise<void>) | undefined;
+  readonly #albums = new Map<string, { message: InboundMessage; timer: NodeJS.Timeout }>();
   #rules: InboundRules | undefined;
   #runner: RunnerHandle | undefined;
   /** Aborted by stop(): ends background reconnects and their waits. */
@@ -109,7 +111,7 @@ class TelegramChannel implements Channel {
     return this.#status;
   }
 
-  async start(onMessage: (m: InboundMessage) => void): Promise<void> {
+  async start(onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void> {
     if (this.#status.state !== "stopped" && this.#status.state !== "failed") {
       throw new Error("The Telegram channel is already started; stop() it first.");
     }
@@ -164,6 +166,19 @@ class TelegramChannel implements Channel {
     if (!deps) throw new Error("The Telegram channel has no bot token.");
     const transport = createTelegramTransport(deliveryTargetOf(to), deps);
     for (const chunk of splitMessage(text, MAX_MESSAGE_LENGTH)) await transport.send(chunk, { final: true });
+  }
+
+  async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
+    const bot = this.#bot;
+    if (!bot) throw new Error("The Telegram channel has no bot token.");
+    const target = isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to);
+    const input = new InputFile(file.file, file.name);
+    const extra = {
+      ...(file.caption ? { caption: file.caption.slice(0, 1024) } : {}),
+      ...(target.threadId !== undefined ? { message_thread_id: target.threadId } : {}),
+    };
+    const sent = file.asPhoto ? await bot.api.sendPhoto(target.chatId, input, extra) : await bot.api.sendDocument(target.chatId, input, extra);
+    return String(sent.message_id);
   }
 
   // ── connecting and polling ─────────────────────────────────────────────────────────────────
@@ -249,14 +264,20 @@ class TelegramChannel implements Channel {
 
   // ── incoming messages ──────────────────────────────────────────────────────────────────────
 
-  #receive(msg: Message): void {
+  /**
+   * Returns the gateway's promise for a message, so the update (and the chat's next one) waits
+   * until the message and its files are on disk. Album parts are collected instead (see below).
+   */
+  #receive(msg: Message): void | Promise<void> {
     const rules = this.#rules;
     if (!rules) return;
     const result = normalizeMessage(msg, rules);
     switch (result.type) {
-      case "message":
-        this.#onMessage?.(result.message);
-        return;
+      case "message": {
+        const m = result.files.length > 0 ? { ...result.message, attachments: result.files.map((f) => this.#attachment(f)) } : result.message;
+        if (result.mediaGroupId !== undefined) return this.#collectAlbum(`${msg.chat.id}:${result.mediaGroupId}`, m);
+        return this.#onMessage?.(m);
+      }
       case "ignored":
         this.#log.debug("telegram.ignored", { reason: result.reason, chat: String(msg.chat.id) });
         return;
@@ -264,7 +285,54 @@ class TelegramChannel implements Channel {
         result satisfies never;
     }
   }
+
+  /**
+   * An album arrives as one message per picture with the same media_group_id, one after the
+   * other in the chat: they are merged into one message (the first's id, the caption that has
+   * text, every file) once no part came for ALBUM_QUIET_MS. Not awaited: the chat's later
+   * updates must be able to arrive meanwhile.
+   */
+  #collectAlbum(key: string, m: InboundMessage): void {
+    const open = this.#albums.get(key);
+    if (open) {
+      clearTimeout(open.timer);
+      open.message = {
+        ...open.message,
+        text: open.message.text || m.text,
+        addressed: open.message.addressed || m.addressed,
+        attachments: [...(open.message.attachments ?? []), ...(m.attachments ?? [])],
+      };
+    }
+    const album = open ?? { message: m, timer: undefined as unknown as NodeJS.Timeout };
+    album.timer = setTimeout(() => {
+      this.#albums.delete(key);
+      void this.#onMessage?.(album.message);
+    }, ALBUM_QUIET_MS);
+    this.#albums.set(key, album);
+  }
+
+  /** A file's download: getFile, then the Bot API's file route on the configured server only. */
+  #attachment(f: TelegramFile): Attachment {
+    const bot = this.#bot!;
+    const base = `${this.#o.apiRoot}/file/bot${this.#token}/`;
+    return {
+      kind: f.kind,
+      name: f.name,
+      mime: f.mime,
+      ...(f.size !== undefined ? { size: f.size } : {}),
+      fetch: async (maxBytes, signal) => {
+        const file = await bot.api.getFile(f.fileId, signal as never);
+        if (file.file_size !== undefined && file.file_size > maxBytes) throw new TooLargeError(maxBytes);
+        const path = file.file_path;
+        if (!path || path.split("/").some((p) => p === ".." || p === "") || /^[a-z]+:/i.test(path)) throw new Error("Telegram gave no usable file path.");
+        return fetchBounded(`${base}${path.split("/").map(encodeURIComponent).join("/")}`, maxBytes, signal);
+      },
+    };
+  }
 }
+
+/** An album's parts come within milliseconds of each other; this much quiet ends it. */
+const ALBUM_QUIET_MS = 800;
 
 // ── helpers ──────────────────────────────────────────────────────────────────────────────────
 

@@ -1,6 +1,9 @@
 // `hearth chat`: the owner's terminal conversation (the main session). Through the daemon's
 // socket when one runs, else through a gateway embedded in this process.
+import { statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
+import { UsageError } from "./args.ts";
 import type { CliEvent } from "../channels/cli.ts";
 import { homePaths } from "../gateway/home.ts";
 import { connectDaemon, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
@@ -27,8 +30,21 @@ export async function openClient(home: string, stderr: NodeJS.WritableStream): P
   return embeddedClient(gateway, rpc);
 }
 
+/** An `--attach` or `/attach` path: absolute, and a readable file now (the daemon reads it). */
+export function attachablePath(p: string): string {
+  const abs = resolvePath(p);
+  let ok = false;
+  try {
+    ok = statSync(abs).isFile();
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new UsageError(`Cannot attach ${p}: no such file.`);
+  return abs;
+}
+
 /** `hearth chat -m TEXT`: one message, its reply streamed to stdout. */
-export async function chatOnce(client: GatewayClient, text: string, io: ChatIO): Promise<number> {
+export async function chatOnce(client: GatewayClient, text: string, io: ChatIO, files: string[] = []): Promise<number> {
   const printer = new ReplyPrinter(io);
   const onSigint = () => {
     printer.stopRequested();
@@ -36,7 +52,7 @@ export async function chatOnce(client: GatewayClient, text: string, io: ChatIO):
   };
   process.on("SIGINT", onSigint);
   try {
-    return exitCodeFor(await client.chat(text, printer.onEvent));
+    return exitCodeFor(await client.chat(text, printer.onEvent, files));
   } finally {
     process.off("SIGINT", onSigint);
   }
@@ -73,11 +89,23 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   rl.on("SIGINT", onInterrupt);
   process.on("SIGINT", onInterrupt);
   rl.on("line", (line) => {
-    const text = line.trim();
+    let text = line.trim();
     if (!text) return prompt();
+    // `/attach PATH [message]`: the file (and the rest of the line) as one message.
+    let files: string[] = [];
+    const attach = /^\/attach\s+(\S+)\s*(.*)$/.exec(text);
+    if (attach) {
+      try {
+        files = [attachablePath(attach[1]!)];
+      } catch (err) {
+        io.stderr.write(`hearth: ${(err as Error).message}\n`);
+        return prompt();
+      }
+      text = attach[2]!;
+    }
     inFlight++;
     const events = new EventQueue();
-    client.chat(text, events.push).then(() => events.close(), (err: Error) => events.close(err));
+    client.chat(text, events.push, files).then(() => events.close(), (err: Error) => events.close(err));
     // Replies print in order: this one starts printing when the previous one is done.
     chain = chain.then(async () => {
       try {

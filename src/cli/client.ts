@@ -13,7 +13,8 @@ export type ChatEnd = Extract<CliEvent, { type: "final" | "failed" }>;
 export interface GatewayClient {
   readonly kind: "daemon" | "embedded";
   /** Sends one message; its events go to `onEvent`; resolves with the final (or failed) event. */
-  chat(text: string, onEvent: (e: CliEvent) => void): Promise<ChatEnd>;
+  /** `files`: absolute paths of local files to attach. */
+  chat(text: string, onEvent: (e: CliEvent) => void, files?: string[]): Promise<ChatEnd>;
   /** Stops the main session's active run (Ctrl+C). */
   abort(): void;
   status(): Promise<GatewayStatus>;
@@ -100,11 +101,11 @@ class Dispatcher {
   client(kind: GatewayClient["kind"], send: (r: ClientRequest) => void, close: () => Promise<void>, statusDirect?: () => GatewayStatus): GatewayClient {
     return {
       kind,
-      chat: (text, onEvent) =>
+      chat: (text, onEvent, files = []) =>
         new Promise<ChatEnd>((resolve, reject) => {
           const requestId = randomUUID();
           this.chats.set(requestId, { onEvent, resolve, reject });
-          send({ type: "chat", text, requestId });
+          send({ type: "chat", text, requestId, ...(files.length > 0 ? { files } : {}) });
         }),
       abort: () => send({ type: "abort" }),
       status: () =>
@@ -156,7 +157,7 @@ export function embeddedClient(gateway: Gateway, rpc: (method: string, params: u
     (r) => {
       switch (r.type) {
         case "chat":
-          gateway.cli.receive(client, r.text, r.requestId);
+          gateway.cli.receive(client, r.text, r.requestId, r.files ?? []);
           break;
         case "abort":
           gateway.context.lanes.stop("main");

@@ -9,6 +9,7 @@ const LINES: Record<CommandName, string[]> = {
   chat: [
     "chat                         talk with Hearth in this terminal (your main session)",
     'chat -m "TEXT"               send one message; the reply streams to stdout',
+    "chat -m TEXT --attach FILE   attach a picture, PDF, text file or voice note (repeatable; /attach PATH in chat)",
   ],
   status: ["status [--json]              channels, sessions, active runs, queues, today's spending"],
   usage: [

@@ -11,7 +11,8 @@ import { ModelRegistry, UnknownModelError, type ResolvedModel } from "../agent/p
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
-import { ToolSet, type Tool } from "../agent/tool.ts";
+import { sendFileTool } from "../agent/tools/send-file.ts";
+import { ToolSet, type OutgoingFile, type SentFile, type Tool } from "../agent/tool.ts";
 import { scopePermission, withExtensions } from "../agent/tool-policy.ts";
 import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
@@ -66,6 +67,8 @@ export interface SessionRunRequest {
   purpose?: RunPurpose;
   /** The channel and sender of the message that started the run, for the usage records. */
   origin?: { channel: string; sender: string };
+  /** Sends a file to the chat the run answers (send_file); absent: the run answers no chat. */
+  sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -225,6 +228,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
     ...web.tools,
     ...(memory?.tools() ?? []),
+    sendFileTool,
     ...(opts.extraTools ?? []),
   ];
   const tools = new ToolSet(
@@ -304,6 +308,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         input: [{ role: "user", kind: "system", text: FLUSH_PROMPT, ts: clock() }],
         maxTurns: 4,
         maxTokens,
+        mediaKeepTurns: config.media.keepTurns,
         // The chat's own server tools too: the same tool list, the same cached prefix.
         serverTools: web.serverToolsFor(scope),
         signal,
@@ -426,6 +431,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           system: systemFor(req.key, req.scope),
           input: req.input,
           maxTurns: config.agent.maxTurns,
+          mediaKeepTurns: config.media.keepTurns,
+          ...(req.sendFile ? { sendFile: req.sendFile } : {}),
           maxTokens: m.resolved.maxTokens,
           signal: req.signal,
           steering: req.steering ?? noSteering,

@@ -1,6 +1,6 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
+import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
 import { redact, type Logger } from "../log.ts";
 
@@ -9,7 +9,7 @@ export class ChannelRegistry {
   readonly #failures = new Map<ChannelId, string>();
   readonly #retrying = new Map<ChannelId, { reason: string; timer: NodeJS.Timeout }>();
   readonly #log: Logger;
-  #onMessage: ((m: InboundMessage) => void) | null = null;
+  #onMessage: ((m: InboundMessage) => void | Promise<void>) | null = null;
   #stopped = false;
 
   readonly #retryBaseMs: number;
@@ -37,7 +37,7 @@ export class ChannelRegistry {
    * platform must not hold back the gateway's readiness; it keeps connecting in the background.
    * A channel that failed for a temporary reason is started again later, with backoff.
    */
-  async startAll(onMessage: (m: InboundMessage) => void, opts: { waitMs?: number } = {}): Promise<void> {
+  async startAll(onMessage: (m: InboundMessage) => void | Promise<void>, opts: { waitMs?: number } = {}): Promise<void> {
     this.#onMessage = onMessage;
     const starts = [...this.#channels.values()].map((ch) => this.#start(ch, 0));
     let timer: NodeJS.Timeout | undefined;
@@ -119,6 +119,16 @@ export class ChannelRegistry {
       finish: async (text) => log.warn("reply.no_channel", { channel: id, chars: text.length }),
       fail: async (message) => log.warn("reply.no_channel", { channel: id, message }),
     };
+  }
+
+  /**
+   * Sends a file to the chat of `to`; resolves with the platform's message id, or null when the
+   * channel cannot send files (the terminal: the caller shows the path). Rejects on a refusal.
+   */
+  async sendFile(to: InboundMessage, file: OutboundFile): Promise<string | null> {
+    const channel = this.#channels.get(to.channel);
+    if (!channel?.sendFile) return null;
+    return channel.sendFile(to, { ...file, ...(file.caption !== undefined ? { caption: redact(file.caption) } : {}) });
   }
 }
 

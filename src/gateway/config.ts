@@ -307,6 +307,23 @@ export const configSchema = strict({
     .default({}),
   /** The model of compaction summaries and the memory flush; default the main model. */
   compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
+  /** Photos, documents and voice notes (src/media/). */
+  media: strict({
+    /** Largest attachment downloaded, in bytes (Telegram's bot download limit). */
+    maxBytes: positiveInt.default(20 * 1024 * 1024),
+    /** User turns whose images and documents the model still sees; older ones become a one-line note. */
+    keepTurns: positiveInt.default(3),
+    /** Voice notes → text through an OpenAI-compatible `POST <baseUrl>/audio/transcriptions`; absent: voice notes are declined. */
+    transcription: strict({
+      baseUrl: httpUrl,
+      /** Absent: HEARTH_TRANSCRIPTION_API_KEY (a local server may need none). */
+      apiKey: secret.optional(),
+      model: z.string().trim().min(1),
+      language: z.string().trim().min(2).optional(),
+      /** Show the owner a "🎤 heard: …" line before the answer. */
+      showHeard: z.boolean().default(true),
+    }).optional(),
+  }).prefault({}),
 });
 
 /** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */
@@ -353,7 +370,7 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   const file = opts.file ?? homePaths(opts.home).config;
   const { value, fromEnv } = applyEnv(raw, env);
   registerSecrets(value);
-  for (const variable of PROVIDER_KEY_ENVS) {
+  for (const variable of [...PROVIDER_KEY_ENVS, TRANSCRIPTION_KEY_ENV]) {
     const key = env[variable]?.trim();
     if (key) registerSecret(key);
   }
@@ -401,6 +418,9 @@ function describeSyntaxErrors(text: string, errors: ParseError[]): string {
   if (errors.length > 3) shown.push(`  (and ${errors.length - 3} more, probably caused by the first)`);
   return shown.join("\n");
 }
+
+/** The transcription key's variable, when config has no media.transcription.apiKey. */
+export const TRANSCRIPTION_KEY_ENV = "HEARTH_TRANSCRIPTION_API_KEY";
 
 const envOverrides: { variable: string; path: string[] }[] = [
   { variable: "ANTHROPIC_API_KEY", path: ["model", "apiKey"] },

@@ -3,7 +3,8 @@ import type { CliEvent } from "../channels/cli.ts";
 import type { GatewayStatus } from "./status.ts";
 
 export type ClientRequest =
-  | { type: "chat"; text: string; requestId?: string }
+  /** `files`: absolute paths of local files sent with the message (`--attach`, `/attach`). */
+  | { type: "chat"; text: string; requestId?: string; files?: string[] }
   /** Ctrl+C: stop the main session's active run. */
   | { type: "abort" }
   | { type: "status" }

@@ -104,9 +104,10 @@ function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers,
     try {
       switch (req?.type) {
         case "chat": {
-          if (typeof req.text !== "string" || !req.text.trim()) return send({ type: "error", message: "chat needs a non-empty text" });
+          const files = Array.isArray(req.files) ? req.files.filter((f): f is string => typeof f === "string") : [];
+          if (typeof req.text !== "string" || (!req.text.trim() && files.length === 0)) return send({ type: "error", message: "chat needs a non-empty text" });
           if (!freshId(req.requestId)) return;
-          const requestId = cli.receive(client, req.text, req.requestId);
+          const requestId = cli.receive(client, req.text, req.requestId, files);
           return send({ type: "accepted", requestId });
         }
         case "abort":

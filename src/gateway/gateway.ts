@@ -153,7 +153,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
 
     // 7. Channels, then what the inbox had left: replies need their channel running.
-    const onMessage = (m: InboundMessage) => void routeInbound(ctx, m);
+    // The promise settles once the message is on disk (attachments downloaded): a channel may wait for it.
+    const onMessage = (m: InboundMessage): Promise<void> => routeInbound(ctx, m);
     await channels.startAll(onMessage);
     undo.push(["channels", () => channels.stopAll()]);
     // Undone first: new messages still reach the inbox (and run after a restart) while the

@@ -8,6 +8,7 @@
 // entry actually begins (the model is about to see it). An entry that waited behind another run
 // when the daemon died has not started and is never given up for it.
 import { z } from "zod";
+import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
@@ -39,6 +40,10 @@ export const InboxEntrySchema = z.object({
   acceptedAt: z.number(),
   /** Chat context captured when it was accepted (recent group messages). */
   preface: z.string().optional(),
+  /** The message's attachments, stored when it was accepted (media-intake.ts). */
+  media: z
+    .array(z.object({ kind: z.enum(["image", "document", "text"]), path: z.string(), file: z.string(), mime: z.string(), name: z.string(), note: z.string().optional() }))
+    .optional(),
   /** Runs of it that started before the file was last compacted (absent: none). */
   attempts: z.number().int().nonnegative().optional(),
 });
@@ -63,6 +68,7 @@ export interface InboxEntry {
   message: InboundMessage;
   acceptedAt: number;
   preface?: string;
+  media?: MediaRef[];
   /** Runs of this entry that started, in this life and earlier ones. */
   attempts: number;
 }
@@ -139,10 +145,12 @@ export class Inbox {
    * Records an accepted message, on disk before this returns (the platform is told we have it
    * only afterwards). Returns null, and records nothing, for a duplicate.
    */
-  accept(message: InboundMessage, sessionKey: string, preface?: string): InboxEntry | null {
+  accept(message: InboundMessage, sessionKey: string, preface?: string, media?: MediaRef[]): InboxEntry | null {
     const id = inboxId(message);
     if (this.has(id)) return null;
-    const entry: InboxEntry = { id, sessionKey, message, acceptedAt: this.#clock(), attempts: 0, ...(preface ? { preface } : {}) };
+    // Attachments carry live download functions; what is kept of them is `media`.
+    const { attachments: _live, ...kept } = message;
+    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}) };
     this.#append({ type: "accepted", entry }, true);
     this.#open.set(id, entry);
     return entry;

@@ -5,6 +5,7 @@
 import type { AgentEvent, RunStatus } from "../agent/events.ts";
 import type { UserMessage } from "../agent/messages.ts";
 import type { SteeringSource } from "../agent/steering.ts";
+import type { OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import type { QueueMode } from "./config.ts";
@@ -24,6 +25,8 @@ export interface LaneItem {
   replyKey: string;
   /** Opens the reply for this item; called when the item joins a run, at most once per key and run. */
   openReply: () => ReplySink;
+  /** Sends a file to the item's chat as part of its reply (send_file); absent: no chat to send to. */
+  sendFile?: (file: OutgoingFile, callId: string) => Promise<SentFile>;
   arrivedAt: number;
   /**
    * False for a run that answers someone else (a scheduled job, the heartbeat): messages that

@@ -30,6 +30,8 @@ export const OutboxRecordSchema = z.discriminatedUnion("type", [
     ts: z.number(),
   }),
   z.object({ type: z.literal("delivered"), reply: z.string().min(1), ts: z.number() }),
+  /** A file the reply sent (send_file), by its keys: the tool call id, and file hash + caption. */
+  z.object({ type: z.literal("file"), reply: z.string().min(1), keys: z.array(z.string().min(1)), id: z.string(), ts: z.number() }),
 ]);
 
 export type OutboxRecord = z.infer<typeof OutboxRecordSchema>;
@@ -49,6 +51,8 @@ export interface ReplyRecord {
   messageIds: Array<string | undefined>;
   final?: FinalRecord;
   delivered: boolean;
+  /** Keys of the files the reply sent (see sendFileOnce). */
+  files: string[];
 }
 
 /** Appends after which the file is rewritten with only the open replies. */
@@ -90,6 +94,9 @@ export class Outbox {
           break;
         case "delivered":
           outbox.#reply(r.reply).delivered = true;
+          break;
+        case "file":
+          outbox.#reply(r.reply).files.push(...r.keys);
           break;
         default:
           r satisfies never;
@@ -173,6 +180,20 @@ export class Outbox {
     return final.kind === "fail" ? sink.fail(final.text) : sink.finish(final.text, final.outcome);
   }
 
+  /**
+   * Sends a file for reply `replyId` unless one of `keys` was sent for it before (a replayed
+   * run): `send` runs at most once per key, and its platform id is fsynced the moment it returns.
+   * Same window as messages: a file the platform took in the instant before the record stays.
+   */
+  async sendFileOnce(replyId: string, keys: string[], send: () => Promise<string>): Promise<"sent" | "already"> {
+    const reply = this.#reply(replyId);
+    if (keys.some((k) => reply.files.includes(k))) return "already";
+    const id = await send();
+    reply.files.push(...keys);
+    this.#append({ type: "file", reply: replyId, keys, id, ts: this.#clock() }, true);
+    return "sent";
+  }
+
   #recordFinal(reply: ReplyRecord, final: FinalRecord): void {
     const same = reply.final && reply.final.kind === final.kind && reply.final.text === final.text && reply.final.outcome === final.outcome;
     reply.final = final;
@@ -183,7 +204,7 @@ export class Outbox {
   #reply(id: string): ReplyRecord {
     let reply = this.#replies.get(id);
     if (!reply) {
-      reply = { id, entries: [id], messageIds: [], delivered: false };
+      reply = { id, entries: [id], messageIds: [], delivered: false, files: [] };
       this.#replies.set(id, reply);
       this.#replyOfEntry.set(id, id);
     }
@@ -219,6 +240,7 @@ export class Outbox {
       for (const [index, id] of reply.messageIds.entries()) if (id !== undefined) lines.push({ type: "message", reply: reply.id, index, id, ts });
       if (reply.final) lines.push({ type: "final", reply: reply.id, ...reply.final, ts });
       if (reply.delivered) lines.push({ type: "delivered", reply: reply.id, ts });
+      if (reply.files.length > 0) lines.push({ type: "file", reply: reply.id, keys: reply.files, id: "", ts });
     }
     writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
   }

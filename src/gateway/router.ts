@@ -3,6 +3,10 @@
 // a refused, unaddressed or duplicate message.
 import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { MediaRef } from "../agent/messages.ts";
+import type { OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
@@ -11,6 +15,7 @@ import { accessRules, decideAccess } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
+import { takeInAttachments, withVoice } from "./media-intake.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
@@ -65,7 +70,8 @@ const chatKey = (m: InboundMessage) => `${m.channel}:${m.chat.id}:${m.chat.threa
 export const replyKeyOf = (m: InboundMessage): string => (m.channel === "cli" ? `cli:${m.id}` : chatKey(m));
 
 /** Handles one inbound message. Never throws: problems are logged and, where useful, answered. */
-export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Promise<void> {
+export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage): Promise<void> {
+  let m = inbound;
   const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
   try {
     if (ctx.inbox.has(inboxId(m))) {
@@ -112,12 +118,37 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
       return;
     }
 
-    // Synchronous up to the inbox: the message is on disk before the channel's handler returns
-    // (and the platform is acknowledged). Only a refusal waits, for its reply.
+    // Synchronous up to the inbox for text: the message is on disk before the channel's handler
+    // returns (and the platform is acknowledged). A refusal waits for its reply, and a message
+    // with attachments for their download (the channel awaits the returned promise).
     const refusal = decision.scope === "shared" && !decision.isOwner ? rateLimitRefusal(ctx, m, log) : null;
     if (refusal) {
       if (refusal.answer) await ctx.channels.openReply(m).finish(refusal.answer);
       return;
+    }
+
+    let media: MediaRef[] | undefined;
+    let heard: string[] = [];
+    if (m.attachments?.length) {
+      const intake = await takeInAttachments(m, {
+        workspace: ctx.config.workspace,
+        maxBytes: ctx.config.media.maxBytes,
+        scope: decision.scope,
+        sessionKey: decision.sessionKey,
+        isOwner: decision.isOwner,
+        transcription: ctx.config.media.transcription,
+        log,
+      });
+      if (intake.type === "refused") {
+        await ctx.channels.openReply(m).finish(intake.reply, "failed");
+        return;
+      }
+      media = intake.media;
+      if (intake.voice.length > 0) {
+        heard = intake.voice;
+        m = { ...m, text: withVoice(m.text, intake.voice) };
+      }
+      if (ctx.inbox.has(inboxId(m))) return; // delivered again while it downloaded
     }
 
     ctx.sessions.touch(decision.sessionKey, decision.scope, { lastChannel: m.channel, ...(m.chat.title ? { title: m.chat.title } : {}) });
@@ -126,8 +157,12 @@ export async function routeInbound(ctx: GatewayContext, m: InboundMessage): Prom
       ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
     }
     const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
-    const entry = ctx.inbox.accept(m, decision.sessionKey, preface);
+    const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media);
     if (!entry) return;
+    if (heard.length > 0 && decision.isOwner && ctx.config.media.transcription?.showHeard !== false) {
+      // What was understood, before the answer: a misheard note is caught at once.
+      await ctx.channels.openReply(m).finish(heard.map((t) => `🎤 heard: ${t}`).join("\n")).catch((err: unknown) => log.warn("media.heard_not_sent", { error: err }));
+    }
     submitEntry(ctx, entry);
   } catch (err) {
     log.error("inbound.failed", { error: err });
@@ -162,15 +197,32 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
       preface: entry.preface,
       at: m.receivedAt,
       timezone: ctx.config.timezone,
+      media: entry.media,
     }),
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => ctx.channels.openReply(m, journal)),
+    sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, callId),
     arrivedAt: ctx.clock(),
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
+}
+
+/**
+ * A file for the reply to entry `replyId`, at most once per tool call and per file + caption
+ * (a replayed run gets new call ids from the model, the same file and caption).
+ */
+async function sendFileOnce(ctx: GatewayContext, replyId: string, m: InboundMessage, file: OutgoingFile, callId: string): Promise<SentFile> {
+  const hash = createHash("sha256").update(readFileSync(file.file)).update(`\0${file.caption ?? ""}`).digest("hex").slice(0, 16);
+  let printed = false;
+  const r = await ctx.outbox.sendFileOnce(replyId, [`call:${callId}`, `file:${hash}`], async () => {
+    const id = await ctx.channels.sendFile(m, file);
+    printed = id === null;
+    return id ?? "";
+  });
+  return { type: r === "already" ? "already" : printed ? "printed" : "sent" };
 }
 
 

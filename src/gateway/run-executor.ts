@@ -26,6 +26,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       scope,
       purpose,
       ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),
+      ...(first?.sendFile ? { sendFile: first.sendFile } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

@@ -126,13 +126,15 @@ describe("telegram inbound normalisation", () => {
     expect(m.chat.threadId).toBeUndefined();
   });
 
-  it("media without a caption is a message with no text and the polite note; addressed in a group only as a reply to the bot", () => {
-    const photo = normalizeMessage(msg({ chat: dmChat(bob), photo: [{ file_id: "f", file_unique_id: "u", width: 1, height: 1 }] }), rules());
-    expect(photo).toMatchObject({ type: "message", message: { text: "", unreadableNote: unsupportedReply("photo"), addressed: true, chat: { type: "dm" }, sender: { id: String(bob.id) } } });
+  it("a photo, document or voice note without a caption is a message with no text and its file; addressed in a group only as a reply to the bot", () => {
+    const photo = normalizeMessage(msg({ chat: dmChat(bob), photo: [{ file_id: "small", file_unique_id: "u", width: 1, height: 1, file_size: 10 }, { file_id: "f", file_unique_id: "u2", width: 9, height: 9, file_size: 90 }] }), rules());
+    expect(photo).toEqual({ type: "message", message: expect.objectContaining({ text: "", addressed: true }), files: [{ fileId: "f", kind: "image", name: "photo.jpg", mime: "image/jpeg", size: 90 }] });
+    expect(photo.type === "message" && photo.message.unreadableNote).toBeUndefined();
     expect(normalizeMessage(msg({ sticker: { file_id: "s" } }), rules())).toMatchObject({ message: { unreadableNote: unsupportedReply("sticker"), addressed: false } });
     const voiceToBot = normalizeMessage(msg({ voice: { file_id: "v", duration: 2 }, reply_to_message: { message_id: 3, date: 1, chat: group, from: { id: 666, is_bot: true, first_name: "H" } } }), rules());
-    expect(voiceToBot).toMatchObject({ message: { unreadableNote: unsupportedReply("voice"), addressed: true } });
-    expect(normalizeMessage(msg({ document: { file_id: "d", file_unique_id: "u" } }), rules())).toMatchObject({ message: { unreadableNote: unsupportedReply("document") } });
+    expect(voiceToBot).toMatchObject({ message: { addressed: true }, files: [{ fileId: "v", kind: "audio", name: "voice.ogg", mime: "audio/ogg" }] });
+    expect(normalizeMessage(msg({ document: { file_id: "d", file_unique_id: "u" } }), rules())).toMatchObject({ files: [{ fileId: "d", kind: "document", name: "file", mime: "" }] });
+    expect(normalizeMessage(msg({ video_note: { file_id: "n", file_unique_id: "u", length: 1, duration: 1 } }), rules())).toMatchObject({ files: [{ kind: "video" }] });
   });
 
   it("a message with text carries no unreadable note", () => {

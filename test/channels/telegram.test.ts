@@ -321,11 +321,13 @@ describe("telegram channel: replies", () => {
 describe("telegram channel: messages it cannot read", () => {
   const photo = { photo: [{ file_id: "p", file_unique_id: "u", width: 10, height: 10 }] };
 
-  it("a photo in a DM goes to the gateway with the polite note and no text; the channel answers nothing itself", async () => {
+  it("a photo in a DM goes to the gateway as an attachment, not yet downloaded, with no text; the channel answers nothing itself", async () => {
     await startChannel();
     await emu.user({ userId: 555, firstName: "Stranger" }).sendMedia(photo);
     const m = await nextMessage();
-    expect(m).toMatchObject({ chat: { id: "555", type: "dm" }, sender: { id: "555" }, text: "", addressed: true, unreadableNote: unsupportedReply("photo") });
+    expect(m).toMatchObject({ chat: { id: "555", type: "dm" }, sender: { id: "555" }, text: "", addressed: true, attachments: [{ kind: "image", name: "photo.jpg", mime: "image/jpeg" }] });
+    expect(m.unreadableNote).toBeUndefined();
+    expect(emu.callsTo("getFile")).toHaveLength(0);
     await sleep(200);
     expect(emu.botMessages(555)).toHaveLength(0);
   });
@@ -339,13 +341,26 @@ describe("telegram channel: messages it cannot read", () => {
     expect(emu.botMessages(OWNER)).toHaveLength(0);
   });
 
+  it("an album (media_group_id) reaches the gateway as one message with every picture and the caption", async () => {
+    await startChannel();
+    const part = (id: string, extra: Record<string, unknown> = {}) => ({ photo: [{ file_id: id, file_unique_id: id, width: 10, height: 10 }], media_group_id: "album-1", ...extra });
+    await owner().sendMedia(part("a", { caption: "our trip" }));
+    await owner().sendMedia(part("b"));
+    await owner().sendMedia(part("c"));
+    const m = await nextMessage();
+    expect(m.text).toBe("our trip");
+    expect(m.attachments).toHaveLength(3);
+    await sleep(1200);
+    expect(received).toHaveLength(1);
+  });
+
   it("in groups media is addressed only as a reply to the bot", async () => {
     await startChannel();
     const bob = emu.user({ userId: 200, firstName: "Bob", chat: GROUP });
     await bob.sendMedia({ sticker: { file_id: "s", file_unique_id: "u", type: "regular", width: 1, height: 1, is_animated: false, is_video: false } });
     await bob.sendMedia({ voice: { file_id: "v", file_unique_id: "u", duration: 1 }, reply_to_message: { message_id: 1, date: 1, chat: GROUP, from: { id: 666, is_bot: true, first_name: "T" } } });
     expect(await nextMessage(1)).toMatchObject({ addressed: false, unreadableNote: unsupportedReply("sticker") });
-    expect(await nextMessage(2)).toMatchObject({ addressed: true, unreadableNote: unsupportedReply("voice") });
+    expect(await nextMessage(2)).toMatchObject({ addressed: true, attachments: [{ kind: "audio", name: "voice.ogg" }] });
     await sleep(200);
     expect(emu.botMessages(GROUP.id)).toHaveLength(0);
   });

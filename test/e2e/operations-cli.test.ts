@@ -82,7 +82,8 @@ describe("help and version", () => {
     expect(chat.stdout).toBe(
       "Usage:\n" +
         "  npx hearth chat                         talk with Hearth in this terminal (your main session)\n" +
-        '  npx hearth chat -m "TEXT"               send one message; the reply streams to stdout\n',
+        '  npx hearth chat -m "TEXT"               send one message; the reply streams to stdout\n' +
+        "  npx hearth chat -m TEXT --attach FILE   attach a picture, PDF, text file or voice note (repeatable; /attach PATH in chat)\n",
     );
   });
 

@@ -131,7 +131,7 @@ describe("skills in shared chats", () => {
     const group = fake.requests.slice(0, 9);
     const system = systemOf(group[0]!);
     expect(skillLines(system)).toEqual([INTRO, "- team-coffee: Coffee for the team. (skills/team-coffee/SKILL.md)"]);
-    expect((group[0]!.body.tools as Array<{ name: string }>).map((x) => x.name)).toEqual(["read", "memory_search", "memory_get", "memory_write"]);
+    expect((group[0]!.body.tools as Array<{ name: string }>).map((x) => x.name)).toEqual(["read", "memory_search", "memory_get", "memory_write", "send_file"]);
     const results = group.slice(1).map((r) => lastUserContent(r).find((b) => b.type === "tool_result")!);
     const refusedRead = (p: string) => `Refused ${JSON.stringify(p)}: in this conversation read only opens the folders of shared skills.`;
     expect(results[0]!.content).toBe(refusedRead("skills/private-recipe/SKILL.md"));

@@ -43,19 +43,21 @@ async function start(dmPolicy: "pairing" | "allowlist"): Promise<Daemon> {
 const count = (d: Daemon, event: string) => d.log().split(`"${event}"`).length - 1;
 
 describe("strangers (daemon e2e)", () => {
-  it("allowlist: a stranger's photo, sticker, text and commands get no reply at all; the owner's photo gets the note", async () => {
+  it("allowlist: a stranger's photo, sticker, text and commands get no reply at all and the photo is never fetched; the owner's sticker gets the note", async () => {
     const d = await start("allowlist");
     const stranger = emu.user({ userId: 555, firstName: "Sam" });
-    await stranger.sendMedia(PHOTO);
+    await stranger.sendMedia({ photo: [{ ...emu.addFile(new Uint8Array([0xff, 0xd8, 0xff])), width: 10, height: 10 }] });
     await stranger.sendMedia(STICKER);
     await stranger.send("hello?");
     await stranger.send("/start");
     await stranger.send("/status");
     await waitFor("five refusals in the log", () => count(d, "inbound.refused") === 5);
 
-    await emu.user({ userId: OWNER, firstName: "Ann" }).sendMedia(PHOTO);
+    await emu.user({ userId: OWNER, firstName: "Ann" }).sendMedia(STICKER);
     const [note] = await emu.waitForBotMessages(OWNER, 1);
-    expect(note!.text).toBe(markdownToTelegramHtml(unsupportedReply("photo")));
+    expect(note!.text).toBe(markdownToTelegramHtml(unsupportedReply("sticker")));
+    expect(emu.callsTo("getFile")).toHaveLength(0);
+    expect(emu.fileDownloads).toHaveLength(0);
     await sleep(300);
     expect(emu.botMessages(555)).toEqual([]);
     expect(emu.botMessages(OWNER)).toHaveLength(1);

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseDuration, systemTimeZone, type Config } from "../../src/gateway/config.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { ConfigError, loadConfig, parseConfig, parseDuration, systemTimeZone, type Config } from "../../src/gateway/config.ts";
 import { expandHome, homePaths, resolveHome } from "../../src/gateway/home.ts";
 import { redact } from "../../src/log.ts";
 
@@ -53,6 +54,7 @@ describe("loadConfig", () => {
       budget: { hardStop: false, shared: {} },
       pricing: {},
       compaction: {},
+      media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },
     });
   });
 
@@ -307,5 +309,18 @@ describe("home folder", () => {
     expect(p.sessionFile("group:telegram:-100123:7")).toBe("/h/sessions/group:telegram:-100123:7.jsonl");
     expect(p.sessionFile("../../etc/passwd")).toBe("/h/sessions/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd.jsonl");
     expect(p.sessionFile("a/b")).not.toBe(p.sessionFile("a%2Fb"));
+  });
+});
+
+describe("media config", () => {
+  it("takes a transcription service and refuses one without a model", () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), "hearth-media-config-"));
+    try {
+      const ok = parseConfig({ media: { transcription: { baseUrl: "https://api.groq.com/openai/v1/", model: "whisper-large-v3" } } }, { home, env: {} });
+      expect(ok.media.transcription).toEqual({ baseUrl: "https://api.groq.com/openai/v1", model: "whisper-large-v3", showHeard: true });
+      expect(() => parseConfig({ media: { transcription: { baseUrl: "https://x.test/v1" } } }, { home, env: {} })).toThrow(/media\.transcription\.model/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { text as readText } from "node:stream/consumers";
+import { buffer as readBuffer } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 
@@ -72,6 +72,7 @@ export interface FakeMessage {
   /** The `allowed_mentions` it was sent with (bot messages). */
   allowedMentions: unknown;
   createdAt: number;
+  attachments?: FakeAttachment[];
 }
 
 export interface IdentifyRecord {
@@ -103,6 +104,14 @@ export interface SendMessageOptions {
   replyTo?: string;
   /** Whether the reply pings the replied-to author (Discord clients default to yes). Default true. */
   replyPing?: boolean;
+  /** Files attached to the message, served at the attachment URL the payload names. */
+  attachments?: FakeAttachment[];
+}
+
+export interface FakeAttachment {
+  name: string;
+  contentType: string;
+  bytes: Uint8Array;
 }
 
 /** Makes the next matching REST calls fail. */
@@ -121,6 +130,8 @@ export interface InjectedFailure {
 export interface FakeDiscord {
   /** Give to discord.js as `rest: { api }` (and to Hearth as `channels.discord.apiBase`). */
   readonly apiBase: string;
+  /** Paths of every request to an attachment URL. */
+  readonly attachmentDownloads: string[];
   readonly gatewayUrl: string;
   readonly token: string;
   readonly bot: FakeUser;
@@ -360,6 +371,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     return [...pings];
   };
 
+  /** Set once the server listens: attachment URLs point at it, as Discord's point at its CDN. */
+  let origin = "";
+  const attachmentDownloads: string[] = [];
+
   const messagePayload = (m: FakeMessage, channel: ChannelRecord): Record<string, unknown> => {
     const { userIds, roleIds, everyone } = parseMentions(m.content);
     const guild = channel.guildId ? guilds.get(channel.guildId) : undefined;
@@ -382,7 +397,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       mention_everyone: everyone,
       mentions: [...mentionIds].map(mentionUser),
       mention_roles: roleIds,
-      attachments: [],
+      attachments: (m.attachments ?? []).map((a, i) => {
+        const url = `${origin}/attachments/${m.channelId}/${m.id}/${i}/${encodeURIComponent(a.name)}`;
+        return { id: `${m.id}${i}`, filename: a.name, size: a.bytes.length, url, proxy_url: url, content_type: a.contentType };
+      }),
       embeds: [],
       pinned: false,
       flags: 0,
@@ -596,7 +614,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return [204, undefined];
     }
     if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === "POST") {
-      const message = createBotMessage(channelOr404(m[1]!), body);
+      const channel = channelOr404(m[1]!);
+      const message = createBotMessage(channel, body);
+      if (body?.__uploads?.length) {
+        message.attachments = body.__uploads;
+        wire.set(message.id, messagePayload(message, channel));
+      }
       return [200, wire.get(message.id)];
     }
     if ((m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
@@ -622,12 +645,23 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const handleHttp = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const method = req.method ?? "GET";
-    const raw = await readText(req);
+    const bytes = await readBuffer(req);
+    const type = req.headers["content-type"] ?? "";
     let body: any = null;
-    try {
-      body = raw ? JSON.parse(raw) : null;
-    } catch {
-      body = raw;
+    if (type.startsWith("multipart/form-data")) {
+      // A message with files: `payload_json` is the body, every file part an attachment.
+      const form = await new Request("http://x/", { method: "POST", headers: { "content-type": type }, body: bytes }).formData();
+      body = JSON.parse(String(form.get("payload_json") ?? "{}"));
+      const uploads: FakeAttachment[] = [];
+      for (const [, v] of form.entries()) if (typeof v !== "string") uploads.push({ name: v.name, contentType: v.type, bytes: new Uint8Array(await v.arrayBuffer()) });
+      body.__uploads = uploads;
+    } else {
+      const raw = bytes.toString("utf8");
+      try {
+        body = raw ? JSON.parse(raw) : null;
+      } catch {
+        body = raw;
+      }
     }
     const path = url.pathname.startsWith(API_PREFIX) ? url.pathname.slice(API_PREFIX.length) : url.pathname;
     const authorized = valid(req.headers.authorization?.replace(/^Bot /, ""));
@@ -638,6 +672,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       reply(res, status, payload, headers);
     };
 
+    const file = /^\/attachments\/\d+\/(\d+)\/(\d+)\//.exec(url.pathname);
+    if (method === "GET" && file) {
+      const bytes = messages.get(file[1]!)?.attachments?.[Number(file[2])]?.bytes;
+      attachmentDownloads.push(url.pathname);
+      call.status = bytes ? 200 : 404;
+      if (!bytes) return void res.writeHead(404).end();
+      return void res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(bytes.length) }).end(bytes);
+    }
     if (!url.pathname.startsWith(API_PREFIX)) return answer(404, { message: "404: Not Found", code: 0 });
     if (method === "GET" && path === "/gateway") return answer(200, { url: gatewayUrl });
     if (!authorized && (rejectAt === "rest" || !req.headers.authorization?.startsWith("Bot "))) {
@@ -691,6 +733,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   });
   const port = (server.address() as AddressInfo).port;
   const apiBase = `http://127.0.0.1:${port}/api`;
+  origin = `http://127.0.0.1:${port}`;
   const gatewayUrl = `ws://127.0.0.1:${port}${GATEWAY_PATH}`;
 
   // ── the test-facing API ──────────────────────────────────────────────────────────────────
@@ -698,6 +741,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   let closed: Promise<void> | null = null;
   const fake: FakeDiscord = {
     apiBase,
+    attachmentDownloads,
     gatewayUrl,
     token,
     bot,
@@ -756,6 +800,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         pings: pingsOf(content, replied?.author, o.replyPing ?? true, undefined),
         allowedMentions: undefined,
         createdAt: Date.now(),
+        ...(o.attachments ? { attachments: o.attachments } : {}),
       };
       recordMessage(m);
       dispatchMessage("MESSAGE_CREATE", m);

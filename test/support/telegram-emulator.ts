@@ -19,11 +19,35 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
-import { text as readText } from "node:stream/consumers";
+import { buffer as readBuffer } from "node:stream/consumers";
 import type { MessageEntity } from "grammy/types";
 import TelegramServerClass from "telegram-test-api";
 import type { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
 import { waitFor } from "./daemon.ts";
+
+/** A file the bot uploaded with sendPhoto or sendDocument. */
+export interface SentBotFile {
+  method: string;
+  chatId: string;
+  caption: string | undefined;
+  threadId: number | undefined;
+  name: string;
+  bytes: Uint8Array;
+}
+
+interface UploadedFile {
+  field: string;
+  name: string;
+  bytes: Uint8Array;
+}
+
+async function filesOf(form: FormData): Promise<UploadedFile[]> {
+  const out: UploadedFile[] = [];
+  for (const [field, value] of form.entries()) {
+    if (typeof value !== "string") out.push({ field, name: value.name, bytes: new Uint8Array(await value.arrayBuffer()) });
+  }
+  return out;
+}
 
 /** What the emulator's getMe answers. */
 export const EMULATED_BOT = { id: 666, username: "TestNameBot", firstName: "Test First name" } as const;
@@ -110,6 +134,15 @@ export interface TelegramEmulator {
   /** Resolves once the chat has `count` bot messages; rejects after timeoutMs. */
   waitForBotMessages(chatId: number | string, count: number, timeoutMs?: number): Promise<BotMessage[]>;
   callsTo(method: string): BotApiCall[];
+  /**
+   * Puts a file on the emulated file server: getFile answers for it and the download route
+   * `/file/bot<token>/<path>` serves it. `statedSize` overrides the size getFile reports.
+   */
+  addFile(bytes: Uint8Array, opts?: { statedSize?: number }): { file_id: string; file_unique_id: string; file_size: number };
+  /** Every request to the file download route, with the bytes served. */
+  readonly fileDownloads: Array<{ path: string; bytes: number }>;
+  /** Files the bot sent (sendPhoto, sendDocument: multipart uploads), in order. */
+  readonly sentFiles: SentBotFile[];
   stop(): Promise<void>;
 }
 
@@ -135,6 +168,9 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
   const notify = (a: BotActivity) => listeners.forEach((l) => l(a));
   recordBotMessages(server, messages, notify);
 
+  const files = new Map<string, { bytes: Uint8Array; path: string; statedSize: number }>();
+  const sentFiles: SentBotFile[] = [];
+  const fileDownloads: Array<{ path: string; bytes: number }> = [];
   const calls: BotApiCall[] = [];
   const faults: Array<Fault & { left: number }> = [];
   const proxy = createServer((req, res) => {
@@ -145,10 +181,27 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
   });
 
   async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readText(req);
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(path);
+    if (download) {
+      const file = download[1] === token ? [...files.values()].find((f) => f.path === decodeURIComponent(download[2]!)) : undefined;
+      fileDownloads.push({ path: download[2]!, bytes: file?.bytes.length ?? 0 });
+      if (!file) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ ok: false, error_code: 404, description: "Not Found" }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(file.bytes.length) });
+      res.end(file.bytes);
+      return;
+    }
+    const bytes = await readBuffer(req);
+    const raw = bytes.toString("utf8");
     const method = /^\/bot[^/]+\/([A-Za-z]+)$/.exec(path)?.[1] ?? path;
-    const body = parseBody(raw);
+    const multipart = (req.headers["content-type"] ?? "").startsWith("multipart/form-data");
+    const form = multipart ? await new Request("http://x/", { method: "POST", headers: { "content-type": req.headers["content-type"]! }, body: bytes }).formData() : undefined;
+    const body: Record<string, any> = form ? Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === "string")) : parseBody(raw);
+    if (form) body.__files = await filesOf(form);
     const at = Date.now();
     const fault = faults.find((f) => f.left > 0 && f.method === method && (!f.when || f.when(body)));
     if (fault && fault.reply !== "apply-then-hang") {
@@ -201,6 +254,25 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
         if (message.text === String(body.text ?? "") && message.parseMode === body.parse_mode) return telegramErrors.notModified();
         return undefined;
       }
+      case "sendPhoto":
+      case "sendDocument": {
+        const field = method === "sendPhoto" ? "photo" : "document";
+        // grammY sends the file under a random field and `photo: "attach://<field>"`.
+        const ref = String(body[field] ?? "");
+        const key = ref.startsWith("attach://") ? ref.slice("attach://".length) : field;
+        const file = (body.__files as UploadedFile[] | undefined)?.find((f) => f.field === key);
+        if (!file) return { status: 400, body: { ok: false, error_code: 400, description: `Bad Request: there is no ${field} in the request` } };
+        const messageId = 900_000 + sentFiles.length + 1;
+        sentFiles.push({ method, chatId: String(body.chat_id), caption: body.caption, threadId: body.message_thread_id === undefined ? undefined : Number(body.message_thread_id), name: file.name, bytes: file.bytes });
+        const chat = { id: Number(body.chat_id), type: Number(body.chat_id) < 0 ? "supergroup" : "private" };
+        const media = method === "sendPhoto" ? { photo: [{ file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, width: 1, height: 1 }] } : { document: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, file_name: file.name } };
+        return { status: 200, body: { ok: true, result: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, ...(body.caption ? { caption: body.caption } : {}), ...media } } };
+      }
+      case "getFile": {
+        const file = files.get(String(body.file_id ?? ""));
+        if (!file) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: invalid file_id" } };
+        return { status: 200, body: { ok: true, result: { file_id: body.file_id, file_unique_id: `u${body.file_id}`, file_size: file.statedSize, file_path: file.path } } };
+      }
       case "deleteMessage": {
         const index = messages.findIndex((m) => m.chatId === String(body.chat_id) && m.messageId === Number(body.message_id));
         if (index < 0) return telegramErrors.messageNotFound();
@@ -238,6 +310,14 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
       return botMessages(chatId);
     },
     callsTo: (method) => calls.filter((c) => c.method === method),
+    addFile: (bytes, o = {}) => {
+      const n = files.size + 1;
+      const id = `file-${n}`;
+      files.set(id, { bytes, path: `documents/file_${n}.bin`, statedSize: o.statedSize ?? bytes.length });
+      return { file_id: id, file_unique_id: `u${id}`, file_size: o.statedSize ?? bytes.length };
+    },
+    fileDownloads,
+    sentFiles,
     stop: () =>
       (stopped ??= (async () => {
         await new Promise<void>((resolve) => {

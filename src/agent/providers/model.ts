@@ -33,6 +33,8 @@ export interface ModelRequest {
   cache?: false;
   /** Provider-side tools (web search / fetch definitions, `{ type: "web_search_20260318", name, … }`), sent after `tools`. */
   serverTools?: ServerToolDefinition[];
+  /** User turns whose images and documents are still shown (media-view.ts); absent: the default 3. */
+  mediaKeepTurns?: number;
 }
 
 /** A server tool's definition exactly as the API takes it. */

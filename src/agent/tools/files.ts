@@ -5,6 +5,7 @@ import { constants } from "node:fs";
 import { chmod, type FileHandle, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { imageForModel } from "../../media/prepare.ts";
 import { defineTool, type ToolOutput } from "../tool.ts";
 import { descriptorIsAt, resolveInWorkspace } from "./workspace-path.ts";
 
@@ -44,10 +45,38 @@ export const createReadTool = (opts: ReadToolOptions = {}) => defineTool({
       const st = await lstat(where.path).catch(() => undefined);
       if (st?.isFile() && st.nlink > 1) return failure(`Refused ${quote(input.path)}: it is a hard link (a second name of another file); shared skills must hold plain files.`);
     }
+    if (ctx.scope === "main" && IMAGE_FILE.test(input.path)) return readImage(where.path, input.path);
     return readLineWindow(where.path, { shown: input.path, offset: input.offset, limit: input.limit ?? DEFAULT_READ_LINES });
   },
   summarize: (input) => input.path,
 });
+
+const IMAGE_FILE = /\.(jpe?g|png|gif|webp|heic|heif|tiff?|bmp)$/i;
+const MAX_IMAGE_FILE_BYTES = 20 * 1024 * 1024;
+
+/** A picture in the workspace as an image block (scaled or converted to what the API takes). */
+async function readImage(file: string, shown: string): Promise<ToolOutput> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, READ_NOFOLLOW);
+  } catch (err) {
+    return failure(describeFsError(err, shown, "read"));
+  }
+  let bytes: Uint8Array;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || !descriptorIsAt(handle.fd, file, info)) return failure(`${quote(shown)} is not a regular file.`);
+    if (info.size > MAX_IMAGE_FILE_BYTES) return failure(`${quote(shown)} is ${info.size} bytes, too large a picture to show (limit ${MAX_IMAGE_FILE_BYTES}).`);
+    bytes = await handle.readFile();
+  } catch (err) {
+    return failure(describeFsError(err, shown, "read"));
+  } finally {
+    await handle.close();
+  }
+  const image = await imageForModel(bytes, shown);
+  if (image.type === "refused") return failure(image.reason);
+  return { content: `The picture ${shown}${image.note ? ` ${image.note}` : ""}:`, images: [{ type: "image", mediaType: image.mime, data: Buffer.from(image.bytes).toString("base64") }] };
+}
 
 export const readTool = createReadTool();
 

@@ -1,10 +1,11 @@
 // The one boundary between Hearth's messages and the Anthropic Messages API.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ImageBlock, Message, ToolCallBlock } from "../../messages.ts";
+import { mediaParts, type MediaPart } from "../../media-view.ts";
 import { MISSING_RESULT, type ModelRequest } from "../model.ts";
 
 type ApiMessage = Anthropic.MessageParam;
-type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam;
+type ApiUserBlock = Anthropic.TextBlockParam | Anthropic.ToolResultBlockParam | Anthropic.ImageBlockParam | Anthropic.DocumentBlockParam;
 type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ThinkingBlockParam | Anthropic.ContentBlockParam;
 
 const INTERRUPTED = "[interrupted]";
@@ -16,8 +17,9 @@ const CACHE = { type: "ephemeral" } as const;
  * without a call are dropped, empty text is skipped, and assistant neighbours are merged.
  * The last block of the last message carries a cache breakpoint.
  */
-export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean } = {}): ApiMessage[] {
+export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean; mediaKeepTurns?: number } = {}): ApiMessage[] {
   const out: ApiMessage[] = [];
+  const media = mediaParts(messages, opts.mediaKeepTurns);
   let open: ToolCallBlock[] = []; // calls of the last assistant message still awaiting a result
   let results: ApiUserBlock[] = [];
   let texts: ApiUserBlock[] = [];
@@ -31,10 +33,11 @@ export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean }
     if (content.length > 0) out.push({ role: "user", content });
   };
 
-  for (const m of messages) {
+  for (const [index, m] of messages.entries()) {
     switch (m.role) {
       case "user":
         if (m.text.length > 0) texts.push({ type: "text", text: m.text });
+        for (const part of media.get(index) ?? []) texts.push(toApiPart(part));
         break;
       case "tool_result": {
         const i = open.findIndex((c) => c.id === m.toolCallId);
@@ -107,6 +110,19 @@ const toApiImage = (b: ImageBlock): Anthropic.ImageBlockParam => ({
   source: { type: "base64", media_type: b.mediaType as Anthropic.Base64ImageSource["media_type"], data: b.data },
 });
 
+function toApiPart(part: MediaPart): ApiUserBlock {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text };
+    case "image":
+      return toApiImage({ type: "image", mediaType: part.mediaType, data: part.data });
+    case "document":
+      return { type: "document", source: { type: "base64", media_type: part.mediaType, data: part.data } };
+    default:
+      return part satisfies never;
+  }
+}
+
 function markLastBlock(out: ApiMessage[]): void {
   const last = out.at(-1);
   const blocks = last?.content;
@@ -125,7 +141,7 @@ export function toApiParams(req: ModelRequest, model: string): Anthropic.Message
     model,
     max_tokens: req.maxTokens,
     system,
-    messages: toApiMessages(req.messages, { cacheLast: req.cache !== false }),
+    messages: toApiMessages(req.messages, { cacheLast: req.cache !== false, ...(req.mediaKeepTurns === undefined ? {} : { mediaKeepTurns: req.mediaKeepTurns }) }),
     ...(req.tools.length > 0 || req.serverTools?.length ? { tools: [...(req.tools as Anthropic.Tool[]), ...((req.serverTools ?? []) as unknown as Anthropic.ToolUnion[])] } : {}),
   };
 }

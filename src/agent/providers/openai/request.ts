@@ -2,6 +2,7 @@
 // OpenRouter, Groq, Ollama, LM Studio, vLLM, llama.cpp's server).
 import type OpenAI from "openai";
 import type { AssistantMessage, ToolCallBlock, UserMessage } from "../../messages.ts";
+import { mediaParts, type MediaPart } from "../../media-view.ts";
 import { MISSING_RESULT, type ModelRequest } from "../model.ts";
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -30,7 +31,8 @@ export function toChatMessages(req: ModelRequest, opts: ChatOptions): ChatMessag
   let open: ToolCallBlock[] = []; // calls of the last assistant message still awaiting a result
   let results: ChatMessage[] = []; // `tool` messages
   let flatResults: string[] = []; // results as text, when the request has no tools
-  let texts: string[] = [];
+  let texts: UserPart[] = [];
+  const media = mediaParts(req.messages, req.mediaKeepTurns);
 
   const answer = (call: ToolCallBlock, content: string, isError: boolean) => {
     const text = content.length > 0 ? content : "(no output)";
@@ -42,17 +44,18 @@ export function toChatMessages(req: ModelRequest, opts: ChatOptions): ChatMessag
     open = [];
     out.push(...results);
     const user = [...flatResults, ...texts];
-    if (user.length > 0) out.push({ role: "user", content: user.join("\n\n") });
+    if (user.length > 0) out.push({ role: "user", content: user.every((p) => typeof p === "string") ? user.join("\n\n") : user.map(toChatPart) });
     results = [];
     flatResults = [];
     texts = [];
   };
 
-  for (const m of req.messages) {
+  for (const [index, m] of req.messages.entries()) {
     switch (m.role) {
       case "user": {
         const content = userContent(m, opts);
         if (content.length > 0) texts.push(content);
+        for (const part of media.get(index) ?? []) texts.push(mediaPart(part, opts));
         break;
       }
       case "tool_result": {
@@ -80,14 +83,27 @@ export function toChatMessages(req: ModelRequest, opts: ChatOptions): ChatMessag
   return out;
 }
 
-/**
- * A user message's content. Hearth's user messages are text only today; when an image block
- * is added to messages.ts, this is the one place that turns it into an `image_url` part (with
- * `opts.vision`) or the placeholder "[image omitted: this model cannot see images]".
- */
 function userContent(m: UserMessage, _opts: ChatOptions): string {
   return m.text;
 }
+
+type UserPart = string | OpenAI.Chat.ChatCompletionContentPartImage;
+
+/** An attachment: an image as an `image_url` part when the model has vision, else a line of text. */
+function mediaPart(part: MediaPart, opts: ChatOptions): UserPart {
+  switch (part.type) {
+    case "text":
+      return part.text;
+    case "image":
+      return opts.vision ? { type: "image_url", image_url: { url: `data:${part.mediaType};base64,${part.data}` } } : "[image omitted: this model cannot see images]";
+    case "document":
+      return "[PDF omitted: this model cannot read PDF documents; its stored path is named above]";
+    default:
+      return part satisfies never;
+  }
+}
+
+const toChatPart = (p: UserPart): OpenAI.Chat.ChatCompletionContentPart => (typeof p === "string" ? { type: "text", text: p } : p);
 
 function assistantMessage(m: AssistantMessage, withTools: boolean): OpenAI.Chat.ChatCompletionAssistantMessageParam | null {
   const texts: string[] = [];
