@@ -41,6 +41,10 @@ module.exports = {
       out_file: path.join(home, "logs", "hearth.out.log"),
       error_file: path.join(home, "logs", "hearth.err.log"),
       merge_logs: true,
+      // No pm2 metrics agent inside the daemon: it would cost memory, and after Hearth closes the
+      // IPC channel at shutdown its next report calls process.exit(1) ("Process disconnected
+      // from parent"), which turns a clean stop into a failed one.
+      pmx: false,
     },
   ],
 };
