@@ -15,7 +15,6 @@ import { accessRules, decideAccess } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
-import { takeInAttachments, withVoice } from "./media-intake.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
@@ -130,6 +129,8 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     let media: MediaRef[] | undefined;
     let heard: string[] = [];
     if (m.attachments?.length) {
+      // The media code (download, sharp, PDF text, transcription) loads with the first attachment.
+      const { takeInAttachments, withVoice } = await import("./media-intake.ts");
       const intake = await takeInAttachments(m, {
         workspace: ctx.config.workspace,
         maxBytes: ctx.config.media.maxBytes,

@@ -5,7 +5,6 @@ import { constants } from "node:fs";
 import { chmod, type FileHandle, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { imageForModel } from "../../media/prepare.ts";
 import { defineTool, type ToolOutput } from "../tool.ts";
 import { descriptorIsAt, resolveInWorkspace } from "./workspace-path.ts";
 
@@ -73,6 +72,7 @@ async function readImage(file: string, shown: string): Promise<ToolOutput> {
   } finally {
     await handle.close();
   }
+  const { imageForModel } = await import("../../media/prepare.ts");
   const image = await imageForModel(bytes, shown);
   if (image.type === "refused") return failure(image.reason);
   return { content: `The picture ${shown}${image.note ? ` ${image.note}` : ""}:`, images: [{ type: "image", mediaType: image.mime, data: Buffer.from(image.bytes).toString("base64") }] };

@@ -1,8 +1,7 @@
 // Turns a fetched body into text for the model: HTML → the main content as markdown (scripts,
 // navigation and cookie banners dropped), PDF → its text, JSON → pretty-printed, text → as is.
-import { Readability } from "@mozilla/readability";
-import { parseHTML } from "linkedom";
-import TurndownService from "turndown";
+// The HTML libraries (a DOM, readability, turndown: several megabytes) load with the first page
+// fetched, not with the daemon.
 
 export interface Extracted {
   title?: string;
@@ -21,7 +20,7 @@ export async function extractContent(body: Buffer, contentType: string, url: str
   const charset = /charset=([^;]+)/i.exec(contentType)?.[1]?.trim().replace(/"/g, "");
   if (type === "application/pdf" || (type === "" && body.subarray(0, 5).toString("latin1") === "%PDF-")) return { kind: "pdf", text: await pdfText(body) };
   const text = decodeText(body, charset);
-  if (type === "text/html" || type === "application/xhtml+xml" || (type === "" && /^\s*<(!doctype html|html)/i.test(text))) return htmlToMarkdown(text);
+  if (type === "text/html" || type === "application/xhtml+xml" || (type === "" && /^\s*<(!doctype html|html)/i.test(text))) return await htmlToMarkdown(text);
   if (type === "application/json" || type.endsWith("+json")) return { kind: "json", text: prettyJson(text) };
   if (type.startsWith("text/") || type === "application/xml" || type.endsWith("+xml") || type === "") return { kind: "text", text };
   throw new UnsupportedContentError(`${url} is ${type}, which web_fetch cannot read (it reads HTML, text, JSON and PDF).`);
@@ -47,7 +46,8 @@ function prettyJson(text: string): string {
 const NOISE = "script, style, noscript, template, iframe, svg, canvas, form, nav, header, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-modal=true]";
 const BANNER = /(^|[\s_-])(cookie|cookies|consent|gdpr|cmp|newsletter|subscribe|popup|modal)([\s_-]|$)/i;
 
-export function htmlToMarkdown(html: string): Extracted {
+export async function htmlToMarkdown(html: string): Promise<Extracted> {
+  const [{ Readability }, { parseHTML }, { default: TurndownService }] = await Promise.all([import("@mozilla/readability"), import("linkedom"), import("turndown")]);
   const { document } = parseHTML(html);
   const title = document.querySelector("title")?.textContent?.trim() || undefined;
   for (const el of [...document.querySelectorAll(NOISE)]) el.remove();
