@@ -1,6 +1,6 @@
 // OpenAI-compatible providers end to end: the real daemon and `hearth chat -m`, a fake
 // OpenAI-compatible server (what Ollama, OpenRouter, Groq speak) and the fake Anthropic API.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SKIPPED_FOR_STEER } from "../../src/agent/tool-runner.ts";
@@ -50,6 +50,28 @@ describe("OpenAI-compatible models (hearth chat -m, e2e)", () => {
     expect(second.slice(-2, -1)[0]).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "exec", arguments: '{"command":"echo hearth-42"}' } }] });
     expect(second.at(-1)).toEqual({ role: "tool", tool_call_id: "call_1", content: expect.stringContaining("hearth-42") });
     expect(anth.requests).toHaveLength(0);
+  });
+
+  it("an attached picture reaches a vision model as an image_url part with its bytes, and a model without vision gets a placeholder", async () => {
+    const sharp = (await import("sharp")).default;
+    const png = await sharp({ create: { width: 8, height: 6, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+    ollamaHome({}, { providers: { ollama: { baseUrl: oai.baseUrl, models: { "llama3.2": { vision: true }, gemma: { vision: false, tools: false } } } } });
+    const picture = join(home, "red.png");
+    writeFileSync(picture, png);
+    oai.enqueue(reply("A small red picture."));
+    const r = await runHearth(["chat", "-m", "what is in this picture?", "--attach", picture], env());
+    expect(r.stdout).toBe("A small red picture.\n");
+    const parts = chatMessages(oai.requests[0]!).at(-1)!.content as Array<{ type: string; image_url?: { url: string } }>;
+    expect(parts.filter((p) => p.type === "image_url").map((p) => p.image_url!.url)).toEqual([`data:image/png;base64,${png.toString("base64")}`]);
+
+    oai.enqueue(reply("I cannot see it."));
+    const blind = await runHearth(["chat", "-m", "/model ollama/gemma"], env());
+    expect(blind.code).toBe(0);
+    const again = await runHearth(["chat", "-m", "and now?", "--attach", picture], env());
+    expect(again.stdout).toBe("I cannot see it.\n");
+    const last = JSON.stringify(chatMessages(oai.requests.at(-1)!));
+    expect(last).not.toContain("image_url");
+    expect(last).toContain("[image omitted: this model cannot see images]");
   });
 
   it("exits 2 and names the variable when a hosted provider has no key", async () => {
