@@ -320,19 +320,24 @@ export class SearchIndex {
    */
   reconcile(workspace: string): ReconcileResult {
     const result: ReconcileResult = { added: 0, updated: 0, removed: 0 };
-    let root: string;
-    try {
-      root = realpathSync(workspace);
-    } catch (err) {
-      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
-      return result;
-    }
+    const root = this.#realRoot(workspace);
+    if (root === null) return result;
     const seen = new Set<string>();
     this.#transaction(() => {
       for (const file of inIndexOrder([...walkMarkdown(root, this.#log)])) this.#reconcileOne(root, file, seen, result);
       this.#removeUnseen(seen, result);
     });
     return result;
+  }
+
+  /** The workspace's real path; null (logged) when it cannot be resolved. */
+  #realRoot(workspace: string): string | null {
+    try {
+      return realpathSync(workspace);
+    } catch (err) {
+      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
+      return null;
+    }
   }
 
   /** True while reconcileInSlices runs: searches then answer from what is indexed so far. */
@@ -350,13 +355,8 @@ export class SearchIndex {
   async reconcileInSlices(workspace: string, opts: { sliceMs?: number; shouldStop?: () => boolean } = {}): Promise<ReconcileResult> {
     const sliceMs = opts.sliceMs ?? 25;
     const result: ReconcileResult = { added: 0, updated: 0, removed: 0 };
-    let root: string;
-    try {
-      root = realpathSync(workspace);
-    } catch (err) {
-      this.#log.warn("memory_index_workspace_unreadable", { workspace, reason: errorMessage(err) });
-      return result;
-    }
+    const root = this.#realRoot(workspace);
+    if (root === null) return result;
     this.#building = true;
     this.#syncedDuringBuild.clear();
     try {
