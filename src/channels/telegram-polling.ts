@@ -33,6 +33,13 @@ export interface UpdatePollerOptions {
   onStatus: (status: ChannelStatus) => void;
   /** Redacted from anything logged. */
   token: string;
+  /**
+   * Awaited before each getUpdates: asking for the next batch confirms the previous one to
+   * Telegram, so what is not on disk yet (a message whose files are downloading) must be first.
+   * Must not reject; resolves early when `signal` aborts (stopping does not wait for downloads:
+   * what is not on disk is delivered again at the next start).
+   */
+  settle?: (signal: AbortSignal) => Promise<void>;
   clock?: () => number;
   /** Jitter factor source in [0, 1); default Math.random. */
   random?: () => number;
@@ -71,6 +78,7 @@ export class UpdatePoller implements UpdateSupplier<Update> {
     const aborted = nativeSignal(signal);
     const { api, longPollSeconds } = this.#o;
     for (;;) {
+      await this.#o.settle?.(aborted);
       const startedAt = this.#clock();
       try {
         const updates = await api.getUpdates(

@@ -73,6 +73,8 @@ class TelegramChannel implements Channel {
   #status: ChannelStatus = { state: "stopped" };
   #onMessage: ((m: InboundMessage) => void | Promise<void>) | undefined;
   readonly #albums = new Map<string, { message: InboundMessage; timer: NodeJS.Timeout }>();
+  /** Messages with files on their way to disk: the poller confirms no further update until they are. */
+  readonly #storing = new Set<Promise<void>>();
   #rules: InboundRules | undefined;
   #runner: RunnerHandle | undefined;
   /** Aborted by stop(): ends background reconnects and their waits. */
@@ -220,6 +222,7 @@ class TelegramChannel implements Channel {
       backoff: this.#backoff,
       log: this.#log,
       token: this.#token,
+      settle: (signal) => this.#settled(signal),
       onStatus: (status) => {
         if (this.#runner) this.#status = status.state === "running" ? this.#runningStatus() : status;
       },
@@ -276,13 +279,40 @@ class TelegramChannel implements Channel {
       case "message": {
         const m = result.files.length > 0 ? { ...result.message, attachments: result.files.map((f) => this.#attachment(f)) } : result.message;
         if (result.mediaGroupId !== undefined) return this.#collectAlbum(`${msg.chat.id}:${result.mediaGroupId}`, m);
-        return this.#onMessage?.(m);
+        const accepted = this.#onMessage?.(m);
+        if (m.attachments?.length && accepted) this.#hold(accepted);
+        return accepted;
       }
       case "ignored":
         this.#log.debug("telegram.ignored", { reason: result.reason, chat: String(msg.chat.id) });
         return;
       default:
         result satisfies never;
+    }
+  }
+
+  #hold(accepted: Promise<void>): void {
+    const held = accepted.catch(() => {}).finally(() => this.#storing.delete(held));
+    this.#storing.add(held);
+  }
+
+  /**
+   * Resolves once the messages with files handed to the gateway so far are on disk. One turn of
+   * the event loop first: the batch just fetched reaches #receive through the runner's
+   * middleware (promise steps), and its messages must be counted.
+   */
+  async #settled(signal: AbortSignal): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.#storing.size === 0 || signal.aborted) return;
+    let onAbort = () => {};
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve;
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      while (this.#storing.size > 0 && !signal.aborted) await Promise.race([Promise.allSettled([...this.#storing]), aborted]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
     }
   }
 

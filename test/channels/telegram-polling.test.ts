@@ -1,0 +1,60 @@
+// The poller confirms a batch to Telegram by asking for the next one: it must first wait for
+// what the channel says is not on disk yet (a message whose files are downloading).
+import { describe, expect, it } from "vitest";
+import { UpdatePoller } from "../../src/channels/telegram-polling.ts";
+import { silentLogger } from "../../src/log.ts";
+
+type Supply = UpdatePoller["supply"];
+type Signal = Parameters<Supply>[1];
+
+function poller(settle: (signal: AbortSignal) => Promise<void>, calls: string[]) {
+  return new UpdatePoller({
+    api: {
+      getUpdates: async (params: { offset?: number }) => {
+        calls.push(`getUpdates offset=${params.offset ?? 0}`);
+        return [{ update_id: 7 }] as never;
+      },
+    },
+    longPollSeconds: 30,
+    idlePollMs: 1,
+    idlePollMaxMs: 1,
+    backoff: { initialMs: 1, maxMs: 1 },
+    log: silentLogger,
+    token: "123:abc",
+    onStatus: () => {},
+    settle,
+  });
+}
+
+describe("UpdatePoller", () => {
+  it("asks for the next batch (confirming the last one) only after settle resolved", async () => {
+    const calls: string[] = [];
+    let release!: () => void;
+    const p = poller(() => {
+      calls.push("settle");
+      return new Promise<void>((resolve) => (release = () => (calls.push("stored"), resolve())));
+    }, calls);
+    const signal = new AbortController().signal as unknown as Signal;
+    const first = p.supply(100, signal);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual(["settle"]);
+    release();
+    expect(await first).toEqual([{ update_id: 7 }]);
+    expect(calls).toEqual(["settle", "stored", "getUpdates offset=0"]);
+  });
+
+  it("passes its abort signal to settle, so stopping never waits for a download", async () => {
+    const calls: string[] = [];
+    const controller = new AbortController();
+    let seen: AbortSignal | undefined;
+    const p = poller((signal) => {
+      seen = signal;
+      return new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    }, calls);
+    const pending = p.supply(100, controller.signal as unknown as Signal);
+    await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    await pending.catch(() => {});
+    expect(seen?.aborted).toBe(true);
+  });
+});
