@@ -28,6 +28,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { DAMAGED_MARK } from "./damaged-mark.ts";
 import type { Logger } from "./log.ts";
+import { isAlive } from "./process-info.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Disk full
@@ -201,15 +202,6 @@ export function removeStaleTemps(path: string): string[] {
     removed.push(name);
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Makes a rename in `dir` durable. Best effort: some file systems do not allow it. */

@@ -4,6 +4,9 @@
 // belongs to a process started at another time, is stale and taken over.
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { hearthCmd } from "../hearth-command.ts";
+import { isAlive, procStat } from "../process-info.ts";
+
+export { isAlive };
 
 /** What the lock file records about its owner. */
 export interface LockRecord {
@@ -98,29 +101,6 @@ export function isSameProcess(record: LockRecord): boolean {
   if (record.startTicks !== null) return record.startTicks === ticks;
   // A lock written before start times were recorded: believe it only if the process is a Hearth daemon.
   return isHearthDaemon(record.pid);
-}
-
-/** True when `pid` is a live process (a zombie waiting to be reaped counts as dead). */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-  const stat = procStat(pid);
-  return stat === null || stat[0] !== "Z";
-}
-
-/** Fields after the command name of /proc/<pid>/stat (field 3 onwards), or null without /proc. */
-function procStat(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
-    return stat.slice(stat.lastIndexOf(")") + 2).trim().split(" ");
-  } catch {
-    return null;
-  }
 }
 
 /** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */

@@ -87,4 +87,4 @@ export function isIndexablePath(rel: string): boolean {
 }
 
 const toPosix = (p: string): string => p.split(path.sep).join("/");
-const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+export const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -15,7 +15,7 @@ import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
-import { DAILY_LOG, inIndexOrder, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkMarkdown } from "./index-files.ts";
+import { DAILY_LOG, errorMessage, inIndexOrder, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkMarkdown } from "./index-files.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
@@ -576,4 +576,3 @@ function matchLine(row: HitRow): number {
 }
 
 const toPosix = (p: string): string => p.split(path.sep).join("/");
-const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
