@@ -93,6 +93,27 @@ describe("usage records", () => {
     expect(t.gateway.context.usage.spent().sharedTodayUsd).toBeCloseTo(rs[0]!.costUsd + rs[1]!.costUsd, 12);
   });
 
+  it("a reply stopped with /stop mid-stream is recorded as unfinished, with its input and the output that arrived", async () => {
+    t = await startTestGateway(fake.url, { memory: false });
+    fake.enqueue(text("x".repeat(4_000), { chunkSize: 40, chunkDelayMs: 50, usage: { input_tokens: 2_000, output_tokens: 999 } }));
+    const id = t.channel.say({ chat: "1", type: "dm", sender: "1", text: "write a lot" });
+    await fake.waitForRequests(1);
+    await new Promise((r) => setTimeout(r, 300));
+    await ask(t.channel, { chat: "1", type: "dm", sender: "1", text: "/stop" });
+    await waitFor("the stopped run's reply", () => t!.channel.replies.has(id), 15_000);
+    const rs = records(t.home);
+    expect(rs).toHaveLength(1);
+    const [r] = rs;
+    // The API's final count (999) never arrived: at least one 40-character delta did, and not all 100.
+    expect(r).toMatchObject({ session: "main", purpose: "chat", inputTokens: 2_000, cacheReadTokens: 0, unfinished: true });
+    expect(r!.outputTokens % 10).toBe(0);
+    expect(r!.outputTokens).toBeGreaterThanOrEqual(10);
+    expect(r!.outputTokens).toBeLessThan(1_000);
+    // Sonnet: $3 a million in, $15 out.
+    expect(r!.costUsd).toBeCloseTo((2_000 * 3 + r!.outputTokens * 15) / 1e6, 12);
+    expect(t.gateway.status().budget.today.spentUsd).toBeCloseTo(r!.costUsd, 12);
+  });
+
   it("takes session and purpose from the run: a heartbeat in its own session is recorded as the owner's", async () => {
     t = await startTestGateway(fake.url, { memory: false });
     fake.enqueue(text("HEARTBEAT_OK", { usage: { input_tokens: 40, output_tokens: 3 } }));

@@ -2,9 +2,10 @@
 // (across retries, never twice) and the idle/abort watch that decides how an attempt ended.
 import type { AssistantBlock, AssistantMessage } from "../messages.ts";
 import { displayUrl, type ModelError } from "../model-errors.ts";
-import type { ModelEvent } from "./model.ts";
+import type { ModelEvent, Unfinished } from "./model.ts";
 
-export type AttemptResult = { type: "ok"; message: AssistantMessage } | { type: "error"; error: ModelError };
+/** `billed`: set when the failed attempt had started (the provider reported its input). */
+export type AttemptResult = { type: "ok"; message: AssistantMessage } | { type: "error"; error: ModelError; billed?: Unfinished };
 
 export const stalledMessage = (idleTimeoutMs: number, tries: number): string =>
   `The model stopped responding: nothing arrived for ${formatSeconds(idleTimeoutMs)}${tries > 1 ? `, on ${tries} tries` : ""}.`;

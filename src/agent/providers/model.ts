@@ -1,7 +1,7 @@
 // The provider boundary (DESIGN §6): what the agent loop sends to a model and gets back,
 // whatever the provider. The loop sees only `ModelClient`; each provider converts a
 // `ModelRequest` to its own API in exactly one function (providers/<name>/request.ts).
-import type { AssistantBlock, AssistantMessage, Message } from "../messages.ts";
+import type { AssistantBlock, AssistantMessage, Message, Usage } from "../messages.ts";
 import type { ModelError } from "../model-errors.ts";
 import type { ToolSpec } from "../tool.ts";
 
@@ -57,10 +57,23 @@ export type ModelEvent =
   | { type: "server_tool_start"; id: string; name: string; input: unknown }
   | { type: "server_tool_end"; id: string; name: string; ok: boolean };
 
+/**
+ * What an attempt that did not finish was still billed for: the API charges its input (and the
+ * output generated so far) once the stream started, also when it is stopped or cut off.
+ */
+export interface Unfinished {
+  model: string;
+  usage: Usage;
+}
+
+/**
+ * `unfinished`: attempts of this call that started and then failed (stopped, stalled, cut off)
+ * before the one that decided the result; they are billed all the same.
+ */
 export type ModelResult =
-  | { type: "ok"; message: AssistantMessage }
+  | { type: "ok"; message: AssistantMessage; unfinished?: Unfinished[] }
   /** `partial` holds what the caller was already shown (text), for an interrupted record. */
-  | { type: "error"; error: ModelError; partial: AssistantBlock[] };
+  | { type: "error"; error: ModelError; partial: AssistantBlock[]; unfinished?: Unfinished[] };
 
 export interface ModelCallOptions {
   signal: AbortSignal;

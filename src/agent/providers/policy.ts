@@ -4,7 +4,7 @@
 import type { Logger } from "../../log.ts";
 import { allowsFallback, isRetryable, type ModelError } from "../model-errors.ts";
 import { abortedError, ShownText, stalledMessage, type AttemptResult } from "./attempt.ts";
-import type { ModelCapabilities, ModelClient, ModelEvent, ModelRequest, ModelResult } from "./model.ts";
+import type { ModelCapabilities, ModelClient, ModelEvent, ModelRequest, ModelResult, Unfinished } from "./model.ts";
 
 export interface RetryPolicy {
   /** Attempts per model, the first included. */
@@ -84,7 +84,9 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
       let last: ModelError | undefined;
       let from = primary;
       let stalls = 0;
-      const failed = (error: ModelError): ModelResult => ({ type: "error", error, partial: shown.asBlocks() });
+      const unfinished: Unfinished[] = [];
+      const withUnfinished = <R extends ModelResult>(r: R): R => (unfinished.length > 0 ? { ...r, unfinished } : r);
+      const failed = (error: ModelError): ModelResult => withUnfinished({ type: "error", error, partial: shown.asBlocks() });
       models: for (const [i, target] of opts.targets.entries()) {
         if (i > 0) {
           const lacking = missingCapability(target, req);
@@ -102,7 +104,8 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
           if (signal.aborted) return failed(abortedError(target.name));
           const sent = target.capabilities.tools ? req : { ...req, tools: [] };
           const result = await target.attempt(sent, { signal, idleTimeoutMs: policy.idleTimeoutMs, shown, onEvent });
-          if (result.type === "ok") return result;
+          if (result.type === "ok") return withUnfinished(result);
+          if (result.billed) unfinished.push(result.billed);
           last = result.error;
           if (last.kind === "aborted") return failed(last);
           if (sent.tools.length > 0 && refusesTools(last)) {

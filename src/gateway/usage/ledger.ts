@@ -53,9 +53,9 @@ export class UsageLedger {
   }
 
   /** Prices and appends one model call; returns the record. Never throws (a failed write is logged). */
-  record(tag: UsageTag, model: string, usage: Usage): UsageRecord {
+  record(tag: UsageTag, model: string, usage: Usage, opts?: { unfinished?: boolean }): UsageRecord {
     const now = this.#o.clock();
-    const r = usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone));
+    const r = usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone), opts?.unfinished);
     try {
       appendRecord(this.#o.file, `${JSON.stringify(r)}\n`);
     } catch (err) {

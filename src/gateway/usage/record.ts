@@ -33,6 +33,11 @@ export interface UsageRecord extends UsageTag {
   /** Hearth's own web tools: a record with model LOCAL_WEB_MODEL and no tokens. */
   localWebSearches?: number;
   localWebFetches?: number;
+  /**
+   * The call was stopped, stalled or cut off after it started: billed all the same; its output
+   * tokens are estimated from the text that arrived.
+   */
+  unfinished?: true;
   /** USD at the prices in force when the call was made. */
   costUsd: number;
 }
@@ -42,7 +47,7 @@ export const LOCAL_WEB_MODEL = "(hearth web tools)";
 
 export const usageFile = (home: string): string => path.join(home, "usage.jsonl");
 
-export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd: number, at: number, day: string): UsageRecord {
+export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd: number, at: number, day: string, unfinished = false): UsageRecord {
   const write1h = usage.cacheCreation1hTokens ?? 0;
   return {
     at: new Date(at).toISOString(),
@@ -62,6 +67,7 @@ export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd:
     ...(usage.webFetchRequests ? { webFetchRequests: usage.webFetchRequests } : {}),
     ...(usage.localWebSearches ? { localWebSearches: usage.localWebSearches } : {}),
     ...(usage.localWebFetches ? { localWebFetches: usage.localWebFetches } : {}),
+    ...(unfinished ? { unfinished: true as const } : {}),
     costUsd,
   };
 }

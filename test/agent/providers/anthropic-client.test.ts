@@ -262,6 +262,37 @@ describe("model client: abort", () => {
     expect(result.type === "error" && result.partial).toEqual([{ type: "text", text: "a".repeat(30) }]);
   });
 
+  it("a stopped stream was billed: its input, and the output so far estimated at 4 characters a token, come back as unfinished", async () => {
+    fake.enqueue(text("a".repeat(200), { chunkSize: 10, chunkDelayMs: 50, usage: { input_tokens: 1_200, cache_read_input_tokens: 5_000 } }));
+    const ac = new AbortController();
+    const { c } = client();
+    const events: ModelEvent[] = [];
+    const result = await c.stream(request, {
+      signal: ac.signal,
+      onEvent: (e) => {
+        events.push(e);
+        if (events.length === 3) ac.abort();
+      },
+    });
+    expect(result.type === "error" && result.error.kind).toBe("aborted");
+    // 30 characters arrived: 8 tokens (rounded up); the API's own count never came.
+    expect(result.unfinished).toEqual([{ model: "primary", usage: { inputTokens: 1_200, outputTokens: 8, cacheReadTokens: 5_000, cacheCreationTokens: 0 } }]);
+  });
+
+  it("a stalled attempt is billed and the retry that answers is not: the result carries the stalled one as unfinished", async () => {
+    fake.enqueue(text("Hello world, friend", { chunkSize: 6, chunkDelayMs: 5_000 }), text("Hello world, friend", { chunkSize: 6 }));
+    const { result } = await call(client({ idleTimeoutMs: 300 }).c);
+    expect(result.type).toBe("ok");
+    expect(result.unfinished).toEqual([{ model: "primary", usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheCreationTokens: 0 } }]);
+  });
+
+  it("a request refused before its stream started is not billed", async () => {
+    fake.enqueue({ type: "http_error", status: 400, message: "bad request" });
+    const { result } = await call(client().c);
+    expect(result.type === "error" && result.error.kind).toBe("bad_request");
+    expect(result.unfinished).toBeUndefined();
+  });
+
   it("stops during a backoff wait without another request", async () => {
     fake.setDefault({ type: "http_error", status: 500 });
     const ac = new AbortController();

@@ -96,6 +96,8 @@ async function streamAttempt(
   let answeredBy = model;
   let stopReason: string | null = null;
   let complete = false;
+  let started = false;
+  let generated = 0;
   try {
     const stream = await client.messages.create({ ...params, stream: true }, { signal: watch.signal });
     for await (const ev of stream) {
@@ -104,11 +106,13 @@ async function streamAttempt(
         case "message_start":
           answeredBy = ev.message.model || model;
           readUsage(usage, ev.message.usage);
+          started = true;
           break;
         case "content_block_start":
           drafts[ev.index] = startDraft(ev.content_block);
           break;
         case "content_block_delta":
+          generated += deltaChars(ev.delta);
           applyDelta(drafts[ev.index], ev.delta, shown);
           break;
         case "message_delta":
@@ -124,12 +128,18 @@ async function streamAttempt(
       }
     }
   } catch (err) {
+    // An error the API reported mid-stream (overloaded…) is its own failure, not billed here.
     if (!watch.cancelled) return { type: "error", error: classifyModelError(err, model, sdk, client.baseURL) };
   } finally {
     watch.release();
   }
   const ended = watch.outcome(model, complete, client.baseURL);
-  if (ended) return ended;
+  if (ended) {
+    // Stopped, stalled or cut off after the stream started: the input was billed, and the output
+    // generated so far (the API's final count never came: estimated at 4 characters a token).
+    if (!started || ended.type !== "error") return ended;
+    return { ...ended, billed: { model: answeredBy, usage: { ...usage, outputTokens: Math.max(usage.outputTokens, Math.ceil(generated / 4)) } } };
+  }
   shown.finishAttempt();
   return {
     type: "ok",
@@ -195,6 +205,20 @@ function announceServerBlock(d: BlockDraft | undefined, onEvent: (e: ModelEvent)
     const content = raw.raw.content as { type?: string } | undefined;
     const ok = !(content && !Array.isArray(content) && typeof content.type === "string" && content.type.endsWith("_error"));
     onEvent({ type: "server_tool_end", id, name: names.get(id) ?? d.raw.type.replace(/_tool_result$/, ""), ok });
+  }
+}
+
+/** The characters a delta adds to the model's output (what the output tokens are estimated from). */
+function deltaChars(delta: Anthropic.RawContentBlockDelta): number {
+  switch (delta.type) {
+    case "text_delta":
+      return delta.text.length;
+    case "input_json_delta":
+      return delta.partial_json.length;
+    case "thinking_delta":
+      return delta.thinking.length;
+    default:
+      return 0;
   }
 }
 
