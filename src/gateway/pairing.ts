@@ -5,7 +5,8 @@
 // Strangers cost nothing: a sender is answered at most once an hour (whatever they send), holds
 // at most one code, and a code is never renewed: once it expires unapproved, the same sender gets
 // no new one for another hour. With at most a few codes per channel (maxPendingPairings, default 3), a few accounts cannot
-// keep the slots to themselves. Who was answered when is kept in memory only.
+// keep the slots to themselves. Who was answered when is kept in memory; after a restart the
+// pending codes in pairing.json say when their senders were last answered.
 import { randomInt } from "node:crypto";
 import { z } from "zod";
 import type { ChannelId } from "../channels/channel.ts";
@@ -87,6 +88,8 @@ export class PairingStore {
     this.#path = path;
     this.#data = data;
     this.#clock = clock;
+    // A pending code was sent when it was made: after a restart its sender still waits out the hour.
+    for (const p of data.pending) this.#remember(`${p.channel}:${p.userId}`, { answeredAt: p.createdAt, codeAt: p.createdAt });
   }
 
   /**

@@ -149,6 +149,19 @@ describe("pairing codes", () => {
     expect(restarted.request("telegram", "b", "B")).toMatchObject({ type: "code" });
   });
 
+  it("a restart does not answer a sender again within the hour of their code", () => {
+    const first = code(pairing.request("telegram", "a", "A"));
+    now += 20 * 60_000;
+    const restarted = PairingStore.open(join(dir, "pairing.json"), silentLogger, () => now);
+    expect(restarted.request("telegram", "a", "A")).toEqual({ type: "silent" });
+    now = 1_000_000 + ANSWER_INTERVAL_MS - 1;
+    expect(restarted.request("telegram", "a", "A")).toEqual({ type: "silent" });
+    now += 1;
+    // The code expires at the same moment: the sender is told to wait, never given a renewal.
+    expect(restarted.request("telegram", "a", "A")).toEqual({ type: "cooldown", until: 1_000_000 + CODE_TTL_MS + RENEWAL_COOLDOWN_MS });
+    expect(restarted.approve(first)).toBeNull();
+  });
+
   it("persist approvals and revocations", () => {
     const r = pairing.request("discord", "42", "Fortytwo");
     if (r.type === "code") pairing.approve(r.code);
