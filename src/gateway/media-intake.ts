@@ -111,6 +111,11 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
       o.log.info("media.stored", { path: r.ref.path, kind: r.ref.kind, bytes: bytes.length });
       const derived = relative(o.workspace, r.ref.file).split(sep).join("/");
       for (const rel of new Set([r.ref.path, derived])) noteText(o, rel);
+      if (r.ref.kind === "document" && o.onTextStored) {
+        // For search only: the model reads the PDF itself. After this message, in the background.
+        const { extractPdfTextLater } = await import("../media/pdf-text.ts");
+        void extractPdfTextLater(o.workspace, r.ref.path, (rel) => noteText(o, rel), o.log);
+      }
     } else {
       o.log.info("media.refused", { name: a.name, reason: r.reason });
     }
