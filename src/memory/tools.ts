@@ -166,9 +166,10 @@ function hitLabel(h: SearchHit): string {
 /**
  * Media text as the media store names it: `<stored>.pdf.txt` is a PDF's extracted text,
  * `<stored>.<ext>.txt` a voice note's (or audio file's) transcript, and a stored name with no
- * second extension (`<date>-<hash>.txt`) a text file as it was received.
+ * second extension (`<date>-<hash>.txt`, `.md`) a text file as it was received.
  */
 export function describeMediaText(relPath: string): string {
+  if (relPath.endsWith(".md")) return "a text file received in a chat";
   const stored = relPath.slice(0, -".txt".length);
   const ext = path.posix.extname(path.posix.basename(stored)).toLowerCase();
   if (ext === "") return "a text file received in a chat";

@@ -16,11 +16,12 @@ export const CHATS_DIR = "memory/chats";
 
 /**
  * Text the media store keeps (media/store.ts, gateway/media-intake.ts): a voice note's
- * transcript (`<audio>.txt`), a PDF's extracted text (`<pdf>.txt`) or a text file someone sent,
- * directly in the main scope's `media/YYYY-MM/` or a chat's `memory/chats/<slug>/media/`.
- * Such a file is memory like a note: searched, and seen by the same scopes as its folder.
+ * transcript (`<audio>.txt`), a PDF's extracted text (`<pdf>.txt`) or a text or markdown file
+ * someone sent, directly in the main scope's `media/YYYY-MM/` or a chat's
+ * `memory/chats/<slug>/media/`. Such a file is memory like a note: searched, and seen by the
+ * same scopes as its folder.
  */
-const MEDIA_TEXT = new RegExp(`^(?:media/\\d{4}-\\d{2}|${CHATS_DIR}/[^/]+/media)/[^/]+\\.txt$`);
+const MEDIA_TEXT = new RegExp(`^(?:media/\\d{4}-\\d{2}|${CHATS_DIR}/[^/]+/media)/[^/]+\\.(?:txt|md)$`);
 
 export const isMediaText = (relPath: string): boolean => MEDIA_TEXT.test(relPath);
 

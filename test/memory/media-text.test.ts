@@ -51,7 +51,7 @@ async function put(rel: string, text: string): Promise<void> {
 
 describe("which media text is memory, and who sees it", () => {
   it("takes .txt files directly in a media folder, nothing else", () => {
-    for (const p of [OWNER_VOICE, OWNER_PDF, OWNER_TEXT, GROUP_VOICE]) expect([p, isMediaText(p), isIndexablePath(p)]).toEqual([p, true, true]);
+    for (const p of [OWNER_VOICE, OWNER_PDF, OWNER_TEXT, GROUP_VOICE, "media/2026-11/2026-11-20-0123456789ab.md"]) expect([p, isMediaText(p), isIndexablePath(p)]).toEqual([p, true, true]);
     for (const p of ["notes.txt", "media/x.txt", "media/2026-11/sub/x.txt", "media/2026-11/x.jpg", "media/2026-11/x.csv", `${OWN}/x.txt`, `${OWN}/media/sub/x.txt`, "media/2026-11/.hidden.txt"]) {
       expect([p, isIndexablePath(p)]).toEqual([p, false]);
     }
@@ -69,6 +69,7 @@ describe("which media text is memory, and who sees it", () => {
     expect(describeMediaText(OWNER_VOICE)).toBe("transcript of the voice note media/2026-11/2026-11-20-0123456789ab.ogg");
     expect(describeMediaText(OWNER_PDF)).toBe("text of the PDF media/2026-11/2026-11-21-abcdefabcdef.pdf");
     expect(describeMediaText(OWNER_TEXT)).toBe("a text file received in a chat");
+    expect(describeMediaText(`${OWN}/media/2026-11-20-0123456789ab.md`)).toBe("a text file received in a chat");
   });
 
   it("a first scan takes media text by date among the daily logs, below the notes", () => {
