@@ -1,15 +1,16 @@
 // The memory search index (DESIGN §7): SQLite FTS5 over the workspace's markdown and the text
 // of stored media (voice-note transcripts, PDF text: index-files.ts), chunked by chunker.ts, at
 // <home>/index/memory.db. It is a cache of the files: a damaged or outdated database is deleted
-// and rebuilt, and a full reconcile on start catches up with every edit
-// made while the daemon was down. Scope filtering happens in SQL, so `limit` counts only hits
-// the scope may see, and every hit is checked again with `canSee` before it leaves this file.
+// and rebuilt, and a full reconcile on start catches up with every edit made while the daemon
+// was down. Scope filtering happens in SQL, so `limit` counts only hits the scope may see, and
+// every hit is checked again with `canSee` before it leaves this file.
 //
 // Speed on large indexes (100,000 chunks = ten years of logs): FTS5's bm25 costs about a
 // microsecond per matching row, and a common word can match half of them. So a query ranks at
 // most the CANDIDATES newest matching chunks, where "newest" is rowid order: notes (MEMORY.md,
-// USER.md, anything not a daily log or media text) sort above every log, and logs and media text
-// sort by when they were first indexed (date order on a first scan). Rarer words are ranked in full.
+// USER.md, anything not a daily log or media text) sort above every log, and logs and media
+// text sort by when they were first indexed (date order on a first scan). Rarer words are
+// ranked in full.
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
