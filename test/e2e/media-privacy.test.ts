@@ -65,15 +65,17 @@ describe("a group never reaches the owner's media (Telegram, daemon e2e)", () =>
     await emu.stop();
   });
 
-  async function start(): Promise<string> {
+  async function start(opts: { sharedSkill?: boolean } = {}): Promise<string> {
     home = makeHome({
       channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "allowlist", groups: { policy: "allowlist", allow: [String(FAMILY.id)], requireMention: false } } },
       media: { transcription: { baseUrl: stt.baseUrl, apiKey: "k", model: "whisper-1" } },
     });
     const ws = join(home, "workspace");
-    // A shared skill: the group's model is offered `read`, which then opens only skill folders.
-    mkdirSync(join(ws, "skills", "team"), { recursive: true });
-    writeFileSync(join(ws, "skills", "team", "SKILL.md"), "---\nname: team\ndescription: Team rules.\nscope: shared\n---\nBe kind.\n");
+    if (opts.sharedSkill !== false) {
+      // A shared skill: the group's model is offered `read`, which then opens only skill folders.
+      mkdirSync(join(ws, "skills", "team"), { recursive: true });
+      writeFileSync(join(ws, "skills", "team", "SKILL.md"), "---\nname: team\ndescription: Team rules.\nscope: shared\n---\nBe kind.\n");
+    }
     daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
     await waitFor("telegram polling", () => daemon!.log().includes("telegram.polling"));
     return ws;
@@ -171,6 +173,16 @@ describe("a group never reaches the owner's media (Telegram, daemon e2e)", () =>
     const ownerLog = readFileSync(join(ws, "memory", logName), "utf8").split("\n").find((l) => l.startsWith("### "))!;
     expect(picnic).toBe(`${groupAudio}.txt:1 (transcript of the voice note ${groupAudio}) [Picnic] at the lake on Saturday.\n${groupLog.replace("[lake]", "lake")}`);
     expect(locker).toBe(`${ownerAudio}.txt:1 (transcript of the voice note ${ownerAudio}) My [locker] code is zebra 4711.\nmemory/${logName}:4 (${ownerLog}) > [voice note, transcribed] My [locker] code is zebra 4711. Noted.`);
+  });
+
+  it("without a shared skill a group has no read tool at all", async () => {
+    const ws = await start({ sharedSkill: false });
+    mkdirSync(join(ws, "media", month()), { recursive: true });
+    writeFileSync(join(ws, "media", month(), "secret.jpg"), await picture("jpeg"));
+    const results = await groupRun([["read", { path: `media/${month()}/secret.jpg` }]]);
+    expect(results).toEqual([["Refused: read is only available in the owner's private chat. This conversation can use: memory_search, memory_get, memory_write, send_file.", true]]);
+    const offered = (fake.requests[0]!.body.tools as Array<{ name: string }>).map((t) => t.name);
+    expect(offered).toEqual(["memory_search", "memory_get", "memory_write", "send_file"]);
   });
 
   it("the text of a PDF read as a document is searchable with its chat's scope", async () => {
