@@ -2,10 +2,11 @@
 // accept the message and before the inbox records it, so the inbox record names stored files
 // and a replay never needs the platform again. A refused sender's files are never fetched: the
 // router calls this only for an allowed message.
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import type { MediaRef, Scope } from "../agent/messages.ts";
 import type { Attachment, InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
+import { isIndexablePath } from "../memory/index-files.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import { isTooLarge } from "../media/download.ts";
 import { mediaDir, storeBytes, storeMedia, writeOnce } from "../media/store.ts";
@@ -27,6 +28,11 @@ export interface IntakeOptions {
   isOwner: boolean;
   transcription: TranscriptionConfig | undefined;
   log: Logger;
+  /**
+   * Called with each stored file the search index takes (a transcript, a PDF's text, a text
+   * file; index-files.ts isIndexablePath), relative to the workspace, once it is on disk.
+   */
+  onTextStored?: (relPath: string) => void;
 }
 
 /**
@@ -78,6 +84,7 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
   }
   writeOnce(join(o.workspace, `${rel}.txt`), new TextEncoder().encode(`${heard.text}\n`));
   o.log.info("media.transcribed", { path: rel, chars: heard.text.length });
+  noteText(o, `${rel}.txt`);
   return { type: "heard", text: heard.text };
 }
 
@@ -100,8 +107,18 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
   const dir = mediaDir(memoryScopeFor(o.scope, o.sessionKey), m.receivedAt);
   try {
     const r = await storeMedia(o.workspace, dir, { bytes, name: a.name, mime: a.mime }, m.receivedAt);
-    if (r.type === "stored") o.log.info("media.stored", { path: r.ref.path, kind: r.ref.kind, bytes: bytes.length });
-    else o.log.info("media.refused", { name: a.name, reason: r.reason });
+    if (r.type === "stored") {
+      o.log.info("media.stored", { path: r.ref.path, kind: r.ref.kind, bytes: bytes.length });
+      const derived = relative(o.workspace, r.ref.file).split(sep).join("/");
+      for (const rel of new Set([r.ref.path, derived])) noteText(o, rel);
+      if (r.ref.kind === "document" && o.onTextStored) {
+        // For search only: the model reads the PDF itself. After this message, in the background.
+        const { extractPdfTextLater } = await import("../media/pdf-text.ts");
+        void extractPdfTextLater(o.workspace, r.ref.path, (rel) => noteText(o, rel), o.log);
+      }
+    } else {
+      o.log.info("media.refused", { name: a.name, reason: r.reason });
+    }
     return r;
   } catch (err) {
     o.log.error("media.store_failed", { name: a.name, error: err });
@@ -109,6 +126,15 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
   }
 }
 
+/** Tells the search index about a stored text file; its failure never costs the message. */
+function noteText(o: IntakeOptions, rel: string): void {
+  if (!o.onTextStored || !isIndexablePath(rel)) return;
+  try {
+    o.onTextStored(rel);
+  } catch (err) {
+    o.log.warn("media.index_failed", { path: rel, error: err });
+  }
+}
 
 const mb = (n: number) => (n < 1024 * 1024 ? `${Math.ceil(n / 1024)} KB` : `${(n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MB`);
 

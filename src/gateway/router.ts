@@ -139,6 +139,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
         isOwner: decision.isOwner,
         transcription: ctx.config.media.transcription,
         log,
+        ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
       });
       if (intake.type === "refused") {
         await ctx.channels.openReply(m).finish(intake.reply, "failed");

@@ -1,8 +1,10 @@
-// The workspace's markdown files as the search index reads them: which files and folders are
-// indexed, in which order a first scan takes them, and how much of a file's text.
+// The workspace's files as the search index reads them: which files and folders are indexed
+// (markdown notes and the text of stored media), in which order a first scan takes them, and
+// how much of a file's text. The watcher takes the same files (isIndexablePath).
 import { type Dirent, lstatSync, readdirSync, readSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../log.ts";
+import { isMediaText } from "./visibility.ts";
 
 /**
  * Only the first 2 MB of a file are indexed (cut at a line end), with a warning: a markdown file
@@ -13,14 +15,21 @@ export const MAX_INDEXED_BYTES = 2 * 1024 * 1024;
 /** A daily log's path: `memory/2026-11-23.md` or `memory/chats/<chat>/2026-11-23.md`. */
 export const DAILY_LOG = /^memory\/(?:.+\/)?\d{4}-\d{2}-\d{2}\.md$/;
 
+/**
+ * Files a first scan orders by date and that rank below notes: daily logs, and media text
+ * (its name starts with the day it was received: `media/2026-11/2026-11-23-<hash>.ogg.txt`).
+ */
+export const isDated = (rel: string): boolean => DAILY_LOG.test(rel) || isMediaText(rel);
+
 /** Folders never indexed: dot-folders (.git, editors' state) and node_modules (others' docs). */
 const SKIPPED_DIR = /^(?:\..*|node_modules)$/;
 
 /**
- * Every `.md` file under `root` (a real path), with forward-slash paths relative to it.
- * Symlinks are neither files nor folders here: they are never followed.
+ * Every indexable file under `root` (a real path: `.md` files and media text), with
+ * forward-slash paths relative to it. Symlinks are neither files nor folders here: they are
+ * never followed.
  */
-export function* walkMarkdown(root: string, log: Logger): Generator<{ rel: string; abs: string; info: Stats }> {
+export function* walkIndexable(root: string, log: Logger): Generator<{ rel: string; abs: string; info: Stats }> {
   const pending = [root];
   while (pending.length > 0) {
     const dir = pending.pop()!;
@@ -33,9 +42,10 @@ export function* walkMarkdown(root: string, log: Logger): Generator<{ rel: strin
     }
     for (const entry of entries) {
       if (entry.isDirectory() && !SKIPPED_DIR.test(entry.name)) pending.push(path.join(dir, entry.name));
-      if (!entry.isFile() || !entry.name.endsWith(".md") || entry.name.startsWith(".")) continue;
+      if (!entry.isFile() || entry.name.startsWith(".") || !(entry.name.endsWith(".md") || entry.name.endsWith(".txt"))) continue;
       const abs = path.join(dir, entry.name);
       const rel = toPosix(path.relative(root, abs));
+      if (!entry.name.endsWith(".md") && !isMediaText(rel)) continue;
       try {
         yield { rel, abs, info: lstatSync(abs) };
       } catch (err) {
@@ -46,11 +56,12 @@ export function* walkMarkdown(root: string, log: Logger): Generator<{ rel: strin
 }
 
 /**
- * Files in the order a first scan should index them: daily logs by date, across the main and
- * chat folders, so their file ids (and rowids) follow the calendar; other files by path.
+ * Files in the order a first scan should index them: daily logs and media text by date, across
+ * the main and chat folders, so their file ids (and rowids) follow the calendar; other files by
+ * path.
  */
 export function inIndexOrder<T extends { rel: string }>(files: T[]): T[] {
-  const key = (rel: string) => (DAILY_LOG.test(rel) ? `${path.posix.basename(rel)}\0${rel}` : rel);
+  const key = (rel: string) => (isDated(rel) ? `${path.posix.basename(rel)}\0${rel}` : rel);
   return files.map((f) => ({ f, k: key(f.rel) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map(({ f }) => f);
 }
 
@@ -82,7 +93,7 @@ export function lineEnds(text: string): number {
 
 /** A workspace-relative path (normalised, forward slashes) that reconcile would index. */
 export function isIndexablePath(rel: string): boolean {
-  if (!rel.endsWith(".md") || rel.startsWith("/") || rel.startsWith("../") || rel === "..") return false;
+  if (!(rel.endsWith(".md") || isMediaText(rel)) || rel.startsWith("/") || rel.startsWith("../") || rel === "..") return false;
   return rel.split("/").every((part) => !SKIPPED_DIR.test(part));
 }
 

@@ -23,6 +23,11 @@ export interface MemoryService {
   forgetSession(sessionKey: string): void;
   /** Sessions holding a context snapshot, and the distinct texts they share. */
   contextStats(): { snapshots: number; texts: number };
+  /**
+   * The daemon itself wrote `relPath` (media text: a transcript, a PDF's text): indexed now,
+   * as chat folders are not watched, and not taken for a hand edit. Never throws.
+   */
+  indexOwnFile(relPath: string): void;
   /** Appends a finished exchange to the scope's daily log. Never throws. */
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
@@ -171,6 +176,14 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
         // A refused or failed append was logged once for its path where it happened.
         if (!(err instanceof WorkspaceWriteError)) log.error("memory.daily_log_failed", { error: err });
       }
+    },
+    indexOwnFile(relPath) {
+      try {
+        noteOwnWrite(relPath);
+      } catch (err) {
+        log.warn("memory.index_refresh_failed", { path: relPath, error: err });
+      }
+      refresh(relPath);
     },
     tools: () => tools,
     lastChangeAt: () => lastChangeAt,

@@ -1,21 +1,23 @@
-// The memory search index (DESIGN §7): SQLite FTS5 over the workspace's markdown, chunked by
-// chunker.ts, at <home>/index/memory.db. It is a cache of the files: a damaged or outdated
-// database is deleted and rebuilt, and a full reconcile on start catches up with every edit
-// made while the daemon was down. Scope filtering happens in SQL, so `limit` counts only hits
-// the scope may see, and every hit is checked again with `canSee` before it leaves this file.
+// The memory search index (DESIGN §7): SQLite FTS5 over the workspace's markdown and the text
+// of stored media (voice-note transcripts, PDF text: index-files.ts), chunked by chunker.ts, at
+// <home>/index/memory.db. It is a cache of the files: a damaged or outdated database is deleted
+// and rebuilt, and a full reconcile on start catches up with every edit made while the daemon
+// was down. Scope filtering happens in SQL, so `limit` counts only hits the scope may see, and
+// every hit is checked again with `canSee` before it leaves this file.
 //
 // Speed on large indexes (100,000 chunks = ten years of logs): FTS5's bm25 costs about a
 // microsecond per matching row, and a common word can match half of them. So a query ranks at
 // most the CANDIDATES newest matching chunks, where "newest" is rowid order: notes (MEMORY.md,
-// USER.md, anything not a daily log) sort above every log, and logs sort by when they were first
-// indexed (date order on a first scan). Rarer words are ranked in full.
+// USER.md, anything not a daily log or media text) sort above every log, and logs and media
+// text sort by when they were first indexed (date order on a first scan). Rarer words are
+// ranked in full.
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Logger } from "../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
-import { DAILY_LOG, errorMessage, inIndexOrder, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkMarkdown } from "./index-files.ts";
+import { errorMessage, inIndexOrder, isDated, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkIndexable } from "./index-files.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
 import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
@@ -58,7 +60,7 @@ const CANDIDATES = 2000;
  */
 const ROWS_PER_FILE = 2 ** 20;
 
-/** File ids: daily logs below 2^31, every other file above, so notes come first in rowid DESC. */
+/** File ids: daily logs and media text below 2^31, every other file above, so notes come first in rowid DESC. */
 const LOG_IDS = { lo: 1n, hi: 2n ** 31n - 1n };
 const NOTE_IDS = { lo: 2n ** 31n, hi: 2n ** 32n - 1n };
 
@@ -212,7 +214,7 @@ export class SearchIndex {
         this.#deleteChunksOf(id);
         this.#sql.updateFile.run(stat.mtimeMs, stat.size, hash, id);
       } else {
-        const ids = DAILY_LOG.test(relPath) ? LOG_IDS : NOTE_IDS;
+        const ids = isDated(relPath) ? LOG_IDS : NOTE_IDS;
         const values = { ...ids, path: relPath, mtimeMs: stat.mtimeMs, size: stat.size, hash };
         id = Number(this.#sql.insertFile.run(values).lastInsertRowid);
       }
@@ -289,7 +291,7 @@ export class SearchIndex {
   /**
    * Brings the index of one file up to date with the disk, for watcher events and the
    * daemon's own writes: syncs it, removes it when it is gone or no longer indexable, or skips
-   * it (not .md, or refused by openWorkspaceFile: a symlink, a path through a linked folder,
+   * it (not indexable, or refused by openWorkspaceFile: a symlink, a path through a linked folder,
    * a file with a second name).
    * Never throws for a bad file; logs instead.
    */
@@ -311,7 +313,7 @@ export class SearchIndex {
   }
 
   /**
-   * A full scan, run on start: syncs every changed `.md` file under `workspace` (mtime or size
+   * A full scan, run on start: syncs every changed indexable file under `workspace` (mtime or size
    * differ from the index) and removes files that vanished. Indexes only the first 2 MB of a
    * larger file; skips dot-folders, node_modules and every symlink: a link inside the
    * workspace leads to a file indexed under its real path anyway, and indexing it under the
@@ -324,7 +326,7 @@ export class SearchIndex {
     if (root === null) return result;
     const seen = new Set<string>();
     this.#transaction(() => {
-      for (const file of inIndexOrder([...walkMarkdown(root, this.#log)])) this.#reconcileOne(root, file, seen, result);
+      for (const file of inIndexOrder([...walkIndexable(root, this.#log)])) this.#reconcileOne(root, file, seen, result);
       this.#removeUnseen(seen, result);
     });
     return result;
@@ -363,7 +365,7 @@ export class SearchIndex {
       // The walk itself (a readdir and an lstat per file) yields too: 10,000 files take ~100 ms.
       const found: Array<{ rel: string; info: Stats }> = [];
       let walkSliceEnd = performance.now() + sliceMs;
-      for (const file of walkMarkdown(root, this.#log)) {
+      for (const file of walkIndexable(root, this.#log)) {
         found.push(file);
         if (performance.now() < walkSliceEnd) continue;
         await new Promise((resolve) => setImmediate(resolve));

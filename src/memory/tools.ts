@@ -9,8 +9,8 @@ import { defineTool, type Tool, type ToolContext, type ToolOutput } from "../age
 import { decodeText, lineWindow, sizeProblem } from "../agent/tools/files.ts";
 import type { Logger } from "../log.ts";
 import { appendToDailyLog, appendToWorkspaceFile, dailyLogRelPath, localDate, localTime, WorkspaceWriteError } from "./daily-log.ts";
-import type { SearchIndex } from "./search-index.ts";
-import { CHATS_DIR, IDENTITY_FILES, memoryScopeFor, type MemoryScope } from "./visibility.ts";
+import type { SearchHit, SearchIndex } from "./search-index.ts";
+import { CHATS_DIR, IDENTITY_FILES, isMediaText, memoryScopeFor, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
 import { normalizeRelPath, NOT_VISIBLE, openWorkspaceFile, type Opened } from "./workspace-open.ts";
 
@@ -48,7 +48,7 @@ export function createMemoryTools(deps: MemoryToolDeps): Tool[] {
 function memorySearchTool(deps: MemoryToolDeps): Tool {
   return defineTool({
     name: "memory_search",
-    description: "Search your memory notes and daily logs by keywords; hits are file:line to open with memory_get.",
+    description: "Search notes, daily logs and voice-note/document transcripts by keywords; hits are file:line for memory_get.",
     input: z.object({
       query: z.string().describe("Keywords"),
       limit: z.number().min(1).optional().describe(`Max hits (default ${DEFAULT_HITS})`),
@@ -69,7 +69,7 @@ function memorySearchTool(deps: MemoryToolDeps): Tool {
       const building = deps.index.building ? `\n${INDEX_BUILDING_NOTE}` : "";
       if (hits.length === 0) return { content: `No matches.${building}` };
       return {
-        content: hits.map((h) => `${h.path}:${h.line}${h.heading ? ` (${h.heading})` : ""} ${h.snippet}`).join("\n") + building,
+        content: hits.map((h) => `${h.path}:${h.line}${hitLabel(h)} ${h.snippet}`).join("\n") + building,
       };
     },
     summarize: (input) => input.query,
@@ -79,7 +79,7 @@ function memorySearchTool(deps: MemoryToolDeps): Tool {
 function memoryGetTool(deps: MemoryToolDeps): Tool {
   return defineTool({
     name: "memory_get",
-    description: "Read numbered lines of a memory markdown file, e.g. around a memory_search hit.",
+    description: "Read numbered lines of a memory note or transcript, e.g. around a memory_search hit.",
     input: z.object({
       path: z.string().describe("Path relative to the workspace, e.g. MEMORY.md"),
       from: z.number().min(1).optional().describe("First line, 1-based"),
@@ -155,6 +155,26 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
     },
     summarize: (input) => input.target ?? "log",
   });
+}
+
+/** What a hit is: its heading in a note, or for media text what it was received as and the stored file. */
+function hitLabel(h: SearchHit): string {
+  if (isMediaText(h.path)) return ` (${describeMediaText(h.path)})`;
+  return h.heading ? ` (${h.heading})` : "";
+}
+
+/**
+ * Media text as the media store names it: `<stored>.pdf.txt` is a PDF's extracted text,
+ * `<stored>.<ext>.txt` a voice note's (or audio file's) transcript, and a stored name with no
+ * second extension (`<date>-<hash>.txt`, `.md`) a text file as it was received.
+ */
+export function describeMediaText(relPath: string): string {
+  if (relPath.endsWith(".md")) return "a text file received in a chat";
+  const stored = relPath.slice(0, -".txt".length);
+  const ext = path.posix.extname(path.posix.basename(stored)).toLowerCase();
+  if (ext === "") return "a text file received in a chat";
+  if (ext === ".pdf") return `text of the PDF ${stored}`;
+  return `transcript of the voice note ${stored}`;
 }
 
 const scopeOf = (ctx: ToolContext): MemoryScope => memoryScopeFor(ctx.scope, ctx.sessionKey);

@@ -15,6 +15,17 @@ export const PRIVATE_FILES = ["USER.md", "MEMORY.md", "HEARTBEAT.md"] as const;
 export const CHATS_DIR = "memory/chats";
 
 /**
+ * Text the media store keeps (media/store.ts, gateway/media-intake.ts): a voice note's
+ * transcript (`<audio>.txt`), a PDF's extracted text (`<pdf>.txt`) or a text or markdown file
+ * someone sent, directly in the main scope's `media/YYYY-MM/` or a chat's
+ * `memory/chats/<slug>/media/`. Such a file is memory like a note: searched, and seen by the
+ * same scopes as its folder.
+ */
+const MEDIA_TEXT = new RegExp(`^(?:media/\\d{4}-\\d{2}|${CHATS_DIR}/[^/]+/media)/[^/]+\\.(?:txt|md)$`);
+
+export const isMediaText = (relPath: string): boolean => MEDIA_TEXT.test(relPath);
+
+/**
  * The folder name of a shared session's memory: `group:telegram:-1001234` → `telegram_-1001234`,
  * `dm:discord:42` → `dm_discord_42`. Only letters, digits, `_` and `-` survive, so a slug can
  * never climb out of memory/chats/.
@@ -38,12 +49,14 @@ export function dailyLogDir(scope: MemoryScope): string {
 /**
  * May `scope` see the workspace file at `relPath` (forward slashes, relative to the workspace,
  * already normalised and confined to it)?
- * - main: every markdown file in the workspace (the owner may look into any chat's log).
- * - shared: the identity files and markdown files in its own chat folder, nothing else.
+ * - main: every markdown file in the workspace (the owner may look into any chat's log) and the
+ *   text of every stored media file (isMediaText).
+ * - shared: the identity files, and markdown files and media text in its own chat folder,
+ *   nothing else: never the owner's `media/`.
  */
 export function canSee(scope: MemoryScope, relPath: string): boolean {
   const p = path.posix.normalize(relPath);
-  if (p.startsWith("../") || p.startsWith("/") || !p.endsWith(".md")) return false;
+  if (p.startsWith("../") || p.startsWith("/") || !(p.endsWith(".md") || isMediaText(p))) return false;
   if ((IDENTITY_FILES as readonly string[]).includes(p)) return true;
   if (scope.kind === "main") return true;
   return p.startsWith(`${CHATS_DIR}/${scope.chat}/`);

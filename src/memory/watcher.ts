@@ -1,10 +1,11 @@
-// Watches the workspace's markdown files (DESIGN §7) so a hand edit takes effect on the next
+// Watches the workspace's markdown files and media text (DESIGN §7; index-files.ts) so a hand edit takes effect on the next
 // run without a restart, and tells the owner's edits apart from the daemon's own appends: only
 // the former may start a new context epoch (and so bust the prompt cache of running sessions).
 import { lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Logger } from "../log.ts";
+import { isIndexablePath } from "./index-files.ts";
 
 export interface WorkspaceEvent {
   kind: "add" | "change" | "unlink";
@@ -18,7 +19,7 @@ export interface WorkspaceWatcherOptions {
   workspace: string;
   log: Logger;
   /**
-   * Called once per settled add/change/unlink of a markdown file (an editor's save through a
+   * Called once per settled add/change/unlink of a markdown file or media text (an editor's save through a
    * temp file and a rename is one event). Must not block; a throw is logged and swallowed.
    */
   onEvent: (e: WorkspaceEvent) => void;
@@ -145,7 +146,7 @@ export class WorkspaceWatcher {
     if (parts.length > 3 && isInChatFolder(parts)) return true;
     if (parts.length === 3 && isInChatFolder(parts) && stats?.isDirectory()) return true;
     if (!stats || stats.isDirectory()) return false;
-    return !((stats.isFile() || stats.isSymbolicLink()) && p.endsWith(".md"));
+    return !((stats.isFile() || stats.isSymbolicLink()) && isIndexablePath(parts.join("/")));
   }
 
   #relative(abs: string): string | null {

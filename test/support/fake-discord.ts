@@ -112,6 +112,8 @@ export interface FakeAttachment {
   name: string;
   contentType: string;
   bytes: Uint8Array;
+  /** The URL the payload names instead of this server's attachment route (another host: an attack). */
+  url?: string;
 }
 
 /** Makes the next matching REST calls fail. */
@@ -398,7 +400,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       mentions: [...mentionIds].map(mentionUser),
       mention_roles: roleIds,
       attachments: (m.attachments ?? []).map((a, i) => {
-        const url = `${origin}/attachments/${m.channelId}/${m.id}/${i}/${encodeURIComponent(a.name)}`;
+        const url = a.url ?? `${origin}/attachments/${m.channelId}/${m.id}/${i}/${encodeURIComponent(a.name)}`;
         return { id: `${m.id}${i}`, filename: a.name, size: a.bytes.length, url, proxy_url: url, content_type: a.contentType };
       }),
       embeds: [],

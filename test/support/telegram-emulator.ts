@@ -136,9 +136,10 @@ export interface TelegramEmulator {
   callsTo(method: string): BotApiCall[];
   /**
    * Puts a file on the emulated file server: getFile answers for it and the download route
-   * `/file/bot<token>/<path>` serves it. `statedSize` overrides the size getFile reports.
+   * `/file/bot<token>/<path>` serves it. `statedSize` overrides the size getFile reports;
+   * `filePath` the `file_path` it reports (a hostile path: an attack on the download).
    */
-  addFile(bytes: Uint8Array, opts?: { statedSize?: number }): { file_id: string; file_unique_id: string; file_size: number };
+  addFile(bytes: Uint8Array, opts?: { statedSize?: number; filePath?: string }): { file_id: string; file_unique_id: string; file_size: number };
   /** Every request to the file download route, with the bytes served. */
   readonly fileDownloads: Array<{ path: string; bytes: number }>;
   /** Files the bot sent (sendPhoto, sendDocument: multipart uploads), in order. */
@@ -313,7 +314,7 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
     addFile: (bytes, o = {}) => {
       const n = files.size + 1;
       const id = `file-${n}`;
-      files.set(id, { bytes, path: `documents/file_${n}.bin`, statedSize: o.statedSize ?? bytes.length });
+      files.set(id, { bytes, path: o.filePath ?? `documents/file_${n}.bin`, statedSize: o.statedSize ?? bytes.length });
       return { file_id: id, file_unique_id: `u${id}`, file_size: o.statedSize ?? bytes.length };
     },
     fileDownloads,
