@@ -259,7 +259,7 @@ class DiscordChannel implements Channel {
         return;
       }
       const attachments = facts.attachments.map((a): Attachment => ({
-        kind: attachmentKind(a.contentType),
+        kind: attachmentKind(a.contentType, facts.voice),
         name: a.name,
         mime: a.contentType ?? "",
         ...(a.size !== undefined ? { size: a.size } : {}),
