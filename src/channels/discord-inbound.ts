@@ -10,6 +10,7 @@
 // the guild allowlist. A DM is `chat.id` = the DM channel.
 import { MessageFlags, type Message } from "discord.js";
 import type { InboundMessage } from "./channel.ts";
+import { unsupportedReply, type UnsupportedKind } from "./unsupported.ts";
 
 /** What the channel keeps in `InboundMessage.raw`: enough to answer from ids alone (a replay after a restart). */
 export interface DiscordReplyRef {
@@ -40,6 +41,8 @@ export interface DiscordMessageFacts {
   attachments: Array<{ name: string; url: string; contentType?: string; size?: number }>;
   /** A voice message (Discord's IS_VOICE_MESSAGE flag): its one attachment is the recording. */
   voice: boolean;
+  /** Content Hearth cannot read in any form (a sticker, a poll); absent for text and files. */
+  unsupported?: UnsupportedKind;
   /** A system message (member joined, thread created, pin…): never an instruction. */
   system: boolean;
 }
@@ -62,7 +65,8 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
 
   const text = cleanText(facts.content, facts.mentions.users, rules.bot);
   // A picture or a voice message alone is still a message; its files travel as attachments.
-  if (!text && facts.attachments.length === 0) return { kind: "ignored", reason: "no text" };
+  const unreadable = !text && facts.attachments.length === 0;
+  if (unreadable && !facts.unsupported) return { kind: "ignored", reason: "no text" };
 
   const mentioned = facts.mentions.users.some((u) => u.id === rules.bot.id);
   const repliesToBot = facts.reference?.authorId === rules.bot.id;
@@ -79,6 +83,8 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
     addressed: place.kind === "dm" || mentioned || repliesToBot || named,
     receivedAt: facts.createdAt,
     raw: ref,
+    // Whether anyone gets the note is the gateway's decision, like for any other message.
+    ...(unreadable && facts.unsupported ? { unreadableNote: unsupportedReply(facts.unsupported) } : {}),
   };
   if (facts.reference) {
     const quoted = facts.reference.content?.trim();
@@ -181,6 +187,7 @@ export function factsOf(message: Message): DiscordMessageFacts {
     ...(reference ? { reference } : {}),
     attachments: message.attachments.map((a) => ({ name: a.name, url: a.url, ...(a.contentType ? { contentType: a.contentType } : {}), size: a.size })),
     voice: message.flags.has(MessageFlags.IsVoiceMessage),
+    ...(message.stickers.size > 0 ? { unsupported: "sticker" as const } : message.poll ? { unsupported: "poll" as const } : {}),
     system: message.system,
   };
 }

@@ -162,6 +162,14 @@ describe("text cleanup", () => {
     expect(normalizeMessage(facts({ content: "  ", place: { kind: "dm", channelId: DM } }), rules())).toEqual({ kind: "ignored", reason: "no text" });
   });
 
+  it("a sticker or a poll alone is a message with the unsupported note (the gateway answers it without a model call)", () => {
+    const sticker = inbound(normalizeMessage(facts({ content: "", unsupported: "sticker", place: { kind: "dm", channelId: DM } }), rules()));
+    expect([sticker.text, sticker.unreadableNote, sticker.addressed]).toEqual(["", "Nice sticker! I can only read text for now, though.", true]);
+    const poll = inbound(normalizeMessage(facts({ content: "", unsupported: "poll" }), rules()));
+    expect([poll.unreadableNote, poll.addressed]).toEqual(["I can't read polls yet, sorry. Could you write the question as a message?", false]);
+    expect(inbound(normalizeMessage(facts({ content: "hi", unsupported: "sticker" }), rules())).unreadableNote).toBeUndefined();
+  });
+
   it("a voice message's recording is audio whatever content type it states", () => {
     expect([attachmentKind("audio/ogg"), attachmentKind(undefined, true), attachmentKind("application/octet-stream", true), attachmentKind(undefined)]).toEqual([
       "audio",

@@ -86,6 +86,16 @@ describe("Discord attachments (daemon e2e)", () => {
     expect(Buffer.from(withFile[0]!.attachments![0]!.bytes).equals(Buffer.from(png))).toBe(true);
   });
 
+  it("a sticker alone gets one polite sentence and no model call", async () => {
+    await start();
+    const dm = discord.dmChannel(owner);
+    discord.sendMessage({ channelId: dm, author: owner, content: "", sticker: true });
+    await discord.waitFor("the reply", () => discord.botMessages(dm).length === 1, 20_000);
+    await sleep(300);
+    expect(botTexts(dm)).toEqual(["Nice sticker! I can only read text for now, though."]);
+    expect(model.requests).toHaveLength(0);
+  });
+
   it("a PDF becomes a document block, a text file its text (no attachment URL in the text)", async () => {
     await start();
     model.enqueue(text("One page."));
@@ -110,12 +120,14 @@ describe("Discord attachments (daemon e2e)", () => {
     expect(discord.attachmentDownloads).toHaveLength(2);
   });
 
-  it("bad input gets one clear sentence each and no model call: a download failure, an unsupported type, an over-size file Discord states (never fetched)", async () => {
+  it("bad input gets one clear sentence each and no model call: a download failure, an unsupported type, a corrupt picture, an empty PDF, an over-size file Discord states (never fetched)", async () => {
     await start({ media: { maxBytes: 10_000 } });
     const dm = discord.dmChannel(owner);
     const cases: Array<[{ name: string; contentType: string; bytes: Uint8Array; statedSize?: number; gone?: boolean }, string]> = [
       [{ name: "lost.txt", contentType: "text/plain", bytes: new Uint8Array([1]), gone: true }, "I couldn't download lost.txt; please send it again."],
       [{ name: "a.zip", contentType: "application/zip", bytes: new Uint8Array([80, 75, 3, 4]) }, "I can't read .zip files yet; I understand pictures, PDFs and text files."],
+      [{ name: "broken.jpg", contentType: "image/jpeg", bytes: new Uint8Array([0xff, 0xd8, 1, 2, 3]) }, "I couldn't open the picture broken.jpg: the file seems damaged."],
+      [{ name: "empty.pdf", contentType: "application/pdf", bytes: pdf(0) }, "The PDF empty.pdf has no pages."],
       [{ name: "big.pdf", contentType: "application/pdf", bytes: new Uint8Array(100), statedSize: 25 * 1024 * 1024 }, "big.pdf is too large for me (25 MB); the limit is 10 KB."],
     ];
     for (const [i, [file, expected]] of cases.entries()) {
@@ -127,7 +139,7 @@ describe("Discord attachments (daemon e2e)", () => {
     expect(botTexts(dm)).toHaveLength(cases.length);
     expect(model.requests).toHaveLength(0);
     // The over-size file's URL was never requested: Discord stated its size.
-    expect(discord.attachmentDownloads.map((p) => decodeURIComponent(p.split("/").at(-1)!))).toEqual(["lost.txt", "a.zip"]);
+    expect(discord.attachmentDownloads.map((p) => decodeURIComponent(p.split("/").at(-1)!))).toEqual(["lost.txt", "a.zip", "broken.jpg", "empty.pdf"]);
   });
 
   it("a guild member's picture in an allowed channel is stored under that chat's folder, not in the owner's media", async () => {

@@ -77,6 +77,7 @@ export interface FakeMessage {
   attachments?: FakeAttachment[];
   /** A voice message (flag IS_VOICE_MESSAGE): its one attachment is the recording. */
   voice?: boolean;
+  sticker?: boolean;
 }
 
 export interface IdentifyRecord {
@@ -112,6 +113,8 @@ export interface SendMessageOptions {
   attachments?: FakeAttachment[];
   /** Sends it as a voice message (message flag IS_VOICE_MESSAGE, attachment duration and waveform), as the mobile apps do. */
   voice?: boolean;
+  /** Adds a sticker (`sticker_items`). */
+  sticker?: boolean;
 }
 
 export interface FakeAttachment {
@@ -417,6 +420,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       embeds: [],
       pinned: false,
       flags: m.voice ? MessageFlag.isVoiceMessage : 0,
+      ...(m.sticker ? { sticker_items: [{ id: "749054660769218631", name: "Wave", format_type: 1 }] } : {}),
       components: [],
       ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
       ...(replied
@@ -818,6 +822,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         createdAt: Date.now(),
         ...(o.attachments ? { attachments: o.attachments } : {}),
         ...(o.voice ? { voice: true } : {}),
+        ...(o.sticker ? { sticker: true } : {}),
       };
       recordMessage(m);
       dispatchMessage("MESSAGE_CREATE", m);
