@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
-import { waitFor } from "../support/daemon.ts";
+import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 import { pdf, picture } from "../support/media-files.ts";
@@ -14,12 +14,15 @@ import { pdf, picture } from "../support/media-files.ts";
 let fake: FakeModel;
 let home: string;
 let files: string;
+let daemon: Daemon | undefined;
 beforeEach(async () => {
+  daemon = undefined;
   fake = await startFakeModel();
   home = mkdtempSync(join(tmpdir(), "hearth-e2e-"));
   files = mkdtempSync(join(tmpdir(), "hearth-attach-"));
 });
 afterEach(async () => {
+  await cleanupDaemon(daemon);
   await fake.close();
   rmSync(home, { recursive: true, force: true });
   rmSync(files, { recursive: true, force: true });
@@ -87,19 +90,22 @@ describe("hearth chat --attach", () => {
     });
     afterEach(() => stt.close());
 
-    it("an audio file: the transcription server gets its bytes, the model the transcript", async () => {
-      writeConfig({ media: { transcription: { baseUrl: stt.baseUrl, apiKey: "stt-key", model: "whisper-1" } } });
-      const audio = new Uint8Array([79, 103, 103, 83, 5, 6, 7]);
-      writeFileSync(join(files, "memo.ogg"), audio);
-      stt.enqueue({ text: "Call the plumber." });
-      fake.enqueue(text("Noted."));
-      const r = await runHearth(["chat", "-m", "", "--attach", join(files, "memo.ogg")], env());
-      // What was heard is a note on stderr; stdout is the answer alone.
-      expect([r.stdout, r.code]).toEqual(["Noted.\n", 0]);
-      expect(r.stderr).toBe("🎤 heard: Call the plumber.\n");
-      expect(stt.requests.map((q) => [q.fileName, Buffer.from(q.file).equals(Buffer.from(audio))])).toEqual([["memo.ogg", true]]);
-      expect(String(lastUserContent(fake.requests[0]!)[0]!.text).split("\n").at(-1)).toBe("[voice note, transcribed] Call the plumber.");
-    });
+    for (const mode of ["embedded", "daemon"] as const) {
+      it(`an audio file: the transcription server gets its bytes, the model the transcript, stderr what was heard (${mode})`, async () => {
+        writeConfig({ media: { transcription: { baseUrl: stt.baseUrl, apiKey: "stt-key", model: "whisper-1" } } });
+        if (mode === "daemon") daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+        const audio = new Uint8Array([79, 103, 103, 83, 5, 6, 7]);
+        writeFileSync(join(files, "memo.ogg"), audio);
+        stt.enqueue({ text: "Call the plumber." });
+        fake.enqueue(text("Noted."));
+        const r = await runHearth(["chat", "-m", "", "--attach", join(files, "memo.ogg")], env());
+        // What was heard is a note on stderr; stdout is the answer alone.
+        expect([r.stdout, r.code]).toEqual(["Noted.\n", 0]);
+        expect(r.stderr).toBe("🎤 heard: Call the plumber.\n");
+        expect(stt.requests.map((q) => [q.fileName, Buffer.from(q.file).equals(Buffer.from(audio))])).toEqual([["memo.ogg", true]]);
+        expect(String(lastUserContent(fake.requests[0]!)[0]!.text).split("\n").at(-1)).toBe("[voice note, transcribed] Call the plumber.");
+      });
+    }
   });
 
   it("interactive: `/attach PATH` alone goes with the next message, and only that one", async () => {
