@@ -264,4 +264,20 @@ describe("Discord voice messages (daemon e2e)", () => {
     expect(discord.attachmentDownloads).toHaveLength(0);
     expect(stt.requests).toHaveLength(0);
   });
+
+  it("without transcription configured: a guild member's voice message (a reply to the bot) gets the sentence for others, no model call", async () => {
+    const guild = discord.addGuild("Lab").id;
+    const general = discord.addTextChannel(guild, "general").id;
+    const member = discord.addUser("bob");
+    await start({ guild });
+    model.enqueue(text("Hello Bob."));
+    discord.sendMessage({ channelId: general, author: member, content: "hi", mentionsBot: true });
+    const hello = await discord.waitFor("the greeting", () => discord.botMessages(general).find((m) => m.content === "Hello Bob."), 20_000);
+    discord.sendMessage({ channelId: general, author: member, content: "", voice: true, replyTo: hello.id, attachments: [{ name: "voice-message.ogg", contentType: "audio/ogg", bytes: new Uint8Array([3]) }] });
+    await discord.waitFor("the reply", () => discord.botMessages(general).length === 2, 20_000);
+    await sleep(300);
+    expect(botTexts(general)).toEqual(["Hello Bob.", "Voice notes aren't supported here, sorry. Could you type it instead?"]);
+    expect(model.requests).toHaveLength(1);
+    expect(discord.attachmentDownloads).toHaveLength(0);
+  });
 });
