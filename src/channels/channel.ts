@@ -146,6 +146,12 @@ export interface Channel {
    * without it (the terminal) gets the file's path as text instead.
    */
   sendFile?(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string>;
+  /**
+   * Optional: a short line about message `to` that is not its answer (what a voice note was
+   * heard as). A channel without it gets the line as a message of its own; the terminal shows
+   * it beside the answer it is waiting for, without ending it.
+   */
+  sendNote?(to: InboundMessage, text: string): Promise<void>;
   status(): ChannelStatus;
 }
 

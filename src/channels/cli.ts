@@ -2,6 +2,7 @@
 // the only user. The transport (the control socket, or an in-process pipe for the embedded
 // gateway) hands client lines in and writes events out through `attach`.
 import { randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { TooLargeError } from "../media/download.ts";
@@ -21,6 +22,8 @@ export type CliEvent =
   | { type: "tool_end"; requestId: string; name: string; ok: boolean }
   | { type: "final"; requestId: string; text: string; outcome: ReplyOutcome }
   | { type: "failed"; requestId: string; message: string }
+  /** A line about the request that is not its answer (what a voice note was heard as); the answer follows. */
+  | { type: "note"; requestId: string; text: string }
   /** A proactive message (cron, heartbeat) while the client is connected. */
   | { type: "notice"; text: string };
 
@@ -108,6 +111,11 @@ export class CliChannel implements Channel {
     };
   }
 
+  async sendNote(to: InboundMessage, text: string): Promise<void> {
+    const raw = to.raw as CliRaw | undefined;
+    if (raw) this.#clients.get(raw.client)?.({ type: "note", requestId: raw.requestId, text });
+  }
+
   /** Proactive messages go to every connected client. */
   async send(_to: DeliveryTarget, text: string): Promise<void> {
     if (this.#clients.size === 0) throw new Error("no terminal client is connected");
@@ -120,10 +128,17 @@ function localAttachment(file: string): Attachment {
   const name = basename(file);
   const ext = extname(file).slice(1).toLowerCase();
   const mime = LOCAL_MIME[ext] ?? "";
+  let size: number | undefined;
+  try {
+    size = statSync(file).size;
+  } catch {
+    size = undefined; // gone since the client checked it: the download says so
+  }
   return {
     kind: mime.startsWith("image/") ? "image" : mime.startsWith("audio/") ? "audio" : mime.startsWith("video/") ? "video" : "document",
     name,
     mime,
+    ...(size !== undefined ? { size } : {}),
     fetch: async (maxBytes) => {
       const size = (await stat(file)).size;
       if (size > maxBytes) throw new TooLargeError(maxBytes);

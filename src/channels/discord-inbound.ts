@@ -8,8 +8,9 @@
 // is `chat.id` = its parent channel and `chat.threadId` = the thread, so each thread is its own
 // session (`group:discord:<parent>:<thread>`); `scopeIds` carry the guild (and the thread) for
 // the guild allowlist. A DM is `chat.id` = the DM channel.
-import type { Message } from "discord.js";
+import { MessageFlags, type Message } from "discord.js";
 import type { InboundMessage } from "./channel.ts";
+import { unsupportedReply, type UnsupportedKind } from "./unsupported.ts";
 
 /** What the channel keeps in `InboundMessage.raw`: enough to answer from ids alone (a replay after a restart). */
 export interface DiscordReplyRef {
@@ -36,7 +37,12 @@ export interface DiscordMessageFacts {
   mentions: { users: Array<{ id: string; name: string }>; roleIds: string[]; everyone: boolean };
   /** The message this one replies to; `authorId` absent when Discord did not include it. */
   reference?: { messageId: string; authorId?: string; content?: string };
+  /** Files on the message, as Discord states them (`size` in bytes); fetched later, only for an accepted message. */
   attachments: Array<{ name: string; url: string; contentType?: string; size?: number }>;
+  /** A voice message (Discord's IS_VOICE_MESSAGE flag): its one attachment is the recording. */
+  voice: boolean;
+  /** Content Hearth cannot read in any form (a sticker, a poll); absent for text and files. */
+  unsupported?: UnsupportedKind;
   /** A system message (member joined, thread created, pin…): never an instruction. */
   system: boolean;
 }
@@ -57,8 +63,10 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
   if (facts.author.bot) return { kind: "ignored", reason: "from a bot" };
   if (facts.system) return { kind: "ignored", reason: "system message" };
 
-  const text = withAttachments(cleanText(facts.content, facts.mentions.users, rules.bot), facts.attachments);
-  if (!text) return { kind: "ignored", reason: "no text" };
+  const text = cleanText(facts.content, facts.mentions.users, rules.bot);
+  // A picture or a voice message alone is still a message; its files travel as attachments.
+  const unreadable = !text && facts.attachments.length === 0;
+  if (unreadable && !facts.unsupported) return { kind: "ignored", reason: "no text" };
 
   const mentioned = facts.mentions.users.some((u) => u.id === rules.bot.id);
   const repliesToBot = facts.reference?.authorId === rules.bot.id;
@@ -75,6 +83,8 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
     addressed: place.kind === "dm" || mentioned || repliesToBot || named,
     receivedAt: facts.createdAt,
     raw: ref,
+    // Whether anyone gets the note is the gateway's decision, like for any other message.
+    ...(unreadable && facts.unsupported ? { unreadableNote: unsupportedReply(facts.unsupported) } : {}),
   };
   if (facts.reference) {
     const quoted = facts.reference.content?.trim();
@@ -125,19 +135,18 @@ export function cleanText(content: string, mentioned: ReadonlyArray<{ id: string
   return text.trim();
 }
 
-/** The kind of a Discord attachment, from its content type. */
-export function attachmentKind(contentType: string | undefined): "image" | "document" | "audio" | "video" {
+/**
+ * The kind of a Discord attachment, from its content type; a voice message's recording is audio
+ * whatever type it states. An unknown type is a document: the gateway reads its bytes and says
+ * clearly when it cannot use them.
+ */
+export function attachmentKind(contentType: string | undefined, voice = false): "image" | "document" | "audio" | "video" {
+  if (voice) return "audio";
   const t = contentType ?? "";
   if (t.startsWith("image/")) return "image";
   if (t.startsWith("audio/")) return "audio";
   if (t.startsWith("video/")) return "video";
   return "document";
-}
-
-function withAttachments(text: string, attachments: DiscordMessageFacts["attachments"]): string {
-  if (attachments.length === 0) return text;
-  const lines = attachments.map((a) => `[attachment: ${a.name} ${a.url}]`);
-  return [text, ...lines].filter(Boolean).join("\n");
 }
 
 /** Reads the facts from a discord.js message. Works with partial (uncached) DM channels. */
@@ -177,6 +186,8 @@ export function factsOf(message: Message): DiscordMessageFacts {
     },
     ...(reference ? { reference } : {}),
     attachments: message.attachments.map((a) => ({ name: a.name, url: a.url, ...(a.contentType ? { contentType: a.contentType } : {}), size: a.size })),
+    voice: message.flags.has(MessageFlags.IsVoiceMessage),
+    ...(message.stickers.size > 0 ? { unsupported: "sticker" as const } : message.poll ? { unsupported: "poll" as const } : {}),
     system: message.system,
   };
 }

@@ -6,6 +6,7 @@
 // discord.js resumes or reconnects on its own after a dropped connection; we only follow its
 // shard events to report starting → running ⇄ reconnecting, and failed when Discord will not
 // take the bot back (a revoked token, refused intents).
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import type { Logger } from "../log.ts";
@@ -36,6 +37,8 @@ export interface DiscordChannelDeps {
 
 /** Discord's limit per message, and the pacing of streamed edits (§8). */
 const MAX_MESSAGE = 2000;
+/** Discord's limit on a message nonce. */
+const NONCE_LENGTH = 25;
 const EDIT_INTERVAL_MS = 1200;
 /** Discord shows "typing…" for about 10 s after each request. */
 const TYPING_INTERVAL_MS = 8000;
@@ -259,7 +262,7 @@ class DiscordChannel implements Channel {
         return;
       }
       const attachments = facts.attachments.map((a): Attachment => ({
-        kind: attachmentKind(a.contentType),
+        kind: attachmentKind(a.contentType, facts.voice),
         name: a.name,
         mime: a.contentType ?? "",
         ...(a.size !== undefined ? { size: a.size } : {}),
@@ -282,11 +285,24 @@ class DiscordChannel implements Channel {
 
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Uploads a file as one message. Its nonce is derived from where it goes and what it is, with
+   * `enforce_nonce`: an upload retried after a lost response (by @discordjs/rest on a 5xx, or a
+   * replay after a crash within Discord's few minutes of nonce memory) returns the message
+   * already made instead of posting the file twice. The gateway's outbox keeps it once beyond that.
+   */
   async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
     const target = replyTarget(to);
     const data = await readFile(file.file);
+    const nonce = createHash("sha256")
+      .update(`file\0${target.channelId}\0${target.replyTo ?? ""}\0${file.name}\0${file.caption ?? ""}\0`)
+      .update(data)
+      .digest("base64url")
+      .slice(0, NONCE_LENGTH);
     const body = {
       content: file.caption ?? "",
+      nonce,
+      enforce_nonce: true,
       allowed_mentions: { parse: [] },
       attachments: [{ id: 0, filename: file.name }],
       ...(target.replyTo ? { message_reference: { message_id: target.replyTo, fail_if_not_exists: false } } : {}),

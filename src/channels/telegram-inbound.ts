@@ -6,6 +6,7 @@
 // truthfully, including `addressed` for group messages that the gateway keeps as context.
 import type { Message, MessageEntity } from "grammy/types";
 import type { InboundMessage } from "./channel.ts";
+import { unsupportedReply, type UnsupportedKind } from "./unsupported.ts";
 
 /** What a reply needs to find its way back; JSON-serialisable (the inbox persists it). */
 export interface TelegramRaw {
@@ -25,8 +26,7 @@ export interface InboundRules {
   namePattern: RegExp | null;
 }
 
-/** Media the bot cannot read yet; the gateway may answer it with a short polite note. */
-export type UnsupportedKind = "photo" | "voice" | "audio" | "video" | "sticker" | "document" | "location" | "contact" | "poll" | "other";
+export { unsupportedReply } from "./unsupported.ts";
 
 /** A file of the message, described; the channel adds the download (getFile + the file route). */
 export interface TelegramFile {
@@ -65,16 +65,12 @@ export function filesOf(msg: Message): TelegramFile[] {
   return [];
 }
 
-/** Checked in order; the first key present names the kind. Captioned media count as text. */
+/**
+ * Content that is neither text nor a file (filesOf takes photos, documents, audio and videos),
+ * checked in order; the first key present names the kind. Captioned media count as text.
+ */
 const MEDIA: ReadonlyArray<[keyof Message, UnsupportedKind]> = [
-  ["photo", "photo"],
-  ["voice", "voice"],
-  ["video_note", "video"],
-  ["audio", "audio"],
-  ["animation", "video"],
-  ["video", "video"],
   ["sticker", "sticker"],
-  ["document", "document"],
   ["location", "location"],
   ["venue", "location"],
   ["contact", "contact"],
@@ -152,32 +148,6 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
   return { type: "message", message: { ...base, text, addressed }, files, ...group_ };
 }
 
-/** The polite answer to a message the bot cannot read; no model call is made for it. */
-export function unsupportedReply(kind: UnsupportedKind): string {
-  switch (kind) {
-    case "photo":
-      return "I can't see pictures yet, sorry. Could you tell me in words what it shows?";
-    case "voice":
-    case "audio":
-      return "I can't listen to voice messages or audio yet, sorry. Could you type it instead?";
-    case "video":
-      return "I can't watch videos yet, sorry. Could you describe it in a message?";
-    case "sticker":
-      return "Nice sticker! I can only read text for now, though.";
-    case "document":
-      return "I can't open files yet, sorry. If it is text, could you paste it into a message?";
-    case "location":
-      return "I can't read shared locations yet, sorry. Could you write the place or address instead?";
-    case "contact":
-      return "I can't read shared contacts yet, sorry. Could you type the details you want me to know?";
-    case "poll":
-      return "I can't read polls yet, sorry. Could you write the question as a message?";
-    case "other":
-      return "I can only read text messages for now, sorry.";
-    default:
-      return kind satisfies never;
-  }
-}
 
 function senderOf(msg: Message, rules: InboundRules): InboundMessage["sender"] | undefined {
   if (msg.sender_chat) {

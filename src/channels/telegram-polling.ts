@@ -40,6 +40,13 @@ export interface UpdatePollerOptions {
    * what is not on disk is delivered again at the next start).
    */
   settle?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * Read before each getUpdates, after `settle`: the first update that Telegram must not forget
+   * yet (an album whose parts are still being merged), or undefined. The poller then asks from
+   * there, so nothing after it is confirmed, and hands out only updates it has not handed out
+   * before. Must not throw.
+   */
+  holdFrom?: () => number | undefined;
   clock?: () => number;
   /** Jitter factor source in [0, 1); default Math.random. */
   random?: () => number;
@@ -62,7 +69,8 @@ export class UpdatePoller implements UpdateSupplier<Update> {
   readonly #o: UpdatePollerOptions;
   readonly #clock: () => number;
   readonly #random: () => number;
-  #offset = 0;
+  /** The first update not handed out yet. */
+  #next = 0;
   #failures = 0;
   #idleWaitMs: number;
 
@@ -79,18 +87,22 @@ export class UpdatePoller implements UpdateSupplier<Update> {
     const { api, longPollSeconds } = this.#o;
     for (;;) {
       await this.#o.settle?.(aborted);
+      const held = this.#o.holdFrom?.();
+      const offset = held !== undefined && held < this.#next ? held : this.#next;
       const startedAt = this.#clock();
       try {
         const updates = await api.getUpdates(
-          { offset: this.#offset, limit: Math.max(1, Math.min(batchSize, 100)), timeout: longPollSeconds, allowed_updates: ["message"] },
+          { offset, limit: Math.max(1, Math.min(batchSize, 100)), timeout: longPollSeconds, allowed_updates: ["message"] },
           signal,
         );
         this.#recovered();
-        const last = updates.at(-1);
+        // Updates kept unconfirmed for a held album come again: they were handed out already.
+        const fresh = updates.filter((u) => u.update_id >= this.#next);
+        const last = fresh.at(-1);
         if (last) {
-          this.#offset = last.update_id + 1;
+          this.#next = last.update_id + 1;
           this.#idleWaitMs = this.#o.idlePollMs;
-          return updates;
+          return fresh;
         }
         if (this.#clock() - startedAt < (longPollSeconds * 1000) / 2) {
           await sleep(this.#idleWaitMs, undefined, { signal: aborted });

@@ -72,7 +72,9 @@ class TelegramChannel implements Channel {
 
   #status: ChannelStatus = { state: "stopped" };
   #onMessage: ((m: InboundMessage) => void | Promise<void>) | undefined;
-  readonly #albums = new Map<string, { message: InboundMessage; timer: NodeJS.Timeout }>();
+  readonly #albums = new Map<string, Album>();
+  /** Albums collecting parts or being accepted: the poller does not let Telegram forget their updates. */
+  readonly #unconfirmedAlbums = new Set<Album>();
   /** Messages with files on their way to disk: the poller confirms no further update until they are. */
   readonly #storing = new Set<Promise<void>>();
   #rules: InboundRules | undefined;
@@ -106,7 +108,7 @@ class TelegramChannel implements Channel {
     this.#replyDeps = { api: this.#bot.api, previewApi, state: new TelegramReplyState(), log };
 
     this.#bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
-    this.#bot.on("message", (ctx) => this.#receive(ctx.message));
+    this.#bot.on("message", (ctx) => this.#receive(ctx.message, ctx.update.update_id));
   }
 
   status(): ChannelStatus {
@@ -223,6 +225,7 @@ class TelegramChannel implements Channel {
       log: this.#log,
       token: this.#token,
       settle: (signal) => this.#settled(signal),
+      holdFrom: () => this.#albumHold(),
       onStatus: (status) => {
         if (this.#runner) this.#status = status.state === "running" ? this.#runningStatus() : status;
       },
@@ -271,14 +274,14 @@ class TelegramChannel implements Channel {
    * Returns the gateway's promise for a message, so the update (and the chat's next one) waits
    * until the message and its files are on disk. Album parts are collected instead (see below).
    */
-  #receive(msg: Message): void | Promise<void> {
+  #receive(msg: Message, updateId: number): void | Promise<void> {
     const rules = this.#rules;
     if (!rules) return;
     const result = normalizeMessage(msg, rules);
     switch (result.type) {
       case "message": {
         const m = result.files.length > 0 ? { ...result.message, attachments: result.files.map((f) => this.#attachment(f)) } : result.message;
-        if (result.mediaGroupId !== undefined) return this.#collectAlbum(`${msg.chat.id}:${result.mediaGroupId}`, m);
+        if (result.mediaGroupId !== undefined) return this.#collectAlbum(`${msg.chat.id}:${result.mediaGroupId}`, m, updateId);
         const accepted = this.#onMessage?.(m);
         if (m.attachments?.length && accepted) this.#hold(accepted);
         return accepted;
@@ -321,11 +324,16 @@ class TelegramChannel implements Channel {
    * other in the chat: they are merged into one message (the first's id, the caption that has
    * text, every file) once no part came for ALBUM_QUIET_MS. Not awaited: the chat's later
    * updates must be able to arrive meanwhile.
+   *
+   * Until the merged message is accepted (its files stored, the inbox record on disk), the
+   * poller keeps the parts' updates unconfirmed (#albumHold): a crash inside the window gets
+   * them all again at the next start, and they are merged again into one message.
    */
-  #collectAlbum(key: string, m: InboundMessage): void {
+  #collectAlbum(key: string, m: InboundMessage, updateId: number): void {
     const open = this.#albums.get(key);
     if (open) {
       clearTimeout(open.timer);
+      open.firstUpdate = Math.min(open.firstUpdate, updateId);
       open.message = {
         ...open.message,
         text: open.message.text || m.text,
@@ -333,12 +341,27 @@ class TelegramChannel implements Channel {
         attachments: [...(open.message.attachments ?? []), ...(m.attachments ?? [])],
       };
     }
-    const album = open ?? { message: m, timer: undefined as unknown as NodeJS.Timeout };
+    const album: Album = open ?? { message: m, firstUpdate: updateId, timer: undefined };
+    this.#unconfirmedAlbums.add(album);
     album.timer = setTimeout(() => {
       this.#albums.delete(key);
-      void this.#onMessage?.(album.message);
+      const confirm = () => this.#unconfirmedAlbums.delete(album);
+      try {
+        void Promise.resolve(this.#onMessage?.(album.message)).catch(() => {}).finally(confirm);
+      } catch (err) {
+        confirm();
+        this.#log.error("telegram.album_failed", { error: describeError(err, this.#token) });
+      }
     }, ALBUM_QUIET_MS);
     this.#albums.set(key, album);
+    this.#log.debug("telegram.album_part", { album: key, update: updateId, files: album.message.attachments?.length ?? 0 });
+  }
+
+  /** The first update of the oldest album not accepted yet, or undefined. */
+  #albumHold(): number | undefined {
+    let first: number | undefined;
+    for (const a of this.#unconfirmedAlbums) first = first === undefined ? a.firstUpdate : Math.min(first, a.firstUpdate);
+    return first;
   }
 
   /** A file's download: getFile, then the Bot API's file route on the configured server only. */
@@ -359,6 +382,13 @@ class TelegramChannel implements Channel {
       },
     };
   }
+}
+
+/** An album being collected: the merged message so far and the first of its parts' updates. */
+interface Album {
+  message: InboundMessage;
+  firstUpdate: number;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** An album's parts come within milliseconds of each other; this much quiet ends it. */

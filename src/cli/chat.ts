@@ -1,7 +1,7 @@
 // `hearth chat`: the owner's terminal conversation (the main session). Through the daemon's
 // socket when one runs, else through a gateway embedded in this process.
 import { statSync } from "node:fs";
-import { resolve as resolvePath } from "node:path";
+import { basename, resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import { UsageError } from "./args.ts";
 import type { CliEvent } from "../channels/cli.ts";
@@ -88,21 +88,32 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   };
   rl.on("SIGINT", onInterrupt);
   process.on("SIGINT", onInterrupt);
+  /** Files attached with `/attach PATH` alone: they go with the next message. */
+  let staged: string[] = [];
   rl.on("line", (line) => {
     let text = line.trim();
     if (!text) return prompt();
-    // `/attach PATH [message]`: the file (and the rest of the line) as one message.
-    let files: string[] = [];
-    const attach = /^\/attach\s+(\S+)\s*(.*)$/.exec(text);
+    // `/attach PATH`: the file goes with the next message; `/attach PATH message`: at once.
+    const attach = /^\/attach(?:\s+(\S+)\s*(.*))?$/.exec(text);
     if (attach) {
+      if (!attach[1]) {
+        io.stderr.write("hearth: Usage: /attach PATH [message]\n");
+        return prompt();
+      }
       try {
-        files = [attachablePath(attach[1]!)];
+        staged.push(attachablePath(attach[1]));
       } catch (err) {
         io.stderr.write(`hearth: ${(err as Error).message}\n`);
         return prompt();
       }
       text = attach[2]!;
+      if (!text) {
+        io.stderr.write(`(${basename(attach[1])} goes with your next message)\n`);
+        return prompt();
+      }
     }
+    const files = staged;
+    staged = [];
     inFlight++;
     const events = new EventQueue();
     client.chat(text, events.push, files).then(() => events.close(), (err: Error) => events.close(err));

@@ -45,6 +45,7 @@ class Dispatcher {
       case "text_reset":
       case "tool_start":
       case "tool_end":
+      case "note":
         this.chats.get(e.requestId)?.onEvent(e);
         break;
       case "final":

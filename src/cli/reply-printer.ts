@@ -51,6 +51,11 @@ export class ReplyPrinter {
       case "notice":
         this.#io.stdout.write(`${e.text}\n`);
         break;
+      case "note":
+        // Not the answer: stdout stays the reply alone (it may be piped into a file).
+        if (this.#midLine() && isTTY(this.#io.stderr) && isTTY(this.#io.stdout)) this.#io.stderr.write("\n");
+        this.#io.stderr.write(`${e.text}\n`);
+        break;
       default:
         e satisfies never;
     }

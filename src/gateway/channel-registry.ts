@@ -102,6 +102,13 @@ export class ChannelRegistry {
     return this.#discardingSink(id);
   }
 
+  /** A line about `to` that is not its answer (see Channel.sendNote); rejects when it could not be delivered. */
+  async note(to: InboundMessage, text: string): Promise<void> {
+    const ch = this.#channels.get(to.channel);
+    if (ch?.sendNote) return ch.sendNote(to, redact(text));
+    await this.openReply(to).finish(text);
+  }
+
   /** A proactive message; rejects when the channel is missing or the send fails. */
   async send(to: DeliveryTarget, text: string): Promise<void> {
     const ch = this.#channels.get(to.channel);

@@ -163,7 +163,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     if (!entry) return;
     if (heard.length > 0 && decision.isOwner && ctx.config.media.transcription?.showHeard !== false) {
       // What was understood, before the answer: a misheard note is caught at once.
-      await ctx.channels.openReply(m).finish(heard.map((t) => `🎤 heard: ${t}`).join("\n")).catch((err: unknown) => log.warn("media.heard_not_sent", { error: err }));
+      await ctx.channels.note(m, heard.map((t) => `🎤 heard: ${t}`).join("\n")).catch((err: unknown) => log.warn("media.heard_not_sent", { error: err }));
     }
     submitEntry(ctx, entry);
   } catch (err) {

@@ -2,7 +2,7 @@
 // model reads. Pure functions over the message facts (factsOf is exercised against real
 // discord.js in discord-channel.test.ts).
 import { describe, expect, it } from "vitest";
-import { cleanText, normalizeMessage, type DiscordInboundRules, type DiscordMessageFacts, type NormalizeResult } from "../../src/channels/discord-inbound.ts";
+import { attachmentKind, cleanText, normalizeMessage, type DiscordInboundRules, type DiscordMessageFacts, type NormalizeResult } from "../../src/channels/discord-inbound.ts";
 
 const BOT = { id: "900", name: "Hearth" };
 const OWNER = "100";
@@ -23,6 +23,7 @@ function facts(over: Partial<DiscordMessageFacts> = {}): DiscordMessageFacts {
     place: { kind: "channel", guildId: GUILD, channelId: GENERAL, title: "Lab › #general" },
     mentions: { users: [], roleIds: [], everyone: false },
     attachments: [],
+    voice: false,
     system: false,
     ...over,
   };
@@ -152,8 +153,29 @@ describe("text cleanup", () => {
     expect(cleanText(content, [], BOT)).toBe("fix this:\n```ts\nconst a = 1;\n```");
   });
 
-  it("lists attachments after the text (an image alone is still a message)", () => {
-    const m = inbound(normalizeMessage(facts({ content: "", attachments: [{ name: "cat.png", url: "https://cdn.example/cat.png" }], place: { kind: "dm", channelId: DM } }), rules()));
-    expect(m.text).toBe("[attachment: cat.png https://cdn.example/cat.png]");
+  it("an image alone is still a message, and attachments never add text (no file URL reaches the model)", () => {
+    const cat = { name: "cat.png", url: "https://cdn.discordapp.com/attachments/1/2/cat.png" };
+    const alone = inbound(normalizeMessage(facts({ content: "", attachments: [cat], place: { kind: "dm", channelId: DM } }), rules()));
+    expect(alone.text).toBe("");
+    const captioned = inbound(normalizeMessage(facts({ content: "look", attachments: [cat], place: { kind: "dm", channelId: DM } }), rules()));
+    expect(captioned.text).toBe("look");
+    expect(normalizeMessage(facts({ content: "  ", place: { kind: "dm", channelId: DM } }), rules())).toEqual({ kind: "ignored", reason: "no text" });
+  });
+
+  it("a sticker or a poll alone is a message with the unsupported note (the gateway answers it without a model call)", () => {
+    const sticker = inbound(normalizeMessage(facts({ content: "", unsupported: "sticker", place: { kind: "dm", channelId: DM } }), rules()));
+    expect([sticker.text, sticker.unreadableNote, sticker.addressed]).toEqual(["", "Nice sticker! I can only read text for now, though.", true]);
+    const poll = inbound(normalizeMessage(facts({ content: "", unsupported: "poll" }), rules()));
+    expect([poll.unreadableNote, poll.addressed]).toEqual(["I can't read polls yet, sorry. Could you write the question as a message?", false]);
+    expect(inbound(normalizeMessage(facts({ content: "hi", unsupported: "sticker" }), rules())).unreadableNote).toBeUndefined();
+  });
+
+  it("a voice message's recording is audio whatever content type it states", () => {
+    expect([attachmentKind("audio/ogg"), attachmentKind(undefined, true), attachmentKind("application/octet-stream", true), attachmentKind(undefined)]).toEqual([
+      "audio",
+      "audio",
+      "audio",
+      "document",
+    ]);
   });
 });

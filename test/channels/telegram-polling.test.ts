@@ -57,4 +57,37 @@ describe("UpdatePoller", () => {
     await pending.catch(() => {});
     expect(seen?.aborted).toBe(true);
   });
+
+  it("while an album is held, asks again from its first update (confirming nothing after it) and hands out only new updates", async () => {
+    const calls: number[] = [];
+    // Telegram's behaviour: everything from the offset on that was not confirmed.
+    const pending = [{ update_id: 10 }, { update_id: 11 }];
+    let hold: number | undefined;
+    const p = new UpdatePoller({
+      api: {
+        getUpdates: async (params: { offset?: number }) => {
+          const offset = params.offset ?? 0;
+          calls.push(offset);
+          return pending.filter((u) => u.update_id >= offset) as never;
+        },
+      },
+      longPollSeconds: 30,
+      idlePollMs: 1,
+      idlePollMaxMs: 1,
+      backoff: { initialMs: 1, maxMs: 1 },
+      log: silentLogger,
+      token: "123:abc",
+      onStatus: () => {},
+      holdFrom: () => hold,
+    });
+    const signal = new AbortController().signal as unknown as Signal;
+    expect(await p.supply(100, signal)).toEqual([{ update_id: 10 }, { update_id: 11 }]);
+    hold = 10; // update 10 is an album part not accepted yet
+    expect(await p.supply(100, signal)).toEqual([]);
+    pending.push({ update_id: 12 });
+    expect(await p.supply(100, signal)).toEqual([{ update_id: 12 }]);
+    hold = undefined; // accepted: the next call confirms everything handed out
+    expect(await p.supply(100, signal)).toEqual([]);
+    expect(calls).toEqual([0, 10, 10, 13]);
+  });
 });

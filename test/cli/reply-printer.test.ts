@@ -31,6 +31,13 @@ describe("ReplyPrinter", () => {
     expect(p.err()).toBe("→ exec: ls\n");
   });
 
+  it("a note (what a voice note was heard as) goes to stderr and leaves stdout the answer alone", () => {
+    const p = printer();
+    p.play({ type: "note", requestId: r, text: "🎤 heard: hello" }, { type: "text_delta", requestId: r, text: "Hi." }, { type: "final", requestId: r, text: "Hi.", outcome: "answered" });
+    expect(p.out()).toBe("Hi.\n");
+    expect(p.err()).toBe("🎤 heard: hello\n");
+  });
+
   it("on a terminal starts a tool line on its own line without touching stdout", () => {
     const p = printer(true);
     p.play({ type: "text_delta", requestId: r, text: "Checking." }, { type: "tool_start", requestId: r, name: "exec", summary: "ls" });

@@ -33,6 +33,8 @@ const ChannelKind = { guildText: 0, dm: 1, publicThread: 11 } as const;
 export const Intent = { guilds: 1 << 0, guildMessages: 1 << 9, directMessages: 1 << 12, messageContent: 1 << 15 } as const;
 /** Message types. */
 const MessageKind = { default: 0, reply: 19 } as const;
+/** Message flags (Discord's bits). */
+const MessageFlag = { isVoiceMessage: 1 << 13 } as const;
 
 export interface FakeUser {
   id: string;
@@ -73,6 +75,9 @@ export interface FakeMessage {
   allowedMentions: unknown;
   createdAt: number;
   attachments?: FakeAttachment[];
+  /** A voice message (flag IS_VOICE_MESSAGE): its one attachment is the recording. */
+  voice?: boolean;
+  sticker?: boolean;
 }
 
 export interface IdentifyRecord {
@@ -106,6 +111,10 @@ export interface SendMessageOptions {
   replyPing?: boolean;
   /** Files attached to the message, served at the attachment URL the payload names. */
   attachments?: FakeAttachment[];
+  /** Sends it as a voice message (message flag IS_VOICE_MESSAGE, attachment duration and waveform), as the mobile apps do. */
+  voice?: boolean;
+  /** Adds a sticker (`sticker_items`). */
+  sticker?: boolean;
 }
 
 export interface FakeAttachment {
@@ -114,6 +123,10 @@ export interface FakeAttachment {
   bytes: Uint8Array;
   /** The URL the payload names instead of this server's attachment route (another host: an attack). */
   url?: string;
+  /** The `size` the payload states; default the bytes' length (Discord states the true size). */
+  statedSize?: number;
+  /** The attachment URL answers 404 (the file expired or was deleted from the CDN). */
+  gone?: boolean;
 }
 
 /** Makes the next matching REST calls fail. */
@@ -127,6 +140,8 @@ export interface InjectedFailure {
   afterEffect?: boolean;
   /** For 429: seconds in `retry_after`. Default 0.05. */
   retryAfterS?: number;
+  /** Only calls that upload files (multipart). */
+  withFiles?: boolean;
 }
 
 export interface FakeDiscord {
@@ -401,11 +416,13 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       mention_roles: roleIds,
       attachments: (m.attachments ?? []).map((a, i) => {
         const url = a.url ?? `${origin}/attachments/${m.channelId}/${m.id}/${i}/${encodeURIComponent(a.name)}`;
-        return { id: `${m.id}${i}`, filename: a.name, size: a.bytes.length, url, proxy_url: url, content_type: a.contentType };
+        const voice = m.voice ? { duration_secs: 2, waveform: "AAAA" } : {};
+        return { id: `${m.id}${i}`, filename: a.name, size: a.statedSize ?? a.bytes.length, url, proxy_url: url, content_type: a.contentType, ...voice };
       }),
       embeds: [],
       pinned: false,
-      flags: 0,
+      flags: m.voice ? MessageFlag.isVoiceMessage : 0,
+      ...(m.sticker ? { sticker_items: [{ id: "749054660769218631", name: "Wave", format_type: 1 }] } : {}),
       components: [],
       ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
       ...(replied
@@ -529,7 +546,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     return c;
   };
 
-  const checkContent = (content: unknown): string => {
+  const checkContent = (content: unknown, files = false): string => {
+    // A message with files may have no text (Discord's rule: content, embeds or files).
+    if (files && (content === undefined || content === "")) return "";
     if (typeof content !== "string" || content.length === 0) throw new HttpError(400, { message: "Cannot send an empty message", code: 50006 });
     if (content.length > MAX_CONTENT) throw invalidForm("content", "BASE_TYPE_MAX_LENGTH", `Must be ${MAX_CONTENT} or fewer in length.`);
     return content;
@@ -543,7 +562,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   };
 
   const createBotMessage = (channel: ChannelRecord, body: any): FakeMessage => {
-    const content = checkContent(body?.content);
+    const content = checkContent(body?.content, Boolean(body?.__uploads?.length));
     const nonce = body?.nonce === undefined ? undefined : String(body.nonce);
     if (nonce !== undefined && nonce.length > 25) throw invalidForm("nonce", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.");
     if (nonce !== undefined && body.enforce_nonce) {
@@ -676,7 +695,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
 
     const file = /^\/attachments\/\d+\/(\d+)\/(\d+)\//.exec(url.pathname);
     if (method === "GET" && file) {
-      const bytes = messages.get(file[1]!)?.attachments?.[Number(file[2])]?.bytes;
+      const stored = messages.get(file[1]!)?.attachments?.[Number(file[2])];
+      const bytes = stored?.gone ? undefined : stored?.bytes;
       attachmentDownloads.push(url.pathname);
       call.status = bytes ? 200 : 404;
       if (!bytes) return void res.writeHead(404).end();
@@ -695,7 +715,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       });
     }
 
-    const failure = failures.find((f) => f.left > 0 && f.method === method && f.path.test(path));
+    const failure = failures.find((f) => f.left > 0 && f.method === method && f.path.test(path) && (!f.withFiles || Boolean(body?.__uploads?.length)));
     if (failure) failure.left--;
     const fail = () => {
       const retryAfter = failure!.retryAfterS ?? 0.05;
@@ -803,6 +823,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         allowedMentions: undefined,
         createdAt: Date.now(),
         ...(o.attachments ? { attachments: o.attachments } : {}),
+        ...(o.voice ? { voice: true } : {}),
+        ...(o.sticker ? { sticker: true } : {}),
       };
       recordMessage(m);
       dispatchMessage("MESSAGE_CREATE", m);
