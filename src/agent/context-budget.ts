@@ -3,7 +3,7 @@
 // view is compacted before the next model call; a request estimated past 95 % is never sent.
 import type { Logger } from "../log.ts";
 import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compaction.ts";
-import { mediaLoad } from "./media-size.ts";
+import { mediaLoad, toolImageTokens, type MediaLoad } from "./media-size.ts";
 import { markMediaOrigin, shownFrom } from "./media-view.ts";
 import { contextTokens, type Message, type Usage } from "./messages.ts";
 import type { ModelClient } from "./providers/model.ts";
@@ -89,8 +89,8 @@ export class ContextBudget {
 
   /** Estimated input tokens of a request: its text by the calibration, its pictures and PDFs as the API counts them. */
   estimate(req: ModelRequest): number {
-    const media = mediaLoad(req.messages, req.mediaKeepTurns);
-    return Math.ceil((requestBytes(req) + media.bytes) * this.#tokensPerByte) + media.tokens;
+    const cost = requestCost(req);
+    return Math.ceil(cost.bytes * this.#tokensPerByte) + cost.tokens;
   }
 
   /**
@@ -99,8 +99,8 @@ export class ContextBudget {
    * request look like a whole token.
    */
   observe(req: ModelRequest, usage: Usage): void {
-    const media = mediaLoad(req.messages, req.mediaKeepTurns);
-    this.#calibrate({ tokens: Math.max(0, contextTokens(usage) - media.tokens), bytes: requestBytes(req) + media.bytes });
+    const cost = requestCost(req);
+    this.#calibrate({ tokens: Math.max(0, contextTokens(usage) - cost.tokens), bytes: cost.bytes });
   }
 
   #calibrate(c: Calibration): void {
@@ -153,7 +153,8 @@ export class ContextBudget {
     const shown = new Set(view.slice(shownFrom(view, req.mediaKeepTurns)));
     const cut = chooseCut(view, keep, (m) => {
       const media = shown.has(m) ? mediaLoad([m]) : { tokens: 0, bytes: 0 };
-      return Math.ceil((sizeOf(m) + media.bytes) * this.#tokensPerByte) + media.tokens;
+      const own = costOf(m);
+      return Math.ceil((own.bytes + media.bytes) * this.#tokensPerByte) + own.tokens + media.tokens;
     });
     if (cut === 0) {
       if (shrunk > 0) return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
@@ -211,9 +212,32 @@ function sizeOf(value: object): number {
   return n;
 }
 
-/** Bytes of a request in Hearth's own form; the calibration maps them to the API's tokens. */
-function requestBytes(req: ModelRequest): number {
-  let bytes = sizeOf(req.system) + sizeOf(req.tools) + (req.serverTools ? sizeOf(req.serverTools) : 0);
-  for (const m of req.messages) bytes += sizeOf(m);
-  return bytes;
+// A tool's pictures (read of an image, an MCP screenshot) travel as base64 inside the message:
+// as bytes, one picture would count for tens of thousands of tokens. They count as pictures.
+const costs = new WeakMap<Message, MediaLoad>();
+
+function costOf(m: Message): MediaLoad {
+  if (m.role !== "tool_result" || !m.images?.length) return { bytes: sizeOf(m), tokens: 0 };
+  let cost = costs.get(m);
+  if (!cost) {
+    cost = { bytes: Buffer.byteLength(JSON.stringify({ ...m, images: [] })), tokens: toolImageTokens(m.images) };
+    costs.set(m, cost);
+  }
+  return cost;
+}
+
+/**
+ * A request in Hearth's own form: `bytes` of text (the calibration maps them to the API's
+ * tokens: JSON, notes, inline files) and `tokens` of pictures and PDFs as the API counts them.
+ */
+function requestCost(req: ModelRequest): MediaLoad {
+  const media = mediaLoad(req.messages, req.mediaKeepTurns);
+  let bytes = sizeOf(req.system) + sizeOf(req.tools) + (req.serverTools ? sizeOf(req.serverTools) : 0) + media.bytes;
+  let tokens = media.tokens;
+  for (const m of req.messages) {
+    const own = costOf(m);
+    bytes += own.bytes;
+    tokens += own.tokens;
+  }
+  return { bytes, tokens };
 }

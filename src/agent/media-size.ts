@@ -7,10 +7,11 @@
 // px, and never more than about 1,600; a PDF page is sent as a picture plus its text, 1,500 to
 // 3,000 tokens a page, counted here as 3,000. A note (an attachment no longer shown) is text,
 // and so is a text file sent inline: those are bytes, which the budget's calibration turns into
-// tokens like every other byte of the request.
+// tokens like every other byte of the request. A tool's pictures (base64 in its result) are
+// pictures too, not bytes.
 import { readFileSync } from "node:fs";
 import { clip, DEFAULT_MEDIA_KEEP_TURNS, shownFrom } from "./media-view.ts";
-import type { MediaRef, Message } from "./messages.ts";
+import type { ImageBlock, MediaRef, Message } from "./messages.ts";
 
 export const IMAGE_MAX_TOKENS = 1_600;
 const IMAGE_EDGE = 1_568;
@@ -71,6 +72,9 @@ function measure(ref: MediaRef): MediaLoad {
       return ref.kind satisfies never;
   }
 }
+
+/** What a tool's pictures (base64 in its result) cost, each by its size. */
+export const toolImageTokens = (images: readonly ImageBlock[]): number => images.reduce((n, b) => n + imageTokens(imageSize(Buffer.from(b.data, "base64"))), 0);
 
 /** Anthropic's estimate for a picture of this size; the cap when the size is unknown. */
 export function imageTokens(size: { width: number; height: number } | null): number {

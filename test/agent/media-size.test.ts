@@ -73,6 +73,16 @@ describe("what attachments cost in the window", () => {
     expect(mediaLoad([turn(0, [big]), answer(0), turn(1), answer(1), turn(2), answer(2), turn(3)], 3)).toEqual({ tokens: 0, bytes: 0 });
   });
 
+  it("a tool's picture (base64 in its result) counts as a picture, not as its bytes", async () => {
+    const png = Buffer.from(await picture("png", 1000, 750)).toString("base64");
+    const call: Message = { role: "assistant", content: [{ type: "tool_call", id: "t1", name: "read", input: { path: "chart.png" } }], stop: "tool_use", model: "m", usage, ts: 1 };
+    const result = (images: Array<{ type: "image"; mediaType: string; data: string }>): Message => ({ role: "tool_result", toolCallId: "t1", toolName: "read", content: "The picture chart.png:", images, isError: false, ts: 1 });
+    const b = budget();
+    const withPicture = b.estimate(request([turn(0), call, result([{ type: "image", mediaType: "image/png", data: png }])]));
+    const without = b.estimate(request([turn(0), call, result([])]));
+    expect(withPicture - without).toBe(1000);
+  });
+
   it("a PDF costs 3,000 tokens a page; a text file its bytes", () => {
     const doc = stored("doc.pdf", pdf(4), "document", "application/pdf");
     const notes = stored("notes.txt", new TextEncoder().encode("x".repeat(10_000)), "text", "text/plain");
