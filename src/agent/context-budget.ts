@@ -3,6 +3,8 @@
 // view is compacted before the next model call; a request estimated past 95 % is never sent.
 import type { Logger } from "../log.ts";
 import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compaction.ts";
+import { mediaLoad, toolImageTokens, type MediaLoad } from "./media-size.ts";
+import { markMediaOrigin, shownFrom } from "./media-view.ts";
 import { contextTokens, type Message, type Usage } from "./messages.ts";
 import type { ModelClient } from "./providers/model.ts";
 import type { ModelError } from "./model-errors.ts";
@@ -19,9 +21,10 @@ const DEFAULT_TOKENS_PER_BYTE = 0.3;
 export type CompactionReason = "threshold" | "overflow" | "command";
 
 /**
- * What the API counted for one request (its context tokens) and that request's size in
- * Hearth's own form. Stored with the transcript (the `run` record) so a restarted daemon
- * estimates a session's size as well as before, rather than from a default that errs high.
+ * What the API counted for one request's text (its context tokens less the estimated tokens of
+ * the pictures and PDFs it carried) and that text's size in Hearth's own form. Stored with the
+ * transcript (the `run` record) so a restarted daemon estimates a session's size as well as
+ * before, rather than from a default that errs high.
  */
 export interface Calibration {
   tokens: number;
@@ -84,14 +87,20 @@ export class ContextBudget {
     return this.estimate(req) >= COMPACT_AT * this.#opts.window;
   }
 
-  /** Estimated input tokens of a request. */
+  /** Estimated input tokens of a request: its text by the calibration, its pictures and PDFs as the API counts them. */
   estimate(req: ModelRequest): number {
-    return Math.ceil(requestBytes(req) * this.#tokensPerByte);
+    const cost = requestCost(req);
+    return Math.ceil(cost.bytes * this.#tokensPerByte) + cost.tokens;
   }
 
-  /** Calibrates the estimate from what the API counted for a request. */
+  /**
+   * Calibrates the estimate from what the API counted for a request. The pictures' estimate is
+   * taken off first: counted as bytes of text, three pictures would make every byte of a later
+   * request look like a whole token.
+   */
   observe(req: ModelRequest, usage: Usage): void {
-    this.#calibrate({ tokens: contextTokens(usage), bytes: requestBytes(req) });
+    const cost = requestCost(req);
+    this.#calibrate({ tokens: Math.max(0, contextTokens(usage) - cost.tokens), bytes: cost.bytes });
   }
 
   #calibrate(c: Calibration): void {
@@ -141,7 +150,12 @@ export class ContextBudget {
     }
     // About 20,000 tokens of recent turns stay verbatim (less in a small window).
     const keep = this.#opts.keepTokens ?? Math.min(KEEP_TOKENS, Math.floor(window / 4));
-    const cut = chooseCut(view, keep, (m) => Math.ceil(sizeOf(m) * this.#tokensPerByte));
+    const shown = new Set(view.slice(shownFrom(view, req.mediaKeepTurns)));
+    const cut = chooseCut(view, keep, (m) => {
+      const media = shown.has(m) ? mediaLoad([m]) : { tokens: 0, bytes: 0 };
+      const own = costOf(m);
+      return Math.ceil((own.bytes + media.bytes) * this.#tokensPerByte) + own.tokens + media.tokens;
+    });
     if (cut === 0) {
       if (shrunk > 0) return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
       return { type: "nothing", tokens: before };
@@ -169,7 +183,9 @@ export class ContextBudget {
   }
 
   #done(req: ModelRequest, c: Omit<CompactionRecord, "tokensAfter">): CompactOutcome {
-    const record: CompactionRecord = { ...c, tokensAfter: this.estimate({ ...req, messages: c.view }) };
+    // The kept turns go on showing what they showed: no note turns back into a picture.
+    const view = markMediaOrigin(req.messages, c.view, req.mediaKeepTurns);
+    const record: CompactionRecord = { ...c, view, tokensAfter: this.estimate({ ...req, messages: view }) };
     this.#opts.record(record);
     this.#opts.log.info("compaction.done", {
       reason: record.reason,
@@ -196,9 +212,32 @@ function sizeOf(value: object): number {
   return n;
 }
 
-/** Bytes of a request in Hearth's own form; the calibration maps them to the API's tokens. */
-function requestBytes(req: ModelRequest): number {
-  let bytes = sizeOf(req.system) + sizeOf(req.tools) + (req.serverTools ? sizeOf(req.serverTools) : 0);
-  for (const m of req.messages) bytes += sizeOf(m);
-  return bytes;
+// A tool's pictures (read of an image, an MCP screenshot) travel as base64 inside the message:
+// as bytes, one picture would count for tens of thousands of tokens. They count as pictures.
+const costs = new WeakMap<Message, MediaLoad>();
+
+function costOf(m: Message): MediaLoad {
+  if (m.role !== "tool_result" || !m.images?.length) return { bytes: sizeOf(m), tokens: 0 };
+  let cost = costs.get(m);
+  if (!cost) {
+    cost = { bytes: Buffer.byteLength(JSON.stringify({ ...m, images: [] })), tokens: toolImageTokens(m.images) };
+    costs.set(m, cost);
+  }
+  return cost;
+}
+
+/**
+ * A request in Hearth's own form: `bytes` of text (the calibration maps them to the API's
+ * tokens: JSON, notes, inline files) and `tokens` of pictures and PDFs as the API counts them.
+ */
+function requestCost(req: ModelRequest): MediaLoad {
+  const media = mediaLoad(req.messages, req.mediaKeepTurns);
+  let bytes = sizeOf(req.system) + sizeOf(req.tools) + (req.serverTools ? sizeOf(req.serverTools) : 0) + media.bytes;
+  let tokens = media.tokens;
+  for (const m of req.messages) {
+    const own = costOf(m);
+    bytes += own.bytes;
+    tokens += own.tokens;
+  }
+  return { bytes, tokens };
 }

@@ -87,6 +87,8 @@ export interface UserMessage {
   text: string;
   /** Files that came with the message, by reference (the request builder loads the bytes). */
   media?: MediaRef[];
+  /** Set by a compaction: user turns are counted from here for which attachments are shown (media-view.ts). */
+  mediaOrigin?: true;
   ts: number;
 }
 

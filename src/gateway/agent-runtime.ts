@@ -363,7 +363,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const compactBeforeRun = async (key: string, scope: Scope, m: { client: ModelClient; resolved: ResolvedModel }, input: UserMessage[], signal: AbortSignal) => {
     const budget = budgetFor(key, scope, m);
     const messages = transcriptFor(key).messages();
-    const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: [...messages, ...input], maxTokens: m.resolved.maxTokens };
+    const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: [...messages, ...input], maxTokens: m.resolved.maxTokens, mediaKeepTurns: config.media.keepTurns };
     if (!budget.needsCompaction(request)) return;
     // The view without the new input: the loop appends it to whatever view comes out.
     const outcome = await budget.compact({ ...request, messages }, { reason: "threshold", signal });
@@ -453,7 +453,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       const release = activity.hold(key);
       try {
         const m = modelFor(sessionModel);
-        const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: transcriptFor(key).messages(), maxTokens: m.resolved.maxTokens };
+        const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: transcriptFor(key).messages(), maxTokens: m.resolved.maxTokens, mediaKeepTurns: config.media.keepTurns };
         const outcome = await budgetFor(key, scope, m).compact(request, { reason: "command", signal, ...(focus ? { focus } : {}) });
         if (outcome.type === "compacted") memory?.resetEpoch(key);
         return outcome;

@@ -36,6 +36,10 @@ export const createReadTool = (opts: ReadToolOptions = {}) => defineTool({
   async execute(input, ctx) {
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
+    // The owner's own attachments (media/YYYY-MM/) stay private even where read is allowed to all.
+    if (ctx.scope === "shared" && (where.relative === "media" || where.relative.startsWith(`media${path.sep}`))) {
+      return failure(`Refused ${quote(input.path)}: media/ holds the owner's private files, which this conversation cannot open.`);
+    }
     if (ctx.scope === "shared" && opts.sharedRoots) {
       if (!opts.sharedRoots().some((root) => isWithin(root, where.path))) {
         return failure(`Refused ${quote(input.path)}: in this conversation read only opens the folders of shared skills.`);

@@ -1,7 +1,7 @@
 // The one boundary between Hearth's messages and the Anthropic Messages API.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ImageBlock, Message, ToolCallBlock } from "../../messages.ts";
-import { mediaParts, type MediaPart } from "../../media-view.ts";
+import { mediaView, type MediaPart } from "../../media-view.ts";
 import { MISSING_RESULT, type ModelRequest } from "../model.ts";
 
 type ApiMessage = Anthropic.MessageParam;
@@ -10,16 +10,25 @@ type ApiAssistantBlock = Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam 
 
 const INTERRUPTED = "[interrupted]";
 const CACHE = { type: "ephemeral" } as const;
+/** The Messages API rejects a request with more cache_control breakpoints than this. */
+const MAX_BREAKPOINTS = 4;
 
 /**
  * Converts Hearth's messages into API messages. It also repairs what the API would reject:
  * tool calls without a result (a crash or abort) get a synthetic error result, results
  * without a call are dropped, empty text is skipped, and assistant neighbours are merged.
- * The last block of the last message carries a cache breakpoint.
+ * The last block of the last message carries a cache breakpoint, and so does the block before
+ * the first attachment still shown: when those attachments become notes (media-view.ts), the
+ * request reads the cache up to there and writes only the notes and what follows them. The
+ * first request after such a step marks that same block again, so the read is exact however
+ * many blocks lie between. `breakpoints`: how many the messages may use (the API allows 4 per
+ * request, the system prompt's included); the last message's comes first.
  */
-export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean; mediaKeepTurns?: number } = {}): ApiMessage[] {
+export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean; mediaKeepTurns?: number; breakpoints?: number } = {}): ApiMessage[] {
   const out: ApiMessage[] = [];
-  const media = mediaParts(messages, opts.mediaKeepTurns);
+  const { parts: media, firstShown, firstRetired } = mediaView(messages, opts.mediaKeepTurns);
+  let step: ApiBlock | undefined; // the block before the first attachment still shown
+  let stepped: ApiBlock | undefined; // the block before the first attachment the last step made a note
   let open: ToolCallBlock[] = []; // calls of the last assistant message still awaiting a result
   let results: ApiUserBlock[] = [];
   let texts: ApiUserBlock[] = [];
@@ -37,6 +46,8 @@ export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean; 
     switch (m.role) {
       case "user":
         if (m.text.length > 0) texts.push({ type: "text", text: m.text });
+        if (index === firstShown) step = texts.at(-1) ?? results.at(-1) ?? lastBlock(out);
+        if (index === firstRetired) stepped = texts.at(-1) ?? results.at(-1) ?? lastBlock(out);
         for (const part of media.get(index) ?? []) texts.push(toApiPart(part));
         break;
       case "tool_result": {
@@ -63,8 +74,31 @@ export function toApiMessages(messages: Message[], opts: { cacheLast?: boolean; 
   }
   if (open.length > 0 || results.length > 0 || texts.length > 0) flushUser();
 
-  if (opts.cacheLast !== false) markLastBlock(out);
+  if (opts.cacheLast !== false) {
+    const spare = (opts.breakpoints ?? 4) - 1;
+    const marks = [step, stepped].filter((b): b is ApiBlock => b !== undefined && CACHEABLE.has(b.type));
+    for (const b of marks.slice(0, Math.max(0, spare))) markBlock(out, b);
+    markLastBlock(out);
+  }
   return out;
+}
+
+type ApiBlock = ApiUserBlock | ApiAssistantBlock;
+/** Blocks the API takes a cache_control on (thinking blocks, for one, cannot carry it). */
+const CACHEABLE = new Set(["text", "image", "document", "tool_use", "tool_result"]);
+
+const lastBlock = (out: ApiMessage[]): ApiBlock | undefined => {
+  const content = out.at(-1)?.content;
+  return Array.isArray(content) ? content.at(-1) : undefined;
+};
+
+/** Puts a breakpoint on one block, by identity (a copy: blocks may be the transcript's own objects). */
+function markBlock(out: ApiMessage[], block: ApiBlock): void {
+  for (const m of out) {
+    if (!Array.isArray(m.content)) continue;
+    const i = (m.content as ApiBlock[]).indexOf(block);
+    if (i !== -1) m.content[i] = { ...block, cache_control: CACHE } as (typeof m.content)[number];
+  }
 }
 
 function assistantBlocks(m: Extract<Message, { role: "assistant" }>): ApiAssistantBlock[] {
@@ -141,7 +175,11 @@ export function toApiParams(req: ModelRequest, model: string): Anthropic.Message
     model,
     max_tokens: req.maxTokens,
     system,
-    messages: toApiMessages(req.messages, { cacheLast: req.cache !== false, ...(req.mediaKeepTurns === undefined ? {} : { mediaKeepTurns: req.mediaKeepTurns }) }),
+    messages: toApiMessages(req.messages, {
+      cacheLast: req.cache !== false,
+      breakpoints: MAX_BREAKPOINTS - system.filter((b) => b.cache_control).length,
+      ...(req.mediaKeepTurns === undefined ? {} : { mediaKeepTurns: req.mediaKeepTurns }),
+    }),
     ...(req.tools.length > 0 || req.serverTools?.length ? { tools: [...(req.tools as Anthropic.Tool[]), ...((req.serverTools ?? []) as unknown as Anthropic.ToolUnion[])] } : {}),
   };
 }
