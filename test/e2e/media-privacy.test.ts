@@ -139,7 +139,8 @@ describe("a group never reaches the owner's media (Telegram, daemon e2e)", () =>
       ["send_file", { path: `${ownerAudio}.txt` }],
       ["memory_search", { query: "picnic lake" }],
     ]);
-    const readRefused = (p: string) => [`Refused ${JSON.stringify(p)}: in this conversation read only opens the folders of shared skills.`, true];
+    // The media/ rule comes first: it holds whatever the skill folders allow, links resolved.
+    const readRefused = (p: string) => [`Refused ${JSON.stringify(p)}: media/ holds the owner's private files, which this conversation cannot open.`, true];
     const getRefused = [`Not available in this conversation: memory_get can only read the shared files (SOUL.md, IDENTITY.md, AGENTS.md) and this chat's own notes in ${CHAT}/.`, true];
     const sendRefused = (p: string) => [`Refused ${JSON.stringify(p)}: this conversation can only send files from ${CHAT}/.`, true];
     expect(results).toEqual([
