@@ -40,6 +40,7 @@ export async function perMessageMs(messages: number): Promise<number> {
   const entries = Array.from({ length: messages }, (_, n) => formatExchange(exchange(n), "UTC"));
   writeFileSync(join(workspace, "memory", "2026-11-23.md"), header + entries.join(""));
   const memory = await openMemory({ workspace, indexPath: join(base, "index", "memory.db"), timezone: "UTC", log: silentLogger, clock: () => NOW, restoreWorkspace: () => {} });
+  memory.startBackground();
   try {
     await sleep(1500 + messages / 2); // the background index build
     const settle = 400; // the watcher's settle time is 200 ms
