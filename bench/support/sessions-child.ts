@@ -1,6 +1,7 @@
 // Run by scale.bench.ts in its own process (RSS is per process): N group chats each say one
 // thing through a gateway with memory on, then 31 minutes pass on a simulated clock and idle
 // state is released. Prints one JSON line of figures. Needs --expose-gc.
+import { getHeapSpaceStatistics } from "node:v8";
 import { startTestGateway } from "../../test/support/test-gateway.ts";
 import { startZeroModel } from "./zero-model.ts";
 
@@ -13,7 +14,11 @@ const rssMb = async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   const m = process.memoryUsage();
-  if (process.env.HEARTH_BENCH_VERBOSE) process.stderr.write(`heap ${(m.heapUsed / 1048576).toFixed(1)} MB, external ${(m.external / 1048576).toFixed(1)} MB, heapTotal ${(m.heapTotal / 1048576).toFixed(1)} MB, rss ${(m.rss / 1048576).toFixed(1)} MB\n`);
+  if (process.env.HEARTH_BENCH_VERBOSE) {
+    const mb = (n: number) => (n / 1048576).toFixed(1);
+    const spaces = getHeapSpaceStatistics().map((s) => `${s.space_name.replace("_space", "")} ${mb(s.space_used_size)}/${mb(s.physical_space_size)}`).join(", ");
+    process.stderr.write(`heap ${mb(m.heapUsed)} MB, heapTotal ${mb(m.heapTotal)} MB, external ${mb(m.external)} MB, arrayBuffers ${mb(m.arrayBuffers)} MB, rss ${mb(m.rss)} MB\n  spaces used/physical: ${spaces}\n`);
+  }
   heapMb = m.heapUsed / 1024 / 1024;
   return m.rss / 1024 / 1024;
 };
