@@ -1,6 +1,6 @@
 // The memory service the gateway uses: scoped context with stable epochs, the daily log, the
 // memory tools, and the watcher and index that keep them fresh.
-import { lstatSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import path from "node:path";
 import { localDate } from "../time.ts";
 import type { Tool } from "../agent/tool.ts";
@@ -154,22 +154,20 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   // the event loop; searches meanwhile say the index is still building. A file edited before
   // the watcher reached its folder has no event: a second, stat-only pass once the watcher is
   // ready reads again whatever changed size or mtime since the first pass saw it.
+  const onWorkspaceGone = () => {
+    log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
+    opts.restoreWorkspace();
+    epochs.noteWorkspaceReplaced();
+  };
   const runBackground = async () => {
     const started = clock();
-    const w = WorkspaceWatcher.begin({
-      workspace,
-      log,
-      onEvent: onWatcherEvent,
-      onWorkspaceGone: () => {
-        log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
-        opts.restoreWorkspace();
-        epochs.noteWorkspaceReplaced();
-      },
-    });
+    const w = WorkspaceWatcher.begin({ workspace, log, onEvent: onWatcherEvent, onWorkspaceGone });
     watcher = w;
     const build = index.reconcileInSlices(workspace, { shouldStop });
     await Promise.race([w.ready, closed]);
     if (closing) return;
+    // Deleted before the watcher got to it: no event will say so.
+    if (!existsSync(workspace)) onWorkspaceGone();
     handOverToWatcher();
     log.info("memory.watcher_ready", { ms: clock() - started, folders: w.watchedFolders() });
     markWatching();

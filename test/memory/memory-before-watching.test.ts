@@ -101,3 +101,26 @@ describe("memory before the watcher covers the workspace", () => {
     expect(gone.content).toBe("No matches.");
   });
 });
+
+describe("a workspace deleted before the watcher covered it", () => {
+  it("is recreated from the templates once the watcher is ready, and a later hand edit still reaches the context", async () => {
+    await memory.close();
+    const restored: string[] = [];
+    const log = createLogger({ level: "info", sink: { write: (l) => void logLines.push(l) } });
+    const restoreWorkspace = () => {
+      restored.push("restore");
+      mkdirSync(path.join(workspace, "memory"), { recursive: true });
+      writeFileSync(path.join(workspace, "MEMORY.md"), "# Memory\n\n(template)\n");
+    };
+    memory = await openMemory({ workspace, indexPath: path.join(base, "index", "memory.db"), timezone: "UTC", log, clock: () => NOW, restoreWorkspace });
+    expect(memory.context("main", MAIN, NOW)).toBe("## MEMORY.md\n# Memory\n\n- likes tea");
+    await rm(workspace, { recursive: true, force: true });
+    memory.startBackground();
+    await memory.watching();
+    expect(restored).toEqual(["restore"]);
+    expect(memory.context("main", MAIN, NOW)).toBe("## MEMORY.md\n# Memory\n\n(template)");
+    writeFileSync(path.join(workspace, "MEMORY.md"), "# Memory\n\n- likes cocoa\n");
+    await waitUntil("the edit", () => memory.context("main", MAIN, NOW).endsWith("cocoa"));
+    expect(memory.context("main", MAIN, NOW)).toBe("## MEMORY.md\n# Memory\n\n- likes cocoa");
+  });
+});
