@@ -148,22 +148,23 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   let markClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
 
+  const onWorkspaceGone = () => {
+    log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
+    opts.restoreWorkspace();
+    epochs.noteWorkspaceReplaced();
+  };
   // The watcher's first scan (about a second per 10,000 files) and the index build, which
   // catches up with edits made while the daemon was down, run once start-up is done, so
   // readiness does not depend on the workspace's size. The build runs in slices that yield to
   // the event loop; searches meanwhile say the index is still building. A file edited before
   // the watcher reached its folder has no event: a second, stat-only pass once the watcher is
   // ready reads again whatever changed size or mtime since the first pass saw it.
-  const onWorkspaceGone = () => {
-    log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
-    opts.restoreWorkspace();
-    epochs.noteWorkspaceReplaced();
-  };
   const runBackground = async () => {
     const started = clock();
     const w = WorkspaceWatcher.begin({ workspace, log, onEvent: onWatcherEvent, onWorkspaceGone });
     watcher = w;
     const build = index.reconcileInSlices(workspace, { shouldStop });
+    build.catch(() => {}); // not unhandled while the scan runs: awaited (and reported) below
     await Promise.race([w.ready, closed]);
     if (closing) return;
     // Deleted before the watcher got to it: no event will say so.
