@@ -2,7 +2,7 @@
 // 1,000 and 5,000 messages in a day; start to ready with a 10,000-file workspace on a cold
 // index (and disk use during its build); `hearth status` against a running daemon.
 import { execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -12,6 +12,7 @@ import { silentLogger } from "../src/log.ts";
 import { formatExchange } from "../src/memory/daily-log.ts";
 import { openMemory } from "../src/memory/memory.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
+import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
 const execFileAsync = promisify(execFile);
@@ -40,6 +41,7 @@ export async function perMessageMs(messages: number): Promise<number> {
   const entries = Array.from({ length: messages }, (_, n) => formatExchange(exchange(n), "UTC"));
   writeFileSync(join(workspace, "memory", "2026-11-23.md"), header + entries.join(""));
   const memory = await openMemory({ workspace, indexPath: join(base, "index", "memory.db"), timezone: "UTC", log: silentLogger, clock: () => NOW, restoreWorkspace: () => {} });
+  memory.startBackground();
   try {
     await sleep(1500 + messages / 2); // the background index build
     const settle = 400; // the watcher's settle time is 200 ms
@@ -72,7 +74,7 @@ interface Started {
 function startDaemon(home: string, modelUrl: string): Promise<Started> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [bin, "start"], { env: env(home, modelUrl, "info"), stdio: ["ignore", "ignore", "pipe", "ipc"] });
+    const child = spawn(process.execPath, [...daemonNodeArgs(), bin, "start"], { env: env(home, modelUrl, "info"), stdio: ["ignore", "ignore", "pipe", "ipc"] });
     let log = "";
     let onIndex: () => void = () => {};
     const indexReady = new Promise<void>((r) => (onIndex = r));
@@ -162,8 +164,7 @@ export async function statusTime(modelUrl: string): Promise<Figure[]> {
 /** 5,000 group chats speak once, then 31 idle minutes on a simulated clock (its own process). */
 export async function manySessions(chats = 5000): Promise<Figure[]> {
   // With the daemon's own node arguments (package.json config.daemonNodeArgs).
-  const daemonArgs = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { config: { daemonNodeArgs: string } }).config.daemonNodeArgs.split(" ");
-  const { stdout } = await execFileAsync(process.execPath, ["--expose-gc", ...daemonArgs, join(root, "bench", "support", "sessions-child.ts"), String(chats)], { maxBuffer: 1 << 20 });
+  const { stdout } = await execFileAsync(process.execPath, ["--expose-gc", ...daemonNodeArgs(), join(root, "bench", "support", "sessions-child.ts"), String(chats)], { maxBuffer: 1 << 20 });
   const r = JSON.parse(stdout.trim().split("\n").at(-1)!) as { idle: number; busy: number; after: number; held: number; released: number; watchedAtFew: number; watchedAtMany: number; heapIdle: number; heapAfter: number };
   return [
     { name: `RSS after ${chats} chats spoke once, minus idle`, value: round(r.busy - r.idle, 1), unit: "MB", target: 1000 },

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { percentile, round, type Figure } from "./harness.ts";
+import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
 const execFileAsync = promisify(execFile);
@@ -20,11 +21,11 @@ function rssMb(pid: number): number {
 
 const env = (home: string, modelUrl: string) => ({ ...process.env, HEARTH_HOME: home, ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, HEARTH_LOG: "warn" });
 
-/** Starts the daemon and resolves with the ms until it sent "ready", and the child. */
+/** Starts the daemon as `npm start` does and resolves with the ms until it sent "ready", and the child. */
 function startDaemon(home: string, modelUrl: string): Promise<{ ms: number; pid: number; stop: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [bin, "start"], { env: env(home, modelUrl), stdio: ["ignore", "ignore", "inherit", "ipc"] });
+    const child = spawn(process.execPath, [...daemonNodeArgs(), bin, "start"], { env: env(home, modelUrl), stdio: ["ignore", "ignore", "inherit", "ipc"] });
     child.on("error", reject);
     child.on("exit", (code) => reject(new Error(`hearth start exited with ${code} before ready`)));
     child.on("message", (m) => {

@@ -25,6 +25,7 @@ import { memoryScopeFor } from "../memory/visibility.ts";
 import { heartbeatModel, purposeModels, type Config } from "./config.ts";
 import { homePaths } from "./home.ts";
 import { parseDuration } from "./config.ts";
+import { MemoryReducer } from "./memory-reducer.ts";
 import { SessionActivity } from "./session-activity.ts";
 import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
 import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "./usage/record.ts";
@@ -251,7 +252,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   /** When the heartbeat's context was last assembled afresh. */
   let heartbeatContextAt = 0;
   const budgets = new Map<string, ContextBudget>();
-  // Bounded memory: state of idle sessions is released and reloaded from disk on demand.
+  // Bounded memory: state of idle sessions is released and reloaded from disk on demand, and
+  // once many were, the heap pages they used are given back (memory-reducer.ts).
+  const reducer = new MemoryReducer();
   const activity = new SessionActivity({
     idleMs: parseDuration(config.agent.releaseIdleAfter) || Number.POSITIVE_INFINITY,
     maxSessions: config.agent.maxSessionsInMemory,
@@ -262,14 +265,20 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       for (const budgetKey of budgets.keys()) if (budgetKey.startsWith(`${key}\n`)) budgets.delete(budgetKey);
       lastTag.delete(key);
       memory?.forgetSession(key);
+      reducer.noteReleased();
     },
   });
+  const sweep = () => {
+    const released = activity.releaseIdle();
+    reducer.afterSweep();
+    return released;
+  };
   let sweeper: NodeJS.Timeout | undefined;
   const sweepLater = () => {
     if (sweeper) return;
     // Unref'd and stopped when nothing is held: it never keeps a process alive.
     sweeper = setInterval(() => {
-      activity.releaseIdle();
+      sweep();
       if (activity.size === 0) {
         clearInterval(sweeper);
         sweeper = undefined;
@@ -447,7 +456,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       }
     },
     webReads: (key) => lastWebReads.get(key) ?? [],
-    releaseIdle: () => activity.releaseIdle(),
+    releaseIdle: sweep,
     sessionsInMemory: () => activity.size,
     async compact(key, scope, focus, signal, sessionModel) {
       const release = activity.hold(key);

@@ -174,6 +174,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
 
     log.info("gateway.ready", { home, channels: channels.ids(), pid: process.pid });
+    // 8. Background work that must not delay readiness: the watcher's first scan of the
+    // workspace and the search index build. Skills are read again once the watcher covers
+    // their folder, for an edit made before it did.
+    if (memory) {
+      memory.startBackground();
+      void memory.watching().then(() => skills.reload());
+    }
     let stopping: Promise<void> | null = null;
     return {
       cli,

@@ -1,13 +1,12 @@
 // The memory service the gateway uses: scoped context with stable epochs, the daily log, the
 // memory tools, and the watcher and index that keep them fresh.
-import { lstatSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { localDate } from "../time.ts";
 import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
-import { ContextCache } from "./context.ts";
-import { appendToDailyLog, dailyLogRelPath, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
+import { ContextCache, contextFiles } from "./context.ts";
+import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
 import { ContextEpochs } from "./epochs.ts";
 import { type IndexWork, SearchIndex } from "./search-index.ts";
 import { createMemoryTools } from "./tools.ts";
@@ -38,6 +37,14 @@ export interface MemoryService {
    * be quick and must not throw. Returns the function that unsubscribes.
    */
   onWorkspaceEvent(listener: (e: WorkspaceEvent) => void): () => void;
+  /**
+   * Starts the background work: the watcher's first scan and the index build. The gateway calls
+   * it once start-up is done; until then (and until the scan ends) context files are checked
+   * by lstat on every read instead. Idempotent; does nothing after close().
+   */
+  startBackground(): void;
+  /** Resolves once the watcher covers the whole workspace (never, without startBackground). */
+  watching(): Promise<void>;
   /** Folders the workspace watcher watches (diagnostics and tests). */
   watchedFolders(): number;
   /** What the search index read and wrote since start (diagnostics and tests). */
@@ -55,9 +62,6 @@ export interface MemoryOptions {
   /** Puts the template files back when the workspace folder was deleted while running. */
   restoreWorkspace: () => void;
 }
-
-/** How long start-up waits for the watcher's first scan (see openMemory). */
-const WATCHER_WAIT_MS = 500;
 
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const { workspace, timezone, log } = opts;
@@ -83,85 +87,113 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       log.warn("memory.index_refresh_failed", { path: relPath, error: err });
     }
   };
-  // Awaited for at most WATCHER_WAIT_MS: chokidar's first scan takes about a second per 10,000
-  // files, and readiness (socket, channels) must not wait for that. A usual workspace is
-  // watched well within it, so an edit right after start is seen as before.
-  const watcher = WorkspaceWatcher.begin({
-    workspace,
-    log,
-    onEvent: (e) => {
-      for (const l of listeners) l(e);
-      // The daemon's own appends were indexed when they were written (indexAppend); only an
-      // edit by someone else needs the file read again, and syncFile's content hash keeps an
-      // edit that changed nothing from rewriting anything.
-      if (e.handEdit) refresh(e.relPath);
-      else lastChangeAt = clock();
-      if (e.handEdit) {
-        log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
-        epochs.noteHandEdit(e.relPath);
-      } else {
-        epochs.noteOwnWrite(e.relPath);
-      }
-    },
-    onWorkspaceGone: () => {
-      log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
-      opts.restoreWorkspace();
-      epochs.noteWorkspaceReplaced();
-    },
-  });
-  const watching = await Promise.race([watcher.ready.then(() => true), sleep(WATCHER_WAIT_MS, false, { ref: false })]);
-  if (!watching) {
-    const from = clock();
-    log.info("memory.watcher_scanning", { waitedMs: WATCHER_WAIT_MS, note: "a large workspace: edits are watched once the scan ends" });
-    void watcher.ready.then(() => log.info("memory.watcher_ready", { ms: clock() - from }));
-  }
-  // The daemon's own writes: tell the watcher (so its event is not taken for a hand edit) and
-  // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
-  const noteOwnWrite = (relPath: string) => {
-    lastChangeAt = clock();
-    noteChatOwnWrite(relPath);
-    watcher.expectOwnWrite(relPath);
-    epochs.noteOwnWrite(relPath);
+  const onWatcherEvent = (e: WorkspaceEvent) => {
+    for (const l of listeners) l(e);
+    // The daemon's own appends were indexed when they were written (indexAppend); only an
+    // edit by someone else needs the file read again, and syncFile's content hash keeps an
+    // edit that changed nothing from rewriting anything.
+    if (e.handEdit) refresh(e.relPath);
+    else lastChangeAt = clock();
+    if (e.handEdit) {
+      log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
+      epochs.noteHandEdit(e.relPath);
+    } else {
+      epochs.noteOwnWrite(e.relPath);
+    }
   };
-  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
 
-  // Shared chats' folders are not watched (watcher.ts): a chat's files are checked here, by
-  // size and mtime against what was last seen or written by the daemon, when its context is
-  // read — one lstat per run. A difference is a hand edit, handled as the watcher's would be.
-  const chatFileSeen = new Map<string, string>();
+  // Files no watcher reports on are checked by size, mtime and inode when a context showing
+  // them is read — one lstat each. A difference from what was last seen (or written by the
+  // daemon) is a hand edit, handled as the watcher's would be. That is always so for shared
+  // chats' files (their folders are not watched, watcher.ts), and for every context file until
+  // the watcher's first scan is done: readiness does not wait for that scan, and a hand edit
+  // made meanwhile must still reach the next prompt.
+  let watcherReady = false;
+  const seen = new Map<string, string>();
   const signature = (relPath: string) => {
     const st = lstatSync(path.join(workspace, relPath), { throwIfNoEntry: false });
     return st ? `${st.size}:${st.mtimeMs}:${st.ino}` : "none";
   };
-  const checkChatFile = (relPath: string) => {
+  const unwatched = (relPath: string) => !watcherReady || isInChatFolder(relPath.split("/"));
+  const checkFile = (relPath: string) => {
     const now = signature(relPath);
-    const before = chatFileSeen.get(relPath);
-    chatFileSeen.set(relPath, now);
+    const before = seen.get(relPath);
+    seen.set(relPath, now);
     if (before === undefined || before === now) return;
     log.info("memory.hand_edit", { path: relPath, kind: now === "none" ? "unlink" : "change" });
     refresh(relPath);
     epochs.noteHandEdit(relPath);
   };
-  const noteChatOwnWrite = (relPath: string) => {
-    if (isInChatFolder(relPath.split("/"))) chatFileSeen.set(relPath, signature(relPath));
+  /** The watcher covers the whole workspace from now on: a last check of what it may have missed. */
+  const handOverToWatcher = () => {
+    watcherReady = true;
+    for (const relPath of [...seen.keys()]) {
+      if (isInChatFolder(relPath.split("/"))) continue;
+      checkFile(relPath);
+      seen.delete(relPath);
+    }
   };
 
-  // A full scan catches edits made while the daemon was down. It runs after start-up so the
-  // first (possibly long) build of a large workspace does not delay readiness.
-  // In slices that yield to the event loop: a first build of a large workspace must not hold
-  // up readiness, channels or answers; searches meanwhile say the index is still building.
+  let watcher: WorkspaceWatcher | null = null;
+  // The daemon's own writes: tell the watcher (so its event is not taken for a hand edit) and
+  // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
+  const noteOwnWrite = (relPath: string) => {
+    lastChangeAt = clock();
+    if (unwatched(relPath)) seen.set(relPath, signature(relPath));
+    watcher?.expectOwnWrite(relPath);
+    epochs.noteOwnWrite(relPath);
+  };
+  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
+
   let closing = false;
-  const scan = setTimeout(() => {
+  const shouldStop = () => closing;
+  let background: Promise<void> | null = null;
+  let markWatching: () => void = () => {};
+  const watching = new Promise<void>((resolve) => (markWatching = resolve));
+  let markClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+
+  const onWorkspaceGone = () => {
+    log.warn("memory.workspace_gone", { workspace, action: "recreating it from the templates" });
+    opts.restoreWorkspace();
+    epochs.noteWorkspaceReplaced();
+  };
+  // The watcher's first scan (about a second per 10,000 files) and the index build, which
+  // catches up with edits made while the daemon was down, run once start-up is done, so
+  // readiness does not depend on the workspace's size. The build runs in slices that yield to
+  // the event loop; searches meanwhile say the index is still building. A file edited before
+  // the watcher reached its folder has no event: a second, stat-only pass once the watcher is
+  // ready reads again whatever changed size or mtime since the first pass saw it.
+  const runBackground = async () => {
     const started = clock();
-    index.reconcileInSlices(workspace, { shouldStop: () => closing }).then(
-      (r) => !closing && log.info("memory.index_ready", { ...r, ms: clock() - started }),
-      (err: unknown) => log.error("memory.index_scan_failed", { error: err }),
-    );
-  }, 0);
+    const w = WorkspaceWatcher.begin({ workspace, log, onEvent: onWatcherEvent, onWorkspaceGone });
+    watcher = w;
+    const build = index.reconcileInSlices(workspace, { shouldStop });
+    build.catch(() => {}); // not unhandled while the scan runs: awaited (and reported) below
+    await Promise.race([w.ready, closed]);
+    if (closing) return;
+    // Deleted before the watcher got to it: no event will say so.
+    if (!existsSync(workspace)) onWorkspaceGone();
+    handOverToWatcher();
+    log.info("memory.watcher_ready", { ms: clock() - started, folders: w.watchedFolders() });
+    markWatching();
+    const first = await build;
+    if (closing) return;
+    const again = await index.reconcileInSlices(workspace, { shouldStop });
+    if (closing) return;
+    const total = { added: first.added + again.added, updated: first.updated + again.updated, removed: first.removed + again.removed };
+    log.info("memory.index_ready", { ...total, ms: clock() - started });
+  };
 
   return {
+    startBackground() {
+      if (background || closing) return;
+      background = runBackground().catch((err: unknown) => log.error("memory.index_scan_failed", { error: err }));
+    },
+    watching: () => watching,
     context(sessionKey, scope, now) {
-      if (scope.kind === "shared") checkChatFile(dailyLogRelPath(scope, localDate(now, timezone)));
+      const date = localDate(now, timezone);
+      for (const f of contextFiles(scope, date)) if (unwatched(f.relPath)) checkFile(f.relPath);
       return epochs.get(sessionKey, scope, now).text;
     },
     resetEpoch: (sessionKey) => epochs.reset(sessionKey),
@@ -192,11 +224,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       return () => listeners.delete(listener);
     },
     indexWork: () => ({ ...index.work }),
-    watchedFolders: () => watcher.watchedFolders(),
+    watchedFolders: () => watcher?.watchedFolders() ?? 0,
     async close() {
       closing = true;
-      clearTimeout(scan);
-      await watcher.close();
+      markClosed();
+      await watcher?.close();
+      await background;
       index.close();
     },
   };

@@ -93,7 +93,8 @@ export class WorkspaceWatcher {
   /**
    * Starts watching `workspace` and returns at once; `ready` resolves when the initial scan is
    * done (about a second per 10,000 files). Until then a change in a folder not yet scanned is
-   * not reported: the daemon does not wait for that, and its start-up index scan catches up.
+   * not reported: the memory service checks context files itself meanwhile, and its index
+   * build makes a second pass once the scan is done.
    */
   static begin(opts: WorkspaceWatcherOptions): WorkspaceWatcher & { ready: Promise<void> } {
     const w = new WorkspaceWatcher(opts);

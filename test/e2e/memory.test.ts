@@ -113,6 +113,9 @@ describe("bad workspace states", () => {
 describe("memory through the daemon", () => {
   it("a hand edit of USER.md is in the next request, and the old text is gone", async () => {
     daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+    // The watcher starts after readiness; edits before its scan ends are covered by
+    // test/memory/memory-before-watching.test.ts. This one goes through its events.
+    await waitFor("the watcher", () => daemon!.log().includes("memory.watcher_ready"));
     const userMd = join(home, "workspace", "USER.md");
     writeFileSync(userMd, "# User\nThe owner likes green tea.\n");
     await waitFor("the first edit to be seen", () => daemon!.log().includes("memory.hand_edit"));

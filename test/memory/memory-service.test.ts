@@ -21,6 +21,8 @@ beforeEach(async () => {
   writeFileSync(path.join(workspace, "MEMORY.md"), "# Memory\n\n- likes tea\n");
   writeFileSync(path.join(workspace, "notes.md"), "# Notes\n\n- nothing yet\n");
   memory = await openMemory({ workspace, indexPath: path.join(base, "index", "memory.db"), timezone: "UTC", log: silentLogger, clock: () => NOW, restoreWorkspace: () => {} });
+  memory.startBackground();
+  await memory.watching();
   await waitUntil(() => memory.indexWork().filesRead === 2);
 });
 afterEach(async () => {

@@ -46,6 +46,9 @@ export async function startTestGateway(modelUrl: string, opts: TestGatewayOption
   const { openMemory: _memory, ...withoutMemory } = base;
   const scheduling = { ...(opts.schedule ? { schedule: true } : {}), ...(opts.timers ? { timers: opts.timers } : {}) };
   const gateway = await startGateway({ ...(opts.memory === false ? withoutMemory : base), channels: [channel], ...scheduling });
+  // Readiness does not wait for the watcher's first scan; tests start from a watched workspace
+  // (test/memory/memory-before-watching.test.ts covers the moments before).
+  await gateway.context.runtime.memory?.watching();
   return {
     gateway,
     channel,

@@ -61,6 +61,8 @@ describe("SkillRegistry", () => {
     const { log } = capture();
     const r = new SkillRegistry({ workspace: ws, log });
     memory = await openMemory({ workspace: ws, indexPath: join(other, "memory.db"), timezone: "UTC", log, restoreWorkspace: () => {} });
+    memory.startBackground();
+    await memory.watching();
     memory.onWorkspaceEvent((e) => r.noteWorkspaceEvent(e.relPath));
     mkdirSync(join(ws, "skills"));
     skill(join(ws, "skills", ".incoming"), "name: late\ndescription: Arrived by rename.");

@@ -3,12 +3,12 @@
 import { z } from "zod";
 import { defineTool, type Tool, type ToolContext } from "../../tool.ts";
 import { PageCache } from "./cache.ts";
-import { extractContent, UnsupportedContentError, type Extracted } from "./extract.ts";
+import type { Extracted } from "./extract.ts";
 import { wrapExternal } from "./external-content.ts";
-import { FetchFailedError, fetchUrl, FetchRefusedError, type FetchLimits } from "./fetch.ts";
+import type { FetchLimits } from "./fetch.ts";
 import { readingLine, searchingLine } from "./progress.ts";
 import { SearchFailedError, type SearchProvider } from "./search.ts";
-import { systemResolver, type Resolver } from "./ssrf-guard.ts";
+import type { Resolver } from "./ssrf-guard.ts";
 
 export interface WebFetchToolOptions extends FetchLimits {
   /** Characters of text returned to the model. */
@@ -43,7 +43,6 @@ interface CachedPage {
 
 export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
   const cache = new PageCache<CachedPage>(opts.clock);
-  const resolve = opts.resolve ?? systemResolver;
   const count = usesPerRun(opts.maxUses, "web_fetch");
   return defineTool({
     name: "web_fetch",
@@ -56,6 +55,11 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
       if (over) return { content: over, isError: true };
       let cached = cache.get(input.url);
       if (!cached) {
+        // Loaded on first use: node:https (with TLS), zlib and the address checks cost the
+        // daemon ~10 MB of memory from start-up on, and most installations never fetch.
+        const { fetchUrl, FetchFailedError, FetchRefusedError } = await import("./fetch.ts");
+        const { extractContent, UnsupportedContentError } = await import("./extract.ts");
+        const resolve = opts.resolve ?? (await import("./ssrf-guard.ts")).systemResolver;
         try {
           opts.onUse?.(ctx);
           const got = await fetchUrl(input.url, { ...opts, resolve, signal: ctx.signal });
