@@ -62,6 +62,9 @@ export interface OutboundFile {
   caption?: string;
 }
 
+/** What the bot is busy with, as a chat shows it: taking in a message's files, or sending one. */
+export type ChatActivity = "typing" | "upload_photo" | "upload_document";
+
 /** Where a proactive message (cron, heartbeat, a notice) goes. */
 export interface DeliveryTarget {
   channel: ChannelId;
@@ -146,6 +149,12 @@ export interface Channel {
    * without it (the terminal) gets the file's path as text instead.
    */
   sendFile?(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string>;
+  /**
+   * Optional: shows in the chat of `to` that the bot is busy (Telegram's chat action, Discord's
+   * typing indicator) for a few seconds; the caller refreshes it while the work lasts. Rejects
+   * when the chat cannot show it (the caller then stops asking).
+   */
+  showActivity?(to: InboundMessage | DeliveryTarget, activity: ChatActivity): Promise<void>;
   status(): ChannelStatus;
 }
 
