@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { startFakeDiscord, type FakeDiscord } from "../support/fake-discord.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 import { pdf, picture } from "../support/media-files.ts";
@@ -241,5 +242,28 @@ describe("progress while files come in and go out (daemon e2e)", () => {
     expect(fake.requests).toHaveLength(2);
     expect(emu.botMessages(FAMILY.id).map((m) => m.text)).toEqual(["Hello Bob."]);
     expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual(["A photo."]);
+  });
+});
+
+describe("progress on Discord (daemon e2e)", () => {
+  let discord: FakeDiscord;
+  beforeEach(async () => {
+    await setUp();
+    discord = await startFakeDiscord();
+  });
+  afterEach(() => discord.close());
+
+  it("a voice note being transcribed shows the typing indicator, with no model call yet", async () => {
+    const user = discord.addUser("owner");
+    home = makeHome({ channels: { discord: { apiBase: discord.apiBase, ownerIds: [user.id] } }, media: { transcription: { baseUrl: stt.baseUrl, model: "whisper-1" } } });
+    daemon = await startDaemon(home, { DISCORD_BOT_TOKEN: discord.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+    await waitFor("discord connected", () => discord.connected(), 15_000);
+    stt.enqueue("hang");
+    const dm = discord.dmChannel(user);
+    discord.sendMessage({ channelId: dm, author: user, content: "", attachments: [{ name: "voice.ogg", contentType: "audio/ogg", bytes: new Uint8Array([79, 103, 103, 83]) }] });
+    await waitFor("the transcription request", () => stt.requests.length === 1, 20_000);
+    await discord.waitFor("typing in the DM", () => discord.callsTo("POST", new RegExp(`^/channels/${dm}/typing$`)).length >= 1 || undefined, 20_000);
+    expect(fake.requests).toHaveLength(0);
+    expect(discord.botMessages()).toHaveLength(0);
   });
 });
