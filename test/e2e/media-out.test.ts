@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { startFakeDiscord, type FakeDiscord } from "../support/fake-discord.ts";
+import { startFakeDiscord, type FakeDiscord, type FakeUser } from "../support/fake-discord.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 import { pdf, picture } from "../support/media-files.ts";
@@ -245,7 +245,7 @@ describe("progress while files come in and go out (daemon e2e)", () => {
   });
 });
 
-describe("progress on Discord (daemon e2e)", () => {
+describe("Discord: pictures out and typing (daemon e2e)", () => {
   let discord: FakeDiscord;
   beforeEach(async () => {
     await setUp();
@@ -253,11 +253,32 @@ describe("progress on Discord (daemon e2e)", () => {
   });
   afterEach(() => discord.close());
 
-  it("a voice note being transcribed shows the typing indicator, with no model call yet", async () => {
-    const user = discord.addUser("owner");
+  async function startDiscord(user: FakeUser): Promise<void> {
     home = makeHome({ channels: { discord: { apiBase: discord.apiBase, ownerIds: [user.id] } }, media: { transcription: { baseUrl: stt.baseUrl, model: "whisper-1" } } });
     daemon = await startDaemon(home, { DISCORD_BOT_TOKEN: discord.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
     await waitFor("discord connected", () => discord.connected(), 15_000);
+  }
+
+  it("a markdown image in the answer is uploaded after the text as an attachment with the alt text, and taken out of the text", async () => {
+    const user = discord.addUser("owner");
+    await startDiscord(user);
+    const png = await picture("png");
+    writeFileSync(join(home!, "workspace", "chart.png"), png);
+    fake.enqueue(text("The chart:\n\n![Sales](chart.png)"));
+    const dm = discord.dmChannel(user);
+    discord.sendMessage({ channelId: dm, author: user, content: "chart?" });
+    await discord.waitFor("the upload", () => discord.botMessages(dm).find((m) => m.attachments?.length), 20_000);
+    await sleep(300);
+    expect(discord.botMessages(dm).map((m) => [m.content, (m.attachments ?? []).map((a) => a.name)])).toEqual([
+      ["The chart:", []],
+      ["Sales", ["chart.png"]],
+    ]);
+    expect(Buffer.from(discord.botMessages(dm)[1]!.attachments![0]!.bytes).equals(Buffer.from(png))).toBe(true);
+  });
+
+  it("a voice note being transcribed shows the typing indicator, with no model call yet", async () => {
+    const user = discord.addUser("owner");
+    await startDiscord(user);
     stt.enqueue("hang");
     const dm = discord.dmChannel(user);
     discord.sendMessage({ channelId: dm, author: user, content: "", attachments: [{ name: "voice.ogg", contentType: "audio/ogg", bytes: new Uint8Array([79, 103, 103, 83]) }] });
