@@ -163,8 +163,6 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
     const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media, heard);
     if (!entry) return;
-    // What was understood, before the answer: a misheard note is caught at once.
-    await announceHeard(ctx, entry);
     submitEntry(ctx, entry);
   } catch (err) {
     log.error("inbound.failed", { error: err });
@@ -189,7 +187,8 @@ function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): 
 /** Puts an inbox entry on its lane (new messages, and replays after a restart). */
 export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   const m = entry.message;
-  // A replay after a crash: the heard line goes out first if no record says it did.
+  // What was understood of a voice note goes out first (a misheard note is caught at once),
+  // also when the entry is replayed after a crash and no record says it went out.
   const heard = announceHeard(ctx, entry);
   const item: LaneItem = {
     entryId: entry.id,

@@ -1,7 +1,7 @@
 // Pictures out and progress, end to end over Telegram: markdown images in an answer become
 // photos/documents exactly once (also across kill -9), the "🎤 heard" line is exactly once,
 // and the chat shows Hearth busy while files come in or go out — without holding other chats.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -232,6 +232,7 @@ describe("progress while files come in and go out (daemon e2e)", () => {
     await member.send("@TestNameBot hi");
     await waitFor("the other chat's answer while the download is held", () => emu.botMessages(FAMILY.id).at(-1)?.text === "Hello Bob.", 20_000);
     expect(emu.fileDownloads).toHaveLength(0);
+    await waitFor("the other chat's message is done", () => readFileSync(join(home!, "inbox.jsonl"), "utf8").includes('"type":"done"'), 20_000);
     // The photo's update was never confirmed to Telegram: a restart gets it again.
     await kill9(d);
     release();
