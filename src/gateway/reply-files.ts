@@ -108,8 +108,12 @@ export function planImages(raw: string, check: MarkdownImageDeps["check"], strea
 export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): ReplySink {
   let raw = "";
   let shown = "";
+  // The preview asks about the same paths at every delta: the file system once per path is
+  // enough while streaming (the final text is checked afresh).
+  const checked = new Map<string, OutgoingCheck>();
+  const checkCached = (p: string) => checked.get(p) ?? checked.set(p, deps.check(p)).get(p)!;
   const show = (reset: boolean) => {
-    const next = planImages(raw, deps.check, true).text;
+    const next = planImages(raw, checkCached, true).text;
     if (!reset && next.startsWith(shown)) {
       if (next.length > shown.length) sink.textDelta(next.slice(shown.length));
     } else {
