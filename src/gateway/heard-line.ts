@@ -1,8 +1,8 @@
 // "🎤 heard: …" — what Hearth understood of the owner's voice notes, shown before the answer so
 // a misheard note is caught at once. Exactly once, like the answer: the line is kept in the
 // inbox entry (entry.heard) and recorded in the outbox under the entry's reply the moment the
-// platform has it. A crash before that record makes the replayed entry send it; after it, never
-// again. The answer's reply waits for the line, so it always comes first.
+// platform has it. A crash before that record makes the replayed (or re-delivered) entry send
+// it; after it, never again. The answer's reply waits for the line, so it always comes first.
 import type { ReplyJournal, ReplySink } from "../channels/channel.ts";
 import type { GatewayContext } from "./context.ts";
 import type { InboxEntry } from "./inbox.ts";
@@ -10,13 +10,26 @@ import type { InboxEntry } from "./inbox.ts";
 /** The line the owner sees for the transcripts of one message. */
 export const heardText = (heard: readonly string[]): string => heard.map((t) => `🎤 heard: ${t}`).join("\n");
 
+/** One send per entry in this process: the lane and the reply both ask, and must not both send. */
+const announcing = new WeakMap<InboxEntry, Promise<void>>();
+
 /**
- * Sends the entry's heard line unless the outbox says it went out. Never rejects: a line that
- * cannot be sent is logged (the answer matters more). Resolves at once for an entry without one.
+ * Sends the entry's heard line unless the outbox says it went out; a second call while (or
+ * after) the first runs gets the first's promise. Never rejects: a line that cannot be sent is
+ * logged (the answer matters more). Resolves at once for an entry without one.
  */
-export async function announceHeard(ctx: GatewayContext, entry: InboxEntry): Promise<void> {
-  if (!entry.heard?.length) return;
-  const text = heardText(entry.heard);
+export function announceHeard(ctx: GatewayContext, entry: InboxEntry): Promise<void> {
+  if (!entry.heard?.length) return Promise.resolve();
+  let sending = announcing.get(entry);
+  if (!sending) {
+    sending = sendHeard(ctx, entry, entry.heard);
+    announcing.set(entry, sending);
+  }
+  return sending;
+}
+
+async function sendHeard(ctx: GatewayContext, entry: InboxEntry, heard: readonly string[]): Promise<void> {
+  const text = heardText(heard);
   try {
     await ctx.outbox.sendFileOnce(entry.id, ["heard"], async () => {
       let id = "";

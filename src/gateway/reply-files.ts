@@ -17,6 +17,7 @@ import type { Logger } from "../log.ts";
 import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../media/markdown-images.ts";
 import { showActivityWhile } from "./chat-activity.ts";
 import type { GatewayContext } from "./context.ts";
+import { announceHeard, holdUntil } from "./heard-line.ts";
 
 /**
  * Sends `file` for the reply to entry `replyId`, unless one of its keys was sent for it before:
@@ -39,13 +40,16 @@ export async function sendFileOnce(ctx: GatewayContext, replyId: string, m: Inbo
 
 /**
  * The reply to an inbox message, for a run or for a re-delivery after a restart (`journal.key`
- * is the inbox id that names the reply). Channels that can send files get markdown images as
- * pictures; the terminal shows the text as written (the path is in it).
+ * is the inbox id that names the reply): held behind the entry's heard line, if it has one.
+ * Channels that can send files get markdown images as pictures; the terminal shows the text as
+ * written (the path is in it).
  */
 export function openAnswerReply(ctx: GatewayContext, m: InboundMessage, journal: ReplyJournal): ReplySink {
-  const sink = ctx.channels.openReply(m, journal);
+  const entry = ctx.inbox.get(journal.key);
+  // The heard line of a voice note comes first, also when the answer is re-delivered after a crash.
+  const sink = entry?.heard?.length ? holdUntil(announceHeard(ctx, entry), ctx.channels.openReply(m, journal)) : ctx.channels.openReply(m, journal);
   if (!ctx.channels.get(m.channel)?.sendFile) return sink;
-  const sessionKey = ctx.inbox.get(journal.key)?.sessionKey;
+  const sessionKey = entry?.sessionKey;
   if (sessionKey === undefined) return sink;
   const scope: Scope = ctx.sessions.get(sessionKey)?.scope ?? (sessionKey === "main" ? "main" : "shared");
   const log = ctx.log.child({ reply: journal.key });

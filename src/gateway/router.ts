@@ -16,7 +16,7 @@ import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
 import { showActivityWhile } from "./chat-activity.ts";
-import { announceHeard, holdUntil } from "./heard-line.ts";
+import { announceHeard } from "./heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 
@@ -187,9 +187,10 @@ function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): 
 /** Puts an inbox entry on its lane (new messages, and replays after a restart). */
 export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   const m = entry.message;
-  // What was understood of a voice note goes out first (a misheard note is caught at once),
-  // also when the entry is replayed after a crash and no record says it went out.
-  const heard = announceHeard(ctx, entry);
+  // What was understood of a voice note goes out at once (a misheard note is caught early),
+  // also when the entry is replayed after a crash and no record says it went out; the answer's
+  // reply waits for it (openAnswerReply).
+  void announceHeard(ctx, entry);
   const item: LaneItem = {
     entryId: entry.id,
     turn: userTurn({
@@ -206,7 +207,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
     replyKey: replyKeyOf(m),
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
-    openReply: () => ctx.outbox.openReply(entry.id, (journal) => holdUntil(heard, openAnswerReply(ctx, m, journal))),
+    openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
     sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
     arrivedAt: ctx.clock(),
   };

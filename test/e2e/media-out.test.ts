@@ -162,13 +162,37 @@ describe("the heard line is exactly once (daemon e2e)", () => {
 
   const voiceNote = () => owner().sendMedia({ voice: { ...emu.addFile(new Uint8Array([79, 103, 103, 83, 7])), duration: 2, mime_type: "audio/ogg" } });
 
-  it("kill -9 while the heard line is on its way: after the restart it is sent, then the answer, once each", async () => {
+  const heardOnItsWay = () => emu.calls.some((c) => c.method === "sendMessage" && String(c.body.text).startsWith("🎤"));
+
+  it("kill -9 while the heard line is on its way and the run unfinished: after the restart the line, then the answer, once each", async () => {
+    const d = await start();
+    stt.enqueue({ text: "Call mum at six." });
+    emu.inject({ method: "sendMessage", when: (b) => String(b.text).startsWith("🎤"), reply: "hang" });
+    fake.enqueue({ type: "hang" });
+    await voiceNote();
+    await waitFor("the heard line is on its way", heardOnItsWay, 20_000);
+    await fake.waitForRequests(1, 20_000);
+    await kill9(d);
+    expect(emu.botMessages(OWNER)).toHaveLength(0);
+
+    fake.enqueue(text("I'll remind you."));
+    await restart();
+    await waitFor("the answer", () => emu.botMessages(OWNER).at(-1)?.text === "I'll remind you.", 20_000);
+    await sleep(500);
+    expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual(["🎤 heard: Call mum at six.", "I'll remind you."]);
+    expect(stt.requests).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("kill -9 while the heard line is on its way and the answer recorded: after the restart the line, then the recorded answer, no new model call", async () => {
     const d = await start();
     stt.enqueue({ text: "Call mum at six." });
     emu.inject({ method: "sendMessage", when: (b) => String(b.text).startsWith("🎤"), reply: "hang" });
     fake.enqueue(text("I'll remind you."));
     await voiceNote();
-    await waitFor("the heard line is on its way", () => emu.calls.some((c) => c.method === "sendMessage" && String(c.body.text).startsWith("🎤")), 20_000);
+    await waitFor("the heard line is on its way", heardOnItsWay, 20_000);
+    // The answer is final (recorded in the outbox) but waits behind the heard line.
+    await waitFor("the recorded answer", () => readFileSync(join(home!, "outbox.jsonl"), "utf8").includes('"type":"final"'), 20_000);
     await kill9(d);
     expect(emu.botMessages(OWNER)).toHaveLength(0);
 
