@@ -62,6 +62,9 @@ export interface OutboundFile {
   caption?: string;
 }
 
+/** What the bot is busy with, as a chat shows it: taking in a message's files, or sending one. */
+export type ChatActivity = "typing" | "upload_photo" | "upload_document";
+
 /** Where a proactive message (cron, heartbeat, a notice) goes. */
 export interface DeliveryTarget {
   channel: ChannelId;
@@ -152,6 +155,12 @@ export interface Channel {
    * it beside the answer it is waiting for, without ending it.
    */
   sendNote?(to: InboundMessage, text: string): Promise<void>;
+  /**
+   * Optional: shows in the chat of `to` that the bot is busy (Telegram's chat action, Discord's
+   * typing indicator) for a few seconds; the caller refreshes it while the work lasts. Rejects
+   * when the chat cannot show it (the caller then stops asking).
+   */
+  showActivity?(to: InboundMessage | DeliveryTarget, activity: ChatActivity): Promise<void>;
   status(): ChannelStatus;
 }
 

@@ -311,6 +311,11 @@ class DiscordChannel implements Channel {
     return sent.id;
   }
 
+  /** Discord has one indicator for every kind of work: typing (it shows for about 10 s). */
+  async showActivity(to: InboundMessage | DeliveryTarget): Promise<void> {
+    await this.#rest().post(Routes.channelTyping(replyTarget(to).channelId));
+  }
+
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const target = replyTarget(to);
     // A resumed reply already answered the question with its first message.

@@ -33,20 +33,6 @@ export interface UpdatePollerOptions {
   onStatus: (status: ChannelStatus) => void;
   /** Redacted from anything logged. */
   token: string;
-  /**
-   * Awaited before each getUpdates: asking for the next batch confirms the previous one to
-   * Telegram, so what is not on disk yet (a message whose files are downloading) must be first.
-   * Must not reject; resolves early when `signal` aborts (stopping does not wait for downloads:
-   * what is not on disk is delivered again at the next start).
-   */
-  settle?: (signal: AbortSignal) => Promise<void>;
-  /**
-   * Read before each getUpdates, after `settle`: the first update that Telegram must not forget
-   * yet (an album whose parts are still being merged), or undefined. The poller then asks from
-   * there, so nothing after it is confirmed, and hands out only updates it has not handed out
-   * before. Must not throw.
-   */
-  holdFrom?: () => number | undefined;
   clock?: () => number;
   /** Jitter factor source in [0, 1); default Math.random. */
   random?: () => number;
@@ -86,9 +72,7 @@ export class UpdatePoller implements UpdateSupplier<Update> {
     const aborted = nativeSignal(signal);
     const { api, longPollSeconds } = this.#o;
     for (;;) {
-      await this.#o.settle?.(aborted);
-      const held = this.#o.holdFrom?.();
-      const offset = held !== undefined && held < this.#next ? held : this.#next;
+      const offset = this.#next;
       const startedAt = this.#clock();
       try {
         const updates = await api.getUpdates(
@@ -96,13 +80,11 @@ export class UpdatePoller implements UpdateSupplier<Update> {
           signal,
         );
         this.#recovered();
-        // Updates kept unconfirmed for a held album come again: they were handed out already.
-        const fresh = updates.filter((u) => u.update_id >= this.#next);
-        const last = fresh.at(-1);
+        const last = updates.at(-1);
         if (last) {
           this.#next = last.update_id + 1;
           this.#idleWaitMs = this.#o.idlePollMs;
-          return fresh;
+          return updates;
         }
         if (this.#clock() - startedAt < (longPollSeconds * 1000) / 2) {
           await sleep(this.#idleWaitMs, undefined, { signal: aborted });

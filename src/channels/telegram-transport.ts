@@ -8,6 +8,7 @@
 // in flight), and a skipped preview costs nothing because the next one shows the latest text.
 import type { Api } from "grammy";
 import type { Logger } from "../log.ts";
+import type { ChatActivity } from "./channel.ts";
 import type { ReplyTransport } from "./streaming-reply.ts";
 import { describeError, errorCode, isEntityError, isNotModified, isUnsupportedMethod, retryAfterSeconds } from "./telegram-errors.ts";
 import { markdownToTelegramHtml, stripMarkdown } from "./telegram-html.ts";
@@ -129,18 +130,24 @@ export function createTelegramTransport(target: ReplyTarget, deps: TelegramTrans
       await api.deleteMessage(target.chatId, Number(id));
     },
   };
-  if (state.typingSupported) {
-    transport.typing = async () => {
-      try {
-        await previewApi.sendChatAction(target.chatId, "typing", thread);
-      } catch (err) {
-        if (isUnsupportedMethod(err) && state.typingSupported) {
-          state.typingUnsupported();
-          log.info("telegram.typing_unsupported", { error: describeError(err) });
-        }
-        throw err;
-      }
-    };
-  }
+  if (state.typingSupported) transport.typing = () => showChatAction(target, deps, "typing");
   return transport;
+}
+
+/**
+ * One chat action (it shows for about 5 s), on the fail-fast client. Rejects when it was not
+ * shown; a server without sendChatAction (a Bot API emulator) is not asked again.
+ */
+export async function showChatAction(target: ReplyTarget, deps: TelegramTransportDeps, action: ChatActivity): Promise<void> {
+  const { previewApi, state, log } = deps;
+  if (!state.typingSupported) throw new Error("this Bot API server has no sendChatAction");
+  try {
+    await previewApi.sendChatAction(target.chatId, action, target.threadId !== undefined ? { message_thread_id: target.threadId } : {});
+  } catch (err) {
+    if (isUnsupportedMethod(err) && state.typingSupported) {
+      state.typingUnsupported();
+      log.info("telegram.typing_unsupported", { error: describeError(err) });
+    }
+    throw err;
+  }
 }

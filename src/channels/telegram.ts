@@ -13,17 +13,17 @@ import { Agent as HttpsAgent } from "node:https";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { createConcurrentSink, createRunner, createSource, sequentialize, type RunnerHandle } from "@grammyjs/runner";
 import { Api, Bot, InputFile, type ApiClientOptions, type Context, type Transformer } from "grammy";
-import type { Message, UserFromGetMe } from "grammy/types";
+import type { Message, Update, UserFromGetMe } from "grammy/types";
 import type { Logger } from "../log.ts";
 import { fetchBounded, TooLargeError } from "../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChatActivity, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 import { StreamingReply } from "./streaming-reply.ts";
 import { describeError, errorCode, TelegramAuthError } from "./telegram-errors.ts";
 import { normalizeMessage, type InboundRules, type TelegramFile, type TelegramRaw } from "./telegram-inbound.ts";
 import { UpdatePoller, type Backoff } from "./telegram-polling.ts";
-import { createTelegramTransport, TelegramReplyState, type ReplyTarget, type TelegramTransportDeps } from "./telegram-transport.ts";
+import { createTelegramTransport, showChatAction, TelegramReplyState, type ReplyTarget, type TelegramTransportDeps } from "./telegram-transport.ts";
 
 export interface TelegramChannelOptions {
   /** Without one, start() rejects saying where to put it. */
@@ -73,10 +73,10 @@ class TelegramChannel implements Channel {
   #status: ChannelStatus = { state: "stopped" };
   #onMessage: ((m: InboundMessage) => void | Promise<void>) | undefined;
   readonly #albums = new Map<string, Album>();
-  /** Albums collecting parts or being accepted: the poller does not let Telegram forget their updates. */
-  readonly #unconfirmedAlbums = new Set<Album>();
-  /** Messages with files on their way to disk: the poller confirms no further update until they are. */
-  readonly #storing = new Set<Promise<void>>();
+  /** Updates handed to the bot whose handling has not finished (a message's files still downloading), by id. */
+  readonly #unsettled = new Map<number, Promise<unknown>>();
+  /** Album parts' updates, by id, until the merged message is accepted (their handlers return at once). */
+  readonly #albumParts = new Map<number, Promise<void>>();
   #rules: InboundRules | undefined;
   #runner: RunnerHandle | undefined;
   /** Aborted by stop(): ends background reconnects and their waits. */
@@ -185,6 +185,12 @@ class TelegramChannel implements Channel {
     return String(sent.message_id);
   }
 
+  async showActivity(to: InboundMessage | DeliveryTarget, activity: ChatActivity): Promise<void> {
+    const deps = this.#replyDeps;
+    if (!deps) throw new Error("The Telegram channel has no bot token.");
+    await showChatAction(isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to), deps, activity);
+  }
+
   // ── connecting and polling ─────────────────────────────────────────────────────────────────
 
   async #connectInBackground(): Promise<void> {
@@ -217,21 +223,19 @@ class TelegramChannel implements Channel {
     if (this.#lifetime.signal.aborted) return;
 
     const poller = new UpdatePoller({
-      api: bot.api,
+      api: { getUpdates: (params, signal) => this.#fetchUpdates(params, signal) },
       longPollSeconds: this.#longPollSeconds,
       idlePollMs: this.#o.polling?.idlePollMs ?? 10,
       idlePollMaxMs: Math.max(this.#o.polling?.idlePollMs ?? 10, this.#o.polling?.idlePollMaxMs ?? 100),
       backoff: this.#backoff,
       log: this.#log,
       token: this.#token,
-      settle: (signal) => this.#settled(signal),
-      holdFrom: () => this.#albumHold(),
       onStatus: (status) => {
         if (this.#runner) this.#status = status.state === "running" ? this.#runningStatus() : status;
       },
     });
     const sink = createConcurrentSink<Parameters<Bot["handleUpdate"]>[0]>(
-      { consume: (update) => bot.handleUpdate(update) },
+      { consume: (update) => this.#track(update.update_id, bot.handleUpdate(update)) },
       async (error) => this.#log.error("telegram.update_failed", { error: describeError(error, this.#token) }),
     );
     const runner = createRunner(createSource(poller), sink);
@@ -271,8 +275,9 @@ class TelegramChannel implements Channel {
   // ── incoming messages ──────────────────────────────────────────────────────────────────────
 
   /**
-   * Returns the gateway's promise for a message, so the update (and the chat's next one) waits
-   * until the message and its files are on disk. Album parts are collected instead (see below).
+   * Returns the gateway's promise for a message: until it settles (the message and its files
+   * are on disk) the update stays unconfirmed (#fetchUpdates) and the chat's next update waits.
+   * Album parts are collected instead (see below).
    */
   #receive(msg: Message, updateId: number): void | Promise<void> {
     const rules = this.#rules;
@@ -282,9 +287,7 @@ class TelegramChannel implements Channel {
       case "message": {
         const m = result.files.length > 0 ? { ...result.message, attachments: result.files.map((f) => this.#attachment(f)) } : result.message;
         if (result.mediaGroupId !== undefined) return this.#collectAlbum(`${msg.chat.id}:${result.mediaGroupId}`, m, updateId);
-        const accepted = this.#onMessage?.(m);
-        if (m.attachments?.length && accepted) this.#hold(accepted);
-        return accepted;
+        return this.#onMessage?.(m);
       }
       case "ignored":
         this.#log.debug("telegram.ignored", { reason: result.reason, chat: String(msg.chat.id) });
@@ -294,29 +297,31 @@ class TelegramChannel implements Channel {
     }
   }
 
-  #hold(accepted: Promise<void>): void {
-    const held = accepted.catch(() => {}).finally(() => this.#storing.delete(held));
-    this.#storing.add(held);
+  #track<T>(updateId: number, handling: Promise<T>): Promise<T> {
+    const settled = handling.finally(() => this.#unsettled.delete(updateId));
+    this.#unsettled.set(updateId, settled.catch(() => {}));
+    return settled;
   }
 
   /**
-   * Resolves once the messages with files handed to the gateway so far are on disk. One turn of
-   * the event loop first: the batch just fetched reaches #receive through the runner's
-   * middleware (promise steps), and its messages must be counted.
+   * getUpdates for the poller. Asking from an offset confirms every update below it to Telegram,
+   * so an update not handled yet (a message whose files are still on their way to disk) must
+   * not be passed: while one is, updates are asked for from it, without long polling, and only
+   * the new ones go on. Other chats keep flowing; a crash meanwhile gets it delivered again.
    */
-  async #settled(signal: AbortSignal): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (this.#storing.size === 0 || signal.aborted) return;
-    let onAbort = () => {};
-    const aborted = new Promise<void>((resolve) => {
-      onAbort = resolve;
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      while (this.#storing.size > 0 && !signal.aborted) await Promise.race([Promise.allSettled([...this.#storing]), aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
+  async #fetchUpdates(params: Parameters<Api["getUpdates"]>[0], signal: Parameters<Api["getUpdates"]>[1]): Promise<Update[]> {
+    const api = this.#bot!.api;
+    const offset = params?.offset ?? 0;
+    const floor = Math.min(...this.#unsettled.keys(), ...this.#albumParts.keys());
+    if (!(floor < offset)) return api.getUpdates(params, signal);
+    const updates = await api.getUpdates({ ...params, offset: floor, limit: 100, timeout: 0 }, signal);
+    const fresh = updates.filter((u) => u.update_id >= offset);
+    if (fresh.length > 0) return fresh;
+    // Nothing new: wait a little (or until the pending one settles) instead of asking in a hot loop.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, PENDING_POLL_MS))), ...this.#unsettled.values(), ...this.#albumParts.values()]);
+    clearTimeout(timer);
+    return [];
   }
 
   /**
@@ -325,15 +330,14 @@ class TelegramChannel implements Channel {
    * text, every file) once no part came for ALBUM_QUIET_MS. Not awaited: the chat's later
    * updates must be able to arrive meanwhile.
    *
-   * Until the merged message is accepted (its files stored, the inbox record on disk), the
-   * poller keeps the parts' updates unconfirmed (#albumHold): a crash inside the window gets
-   * them all again at the next start, and they are merged again into one message.
+   * Until the merged message is accepted (its files stored, the inbox record on disk), every
+   * part's update stays unconfirmed (#albumParts, read by #fetchUpdates): a crash inside the
+   * window gets them all again at the next start, and they are merged again into one message.
    */
   #collectAlbum(key: string, m: InboundMessage, updateId: number): void {
     const open = this.#albums.get(key);
     if (open) {
       clearTimeout(open.timer);
-      open.firstUpdate = Math.min(open.firstUpdate, updateId);
       open.message = {
         ...open.message,
         text: open.message.text || m.text,
@@ -341,27 +345,20 @@ class TelegramChannel implements Channel {
         attachments: [...(open.message.attachments ?? []), ...(m.attachments ?? [])],
       };
     }
-    const album: Album = open ?? { message: m, firstUpdate: updateId, timer: undefined };
-    this.#unconfirmedAlbums.add(album);
+    const album = open ?? newAlbum(m);
+    this.#albumParts.set(updateId, album.accepted);
+    void album.accepted.then(() => this.#albumParts.delete(updateId));
     album.timer = setTimeout(() => {
       this.#albums.delete(key);
-      const confirm = () => this.#unconfirmedAlbums.delete(album);
       try {
-        void Promise.resolve(this.#onMessage?.(album.message)).catch(() => {}).finally(confirm);
+        void Promise.resolve(this.#onMessage?.(album.message)).catch(() => {}).finally(album.confirm);
       } catch (err) {
-        confirm();
+        album.confirm();
         this.#log.error("telegram.album_failed", { error: describeError(err, this.#token) });
       }
     }, ALBUM_QUIET_MS);
     this.#albums.set(key, album);
     this.#log.debug("telegram.album_part", { album: key, update: updateId, files: album.message.attachments?.length ?? 0 });
-  }
-
-  /** The first update of the oldest album not accepted yet, or undefined. */
-  #albumHold(): number | undefined {
-    let first: number | undefined;
-    for (const a of this.#unconfirmedAlbums) first = first === undefined ? a.firstUpdate : Math.min(first, a.firstUpdate);
-    return first;
   }
 
   /** A file's download: getFile, then the Bot API's file route on the configured server only. */
@@ -384,11 +381,21 @@ class TelegramChannel implements Channel {
   }
 }
 
-/** An album being collected: the merged message so far and the first of its parts' updates. */
+/** An album being collected: the merged message so far, and its acceptance, which its parts' updates wait for. */
 interface Album {
   message: InboundMessage;
-  firstUpdate: number;
   timer: NodeJS.Timeout | undefined;
+  accepted: Promise<void>;
+  confirm: () => void;
+}
+
+/** How often updates are asked for while one is not handled yet (no long polling then). */
+const PENDING_POLL_MS = 500;
+
+function newAlbum(m: InboundMessage): Album {
+  let confirm!: () => void;
+  const accepted = new Promise<void>((resolve) => (confirm = resolve));
+  return { message: m, timer: undefined, accepted, confirm };
 }
 
 /** An album's parts come within milliseconds of each other; this much quiet ends it. */

@@ -1,6 +1,6 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channels/channel.ts";
+import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
 import { redact, type Logger } from "../log.ts";
 
@@ -103,10 +103,10 @@ export class ChannelRegistry {
   }
 
   /** A line about `to` that is not its answer (see Channel.sendNote); rejects when it could not be delivered. */
-  async note(to: InboundMessage, text: string): Promise<void> {
+  async note(to: InboundMessage, text: string, journal?: ReplyJournal): Promise<void> {
     const ch = this.#channels.get(to.channel);
     if (ch?.sendNote) return ch.sendNote(to, redact(text));
-    await this.openReply(to).finish(text);
+    await this.openReply(to, journal).finish(text);
   }
 
   /** A proactive message; rejects when the channel is missing or the send fails. */
@@ -136,6 +136,13 @@ export class ChannelRegistry {
     const channel = this.#channels.get(to.channel);
     if (!channel?.sendFile) return null;
     return channel.sendFile(to, { ...file, ...(file.caption !== undefined ? { caption: redact(file.caption) } : {}) });
+  }
+
+  /** Shows that the bot is busy in the chat of `to` (see Channel.showActivity); rejects where it cannot. */
+  async showActivity(to: InboundMessage, activity: ChatActivity): Promise<void> {
+    const channel = this.#channels.get(to.channel);
+    if (!channel?.showActivity) throw new Error(`${to.channel} shows no activity`);
+    await channel.showActivity(to, activity);
   }
 }
 

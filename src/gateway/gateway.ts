@@ -24,6 +24,7 @@ import { planRecovery, recoverInbox } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
 import { pricingFor } from "./cost.ts";
+import { openAnswerReply } from "./reply-files.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
@@ -164,7 +165,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       inbox,
       outbox,
       log,
-      openReply: (to, journal) => channels.openReply(to, journal),
+      openReply: (to, journal) => (journal ? openAnswerReply(ctx, to, journal) : channels.openReply(to)),
       rerun: (entry) => submitEntry(ctx, entry),
     });
     if (opts.schedule) {

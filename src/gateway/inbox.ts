@@ -44,6 +44,8 @@ export const InboxEntrySchema = z.object({
   media: z
     .array(z.object({ kind: z.enum(["image", "document", "text"]), path: z.string(), file: z.string(), mime: z.string(), name: z.string(), note: z.string().optional() }))
     .optional(),
+  /** Transcripts of its voice notes the owner is shown ("🎤 heard: …"), once, before the answer. */
+  heard: z.array(z.string()).optional(),
   /** Runs of it that started before the file was last compacted (absent: none). */
   attempts: z.number().int().nonnegative().optional(),
 });
@@ -69,6 +71,8 @@ export interface InboxEntry {
   acceptedAt: number;
   preface?: string;
   media?: MediaRef[];
+  /** See InboxEntrySchema. */
+  heard?: string[];
   /** Runs of this entry that started, in this life and earlier ones. */
   attempts: number;
 }
@@ -145,12 +149,12 @@ export class Inbox {
    * Records an accepted message, on disk before this returns (the platform is told we have it
    * only afterwards). Returns null, and records nothing, for a duplicate.
    */
-  accept(message: InboundMessage, sessionKey: string, preface?: string, media?: MediaRef[]): InboxEntry | null {
+  accept(message: InboundMessage, sessionKey: string, preface?: string, media?: MediaRef[], heard?: string[]): InboxEntry | null {
     const id = inboxId(message);
     if (this.has(id)) return null;
     // Attachments carry live download functions; what is kept of them is `media`.
     const { attachments: _live, ...kept } = message;
-    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}) };
+    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}), ...(heard?.length ? { heard } : {}) };
     this.#append({ type: "accepted", entry }, true);
     this.#open.set(id, entry);
     return entry;

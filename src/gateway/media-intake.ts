@@ -72,9 +72,10 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
   const dir = mediaDir(memoryScopeFor(o.scope, o.sessionKey), m.receivedAt);
   const rel = storeBytes(o.workspace, dir, { bytes: fetched.bytes, name: a.name, mime: a.mime }, m.receivedAt);
   const apiKey = o.transcription.apiKey ?? process.env[TRANSCRIPTION_KEY_ENV]?.trim();
+  const startedAt = Date.now();
   const heard = await transcribe({ ...o.transcription, ...(apiKey ? { apiKey } : {}) }, { bytes: fetched.bytes, name: a.name, mime: a.mime });
   if (heard.type === "failed") {
-    o.log.warn("media.transcription_failed", { path: rel, reason: heard.reason });
+    o.log.warn("media.transcription_failed", { path: rel, reason: heard.reason, ms: Date.now() - startedAt });
     return {
       type: "refused",
       reason: o.isOwner
@@ -83,7 +84,8 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
     };
   }
   writeOnce(join(o.workspace, `${rel}.txt`), new TextEncoder().encode(`${heard.text}\n`));
-  o.log.info("media.transcribed", { path: rel, chars: heard.text.length });
+  // How long the owner waited (behind a typing indicator): what an operator checks for a slow service.
+  o.log.info("media.transcribed", { path: rel, chars: heard.text.length, ms: Date.now() - startedAt });
   noteText(o, `${rel}.txt`);
   return { type: "heard", text: heard.text };
 }
@@ -101,6 +103,7 @@ async function download(a: Attachment, o: IntakeOptions): Promise<{ type: "ok"; 
 
 async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Promise<{ type: "stored"; ref: MediaRef } | { type: "refused"; reason: string }> {
   if (a.kind === "video") return { type: "refused", reason: "I can't watch videos yet, sorry. Could you describe it in a message?" };
+  const startedAt = Date.now();
   const fetched = await download(a, o);
   if (fetched.type === "refused") return fetched;
   const bytes = fetched.bytes;
@@ -108,7 +111,7 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
   try {
     const r = await storeMedia(o.workspace, dir, { bytes, name: a.name, mime: a.mime }, m.receivedAt);
     if (r.type === "stored") {
-      o.log.info("media.stored", { path: r.ref.path, kind: r.ref.kind, bytes: bytes.length });
+      o.log.info("media.stored", { path: r.ref.path, kind: r.ref.kind, bytes: bytes.length, ms: Date.now() - startedAt });
       const derived = relative(o.workspace, r.ref.file).split(sep).join("/");
       for (const rel of new Set([r.ref.path, derived])) noteText(o, rel);
       if (r.ref.kind === "document" && o.onTextStored) {

@@ -30,7 +30,10 @@ export const OutboxRecordSchema = z.discriminatedUnion("type", [
     ts: z.number(),
   }),
   z.object({ type: z.literal("delivered"), reply: z.string().min(1), ts: z.number() }),
-  /** A file the reply sent (send_file), by its keys: the tool call id, and file hash + caption. */
+  /**
+   * Something the reply sent once beside its text, by its keys: a file (send_file: the tool call
+   * id and file hash + caption; a markdown image: file hash + caption) or the "heard" line.
+   */
   z.object({ type: z.literal("file"), reply: z.string().min(1), keys: z.array(z.string().min(1)), id: z.string(), ts: z.number() }),
 ]);
 

@@ -3,10 +3,7 @@
 // a refused, unaddressed or duplicate message.
 import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { MediaRef } from "../agent/messages.ts";
-import type { OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
@@ -18,6 +15,9 @@ import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
+import { showActivityWhile } from "./chat-activity.ts";
+import { announceHeard } from "./heard-line.ts";
+import { openAnswerReply, sendFileOnce } from "./reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };
@@ -131,23 +131,26 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     if (m.attachments?.length) {
       // The media code (download, sharp, PDF text, transcription) loads with the first attachment.
       const { takeInAttachments, withVoice } = await import("./media-intake.ts");
-      const intake = await takeInAttachments(m, {
-        workspace: ctx.config.workspace,
-        maxBytes: ctx.config.media.maxBytes,
-        scope: decision.scope,
-        sessionKey: decision.sessionKey,
-        isOwner: decision.isOwner,
-        transcription: ctx.config.media.transcription,
-        log,
-        ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
-      });
+      // Downloading, converting and transcribing can take a while: the chat shows Hearth busy.
+      const intake = await showActivityWhile(ctx.channels, m, "typing", () =>
+        takeInAttachments(m, {
+          workspace: ctx.config.workspace,
+          maxBytes: ctx.config.media.maxBytes,
+          scope: decision.scope,
+          sessionKey: decision.sessionKey,
+          isOwner: decision.isOwner,
+          transcription: ctx.config.media.transcription,
+          log,
+          ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
+        }),
+      );
       if (intake.type === "refused") {
         await ctx.channels.openReply(m).finish(intake.reply, "failed");
         return;
       }
       media = intake.media;
       if (intake.voice.length > 0) {
-        heard = intake.voice;
+        if (decision.isOwner && ctx.config.media.transcription?.showHeard !== false) heard = intake.voice;
         m = { ...m, text: withVoice(m.text, intake.voice) };
       }
       if (ctx.inbox.has(inboxId(m))) return; // delivered again while it downloaded
@@ -159,12 +162,8 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
     }
     const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
-    const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media);
+    const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media, heard);
     if (!entry) return;
-    if (heard.length > 0 && decision.isOwner && ctx.config.media.transcription?.showHeard !== false) {
-      // What was understood, before the answer: a misheard note is caught at once.
-      await ctx.channels.note(m, heard.map((t) => `🎤 heard: ${t}`).join("\n")).catch((err: unknown) => log.warn("media.heard_not_sent", { error: err }));
-    }
     submitEntry(ctx, entry);
   } catch (err) {
     log.error("inbound.failed", { error: err });
@@ -189,6 +188,10 @@ function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): 
 /** Puts an inbox entry on its lane (new messages, and replays after a restart). */
 export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   const m = entry.message;
+  // What was understood of a voice note goes out at once (a misheard note is caught early),
+  // also when the entry is replayed after a crash and no record says it went out; the answer's
+  // reply waits for it (openAnswerReply).
+  void announceHeard(ctx, entry);
   const item: LaneItem = {
     entryId: entry.id,
     turn: userTurn({
@@ -205,28 +208,12 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
     replyKey: replyKeyOf(m),
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
-    openReply: () => ctx.outbox.openReply(entry.id, (journal) => ctx.channels.openReply(m, journal)),
-    sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, callId),
+    openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
+    sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
     arrivedAt: ctx.clock(),
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
 }
-
-/**
- * A file for the reply to entry `replyId`, at most once per tool call and per file + caption
- * (a replayed run gets new call ids from the model, the same file and caption).
- */
-async function sendFileOnce(ctx: GatewayContext, replyId: string, m: InboundMessage, file: OutgoingFile, callId: string): Promise<SentFile> {
-  const hash = createHash("sha256").update(readFileSync(file.file)).update(`\0${file.caption ?? ""}`).digest("hex").slice(0, 16);
-  let printed = false;
-  const r = await ctx.outbox.sendFileOnce(replyId, [`call:${callId}`, `file:${hash}`], async () => {
-    const id = await ctx.channels.sendFile(m, file);
-    printed = id === null;
-    return id ?? "";
-  });
-  return { type: r === "already" ? "already" : printed ? "printed" : "sent" };
-}
-
 
 const clipQuote = (t: string) => (t.length > 300 ? `${t.slice(0, 299)}…` : t).replace(/\s+/g, " ");
 

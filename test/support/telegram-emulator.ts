@@ -71,9 +71,10 @@ export interface Fault {
   /**
    * An HTTP status and Bot API error body, or a reset connection (a network error), or
    * "apply-then-hang": the call is applied by the emulator but its answer never comes back (the
-   * bot dies before it hears that the platform did it).
+   * bot dies before it hears that the platform did it); "hang": never applied, never answered
+   * (the bot dies while the request is on its way).
    */
-  reply: { status: number; body: object } | "reset" | "apply-then-hang";
+  reply: { status: number; body: object } | "reset" | "apply-then-hang" | "hang";
 }
 
 /** A message the bot has in a chat, as it looks now, with how it got there. */
@@ -137,9 +138,12 @@ export interface TelegramEmulator {
   /**
    * Puts a file on the emulated file server: getFile answers for it and the download route
    * `/file/bot<token>/<path>` serves it. `statedSize` overrides the size getFile reports;
-   * `filePath` the `file_path` it reports (a hostile path: an attack on the download).
+   * `filePath` the `file_path` it reports (a hostile path: an attack on the download); with
+   * `gate`, a download answers only once the gate resolves (a slow download).
    */
-  addFile(bytes: Uint8Array, opts?: { statedSize?: number; filePath?: string }): { file_id: string; file_unique_id: string; file_size: number };
+  addFile(bytes: Uint8Array, opts?: { statedSize?: number; filePath?: string; gate?: Promise<void> }): { file_id: string; file_unique_id: string; file_size: number };
+  /** sendChatAction calls that were answered (see `chatActions` option), in order. */
+  chatActions(chatId?: number | string): Array<{ chatId: string; action: string; at: number }>;
   /** Every request to the file download route, with the bytes served. */
   readonly fileDownloads: Array<{ path: string; bytes: number }>;
   /** Files the bot sent (sendPhoto, sendDocument: multipart uploads), in order. */
@@ -156,7 +160,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startTelegramEmulator(opts: { token?: string } = {}): Promise<TelegramEmulator> {
+/**
+ * `chatActions`: answer sendChatAction like Telegram (`true`) instead of the emulator's HTTP 500,
+ * so a bot shows its typing and upload indicators; off by default, as the emulator is.
+ */
+export async function startTelegramEmulator(opts: { token?: string; chatActions?: boolean } = {}): Promise<TelegramEmulator> {
   const token = opts.token ?? "123456789:TEST-token-for-the-emulator";
   const ServerClass = TelegramServerClass as unknown as new (config: { port: number; host: string; storeTimeout: number }) => TelegramServer;
   const server = new ServerClass({ port: await freePort(), host: "127.0.0.1", storeTimeout: 3600 });
@@ -169,7 +177,7 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
   const notify = (a: BotActivity) => listeners.forEach((l) => l(a));
   recordBotMessages(server, messages, notify);
 
-  const files = new Map<string, { bytes: Uint8Array; path: string; statedSize: number }>();
+  const files = new Map<string, { bytes: Uint8Array; path: string; statedSize: number; gate?: Promise<void> }>();
   const sentFiles: SentBotFile[] = [];
   const fileDownloads: Array<{ path: string; bytes: number }> = [];
   const calls: BotApiCall[] = [];
@@ -186,6 +194,7 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
     const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(path);
     if (download) {
       const file = download[1] === token ? [...files.values()].find((f) => f.path === decodeURIComponent(download[2]!)) : undefined;
+      if (file?.gate) await file.gate;
       fileDownloads.push({ path: download[2]!, bytes: file?.bytes.length ?? 0 });
       if (!file) {
         res.writeHead(404, { "content-type": "application/json" });
@@ -207,6 +216,10 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
     const fault = faults.find((f) => f.left > 0 && f.method === method && (!f.when || f.when(body)));
     if (fault && fault.reply !== "apply-then-hang") {
       fault.left--;
+      if (fault.reply === "hang") {
+        calls.push({ method, body, status: 0, response: null, injected: true, at });
+        return;
+      }
       if (fault.reply === "reset") {
         calls.push({ method, body, status: 0, response: null, injected: true, at });
         req.socket.resetAndDestroy();
@@ -269,6 +282,9 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
         const media = method === "sendPhoto" ? { photo: [{ file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, width: 1, height: 1 }] } : { document: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, file_name: file.name } };
         return { status: 200, body: { ok: true, result: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, ...(body.caption ? { caption: body.caption } : {}), ...media } } };
       }
+      case "sendChatAction":
+        if (!opts.chatActions) return undefined;
+        return { status: 200, body: { ok: true, result: true } };
       case "getFile": {
         const file = files.get(String(body.file_id ?? ""));
         if (!file) return { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: invalid file_id" } };
@@ -314,11 +330,15 @@ export async function startTelegramEmulator(opts: { token?: string } = {}): Prom
     addFile: (bytes, o = {}) => {
       const n = files.size + 1;
       const id = `file-${n}`;
-      files.set(id, { bytes, path: o.filePath ?? `documents/file_${n}.bin`, statedSize: o.statedSize ?? bytes.length });
+      files.set(id, { bytes, path: o.filePath ?? `documents/file_${n}.bin`, statedSize: o.statedSize ?? bytes.length, ...(o.gate ? { gate: o.gate } : {}) });
       return { file_id: id, file_unique_id: `u${id}`, file_size: o.statedSize ?? bytes.length };
     },
     fileDownloads,
     sentFiles,
+    chatActions: (chatId) =>
+      calls
+        .filter((c) => c.method === "sendChatAction" && c.status === 200 && (chatId === undefined || String(c.body.chat_id) === String(chatId)))
+        .map((c) => ({ chatId: String(c.body.chat_id), action: String(c.body.action), at: c.at })),
     stop: () =>
       (stopped ??= (async () => {
         await new Promise<void>((resolve) => {
