@@ -14,7 +14,19 @@ export async function runStart(home: string): Promise<number> {
   const log = underPm2()
     ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) } })
     : createLogger({ level });
-  const gateway = await startGateway(gatewayOptions(home, config, log, { daemon: true }));
+  // A signal during start-up (the control socket and recovered replies are live before
+  // startGateway returns) must not kill the process outright: it is kept and acted on at once.
+  let early: NodeJS.Signals | undefined;
+  const keep = (signal: NodeJS.Signals) => void (early ??= signal);
+  process.on("SIGTERM", keep);
+  process.on("SIGINT", keep);
+  let gateway: Awaited<ReturnType<typeof startGateway>>;
+  try {
+    gateway = await startGateway(gatewayOptions(home, config, log, { daemon: true }));
+  } finally {
+    process.off("SIGTERM", keep);
+    process.off("SIGINT", keep);
+  }
   process.send?.("ready");
 
   return new Promise<number>((resolve) => {
@@ -38,5 +50,6 @@ export async function runStart(home: string): Promise<number> {
     };
     process.on("SIGTERM", shutdown);
     process.on("SIGINT", shutdown);
+    if (early) shutdown(early);
   });
 }

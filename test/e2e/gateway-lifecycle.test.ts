@@ -1,9 +1,12 @@
 // Starting, stopping and crashing the daemon: nothing accepted is lost, nothing answered twice.
+import { spawn } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hearthBin, isolatedEnv, repoRoot } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { startTelegramEmulator } from "../support/telegram-emulator.ts";
 
 let fake: FakeModel;
 const daemons: Daemon[] = [];
@@ -57,6 +60,27 @@ describe("daemon lifecycle (e2e)", () => {
     expect(fake.requests).toHaveLength(2);
     expect(finalAnswers("Answered after the restart.")).toBe(1);
     await third.stop();
+  });
+
+  it("a SIGTERM while a channel is still starting (the control socket already up) is a clean stop, not a kill", async () => {
+    const emu = await startTelegramEmulator();
+    try {
+      // getMe never answers: start-up waits for the channel, with the control socket live.
+      emu.inject({ method: "getMe", reply: "hang", times: 5 });
+      home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: ["1"] } } });
+      const proc = spawn(process.execPath, [hearthBin, "start"], { env: isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...env(), TELEGRAM_BOT_TOKEN: emu.token }), cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+      let log = "";
+      proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
+      proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
+      const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
+      await waitFor("the getMe call", () => emu.callsTo("getMe").length > 0, 15_000);
+      expect(log).not.toContain("gateway.ready");
+      proc.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(log).toContain("gateway.stopping");
+    } finally {
+      await emu.stop();
+    }
   });
 
   it("refuses a second gateway on the same home with exit 2 and the holder's pid", async () => {
