@@ -317,9 +317,12 @@ class TelegramChannel implements Channel {
     const updates = await api.getUpdates({ ...params, offset: floor, limit: 100, timeout: 0 }, signal);
     const fresh = updates.filter((u) => u.update_id >= offset);
     if (fresh.length > 0) return fresh;
-    // Nothing new: wait a little (or until the pending one settles) instead of asking in a hot loop.
+    // Nothing new: wait a little (or until the pending one settles) instead of asking in a hot
+    // loop — unless it settled while this request was out: then the usual polling goes on at once.
+    const pending = [...this.#unsettled.values(), ...this.#albumParts.values()];
+    if (pending.length === 0) return [];
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, PENDING_POLL_MS))), ...this.#unsettled.values(), ...this.#albumParts.values()]);
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, PENDING_POLL_MS))), ...pending]);
     clearTimeout(timer);
     return [];
   }
