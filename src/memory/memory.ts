@@ -8,7 +8,7 @@ import type { Logger } from "../log.ts";
 import { ContextCache, contextFiles } from "./context.ts";
 import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
 import { ContextEpochs } from "./epochs.ts";
-import { type IndexWork, SearchIndex } from "./search-index.ts";
+import { type IndexWork, SearchIndex } from "./search/search-index.ts";
 import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
 import { isInChatFolder, WorkspaceWatcher, type WorkspaceEvent } from "./watcher.ts";

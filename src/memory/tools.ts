@@ -9,7 +9,7 @@ import { defineTool, type Tool, type ToolContext, type ToolOutput } from "../age
 import { decodeText, lineWindow, sizeProblem } from "../agent/tools/files.ts";
 import type { Logger } from "../log.ts";
 import { appendToDailyLog, appendToWorkspaceFile, dailyLogRelPath, localDate, localTime, WorkspaceWriteError } from "./daily-log.ts";
-import type { SearchHit, SearchIndex } from "./search-index.ts";
+import type { SearchHit, SearchIndex } from "./search/search-index.ts";
 import { CHATS_DIR, IDENTITY_FILES, isMediaText, memoryScopeFor, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
 import { normalizeRelPath, NOT_VISIBLE, openWorkspaceFile, type Opened } from "./workspace-open.ts";

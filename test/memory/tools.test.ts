@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Scope } from "../../src/agent/messages.ts";
 import { toolSpec, type Tool, type ToolContext, type ToolOutput } from "../../src/agent/tool.ts";
 import { silentLogger } from "../../src/log.ts";
-import { SearchIndex } from "../../src/memory/search-index.ts";
+import { SearchIndex } from "../../src/memory/search/search-index.ts";
 import { createMemoryTools } from "../../src/memory/tools.ts";
 
 // 20:30 UTC on 1 January is 09:30 on 2 January in Auckland (UTC+13 in summer).

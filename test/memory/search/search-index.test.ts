@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, silentLogger, type Logger } from "../../src/log.ts";
-import { MAX_INDEXED_BYTES, SearchIndex } from "../../src/memory/search-index.ts";
-import { queryTerms } from "../../src/memory/search-query.ts";
-import type { MemoryScope } from "../../src/memory/visibility.ts";
+import { createLogger, silentLogger, type Logger } from "../../../src/log.ts";
+import { MAX_INDEXED_BYTES, SearchIndex } from "../../../src/memory/search/search-index.ts";
+import { queryTerms } from "../../../src/memory/search/search-query.ts";
+import type { MemoryScope } from "../../../src/memory/visibility.ts";
 
 let base: string;
 let workspace: string;
@@ -328,7 +328,7 @@ describe("SearchIndex.refreshFile", () => {
     expect(index.search("wombat", main)).toEqual([]);
 
     await writeFile(path.join(base, "escape.md"), "outside wombat\n");
-    expect(index.refreshFile(workspace, "../escape.md")).toBe("skipped");
+    expect(index.refreshFile(workspace, "../../escape.md")).toBe("skipped");
     expect(index.refreshFile(workspace, ".git/x.md")).toBe("skipped");
     expect(index.search("wombat", main)).toEqual([]);
   });

@@ -15,13 +15,13 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../../log.ts";
 import { chunkMarkdown } from "./chunker.ts";
 import { errorMessage, inIndexOrder, isDated, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkIndexable } from "./index-files.ts";
 import { matchExpression, queryTerms, scopeToken } from "./search-query.ts";
-import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
-import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
-import { isSharedVisible, openWorkspaceFile } from "./workspace-open.ts";
+import { CHATS_DIR, canSee, IDENTITY_FILES, type MemoryScope } from "../visibility.ts";
+import { problemLogFor, type ProblemLog } from "../workspace-files.ts";
+import { isSharedVisible, openWorkspaceFile } from "../workspace-open.ts";
 
 export interface SearchHit {
   /** Relative to the workspace, forward slashes. */

@@ -1,6 +1,6 @@
 // The query language of the memory index: how free text becomes a safe FTS5 match, and the
 // scope tokens that put a shared chat's visibility into the match itself.
-import { CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
+import { CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "../visibility.ts";
 
 const MAX_QUERY_TERMS = 16;
 

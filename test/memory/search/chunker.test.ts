@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkMarkdown, MAX_CHUNK_CHARS } from "../../src/memory/chunker.ts";
+import { chunkMarkdown, MAX_CHUNK_CHARS } from "../../../src/memory/search/chunker.ts";
 
 describe("chunkMarkdown", () => {
   it("makes one chunk per heading section with its lines and heading", () => {

@@ -3,8 +3,8 @@
 // how much of a file's text. The watcher takes the same files (isIndexablePath).
 import { type Dirent, lstatSync, readdirSync, readSync, type Stats } from "node:fs";
 import path from "node:path";
-import type { Logger } from "../log.ts";
-import { isMediaText } from "./visibility.ts";
+import type { Logger } from "../../log.ts";
+import { isMediaText } from "../visibility.ts";
 
 /**
  * Only the first 2 MB of a file are indexed (cut at a line end), with a warning: a markdown file
