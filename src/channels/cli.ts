@@ -6,7 +6,7 @@ import { statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { TooLargeError } from "../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink } from "./channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChatActivity, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 
 /** What the gateway sends a CLI client while answering one of its messages. */
@@ -37,6 +37,8 @@ interface CliRaw {
 export class CliChannel implements Channel {
   readonly id = "cli" as const;
   readonly #clients = new Map<string, CliWriter>();
+  /** How often the busy indicator was asked for, per request (see showActivity); bounded. */
+  readonly #busyAsks = new Map<string, number>();
   #onMessage: ((m: InboundMessage) => void) | null = null;
 
   async start(onMessage: (m: InboundMessage) => void): Promise<void> {
@@ -109,6 +111,21 @@ export class CliChannel implements Channel {
         write({ type: "failed", requestId, message });
       },
     };
+  }
+
+  /**
+   * The terminal has no busy indicator: while a message's files are worked on (the gateway asks
+   * again every few seconds), the second ask — work past about 4 s, a long voice note being
+   * transcribed — prints one note, so a slow transcription does not look like a hang.
+   */
+  async showActivity(to: InboundMessage | DeliveryTarget, activity: ChatActivity): Promise<void> {
+    const raw = isDeliveryTarget(to) ? undefined : (to.raw as CliRaw | undefined);
+    if (activity !== "typing" || !raw) return;
+    const key = `${raw.client}:${raw.requestId}`;
+    const asked = (this.#busyAsks.get(key) ?? 0) + 1;
+    if (!this.#busyAsks.has(key) && this.#busyAsks.size >= 1_000) this.#busyAsks.clear();
+    this.#busyAsks.set(key, asked);
+    if (asked === 2) this.#clients.get(raw.client)?.({ type: "note", requestId: raw.requestId, text: "(still working on the attached files…)" });
   }
 
   async sendNote(to: InboundMessage, text: string): Promise<void> {

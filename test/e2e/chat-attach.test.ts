@@ -109,6 +109,20 @@ describe("hearth chat --attach", () => {
     }
   });
 
+  it("a transcription that takes longer than a few seconds prints one note that Hearth is still working, then what was heard", async () => {
+    const stt = await startFakeTranscription();
+    try {
+      writeConfig({ media: { transcription: { baseUrl: stt.baseUrl, model: "whisper-1" } } });
+      writeFileSync(join(files, "long.ogg"), new Uint8Array([79, 103, 103, 83, 9]));
+      stt.enqueue({ text: "A long story.", delayMs: 5_000 });
+      fake.enqueue(text("Got it."));
+      const r = await runHearth(["chat", "-m", "", "--attach", join(files, "long.ogg")], env(), { timeoutMs: 30_000 });
+      expect([r.stdout, r.stderr, r.code]).toEqual(["Got it.\n", "(still working on the attached files…)\n🎤 heard: A long story.\n", 0]);
+    } finally {
+      await stt.close();
+    }
+  });
+
   it("interactive: `/attach PATH` alone goes with the next message, and only that one", async () => {
     const png = await picture("png");
     writeFileSync(join(files, "chart.png"), png);

@@ -14,7 +14,8 @@ export interface TranscriptionRequest {
   file: Uint8Array;
 }
 
-export type TranscriptionAnswer = { text: string } | { status: number } | "hang";
+/** `delayMs`: the text comes after that long (a slow service). */
+export type TranscriptionAnswer = { text: string; delayMs?: number } | { status: number } | "hang";
 
 export interface FakeTranscription {
   /** Give this as media.transcription.baseUrl. */
@@ -47,6 +48,7 @@ export async function startFakeTranscription(): Promise<FakeTranscription> {
         res.end(JSON.stringify({ error: { message: "scripted failure" } }));
         return;
       }
+      if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ text: answer.text }));
     })();
