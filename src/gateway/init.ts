@@ -227,6 +227,14 @@ export function configTemplate(): string {
 
   // "compaction": { "model": "claude-haiku-4-5" }, // summaries and the memory flush; default the main model
 
+  // Photos, documents and voice notes.
+  "media": {
+    // Voice notes → text (key: HEARTH_TRANSCRIPTION_API_KEY); the README lists Groq and local servers.
+    // "transcription": { "baseUrl": "https://api.openai.com/v1", "model": "gpt-4o-transcribe" },
+    "maxBytes": 20971520,                     // the largest attachment downloaded (20 MB, Telegram's limit)
+    "keepTurns": 3                            // pictures stay in view for a group of this many of your messages
+  },
+
   "log": { "level": "info" }                  // debug | info | warn | error (or set HEARTH_LOG)
 }
 `;

@@ -89,6 +89,7 @@ describe("initHome", () => {
     expect(config.channels.telegram?.dmPolicy).toBe("pairing");
     expect(config.channels.discord?.guilds.allow).toEqual(["123456789"]);
     expect(config.model.apiKey).toBe("123456789");
+    expect(config.media.transcription).toMatchObject({ baseUrl: "https://api.openai.com/v1", model: "gpt-4o-transcribe", showHeard: true });
     expect(config.providers.lab).toMatchObject({ type: "openai", baseUrl: "http://10.0.0.5:8080/v1", models: { qwen3: { contextWindow: 32768, maxTokens: 4096, tools: true } } });
   });
 });
