@@ -104,6 +104,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
+    const rateLimits = new RateLimiter({ path: paths.rateLimits, log, clock });
+    undo.push(["rate limits", () => rateLimits.flush()]);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
     const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
@@ -115,7 +117,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits: new RateLimiter() } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });

@@ -33,6 +33,8 @@ export interface HomePaths {
   jobs: string;
   runs: string;
   pairing: string;
+  /** `rate-limits.json`: the shared chats' rate-limit windows, kept across restarts. */
+  rateLimits: string;
   /** The search index folder; everything in it is a cache that is safe to delete. */
   index: string;
   memoryDb: string;
@@ -58,6 +60,7 @@ export function homePaths(home: string): HomePaths {
     jobs: at("cron", "jobs.json"),
     runs: at("cron", "runs.jsonl"),
     pairing: at("pairing.json"),
+    rateLimits: at("rate-limits.json"),
     index: at("index"),
     memoryDb: at("index", "memory.db"),
     socket: at("gateway.sock"),

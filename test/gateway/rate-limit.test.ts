@@ -1,6 +1,9 @@
 // Rate limits for shared scopes through a real in-process gateway: past a sender's or a chat's
 // limit a message costs nothing (no model call), one polite refusal per window, and the owner
 // is never limited.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RateLimiter } from "../../src/gateway/budget/rate-limit.ts";
 import { waitFor } from "../support/daemon.ts";
@@ -50,6 +53,33 @@ describe("rate limits", () => {
     await waitFor("the other member's answer", () => t!.channel.replies.has(other), 15_000);
     expect(t.channel.replies.get(other)).toEqual(["ok"]);
     expect(fake.requests).toHaveLength(11);
+  });
+
+  it("a restart keeps the windows: a member past the limit stays refused, silently, and the file holds the counts", async () => {
+    const home = mkdtempSync(join(tmpdir(), "hearth-rate-"));
+    try {
+      const first = await startTestGateway(fake.url, { home, memory: false, telegram: { queueMode: "followup", groups: { policy: "open", rateLimit: { perSender: 2, perChat: 30, window: "1h" } } } });
+      t = first;
+      const ids = ["a", "b", "c"].map((x) => first.channel.say({ chat: "-100", sender: "7", text: `@bot ${x}` }));
+      await waitFor("two answers and the refusal", () => allReplies(first.channel, ids).every((r) => r.length > 0), 15_000);
+      await idle(first);
+      await first.stop();
+      t = undefined;
+      const saved = JSON.parse(readFileSync(join(home, "rate-limits.json"), "utf8")) as { hits: Record<string, number[]>; answeredAt: Record<string, number> };
+      expect(Object.values(saved.hits).map((times) => times.length).sort()).toEqual([2, 2]);
+      expect(Object.keys(saved.answeredAt)).toHaveLength(1);
+
+      const second = await startTestGateway(fake.url, { home, memory: false, telegram: { queueMode: "followup", groups: { policy: "open", rateLimit: { perSender: 2, perChat: 30, window: "1h" } } } });
+      t = second;
+      const again = second.channel.say({ chat: "-100", sender: "7", text: "@bot d" });
+      await settle();
+      expect(second.channel.replies.get(again) ?? []).toEqual([]);
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await t?.stop();
+      t = undefined;
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("accepts an admitted group message into the inbox before the channel's handler returns", async () => {

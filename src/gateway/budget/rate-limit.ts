@@ -1,9 +1,14 @@
+import { z } from "zod";
 import type { InboundMessage } from "../../channels/channel.ts";
+import type { Logger } from "../../log.ts";
+import { loadJsonFile, writeFileAtomic } from "../../storage.ts";
 import { parseDuration, type Config } from "../config.ts";
 
 // Per-sender and per-chat rate limits for shared scopes (groups, paired people): a sliding
 // window of accepted messages per key. Past the limit a message is refused before it reaches
-// the inbox — no model call — and only the first refusal in a window is answered.
+// the inbox — no model call — and only the first refusal in a window is answered. The windows
+// are saved to <home>/rate-limits.json half a second after a change and at shutdown, so a
+// restart does not give a busy group a fresh allowance (a crash loses at most that half second).
 export interface RateRule {
   /** Messages per sender per window; 0 means no limit. */
   perSender: number;
@@ -20,9 +25,70 @@ export type RateDecision =
 /** More keys than this and idle ones are forgotten (memory stays bounded in a busy server). */
 const MAX_KEYS = 10_000;
 
+/** rate-limits.json: each key's accepted-message times and when its last refusal was answered. */
+const stateSchema = z.object({
+  version: z.literal(1),
+  hits: z.record(z.string(), z.array(z.number())),
+  answeredAt: z.record(z.string(), z.number()),
+});
+type RateState = z.infer<typeof stateSchema>;
+
+/** Times older than this are never kept on disk (no configured window is longer than a day in practice). */
+const KEEP_MS = 24 * 60 * 60 * 1000;
+const SAVE_DELAY_MS = 500;
+
+export interface RateLimiterFile {
+  path: string;
+  log: Logger;
+  clock: () => number;
+}
+
 export class RateLimiter {
   readonly #hits = new Map<string, number[]>();
   readonly #answeredAt = new Map<string, number>();
+  readonly #file: RateLimiterFile | undefined;
+  #saveTimer: NodeJS.Timeout | null = null;
+
+  /** With `file`: the windows saved there are read back, and changes are saved to it. */
+  constructor(file?: RateLimiterFile) {
+    this.#file = file;
+    if (!file) return;
+    const loaded = loadJsonFile(file.path, { schema: stateSchema, log: file.log, now: file.clock() });
+    if (loaded.status !== "ok") return;
+    const since = file.clock() - KEEP_MS;
+    for (const [key, times] of Object.entries(loaded.value.hits)) {
+      const recent = times.filter((t) => t > since);
+      if (recent.length > 0) this.#hits.set(key, recent);
+    }
+    for (const [key, at] of Object.entries(loaded.value.answeredAt)) if (at > since) this.#answeredAt.set(key, at);
+  }
+
+  /** Writes the windows now (at shutdown); a pending delayed save is folded in. */
+  flush(): void {
+    if (this.#saveTimer) clearTimeout(this.#saveTimer);
+    this.#saveTimer = null;
+    const file = this.#file;
+    if (!file) return;
+    const since = file.clock() - KEEP_MS;
+    const state: RateState = { version: 1, hits: {}, answeredAt: {} };
+    for (const [key, times] of this.#hits) {
+      const recent = times.filter((t) => t > since);
+      if (recent.length > 0) state.hits[key] = recent;
+    }
+    for (const [key, at] of this.#answeredAt) if (at > since) state.answeredAt[key] = at;
+    try {
+      // No fsync: a crash loses the last half second of counts, never the file.
+      writeFileAtomic(file.path, `${JSON.stringify(state)}\n`, 0o600, { sync: false });
+    } catch (err) {
+      file.log.error("rate_limits.save_failed", { path: file.path, error: err });
+    }
+  }
+
+  #changed(): void {
+    if (!this.#file || this.#saveTimer) return;
+    this.#saveTimer = setTimeout(() => this.flush(), SAVE_DELAY_MS);
+    this.#saveTimer.unref();
+  }
 
   /** Counts the message against both keys when it is allowed; a refused one counts against nothing. */
   admit(chatKey: string, senderKey: string, rule: RateRule, now: number): RateDecision {
@@ -36,12 +102,21 @@ export class RateLimiter {
       if (hits.length >= max) {
         const last = this.#answeredAt.get(key);
         const answer = last === undefined || now - last >= rule.windowMs;
-        if (answer) this.#answeredAt.set(key, now);
+        if (answer) {
+          this.#answeredAt.set(key, now);
+          this.#changed();
+        }
         return { type: "refuse", limit, answer, retryInMs: hits[0]! + rule.windowMs - now };
       }
     }
     if (this.#hits.size > MAX_KEYS) this.#forgetIdle(rule.windowMs, now);
-    for (const [, key, max] of checks) if (max > 0) this.#hits.set(key, [...this.#recent(key, rule.windowMs, now), now]);
+    let counted = false;
+    for (const [, key, max] of checks) {
+      if (max <= 0) continue;
+      this.#hits.set(key, [...this.#recent(key, rule.windowMs, now), now]);
+      counted = true;
+    }
+    if (counted) this.#changed();
     return { type: "allow" };
   }
 
