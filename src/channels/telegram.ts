@@ -396,8 +396,7 @@ interface Album {
 const PENDING_POLL_MS = 500;
 
 function newAlbum(m: InboundMessage): Album {
-  let confirm!: () => void;
-  const accepted = new Promise<void>((resolve) => (confirm = resolve));
+  const { promise: accepted, resolve: confirm } = Promise.withResolvers<void>();
   return { message: m, timer: undefined, accepted, confirm };
 }
 

@@ -84,7 +84,6 @@ export function pendingRefStart(text: string): number {
   if (open < 0) return text.length;
   const tail = text.slice(open);
   if (tail.includes("\n")) return text.length;
-  IMAGE.lastIndex = 0;
   const whole = new RegExp(IMAGE.source).exec(tail);
   if (whole && whole.index === 0) return text.length;
   if (codeRanges(text).some(([a, b]) => open >= a && open < b)) return text.length;

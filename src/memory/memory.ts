@@ -92,12 +92,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     // The daemon's own appends were indexed when they were written (indexAppend); only an
     // edit by someone else needs the file read again, and syncFile's content hash keeps an
     // edit that changed nothing from rewriting anything.
-    if (e.handEdit) refresh(e.relPath);
-    else lastChangeAt = clock();
     if (e.handEdit) {
+      refresh(e.relPath);
       log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
       epochs.noteHandEdit(e.relPath);
     } else {
+      lastChangeAt = clock();
       epochs.noteOwnWrite(e.relPath);
     }
   };
