@@ -43,6 +43,17 @@ export interface RateLimiterFile {
   clock: () => number;
 }
 
+/** The times newer than `since`, in the file's shape; a key with none left is dropped. */
+function keptSince(hits: Iterable<[string, number[]]>, answeredAt: Iterable<[string, number]>, since: number): RateState {
+  const state: RateState = { version: 1, hits: {}, answeredAt: {} };
+  for (const [key, times] of hits) {
+    const recent = times.filter((t) => t > since);
+    if (recent.length > 0) state.hits[key] = recent;
+  }
+  for (const [key, at] of answeredAt) if (at > since) state.answeredAt[key] = at;
+  return state;
+}
+
 export class RateLimiter {
   readonly #hits = new Map<string, number[]>();
   readonly #answeredAt = new Map<string, number>();
@@ -55,12 +66,9 @@ export class RateLimiter {
     if (!file) return;
     const loaded = loadJsonFile(file.path, { schema: stateSchema, log: file.log, now: file.clock() });
     if (loaded.status !== "ok") return;
-    const since = file.clock() - KEEP_MS;
-    for (const [key, times] of Object.entries(loaded.value.hits)) {
-      const recent = times.filter((t) => t > since);
-      if (recent.length > 0) this.#hits.set(key, recent);
-    }
-    for (const [key, at] of Object.entries(loaded.value.answeredAt)) if (at > since) this.#answeredAt.set(key, at);
+    const kept = keptSince(Object.entries(loaded.value.hits), Object.entries(loaded.value.answeredAt), file.clock() - KEEP_MS);
+    for (const [key, times] of Object.entries(kept.hits)) this.#hits.set(key, times);
+    for (const [key, at] of Object.entries(kept.answeredAt)) this.#answeredAt.set(key, at);
   }
 
   /** Writes the windows now (at shutdown); a pending delayed save is folded in. */
@@ -69,13 +77,7 @@ export class RateLimiter {
     this.#saveTimer = null;
     const file = this.#file;
     if (!file) return;
-    const since = file.clock() - KEEP_MS;
-    const state: RateState = { version: 1, hits: {}, answeredAt: {} };
-    for (const [key, times] of this.#hits) {
-      const recent = times.filter((t) => t > since);
-      if (recent.length > 0) state.hits[key] = recent;
-    }
-    for (const [key, at] of this.#answeredAt) if (at > since) state.answeredAt[key] = at;
+    const state = keptSince(this.#hits, this.#answeredAt, file.clock() - KEEP_MS);
     try {
       // No fsync: a crash loses the last half second of counts, never the file.
       writeFileAtomic(file.path, `${JSON.stringify(state)}\n`, 0o600, { sync: false });
