@@ -210,6 +210,9 @@ describe("the heard line is exactly once (daemon e2e)", () => {
     fake.enqueue({ type: "hang" });
     await voiceNote();
     await fake.waitForRequests(1, 20_000);
+    // Sent and recorded: the platform's id is in the outbox (the run may reach the model before
+    // that record is written, and a kill in between is the documented window of any send).
+    await waitFor("the heard line's record", () => readFileSync(join(home!, "outbox.jsonl"), "utf8").includes('"keys":["heard"]'), 20_000);
     expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual(["🎤 heard: Buy bread."]);
     await kill9(d);
 
