@@ -14,7 +14,7 @@ import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
-import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
+import { rateKeysFor, rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
 import { showActivityWhile } from "./chat-activity.ts";
 import { announceHeard } from "./heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./reply-files.ts";
@@ -179,7 +179,8 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
 function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): { answer: string | null } | null {
   const rule = rateRuleFor(ctx.config, m);
   if (!rule) return null;
-  const d = ctx.rateLimits.admit(chatKey(m), `${chatKey(m)}:${m.sender.id}`, rule, ctx.clock());
+  const keys = rateKeysFor(m);
+  const d = ctx.rateLimits.admit(keys.chat, keys.sender, rule, ctx.clock());
   if (d.type === "allow") return null;
   log.info("inbound.rate_limited", { limit: d.limit, user: m.sender.id, answered: d.answer });
   return { answer: d.answer ? rateLimitText(d) : null };

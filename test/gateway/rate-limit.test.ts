@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RateLimiter } from "../../src/gateway/budget/rate-limit.ts";
+import { normalizeMessage, type DiscordMessageFacts } from "../../src/channels/discord-inbound.ts";
+import { RateLimiter, rateKeysFor } from "../../src/gateway/budget/rate-limit.ts";
 import { waitFor } from "../support/daemon.ts";
 import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import type { TestChannel } from "../support/test-channel.ts";
@@ -133,5 +134,34 @@ describe("RateLimiter", () => {
     expect(at(60_500)).toMatchObject({ type: "refuse", answer: false }); // same refusal window as at 2 s
     expect(at(61_500)).toEqual({ type: "allow" }); // the hit at 1 s left the window
     expect(at(62_500)).toEqual({ type: "refuse", limit: "sender", answer: true, retryInMs: 57_500 }); // a new refusal window
+  });
+});
+
+describe("rateKeysFor", () => {
+  const discord = (place: DiscordMessageFacts["place"]) => {
+    const r = normalizeMessage(
+      {
+        id: "m1",
+        content: "<@900> hi",
+        createdAt: 0,
+        author: { id: "7", name: "Bob", bot: false },
+        place,
+        mentions: { users: [{ id: "900", name: "hearth" }], roleIds: [], everyone: false },
+        attachments: [],
+        voice: false,
+        system: false,
+      },
+      { bot: { id: "900", name: "hearth" }, ownerIds: ["1"], namePattern: null },
+    );
+    if (r.kind !== "inbound") throw new Error(r.reason);
+    return r.message;
+  };
+
+  it("puts a Discord thread in its parent channel's windows, as the adapter reports it", () => {
+    const inChannel = rateKeysFor(discord({ kind: "channel", guildId: "g", channelId: "general" }));
+    const inThread = rateKeysFor(discord({ kind: "thread", guildId: "g", channelId: "plans", parentId: "general" }));
+    expect(inThread).toEqual(inChannel);
+    expect(inChannel).toEqual({ chat: "discord:general:", sender: "discord:general::7" });
+    expect(rateKeysFor(discord({ kind: "channel", guildId: "g", channelId: "random" })).chat).not.toBe(inChannel.chat);
   });
 });

@@ -140,6 +140,18 @@ export function rateLimitText(d: Extract<RateDecision, { type: "refuse" }>): str
     : `This chat has sent me a lot of messages in a short time, so I'm taking a break here. I can answer again ${wait}.`;
 }
 
+/**
+ * The windows a shared-scope message counts against: its group's and its sender's in that group.
+ * A Telegram forum topic or a Discord thread is part of its group (the adapters report the group
+ * as `chat.id` and the topic or thread as `chat.threadId`), so the thread is left out: spreading
+ * messages over topics does not multiply the group's allowance. (The trailing ":" keeps the keys
+ * of rate-limits.json files written before threads were folded in.)
+ */
+export function rateKeysFor(m: InboundMessage): { chat: string; sender: string } {
+  const chat = `${m.channel}:${m.chat.id}:`;
+  return { chat, sender: `${chat}:${m.sender.id}` };
+}
+
 /** The rule for a shared-scope message: its channel's group (guild) limits, or dmRateLimit for a paired person. */
 export function rateRuleFor(config: Config, m: InboundMessage): RateRule | null {
   const c = m.channel === "telegram" ? config.channels.telegram : m.channel === "discord" ? config.channels.discord : undefined;
