@@ -14,6 +14,7 @@ import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
+import { budgetGate } from "./budget/gate.ts";
 import { rateKeysFor, rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
 import { showActivityWhile } from "./chat-activity.ts";
 import { announceHeard } from "./heard-line.ts";
@@ -129,6 +130,14 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     let media: MediaRef[] | undefined;
     let heard: string[] = [];
     if (m.attachments?.length) {
+      // Taking in files can cost money (a transcription): the budget is asked first, as the run
+      // would ask it, so a message the run would refuse costs nothing and gets the same answer.
+      const gate = budgetGate(ctx, { scope: decision.scope, purpose: "chat", sessionKey: decision.sessionKey });
+      if (gate.type === "refused") {
+        if (gate.text) await ctx.channels.openReply(m).finish(gate.text);
+        return;
+      }
+      const usageTag = { session: decision.sessionKey, scope: decision.scope, purpose: "chat" as const, channel: m.channel, sender: m.sender.name };
       // The media code (download, sharp, PDF text, transcription) loads with the first attachment.
       const { takeInAttachments, withVoice } = await import("./media-intake.ts");
       // Downloading, converting and transcribing can take a while: the chat shows Hearth busy.
@@ -140,6 +149,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
           sessionKey: decision.sessionKey,
           isOwner: decision.isOwner,
           transcription: ctx.config.media.transcription,
+          onTranscribed: (t: { model: string; seconds: number | null }) => ctx.usage.recordTranscription(usageTag, t.model, t.seconds),
           log,
           ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
         }),
