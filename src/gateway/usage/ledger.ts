@@ -1,6 +1,7 @@
 // The usage ledger: every paid call (model calls, transcriptions, web tools) appended to
-// <home>/usage.jsonl (one O_APPEND write per line), and running totals per day — all spending and the shared scope's — that budgets read.
-// The file is the record; the totals are rebuilt from it on start.
+// <home>/usage.jsonl (one O_APPEND write per line), and running totals per day — all spending
+// and the shared scope's — that budgets read. The file is the record; the totals are rebuilt
+// from it on start.
 import type { Usage } from "../../agent/messages.ts";
 import type { Logger } from "../../log.ts";
 import { appendRecord, readJsonLines } from "../../storage.ts";
