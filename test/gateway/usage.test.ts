@@ -2,8 +2,13 @@
 // priced with the cache-write TTLs and cache reads, tagged with the run's session, scope,
 // sender and purpose; `hearth usage` sums exactly those records; compaction and the memory
 // flush use compaction.model and are recorded as their own purposes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runUsage } from "../../src/cli/usage.ts";
+import { UsageLedger } from "../../src/gateway/usage/ledger.ts";
+import { createLogger } from "../../src/log.ts";
 import { isUsageRecord, usageFile, type TokenUsageRecord, type UsageRecord } from "../../src/gateway/usage/record.ts";
 import { formatUsageReport, roundUsd, usageReport } from "../../src/gateway/usage/report.ts";
 import { readJsonLines } from "../../src/storage.ts";
@@ -228,6 +233,22 @@ describe("usage kinds", () => {
       "Total              3     10            0           0       5         0        1   1:30  $0.0038",
       "",
     ]);
+  });
+
+  it("a transcription nobody measured is recorded with a null length at no cost, and the operator is warned", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-usage-"));
+    try {
+      const lines: string[] = [];
+      const log = createLogger({ level: "info", sink: { write: (l: string) => void lines.push(l) } });
+      const ledger = UsageLedger.open({ file: join(dir, "usage.jsonl"), timezone: "UTC", pricing: {}, transcriptionPerMinuteUsd: 0.006, log, clock: () => Date.parse("2026-11-20T10:00:00Z") });
+      const tag = { session: "main", scope: "main" as const, purpose: "chat" as const, channel: "cli" };
+      expect(ledger.recordTranscription(tag, "whisper-1", null)).toMatchObject({ kind: "transcription", audioSeconds: null, costUsd: 0 });
+      expect(ledger.recordTranscription(tag, "whisper-1", 90)).toMatchObject({ kind: "transcription", audioSeconds: 90, costUsd: 0.009 });
+      expect(lines.map((l) => JSON.parse(l).event)).toEqual(["usage.transcription_length_unknown"]);
+      expect(ledger.spent().todayUsd).toBe(0.009);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses a line of an unknown kind, or a transcription without a usable length, as unreadable", () => {

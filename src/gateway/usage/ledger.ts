@@ -67,7 +67,12 @@ export class UsageLedger {
    */
   recordTranscription(tag: UsageTag, model: string, audioSeconds: number | null): UsageRecord {
     const now = this.#o.clock();
-    const costUsd = ((audioSeconds ?? 0) / 60) * (this.#o.transcriptionPerMinuteUsd ?? 0);
+    const perMinute = this.#o.transcriptionPerMinuteUsd ?? 0;
+    // Neither the service nor the platform said how long it was (a file attached in the terminal
+    // to a service that answers plain json): the budget cannot count it.
+    if (audioSeconds === null && perMinute > 0) this.#o.log.warn("usage.transcription_length_unknown", { model, session: tag.session });
+    // To the nano-dollar, so that 90 s at $0.006 a minute is written as 0.009, not 0.009000000000000001.
+    const costUsd = Math.round(((audioSeconds ?? 0) / 60) * perMinute * 1e9) / 1e9;
     return this.#append(transcriptionRecord(tag, model, audioSeconds, costUsd, now, localDate(now, this.#o.timezone)));
   }
 
