@@ -45,6 +45,8 @@ export interface Attachment {
   mime: string;
   /** As the platform states it, when it does. */
   size?: number;
+  /** A recording's length in seconds as the platform states it (a voice note's `duration`). */
+  durationSeconds?: number;
   /**
    * Downloads the file from the platform's own file endpoint (never another address). Rejects
    * with a `TooLargeError`-like error (`tooLarge: true`) as soon as more than `maxBytes` would be

@@ -38,7 +38,8 @@ export interface DiscordMessageFacts {
   /** The message this one replies to; `authorId` absent when Discord did not include it. */
   reference?: { messageId: string; authorId?: string; content?: string };
   /** Files on the message, as Discord states them (`size` in bytes); fetched later, only for an accepted message. */
-  attachments: Array<{ name: string; url: string; contentType?: string; size?: number }>;
+  /** `durationSeconds`: a voice message's length as Discord states it. */
+  attachments: Array<{ name: string; url: string; contentType?: string; size?: number; durationSeconds?: number }>;
   /** A voice message (Discord's IS_VOICE_MESSAGE flag): its one attachment is the recording. */
   voice: boolean;
   /** Content Hearth cannot read in any form (a sticker, a poll); absent for text and files. */
@@ -185,7 +186,13 @@ export function factsOf(message: Message): DiscordMessageFacts {
       everyone: message.mentions.everyone,
     },
     ...(reference ? { reference } : {}),
-    attachments: message.attachments.map((a) => ({ name: a.name, url: a.url, ...(a.contentType ? { contentType: a.contentType } : {}), size: a.size })),
+    attachments: message.attachments.map((a) => ({
+      name: a.name,
+      url: a.url,
+      ...(a.contentType ? { contentType: a.contentType } : {}),
+      size: a.size,
+      ...(typeof a.duration === "number" && Number.isFinite(a.duration) && a.duration >= 0 ? { durationSeconds: a.duration } : {}),
+    })),
     voice: message.flags.has(MessageFlags.IsVoiceMessage),
     ...(message.stickers.size > 0 ? { unsupported: "sticker" as const } : message.poll ? { unsupported: "poll" as const } : {}),
     system: message.system,

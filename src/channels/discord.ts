@@ -266,6 +266,7 @@ class DiscordChannel implements Channel {
         name: a.name,
         mime: a.contentType ?? "",
         ...(a.size !== undefined ? { size: a.size } : {}),
+        ...(a.durationSeconds !== undefined ? { durationSeconds: a.durationSeconds } : {}),
         fetch: (maxBytes, signal) => this.#fetchAttachment(a.url, maxBytes, signal),
       }));
       void onMessage(attachments.length > 0 ? { ...result.message, attachments } : result.message);

@@ -35,6 +35,8 @@ export interface TelegramFile {
   name: string;
   mime: string;
   size?: number;
+  /** A voice note's or audio file's stated length in seconds. */
+  durationSeconds?: number;
 }
 
 export type NormalizedMessage =
@@ -58,8 +60,9 @@ export function filesOf(msg: Message): TelegramFile[] {
     const mime = d.mime_type ?? "";
     return [{ fileId: d.file_id, kind: mime.startsWith("image/") ? "image" : "document", name: d.file_name ?? "file", mime, ...size(d.file_size) }];
   }
-  if (msg.voice) return [{ fileId: msg.voice.file_id, kind: "audio", name: "voice.ogg", mime: msg.voice.mime_type ?? "audio/ogg", ...size(msg.voice.file_size) }];
-  if (msg.audio) return [{ fileId: msg.audio.file_id, kind: "audio", name: msg.audio.file_name ?? "audio", mime: msg.audio.mime_type ?? "", ...size(msg.audio.file_size) }];
+  const seconds = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? { durationSeconds: n } : {});
+  if (msg.voice) return [{ fileId: msg.voice.file_id, kind: "audio", name: "voice.ogg", mime: msg.voice.mime_type ?? "audio/ogg", ...size(msg.voice.file_size), ...seconds(msg.voice.duration) }];
+  if (msg.audio) return [{ fileId: msg.audio.file_id, kind: "audio", name: msg.audio.file_name ?? "audio", mime: msg.audio.mime_type ?? "", ...size(msg.audio.file_size), ...seconds(msg.audio.duration) }];
   const video = msg.video ?? msg.video_note ?? msg.animation;
   if (video) return [{ fileId: video.file_id, kind: "video", name: "video.mp4", mime: "video/mp4", ...size(video.file_size) }];
   return [];

@@ -373,6 +373,7 @@ class TelegramChannel implements Channel {
       name: f.name,
       mime: f.mime,
       ...(f.size !== undefined ? { size: f.size } : {}),
+      ...(f.durationSeconds !== undefined ? { durationSeconds: f.durationSeconds } : {}),
       fetch: async (maxBytes, signal) => {
         const file = await bot.api.getFile(f.fileId, signal as never);
         if (file.file_size !== undefined && file.file_size > maxBytes) throw new TooLargeError(maxBytes);

@@ -13,8 +13,8 @@ const LINES: Record<CommandName, string[]> = {
   ],
   status: ["status [--json]              channels, sessions, active runs, queues, today's spending"],
   usage: [
-    "usage [--by day|session|sender|purpose] [--since 7d] [--json]",
-    "                             model calls and their cost, from usage.jsonl (default: last 30 days, by day)",
+    "usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]",
+    "                             paid calls (models, transcriptions, web) and their cost, from usage.jsonl (default: last 30 days, by day)",
   ],
   doctor: ["doctor                       check the setup; one line per check, with a fix for each problem"],
   init: ["init                         create the home folder, a commented config.json and the workspace"],

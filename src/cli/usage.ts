@@ -1,4 +1,4 @@
-// `hearth usage [--by day|session|sender|purpose] [--since 7d] [--json]`: reads usage.jsonl in
+// `hearth usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]`: reads usage.jsonl in
 // the home folder; the daemon need not run.
 import { parseDuration } from "../gateway/config.ts";
 import { isUsageRecord, usageFile } from "../gateway/usage/record.ts";

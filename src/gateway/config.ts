@@ -322,6 +322,8 @@ export const configSchema = strict({
       language: z.string().trim().min(2).optional(),
       /** Show the owner a "🎤 heard: …" line before the answer. */
       showHeard: z.boolean().default(true),
+      /** The service's price; absent: the known price of the model, or 0 for a local server (cost.ts transcriptionPricePerMinute). */
+      pricing: strict({ perMinuteUsd: z.number().finite().min(0) }).optional(),
     }).optional(),
   }).prefault({}),
 });

@@ -2,6 +2,7 @@
 // priced by id (the longest matching prefix wins, so dated ids such as
 // "claude-haiku-4-5-20251001" match "claude-haiku-4-5"); config `pricing` overrides or adds
 // entries. The bill is the provider's: this is what Hearth keeps its budgets with.
+import ipaddr from "ipaddr.js";
 import type { Usage } from "../agent/messages.ts";
 import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { heartbeatModel, type Config } from "./config.ts";
@@ -102,4 +103,39 @@ function isLocalProvider(config: Config, provider: string): boolean {
   if (!baseUrl || provider === "anthropic") return false;
   const host = new URL(baseUrl).hostname;
   return host === "localhost" || host === "::1" || host === "[::1]" || host.startsWith("127.");
+}
+
+/**
+ * List prices of transcription models, USD per minute of audio (the longest matching prefix
+ * wins): OpenAI's, and Groq's (given per hour: $0.111, $0.04 and $0.02).
+ */
+export const KNOWN_TRANSCRIPTION_MODELS: Record<string, number> = {
+  "whisper-1": 0.006,
+  "gpt-4o-transcribe": 0.006,
+  "gpt-4o-mini-transcribe": 0.003,
+  "whisper-large-v3": 0.111 / 60,
+  "whisper-large-v3-turbo": 0.04 / 60,
+  "distil-whisper": 0.02 / 60,
+};
+
+/**
+ * USD per minute of audio for `media.transcription`: its `pricing.perMinuteUsd`; else 0 for a
+ * server on this machine or the local network (a loopback or private base URL); else the known
+ * price of the model; else whisper-1's, the dearest known (a budget errs on the side of counting).
+ */
+export function transcriptionPricePerMinute(t: { baseUrl: string; model: string; pricing?: { perMinuteUsd: number } | undefined } | undefined): number {
+  if (!t) return 0;
+  if (t.pricing) return t.pricing.perMinuteUsd;
+  if (isLocalAddress(new URL(t.baseUrl).hostname)) return 0;
+  let best: string | undefined;
+  for (const key of Object.keys(KNOWN_TRANSCRIPTION_MODELS)) if (t.model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return KNOWN_TRANSCRIPTION_MODELS[best ?? "whisper-1"]!;
+}
+
+/** A host name for this machine, or an address on it or on a private network. */
+function isLocalAddress(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (!ipaddr.isValid(host)) return false;
+  return ["loopback", "private", "uniqueLocal", "linkLocal"].includes(ipaddr.process(host).range());
 }

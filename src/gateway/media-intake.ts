@@ -33,6 +33,11 @@ export interface IntakeOptions {
    * file; index-files.ts isIndexablePath), relative to the workspace, once it is on disk.
    */
   onTextStored?: (relPath: string) => void;
+  /**
+   * Called after each transcription the service answered, to meter it: the model and the audio's
+   * length (the service's measure, else the platform's stated duration, else null). Must not throw.
+   */
+  onTranscribed?: (t: { model: string; seconds: number | null }) => void;
 }
 
 /**
@@ -83,6 +88,7 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
         : "I couldn't understand that voice note right now; please try again or type it.",
     };
   }
+  o.onTranscribed?.({ model: o.transcription.model, seconds: heard.seconds ?? a.durationSeconds ?? null });
   writeOnce(join(o.workspace, `${rel}.txt`), new TextEncoder().encode(`${heard.text}\n`));
   // How long the owner waited (behind a typing indicator): what an operator checks for a slow service.
   o.log.info("media.transcribed", { path: rel, chars: heard.text.length, ms: Date.now() - startedAt });

@@ -14,7 +14,8 @@ import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
-import { rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
+import { budgetGate } from "./budget/gate.ts";
+import { rateKeysFor, rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
 import { showActivityWhile } from "./chat-activity.ts";
 import { announceHeard } from "./heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./reply-files.ts";
@@ -129,6 +130,14 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     let media: MediaRef[] | undefined;
     let heard: string[] = [];
     if (m.attachments?.length) {
+      // Taking in files can cost money (a transcription): the budget is asked first, as the run
+      // would ask it, so a message the run would refuse costs nothing and gets the same answer.
+      const gate = budgetGate(ctx, { scope: decision.scope, purpose: "chat", sessionKey: decision.sessionKey });
+      if (gate.type === "refused") {
+        if (gate.text) await ctx.channels.openReply(m).finish(gate.text);
+        return;
+      }
+      const usageTag = { session: decision.sessionKey, scope: decision.scope, purpose: "chat" as const, channel: m.channel, sender: m.sender.name };
       // The media code (download, sharp, PDF text, transcription) loads with the first attachment.
       const { takeInAttachments, withVoice } = await import("./media-intake.ts");
       // Downloading, converting and transcribing can take a while: the chat shows Hearth busy.
@@ -140,6 +149,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
           sessionKey: decision.sessionKey,
           isOwner: decision.isOwner,
           transcription: ctx.config.media.transcription,
+          onTranscribed: (t: { model: string; seconds: number | null }) => ctx.usage.recordTranscription(usageTag, t.model, t.seconds),
           log,
           ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
         }),
@@ -179,7 +189,8 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
 function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): { answer: string | null } | null {
   const rule = rateRuleFor(ctx.config, m);
   if (!rule) return null;
-  const d = ctx.rateLimits.admit(chatKey(m), `${chatKey(m)}:${m.sender.id}`, rule, ctx.clock());
+  const keys = rateKeysFor(m);
+  const d = ctx.rateLimits.admit(keys.chat, keys.sender, rule, ctx.clock());
   if (d.type === "allow") return null;
   log.info("inbound.rate_limited", { limit: d.limit, user: m.sender.id, answered: d.answer });
   return { answer: d.answer ? rateLimitText(d) : null };

@@ -9,7 +9,11 @@ export interface TranscriptionConfig {
   language?: string | undefined;
 }
 
-export type Transcript = { type: "ok"; text: string } | { type: "failed"; reason: string };
+/**
+ * `seconds`: the audio's length as the service measured it (verbose_json's `duration`, or
+ * OpenAI's json `usage: { type: "duration", seconds }`); absent when the service does not say.
+ */
+export type Transcript = { type: "ok"; text: string; seconds?: number } | { type: "failed"; reason: string };
 
 /** A transcription that takes longer than this is given up (the chat waits for it). */
 export const TRANSCRIBE_TIMEOUT_MS = 120_000;
@@ -44,5 +48,13 @@ export async function transcribe(c: TranscriptionConfig, audio: { bytes: Uint8Ar
   }
   const text = typeof body === "object" && body !== null ? (body as { text?: unknown }).text : undefined;
   if (typeof text !== "string") return { type: "failed", reason: "the service's answer had no text" };
-  return { type: "ok", text: text.trim() };
+  const seconds = measuredSeconds(body as { duration?: unknown; usage?: unknown });
+  return { type: "ok", text: text.trim(), ...(seconds !== undefined ? { seconds } : {}) };
+}
+
+/** The audio length the service reports, if it reports one that makes sense. */
+function measuredSeconds(body: { duration?: unknown; usage?: unknown }): number | undefined {
+  const usage = body.usage as { type?: unknown; seconds?: unknown } | null | undefined;
+  const reported = typeof usage === "object" && usage !== null && usage.type === "duration" ? usage.seconds : body.duration;
+  return typeof reported === "number" && Number.isFinite(reported) && reported >= 0 ? reported : undefined;
 }

@@ -41,7 +41,7 @@ describe("hearth status and hearth usage", () => {
     expect(usage.code).toBe(0);
     const report = JSON.parse(usage.stdout);
     expect(report.rows.map((r: { key: string; calls: number }) => [r.key, r.calls])).toEqual([["chat", 2]]);
-    expect(report.total).toEqual({ calls: 2, inputTokens: 200_000, outputTokens: 0, cacheReadTokens: 10_000, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, webSearches: 0, webFetches: 0, costUsd: 0.603 });
+    expect(report.total).toEqual({ calls: 2, inputTokens: 200_000, outputTokens: 0, cacheReadTokens: 10_000, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, webSearches: 0, webFetches: 0, audioSeconds: 0, costUsd: 0.603 });
 
     const budget = await d.hearth(["chat", "-m", "/budget"]);
     expect(budget.stdout.trim()).toBe("Spent today: $0.60 of $2.00 (30 %) · this month: $0.60 of $30.00 (2 %)");

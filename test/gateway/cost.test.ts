@@ -1,6 +1,6 @@
 // Pricing: list prices per million tokens, with each cache write TTL and cache reads priced apart.
 import { describe, expect, it } from "vitest";
-import { priceOf, priceUsage, pricingFor } from "../../src/gateway/cost.ts";
+import { priceOf, priceUsage, pricingFor, transcriptionPricePerMinute } from "../../src/gateway/cost.ts";
 import { parseConfig } from "../../src/gateway/config.ts";
 
 const usage = { inputTokens: 100, outputTokens: 50, cacheReadTokens: 10_000, cacheCreationTokens: 3_000, cacheCreation5mTokens: 1_000, cacheCreation1hTokens: 2_000 };
@@ -47,5 +47,34 @@ describe("pricingFor", () => {
     expect(priceUsage("llama3.2", { inputTokens: 1_000_000, outputTokens: 1_000_000, cacheReadTokens: 0, cacheCreationTokens: 0 }, table)).toBe(0);
     expect(priceOf("llama-3.3-70b", table)).toEqual({ input: 0.59, output: 0.79 });
     expect(priceOf("claude-sonnet-4-5", table)).toEqual({ input: 2, output: 10 });
+  });
+});
+
+describe("transcriptionPricePerMinute", () => {
+  const at = (baseUrl: string, model: string, pricing?: { perMinuteUsd: number }) => transcriptionPricePerMinute({ baseUrl, model, ...(pricing ? { pricing } : {}) });
+
+  it("knows OpenAI's and Groq's list prices, per minute of audio", () => {
+    expect(at("https://api.openai.com/v1", "whisper-1")).toBe(0.006);
+    expect(at("https://api.openai.com/v1", "gpt-4o-transcribe")).toBe(0.006);
+    expect(at("https://api.openai.com/v1", "gpt-4o-mini-transcribe-2025-12-15")).toBe(0.003);
+    expect(at("https://api.groq.com/openai/v1", "whisper-large-v3") * 60).toBeCloseTo(0.111, 12);
+    expect(at("https://api.groq.com/openai/v1", "whisper-large-v3-turbo") * 60).toBeCloseTo(0.04, 12);
+    expect(at("https://api.groq.com/openai/v1", "distil-whisper-large-v3-en") * 60).toBeCloseTo(0.02, 12);
+  });
+
+  it("prices a server on this machine or the local network at 0, an unknown hosted model like whisper-1, and lets pricing win", () => {
+    for (const url of ["http://127.0.0.1:8080/v1", "http://localhost:9000/v1", "http://[::1]:8000/v1", "http://192.168.1.20:8000/v1", "http://10.0.0.5/v1", "http://[fd00::5]/v1"]) {
+      expect([url, at(url, "whisper-1")]).toEqual([url, 0]);
+    }
+    expect(at("https://stt.example.com/v1", "some-new-model")).toBe(0.006);
+    expect(at("http://127.0.0.1:8080/v1", "whisper-1", { perMinuteUsd: 0.01 })).toBe(0.01);
+    expect(at("https://api.openai.com/v1", "whisper-1", { perMinuteUsd: 0 })).toBe(0);
+    expect(transcriptionPricePerMinute(undefined)).toBe(0);
+  });
+
+  it("config takes media.transcription.pricing.perMinuteUsd and refuses a negative price", () => {
+    const base = { media: { transcription: { baseUrl: "https://api.openai.com/v1", model: "whisper-1" } } };
+    expect(parseConfig({ media: { transcription: { ...base.media.transcription, pricing: { perMinuteUsd: 0.004 } } } }, { home: "/tmp/hearth-pricing", env: {} }).media.transcription?.pricing).toEqual({ perMinuteUsd: 0.004 });
+    expect(() => parseConfig({ media: { transcription: { ...base.media.transcription, pricing: { perMinuteUsd: -1 } } } }, { home: "/tmp/hearth-pricing", env: {} })).toThrow(/perMinuteUsd/);
   });
 });

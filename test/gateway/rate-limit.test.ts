@@ -1,11 +1,12 @@
 // Rate limits for shared scopes through a real in-process gateway: past a sender's or a chat's
 // limit a message costs nothing (no model call), one polite refusal per window, and the owner
 // is never limited.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RateLimiter } from "../../src/gateway/budget/rate-limit.ts";
+import { normalizeMessage, type DiscordMessageFacts } from "../../src/channels/discord-inbound.ts";
+import { RateLimiter, rateKeysFor } from "../../src/gateway/budget/rate-limit.ts";
 import { waitFor } from "../support/daemon.ts";
 import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import type { TestChannel } from "../support/test-channel.ts";
@@ -133,5 +134,58 @@ describe("RateLimiter", () => {
     expect(at(60_500)).toMatchObject({ type: "refuse", answer: false }); // same refusal window as at 2 s
     expect(at(61_500)).toEqual({ type: "allow" }); // the hit at 1 s left the window
     expect(at(62_500)).toEqual({ type: "refuse", limit: "sender", answer: true, retryInMs: 57_500 }); // a new refusal window
+  });
+});
+
+describe("rate-limits.json from before threads were folded in", () => {
+  it("adds each topic's saved counts to its group's windows", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-rate-"));
+    try {
+      const path = join(dir, "rate-limits.json");
+      const now = 10_000_000;
+      writeFileSync(
+        path,
+        JSON.stringify({
+          version: 1,
+          hits: { "c:telegram:-100:": [now - 3000], "c:telegram:-100:11": [now - 2000], "c:telegram:-100:12": [now - 1000], "s:telegram:-100:11:7": [now - 2000], "s:telegram:-100:12:7": [now - 1000] },
+          answeredAt: {},
+        }),
+      );
+      const limiter = new RateLimiter({ path, log: { warn() {}, error() {}, info() {}, debug() {} } as never, clock: () => now });
+      const keys = { chat: "telegram:-100:", sender: "telegram:-100::7" };
+      expect(limiter.admit(keys.chat, keys.sender, { perSender: 2, perChat: 10, windowMs: 3_600_000 }, now)).toEqual({ type: "refuse", limit: "sender", answer: true, retryInMs: 3_600_000 - 2000 });
+      expect(limiter.admit(keys.chat, "telegram:-100::8", { perSender: 10, perChat: 3, windowMs: 3_600_000 }, now)).toEqual({ type: "refuse", limit: "chat", answer: true, retryInMs: 3_600_000 - 3000 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("rateKeysFor", () => {
+  const discord = (place: DiscordMessageFacts["place"]) => {
+    const r = normalizeMessage(
+      {
+        id: "m1",
+        content: "<@900> hi",
+        createdAt: 0,
+        author: { id: "7", name: "Bob", bot: false },
+        place,
+        mentions: { users: [{ id: "900", name: "hearth" }], roleIds: [], everyone: false },
+        attachments: [],
+        voice: false,
+        system: false,
+      },
+      { bot: { id: "900", name: "hearth" }, ownerIds: ["1"], namePattern: null },
+    );
+    if (r.kind !== "inbound") throw new Error(r.reason);
+    return r.message;
+  };
+
+  it("puts a Discord thread in its parent channel's windows, as the adapter reports it", () => {
+    const inChannel = rateKeysFor(discord({ kind: "channel", guildId: "g", channelId: "general" }));
+    const inThread = rateKeysFor(discord({ kind: "thread", guildId: "g", channelId: "plans", parentId: "general" }));
+    expect(inThread).toEqual(inChannel);
+    expect(inChannel).toEqual({ chat: "discord:general:", sender: "discord:general::7" });
+    expect(rateKeysFor(discord({ kind: "channel", guildId: "g", channelId: "random" })).chat).not.toBe(inChannel.chat);
   });
 });

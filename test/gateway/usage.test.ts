@@ -2,10 +2,15 @@
 // priced with the cache-write TTLs and cache reads, tagged with the run's session, scope,
 // sender and purpose; `hearth usage` sums exactly those records; compaction and the memory
 // flush use compaction.model and are recorded as their own purposes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runUsage } from "../../src/cli/usage.ts";
-import { isUsageRecord, usageFile, type UsageRecord } from "../../src/gateway/usage/record.ts";
-import { roundUsd } from "../../src/gateway/usage/report.ts";
+import { UsageLedger } from "../../src/gateway/usage/ledger.ts";
+import { createLogger } from "../../src/log.ts";
+import { isUsageRecord, usageFile, type TokenUsageRecord, type UsageRecord } from "../../src/gateway/usage/record.ts";
+import { formatUsageReport, roundUsd, usageReport } from "../../src/gateway/usage/report.ts";
 import { readJsonLines } from "../../src/storage.ts";
 import { localDate } from "../../src/time.ts";
 import { waitFor } from "../support/daemon.ts";
@@ -24,10 +29,14 @@ afterEach(async () => {
   await fake.close();
 });
 
-const records = (home: string): UsageRecord[] => {
+/** The records of a home where only models were paid for. */
+const records = (home: string): TokenUsageRecord[] => {
   const { values, badLines } = readJsonLines(usageFile(home), isUsageRecord);
   expect(badLines).toEqual([]);
-  return values;
+  return values.map((r) => {
+    if (r.kind === "transcription") throw new Error("unexpected transcription record");
+    return r;
+  });
 };
 
 async function ask(channel: TestChannel, msg: { chat: string; type: "dm" | "group"; sender: string; text: string }): Promise<string> {
@@ -60,6 +69,7 @@ describe("usage records", () => {
     const rs = records(t.home);
     expect(rs).toEqual([
       {
+        kind: "model",
         at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         day: localDate(Date.now(), t.config.timezone),
         session: "main",
@@ -151,7 +161,7 @@ describe("hearth usage", () => {
     await ask(t.channel, { chat: "-100", type: "group", sender: "8", text: "c" });
     const rs = records(t.home);
     expect(rs).toHaveLength(3);
-    const sum = (f: (r: UsageRecord) => number) => rs.reduce((s, r) => s + f(r), 0);
+    const sum = (f: (r: TokenUsageRecord) => number) => rs.reduce((s, r) => s + f(r), 0);
     for (const by of ["day", "session", "sender", "purpose"]) {
       const c = capture();
       expect(runUsage(t.home, ["--by", by, "--since", "1h", "--json"], c.io)).toBe(0);
@@ -165,6 +175,7 @@ describe("hearth usage", () => {
         cacheWrite1hTokens: 0,
         webSearches: 0,
         webFetches: 0,
+        audioSeconds: 0,
         costUsd: roundUsd(sum((r) => r.costUsd)),
       });
       expect(rep.rows.reduce((s: number, r: { calls: number }) => s + r.calls, 0)).toBe(3);
@@ -174,7 +185,7 @@ describe("hearth usage", () => {
     // 1000·3 + 100·15 = 4,500 → $0.0045; 2000·3 + 200·15 + 5000·0.3 = 10,500 → $0.0105; 500·3 + 40·15 + 800·3.75 = 5,100 → $0.0051.
     expect(c.out()).toBe(
       [
-        "Model usage since 2020-01-01 00:00 UTC (2020-01-01), by sender:",
+        "Usage since 2020-01-01 00:00 UTC (2020-01-01), by sender:",
         "SENDER          CALLS  INPUT  CACHE WRITE  CACHE READ  OUTPUT     COST",
         "telegram:user7      1  2,000            0       5,000     200  $0.0105",
         "telegram:user8      1    500          800           0      40  $0.0051",
@@ -189,10 +200,62 @@ describe("hearth usage", () => {
     const { main } = await import("../../src/cli.ts");
     const c = capture();
     expect(await main(["usage", "--by", "model"], { stdin: process.stdin, ...c.io })).toBe(2);
-    expect(c.err()).toMatch(/^hearth: --by must be one of day, session, sender, purpose \(got "model"\)\./);
+    expect(c.err()).toMatch(/^hearth: --by must be one of day, session, sender, purpose, kind \(got "model"\)\./);
     const d = capture();
     expect(await main(["usage", "--since", "last week"], { stdin: process.stdin, ...d.io })).toBe(2);
     expect(d.err()).toMatch(/^hearth: --since takes a duration such as "7d" or "24h", or a date such as "2026-11-01" \(got "last week"\)\./);
+  });
+});
+
+describe("usage kinds", () => {
+  const base = { at: "2026-11-20T10:00:00.000Z", day: "2026-11-20", session: "main", scope: "main", purpose: "chat" };
+  const tokens = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 };
+
+  it("reads lines written before kinds as model calls (or web use, by their model), and sums each kind apart", () => {
+    const lines = [
+      { ...base, model: "claude-sonnet-4-5", ...tokens, costUsd: 0.001 },
+      { ...base, model: "(hearth web tools)", ...tokens, inputTokens: 0, outputTokens: 0, localWebFetches: 1, costUsd: 0 },
+      { ...base, kind: "transcription", model: "whisper-large-v3", audioSeconds: 90, costUsd: 0.002775 },
+      { ...base, kind: "transcription", model: "whisper-1", audioSeconds: null, costUsd: 0 },
+    ];
+    expect(lines.every(isUsageRecord)).toBe(true);
+    const rep = usageReport(lines as UsageRecord[], "kind", 0);
+    expect(rep.rows.map((r) => [r.key, r.calls, r.inputTokens, r.webFetches, r.audioSeconds, r.costUsd])).toEqual([
+      ["transcription", 2, 0, 0, 90, 0.002775],
+      ["model", 1, 10, 0, 0, 0.001],
+      ["web", 0, 0, 1, 0, 0],
+    ]);
+    expect(formatUsageReport(rep, "2020-01-01").split("\n").slice(1)).toEqual([
+      "KIND           CALLS  INPUT  CACHE WRITE  CACHE READ  OUTPUT  SEARCHES  FETCHES  AUDIO     COST",
+      "transcription      2      0            0           0       0         0        0   1:30  $0.0028",
+      "model              1     10            0           0       5         0        0      -  $0.0010",
+      "web                0      0            0           0       0         0        1      -  $0.0000",
+      "Total              3     10            0           0       5         0        1   1:30  $0.0038",
+      "",
+    ]);
+  });
+
+  it("a transcription nobody measured is recorded with a null length at no cost, and the operator is warned", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-usage-"));
+    try {
+      const lines: string[] = [];
+      const log = createLogger({ level: "info", sink: { write: (l: string) => void lines.push(l) } });
+      const ledger = UsageLedger.open({ file: join(dir, "usage.jsonl"), timezone: "UTC", pricing: {}, transcriptionPerMinuteUsd: 0.006, log, clock: () => Date.parse("2026-11-20T10:00:00Z") });
+      const tag = { session: "main", scope: "main" as const, purpose: "chat" as const, channel: "cli" };
+      expect(ledger.recordTranscription(tag, "whisper-1", null)).toMatchObject({ kind: "transcription", audioSeconds: null, costUsd: 0 });
+      expect(ledger.recordTranscription(tag, "whisper-1", 90)).toMatchObject({ kind: "transcription", audioSeconds: 90, costUsd: 0.009 });
+      expect(lines.map((l) => JSON.parse(l).event)).toEqual(["usage.transcription_length_unknown"]);
+      expect(ledger.spent().todayUsd).toBe(0.009);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a line of an unknown kind, or a transcription without a usable length, as unreadable", () => {
+    expect(isUsageRecord({ ...base, kind: "transcription", model: "whisper-1", audioSeconds: -3, costUsd: 0 })).toBe(false);
+    expect(isUsageRecord({ ...base, kind: "transcription", model: "whisper-1", costUsd: 0 })).toBe(false);
+    expect(isUsageRecord({ ...base, kind: "telepathy", model: "x", ...tokens, costUsd: 0 })).toBe(false);
+    expect(isUsageRecord({ ...base, model: "x", costUsd: 0 })).toBe(false);
   });
 });
 

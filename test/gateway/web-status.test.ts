@@ -63,7 +63,7 @@ describe("web use in hearth usage", () => {
       // Two calls: 2 × (1000·3 + 100·15) = 9,000 per million = $0.009, plus 2 searches × $0.01.
       expect(out).toBe(
         [
-          "Model usage since 2020-01-01 00:00 UTC (2020-01-01), by purpose:",
+          "Usage since 2020-01-01 00:00 UTC (2020-01-01), by purpose:",
           "PURPOSE  CALLS  INPUT  CACHE WRITE  CACHE READ  OUTPUT  SEARCHES  FETCHES     COST",
           "chat         2  2,000            0           0     200         2        1  $0.0290",
           "Total        2  2,000            0           0     200         2        1  $0.0290",

@@ -17,6 +17,18 @@ describe("transcribe", () => {
     expect(stt.requests[0]).toMatchObject({ model: "whisper-large-v3", language: "de", authorization: undefined, fileName: "voice.ogg" });
   });
 
+  it("returns the audio length the service measured: OpenAI's json usage, verbose_json's duration, or nothing", async () => {
+    stt.enqueue({ text: "a", fields: { usage: { type: "duration", seconds: 7.5 } } });
+    stt.enqueue({ text: "b", fields: { duration: 12.25, language: "english" } });
+    stt.enqueue({ text: "c", fields: { usage: { type: "tokens", input_tokens: 50, output_tokens: 5 } } });
+    stt.enqueue({ text: "d", fields: { duration: "long" } });
+    const c = { baseUrl: stt.baseUrl, model: "whisper-1" };
+    expect(await transcribe(c, audio)).toEqual({ type: "ok", text: "a", seconds: 7.5 });
+    expect(await transcribe(c, audio)).toEqual({ type: "ok", text: "b", seconds: 12.25 });
+    expect(await transcribe(c, audio)).toEqual({ type: "ok", text: "c" });
+    expect(await transcribe(c, audio)).toEqual({ type: "ok", text: "d" });
+  });
+
   it("a 500, a server that never answers, and an unreachable server are failures with a reason, never throws", async () => {
     stt.enqueue({ status: 500 });
     expect(await transcribe({ baseUrl: stt.baseUrl, model: "m" }, audio)).toEqual({ type: "failed", reason: "the service answered HTTP 500" });

@@ -14,8 +14,11 @@ export interface TranscriptionRequest {
   file: Uint8Array;
 }
 
-/** `delayMs`: the text comes after that long (a slow service). */
-export type TranscriptionAnswer = { text: string; delayMs?: number } | { status: number } | "hang";
+/**
+ * `delayMs`: the text comes after that long (a slow service); `fields`: more of the answer's JSON
+ * (`duration` as verbose_json gives it, `usage: { type: "duration", seconds }` as OpenAI's json does).
+ */
+export type TranscriptionAnswer = { text: string; delayMs?: number; fields?: Record<string, unknown> } | { status: number } | "hang";
 
 export interface FakeTranscription {
   /** Give this as media.transcription.baseUrl. */
@@ -50,7 +53,7 @@ export async function startFakeTranscription(): Promise<FakeTranscription> {
       }
       if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ text: answer.text }));
+      res.end(JSON.stringify({ ...answer.fields, text: answer.text }));
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -54,6 +54,19 @@ function keptSince(hits: Iterable<[string, number[]]>, answeredAt: Iterable<[str
   return state;
 }
 
+/**
+ * A key as rateKeysFor makes it. A file written while each topic or thread had its own windows
+ * holds "c:<channel>:<chat>:<thread>" and "s:<channel>:<chat>:<thread>:<sender>": read back, a
+ * thread's counts join its group's.
+ */
+function withoutThread(key: string): string {
+  const chat = /^c:([^:]+):([^:]+):[^:]+$/.exec(key);
+  if (chat) return `c:${chat[1]}:${chat[2]}:`;
+  const sender = /^s:([^:]+):([^:]+):[^:]+:(.+)$/.exec(key);
+  if (sender) return `s:${sender[1]}:${sender[2]}::${sender[3]}`;
+  return key;
+}
+
 export class RateLimiter {
   readonly #hits = new Map<string, number[]>();
   readonly #answeredAt = new Map<string, number>();
@@ -67,8 +80,14 @@ export class RateLimiter {
     const loaded = loadJsonFile(file.path, { schema: stateSchema, log: file.log, now: file.clock() });
     if (loaded.status !== "ok") return;
     const kept = keptSince(Object.entries(loaded.value.hits), Object.entries(loaded.value.answeredAt), file.clock() - KEEP_MS);
-    for (const [key, times] of Object.entries(kept.hits)) this.#hits.set(key, times);
-    for (const [key, at] of Object.entries(kept.answeredAt)) this.#answeredAt.set(key, at);
+    for (const [key, times] of Object.entries(kept.hits)) {
+      const group = withoutThread(key);
+      this.#hits.set(group, [...(this.#hits.get(group) ?? []), ...times].sort((a, b) => a - b));
+    }
+    for (const [key, at] of Object.entries(kept.answeredAt)) {
+      const group = withoutThread(key);
+      this.#answeredAt.set(group, Math.max(at, this.#answeredAt.get(group) ?? at));
+    }
   }
 
   /** Writes the windows now (at shutdown); a pending delayed save is folded in. */
@@ -138,6 +157,18 @@ export function rateLimitText(d: Extract<RateDecision, { type: "refuse" }>): str
   return d.limit === "sender"
     ? `You've sent me a lot of messages in a short time, so I'm taking a break from yours. I can answer you again ${wait}.`
     : `This chat has sent me a lot of messages in a short time, so I'm taking a break here. I can answer again ${wait}.`;
+}
+
+/**
+ * The windows a shared-scope message counts against: its group's and its sender's in that group.
+ * A Telegram forum topic or a Discord thread is part of its group (the adapters report the group
+ * as `chat.id` and the topic or thread as `chat.threadId`), so the thread is left out: spreading
+ * messages over topics does not multiply the group's allowance. (The trailing ":" keeps the keys
+ * of rate-limits.json files written before threads were folded in.)
+ */
+export function rateKeysFor(m: InboundMessage): { chat: string; sender: string } {
+  const chat = `${m.channel}:${m.chat.id}:`;
+  return { chat, sender: `${chat}:${m.sender.id}` };
 }
 
 /** The rule for a shared-scope message: its channel's group (guild) limits, or dmRateLimit for a paired person. */

@@ -1,12 +1,13 @@
-// The usage ledger: every model call appended to <home>/usage.jsonl (one O_APPEND write per
-// line), and running totals per day — all spending and the shared scope's — that budgets read.
-// The file is the record; the totals are rebuilt from it on start.
+// The usage ledger: every paid call (model calls, transcriptions, web tools) appended to
+// <home>/usage.jsonl (one O_APPEND write per line), and running totals per day — all spending
+// and the shared scope's — that budgets read. The file is the record; the totals are rebuilt
+// from it on start.
 import type { Usage } from "../../agent/messages.ts";
 import type { Logger } from "../../log.ts";
 import { appendRecord, readJsonLines } from "../../storage.ts";
 import { localDate } from "../../time.ts";
 import { priceUsage, type PricingTable } from "../cost.ts";
-import { isUsageRecord, usageRecord, type UsageRecord, type UsageTag } from "./record.ts";
+import { isUsageRecord, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./record.ts";
 
 interface DayTotal {
   costUsd: number;
@@ -27,6 +28,8 @@ export interface LedgerOptions {
   file: string;
   timezone: string;
   pricing: PricingTable;
+  /** USD per minute of audio sent to media.transcription (transcriptionPricePerMinute); 0 when free or unset. */
+  transcriptionPerMinuteUsd?: number;
   log: Logger;
   clock: () => number;
 }
@@ -55,7 +58,25 @@ export class UsageLedger {
   /** Prices and appends one model call; returns the record. Never throws (a failed write is logged). */
   record(tag: UsageTag, model: string, usage: Usage, opts?: { unfinished?: boolean }): UsageRecord {
     const now = this.#o.clock();
-    const r = usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone), opts?.unfinished);
+    return this.#append(usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone), opts?.unfinished));
+  }
+
+  /**
+   * Prices and appends one transcription of `audioSeconds` (null: nobody said how long; billed
+   * as 0). Never throws.
+   */
+  recordTranscription(tag: UsageTag, model: string, audioSeconds: number | null): UsageRecord {
+    const now = this.#o.clock();
+    const perMinute = this.#o.transcriptionPerMinuteUsd ?? 0;
+    // Neither the service nor the platform said how long it was (a file attached in the terminal
+    // to a service that answers plain json): the budget cannot count it.
+    if (audioSeconds === null && perMinute > 0) this.#o.log.warn("usage.transcription_length_unknown", { model, session: tag.session });
+    // To the nano-dollar, so that 90 s at $0.006 a minute is written as 0.009, not 0.009000000000000001.
+    const costUsd = Math.round(((audioSeconds ?? 0) / 60) * perMinute * 1e9) / 1e9;
+    return this.#append(transcriptionRecord(tag, model, audioSeconds, costUsd, now, localDate(now, this.#o.timezone)));
+  }
+
+  #append(r: UsageRecord): UsageRecord {
     try {
       appendRecord(this.#o.file, `${JSON.stringify(r)}\n`);
     } catch (err) {
