@@ -111,6 +111,10 @@ describe("the outgoing-file rule (daemon e2e)", () => {
       ]);
       expect(Buffer.from(emu.sentFiles[0]!.bytes).equals(readFileSync(join(ws, dir, "ours.png")))).toBe(true);
       expect(emu.botMessages(chatId).at(-1)!.text).toBe(markdownToTelegramHtml(`Here: ![m](${dir}/notes.md) ![c](${dir}/settings.json) ![p](${dir}/photo.jpg)`));
+      // Why each picture stayed text is in the log.
+      const kept = daemon!.log().split("\n").filter((l) => l.includes("reply.image_kept_as_text"));
+      expect(kept.map((l) => JSON.parse(l.slice(l.indexOf("{"))).target)).toEqual([`${dir}/notes.md`, `${dir}/settings.json`, `${dir}/photo.jpg`]);
+      expect(kept.every((l) => l.includes("a file with 3 names (hard links). Only a plain file (one name, not a link) can be sent to a chat."))).toBe(true);
       const everything = emu.calls.map((c) => JSON.stringify(c.body)).join("\n");
       expect([everything.includes("4711"), everything.includes(emu.token)]).toEqual([false, false]);
     });
