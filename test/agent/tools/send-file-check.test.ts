@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -50,5 +50,14 @@ describe("the outgoing-file rule (send_file and markdown images)", () => {
     expect(check("memory/chats/telegram_-5/ours.jpg", "shared", "group:telegram:-6").ok).toBe(false);
     linkSync(join(ws, "pic.png"), join(ws, "memory", "chats", "telegram_-5", "copy.png"));
     expect(check("memory/chats/telegram_-5/copy.png", "shared", "group:telegram:-5")).toEqual(refusedAs("memory/chats/telegram_-5/copy.png", "a file with 2 names (hard links)"));
+  });
+
+  it("what is sent is what was read from the checked descriptor: a link swapped in afterwards changes nothing", () => {
+    writeFileSync(join(ws, "memory", "chats", "telegram_-5", "plan.md"), "picnic");
+    const read = readOutgoing({ workspace: ws, scope: "shared", sessionKey: "group:telegram:-5", requested: "memory/chats/telegram_-5/plan.md" }, silentLogger);
+    renameSync(join(ws, "memory", "chats", "telegram_-5", "plan.md"), join(ws, "gone.md"));
+    symlinkSync(join(dir, "config.json"), join(ws, "memory", "chats", "telegram_-5", "plan.md"));
+    expect(read.ok && Buffer.from(read.file.data).toString()).toBe("picnic");
+    expect(check("memory/chats/telegram_-5/plan.md", "shared", "group:telegram:-5")).toEqual(refusedAs("memory/chats/telegram_-5/plan.md", "a symlink"));
   });
 });
