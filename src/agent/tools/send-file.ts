@@ -6,7 +6,7 @@
 // puts a workspace file into a chat: the file is opened once through the memory opener
 // (workspace-open.ts, openOutgoingFile: inside the folder the scope may send from, no link at
 // any level, one name), checked on that descriptor, and the bytes sent are the ones read from it.
-import { closeSync, fstatSync, readSync, realpathSync } from "node:fs";
+import { closeSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { chatSlug, CHATS_DIR, memoryScopeFor } from "../../memory/visibility.ts";
@@ -89,7 +89,7 @@ function withOutgoing<T extends { ok: true }>(req: OutgoingRequest, log: Logger 
       return opened satisfies never;
   }
   try {
-    const size = fstatSync(opened.fd).size;
+    const size = opened.stat.size;
     if (size > FILE_MAX_BYTES) return { ok: false, reason: `${shown} is ${size} bytes; the chat takes files up to ${FILE_MAX_BYTES}.` };
     return use(opened.fd, describeOutgoing(opened.absPath, size), opened.relPath, size);
   } catch (err) {
