@@ -27,10 +27,12 @@ export interface ToolContext {
   sendFile?: (file: OutgoingFile) => Promise<SentFile>;
 }
 
-/** A workspace file to send to the chat (send_file). */
+/** A workspace file to send to the chat (send_file, markdown images). */
 export interface OutgoingFile {
-  /** Absolute path, already checked against the scope. */
+  /** Absolute path, already checked against the scope: for messages and logs, never to read again. */
   file: string;
+  /** The bytes to send, read from the descriptor the outgoing-file rule checked (send-file.ts). */
+  data: Uint8Array;
   name: string;
   mime: string;
   /** Shown as a picture (within the platform's photo limits) rather than as a document. */

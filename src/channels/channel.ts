@@ -57,7 +57,9 @@ export interface Attachment {
 
 /** A file to send (send_file): an absolute path the gateway checked against the scope. */
 export interface OutboundFile {
+  /** Where it came from (for messages); the channel sends `data`, never reads the path. */
   file: string;
+  data: Uint8Array;
   name: string;
   mime: string;
   asPhoto: boolean;

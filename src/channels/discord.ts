@@ -7,7 +7,6 @@
 // shard events to report starting → running ⇄ reconnecting, and failed when Discord will not
 // take the bot back (a revoked token, refused intents).
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import type { Logger } from "../log.ts";
 import { fetchBounded } from "../media/download.ts";
@@ -294,7 +293,7 @@ class DiscordChannel implements Channel {
    */
   async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
     const target = replyTarget(to);
-    const data = await readFile(file.file);
+    const data = Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength);
     const nonce = createHash("sha256")
       .update(`file\0${target.channelId}\0${target.replyTo ?? ""}\0${file.name}\0${file.caption ?? ""}\0`)
       .update(data)

@@ -176,7 +176,7 @@ class TelegramChannel implements Channel {
     const bot = this.#bot;
     if (!bot) throw new Error("The Telegram channel has no bot token.");
     const target = isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to);
-    const input = new InputFile(file.file, file.name);
+    const input = new InputFile(file.data, file.name);
     const extra = {
       ...(file.caption ? { caption: file.caption.slice(0, 1024) } : {}),
       ...(target.threadId !== undefined ? { message_thread_id: target.threadId } : {}),

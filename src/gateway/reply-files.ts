@@ -7,11 +7,12 @@
 // media/markdown-images.ts) and sends the pictures after the final text. It sits inside the
 // outbox's wrapper: the outbox records the answer as the model wrote it, and a re-delivery
 // after a crash goes through the same wrapper, which sends only the pictures not yet recorded.
+// A picture goes by send_file's outgoing-file rule (send-file.ts): checked to plan the text,
+// then opened again to send, and only the bytes read from that descriptor are sent.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { Scope } from "../agent/messages.ts";
-import { checkOutgoingSync, type OutgoingCheck } from "../agent/tools/send-file.ts";
+import { checkOutgoing, readOutgoing, type OutgoingCheck, type OutgoingInfo } from "../agent/tools/send-file.ts";
 import type { InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../media/markdown-images.ts";
@@ -26,7 +27,7 @@ import { announceHeard, holdUntil } from "./heard-line.ts";
  * "sending a photo/file" meanwhile.
  */
 export async function sendFileOnce(ctx: GatewayContext, replyId: string, m: InboundMessage, file: OutgoingFile, extraKeys: string[] = []): Promise<SentFile> {
-  const hash = createHash("sha256").update(readFileSync(file.file)).update(`\0${file.caption ?? ""}`).digest("hex").slice(0, 16);
+  const hash = createHash("sha256").update(file.data).update(`\0${file.caption ?? ""}`).digest("hex").slice(0, 16);
   let printed = false;
   const r = await ctx.outbox.sendFileOnce(replyId, [...extraKeys, `file:${hash}`], () =>
     showActivityWhile(ctx.channels, m, file.asPhoto ? "upload_photo" : "upload_document", async () => {
@@ -53,10 +54,14 @@ export function openAnswerReply(ctx: GatewayContext, m: InboundMessage, journal:
   if (sessionKey === undefined) return sink;
   const scope: Scope = ctx.sessions.get(sessionKey)?.scope ?? (sessionKey === "main" ? "main" : "shared");
   const log = ctx.log.child({ reply: journal.key });
+  const request = (requested: string) => ({ workspace: ctx.config.workspace, scope, sessionKey, requested });
   return withMarkdownImages(sink, {
-    check: (target) => checkOutgoingSync(ctx.config.workspace, scope, sessionKey, target),
-    send: async (file) => {
-      await sendFileOnce(ctx, journal.key, m, file);
+    check: (target) => checkOutgoing(request(target), log),
+    send: async (image) => {
+      const file = readOutgoing(request(image.target), log);
+      // Changed since the check (a link swapped in): not sent, whatever it is now.
+      if (!file.ok) throw new Error(file.reason);
+      await sendFileOnce(ctx, journal.key, m, { ...file.file, ...(image.caption !== undefined ? { caption: image.caption } : {}) });
     },
     log,
   });
@@ -65,15 +70,21 @@ export function openAnswerReply(ctx: GatewayContext, m: InboundMessage, journal:
 export interface MarkdownImageDeps {
   /** Whether the chat may be sent this file (synchronous: it runs while the text streams). Must not throw. */
   check(path: string): OutgoingCheck;
-  /** Sends one picture for the reply, at most once; rejects when the platform refused it. */
-  send(file: OutgoingFile): Promise<void>;
+  /** Sends one picture for the reply, at most once, checking it again; rejects when refused now or by the platform. */
+  send(image: PlannedImage): Promise<void>;
   log: Logger;
+}
+
+/** A picture an answer will send: the path as written, and what the check saw. */
+export interface PlannedImage extends OutgoingInfo {
+  target: string;
+  caption?: string;
 }
 
 /** What an answer shows as text, and the pictures it sends after it. */
 export interface ImagePlan {
   text: string;
-  images: OutgoingFile[];
+  images: PlannedImage[];
   /** References left as written, with why (logged for the final text). */
   kept: Array<{ target: string; reason: string }>;
 }
@@ -90,7 +101,8 @@ export function planImages(raw: string, check: MarkdownImageDeps["check"], strea
       plan.kept.push({ target: ref.target, reason: "a URL (never fetched)" });
       continue;
     }
-    const c = check(targetPath(ref.target));
+    const target = targetPath(ref.target);
+    const c = check(target);
     if (!c.ok) {
       plan.kept.push({ target: ref.target, reason: c.reason });
       continue;
@@ -100,7 +112,7 @@ export function planImages(raw: string, check: MarkdownImageDeps["check"], strea
     const key = `${c.file.file}\0${caption}`;
     if (queued.has(key)) continue;
     queued.add(key);
-    plan.images.push({ ...c.file, ...(caption ? { caption } : {}) });
+    plan.images.push({ ...c.file, target, ...(caption ? { caption } : {}) });
   }
   plan.text = removeRefs(text, taken);
   // An answer that was only pictures still says what it sent (a preview must become something).

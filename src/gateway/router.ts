@@ -1,7 +1,6 @@
 // The path of a message into Hearth (DESIGN §2): dedupe → access → commands → session →
 // durable inbox → lane. Everything before the inbox is cheap: no model call is ever made for
 // a refused, unaddressed or duplicate message.
-import { hearthCmd } from "../hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
 import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
@@ -248,7 +247,8 @@ function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: numb
   const intro = "Hi! I'm a personal assistant and only talk with people my owner has approved.";
   switch (req.type) {
     case "code":
-      return `${intro}\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: ${hearthCmd(`pairing approve ${req.code}`)} (the code is valid for one hour).`;
+      // The command's name only: how the owner runs Hearth (a path under their home) is none of a stranger's business.
+      return `${intro}\n\nYour pairing code: ${req.code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${req.code} (the code is valid for one hour).`;
     case "full":
       return `${intro} Several requests are already waiting, so I can't give you a code now. Please try again in an hour.`;
     case "cooldown":

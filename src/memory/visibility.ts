@@ -61,3 +61,15 @@ export function canSee(scope: MemoryScope, relPath: string): boolean {
   if (scope.kind === "main") return true;
   return p.startsWith(`${CHATS_DIR}/${scope.chat}/`);
 }
+
+/**
+ * May a file at `relPath` (normalised, confined to the workspace) be sent into a chat of
+ * `scope` (send_file, markdown images)? main: any workspace file; shared: only files in its own
+ * chat folder — never the owner's notes or `media/`. How the file must be (plain, one name) is
+ * the opener's business (workspace-open.ts, openOutgoingFile).
+ */
+export function canSend(scope: MemoryScope, relPath: string): boolean {
+  const p = path.posix.normalize(relPath);
+  if (p.startsWith("../") || p.startsWith("/")) return false;
+  return scope.kind === "main" || p.startsWith(`${CHATS_DIR}/${scope.chat}/`);
+}

@@ -17,6 +17,13 @@
 // 4. Hearth never writes through a link: appends go to a plain file with one name (rule 2), in
 //    every scope.
 //
+// 5. A file that leaves the workspace for a chat (send_file, markdown images: openOutgoingFile)
+//    must be plain in every scope, the owner's too: one name, no link at any level of its path,
+//    inside the folder the scope may send from (visibility.ts, canSend). config.json and the
+//    other files of the home live outside the workspace; a symlink to one is refused as a link,
+//    a hard link to one as a second name, so no scope can send them. The caller sends the bytes
+//    it reads from the descriptor this returns, never the path again.
+//
 // Races: folders are checked with lstat before the open, the final name is opened with
 // O_NOFOLLOW, and the open file is checked afterwards (its kernel path via /proc/self/fd, or its
 // dev/ino against the path) — a folder swapped for a link in between is caught after the open
@@ -24,7 +31,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import { descriptorIsAt } from "../agent/tools/workspace-path.ts";
-import { canSee, CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
+import { canSee, canSend, CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import type { ProblemLog } from "./workspace-files.ts";
 
 export type OpenMode = "read" | "append";
@@ -93,6 +100,28 @@ export function openWorkspaceFile(req: OpenRequest, problems: ProblemLog): Opene
   }
   return openPlain(root, target, req.mode, ownersRead && !isSharedVisible(target), problems);
 }
+
+/**
+ * Opens `relPath` for sending into a chat of `scope` (rule 5): read-only, never through a link,
+ * refused with more than one name. Refusals are values as in openWorkspaceFile; NOT_VISIBLE
+ * when the scope may not send from there, OUTSIDE for a path that leaves the workspace.
+ */
+export function openOutgoingFile(req: Omit<OpenRequest, "mode">, problems: ProblemLog): Opened {
+  const rel = normalizeRelPath(req.relPath);
+  if (rel === null) return { type: "refused", reason: OUTSIDE };
+  if (!canSend(req.scope, rel)) return { type: "refused", reason: NOT_VISIBLE };
+  let root: string;
+  try {
+    root = realpathSync(req.workspace);
+  } catch (err) {
+    const code = codeOf(err);
+    return code === "ENOENT" ? { type: "missing" } : { type: "unreadable", reason: `the workspace folder is not accessible (${code})` };
+  }
+  return openPlain(root, rel, "read", false, problems);
+}
+
+/** Refused for reason "outside": the path leaves the workspace. */
+export const OUTSIDE = "outside the workspace";
 
 /** SOUL.md, IDENTITY.md, AGENTS.md and everything under memory/chats/: files some shared scope may see. */
 export function isSharedVisible(relPath: string): boolean {

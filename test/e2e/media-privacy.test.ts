@@ -156,7 +156,8 @@ describe("a group never reaches the owner's media (Telegram, daemon e2e)", () =>
       getRefused,
       sendRefused(`${mine}/secret.jpg`),
       sendRefused(climb),
-      sendRefused(`${CHAT}/media/link.jpg`),
+      // A link in its own folder: refused as a link, whatever it points at.
+      [`Refused ${JSON.stringify(`${CHAT}/media/link.jpg`)}: a symlink. Only a plain file (one name, not a link) can be sent to a chat.`, true],
       sendRefused(`${ownerAudio}.txt`),
       // The transcript, and the chat's log of the exchange that heard it.
       [`${groupAudio}.txt:1 (transcript of the voice note ${groupAudio}) [Picnic] at the [lake] on Saturday.\n${groupLog}`, false],

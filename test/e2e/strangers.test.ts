@@ -31,11 +31,13 @@ afterEach(async () => {
   await fake.close();
 });
 
-async function start(dmPolicy: "pairing" | "allowlist"): Promise<Daemon> {
+async function start(dmPolicy: "pairing" | "allowlist", opts: { fromHome?: boolean } = {}): Promise<Daemon> {
   const home = makeHome({
     channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy, groups: { policy: "allowlist", allow: [String(FAMILY.id)] } } },
   });
-  daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+  // fromHome: started from outside the project and not through npx, as a service manager would.
+  const how: Record<string, string> = opts.fromHome ? { npm_lifecycle_event: "" } : {};
+  daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, ...how }, opts.fromHome ? { cwd: home } : {});
   await waitFor("telegram polling", () => daemon!.log().includes("telegram.polling"));
   return daemon;
 }
@@ -77,6 +79,18 @@ describe("strangers (daemon e2e)", () => {
     expect(replies).toHaveLength(1);
     expect(replies[0]!.text).toMatch(CODE);
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it("pairing: the stranger is told the command by name, never the owner's install path (daemon started outside the project)", async () => {
+    await start("pairing", { fromHome: true });
+    await emu.user({ userId: 555, firstName: "Sam" }).send("hello");
+    const [reply] = await emu.waitForBotMessages(555, 1, 20_000);
+    const code = CODE.exec(reply!.text)![1]!;
+    expect(reply!.text).toBe(
+      markdownToTelegramHtml(
+        `Hi! I'm a personal assistant and only talk with people my owner has approved.\n\nYour pairing code: ${code}\n\nSend it to my owner; they can approve it with: hearth pairing approve ${code} (the code is valid for one hour).`,
+      ),
+    );
   });
 
   it("pairing: 3 accounts × 5 requests hold at most the pending limit; a fourth person is told once that requests are waiting", async () => {

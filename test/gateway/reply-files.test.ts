@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { OutgoingFile } from "../../src/agent/tool.ts";
 import type { OutgoingCheck } from "../../src/agent/tools/send-file.ts";
 import type { ReplySink } from "../../src/channels/channel.ts";
 import { holdUntil } from "../../src/gateway/heard-line.ts";
-import { planImages, withMarkdownImages } from "../../src/gateway/reply-files.ts";
+import { planImages, withMarkdownImages, type PlannedImage } from "../../src/gateway/reply-files.ts";
 import { silentLogger } from "../../src/log.ts";
 
 /** A sink that keeps what a person would see: the text so far, and every call in order. */
@@ -39,7 +38,7 @@ const check = (p: string): OutgoingCheck => files[p] ?? { ok: false, reason: "no
 describe("markdown images in a reply", () => {
   it("streamed character by character: no preview ever shows a reference that will be sent; the final text is the same rule; pictures after the text, once each", async () => {
     const { sink, calls, seen } = recordingSink();
-    const sent: OutgoingFile[] = [];
+    const sent: PlannedImage[] = [];
     const reply = withMarkdownImages(sink, { check, send: async (f) => void sent.push(f), log: silentLogger });
     const answer = "Chart:\n\n![Sales](chart.png)\n\nReport ![](r.pdf) and ![x](missing.png), again ![Sales](chart.png).";
     for (const ch of answer) reply.textDelta(ch);
@@ -48,8 +47,8 @@ describe("markdown images in a reply", () => {
     expect(seen.at(-1)).toBe("Chart:\n\nReport and ![x](missing.png), again.");
     expect(calls.at(-1)).toBe("finish:Chart:\n\nReport and ![x](missing.png), again.");
     expect(sent).toEqual([
-      { file: "/ws/chart.png", name: "chart.png", mime: "image/png", asPhoto: true, caption: "Sales" },
-      { file: "/ws/r.pdf", name: "r.pdf", mime: "application/pdf", asPhoto: false },
+      { target: "chart.png", file: "/ws/chart.png", name: "chart.png", mime: "image/png", asPhoto: true, caption: "Sales" },
+      { target: "r.pdf", file: "/ws/r.pdf", name: "r.pdf", mime: "application/pdf", asPhoto: false },
     ]);
   });
 

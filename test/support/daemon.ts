@@ -26,10 +26,13 @@ export function makeHome(config?: unknown): string {
   return home;
 }
 
-/** Starts `hearth start` on `home` and waits until its control socket answers. */
-export async function startDaemon(home: string, extraEnv: Record<string, string>): Promise<Daemon> {
+/**
+ * Starts `hearth start` on `home` and waits until its control socket answers. `opts.cwd`: the
+ * folder it is started from (default the project folder, as `npx hearth start` there).
+ */
+export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { cwd?: string } = {}): Promise<Daemon> {
   const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...extraEnv });
-  const proc = spawn(process.execPath, [hearthBin, "start"], { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [hearthBin, "start"], { env, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   proc.stdout!.on("data", (d: Buffer) => (stderr += d.toString()));

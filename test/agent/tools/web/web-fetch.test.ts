@@ -158,6 +158,8 @@ describe("web_fetch SSRF guard", () => {
     expect(await fetch("http://169.254.169.254/latest/meta-data/")).toEqual(refusal("169.254.169.254", "linkLocal"));
     expect(await fetch(`http://[::1]:${web.port}/tea`)).toEqual(refusal(`[::1]:${web.port}`, "loopback"));
     expect(await fetch(`http://[::ffff:127.0.0.1]:${web.port}/tea`)).toEqual(refusal(`[::ffff:7f00:1]:${web.port}`, "loopback"));
+    expect(await fetch(`http://[::127.0.0.1]:${web.port}/tea`)).toEqual(refusal(`[::7f00:1]:${web.port}`, "loopback"));
+    expect(await fetch(`http://[64:ff9b::169.254.169.254]/latest/meta-data/`)).toEqual(refusal("[64:ff9b::a9fe:a9fe]", "linkLocal"));
     expect(await fetch("http://100.64.0.1/")).toEqual(refusal("100.64.0.1", "carrierGradeNat"));
     expect(await fetch("file:///etc/passwd")).toEqual({ content: "Only http and https URLs can be fetched, not file:", isError: true });
     expect(web.hits).toEqual([]);
