@@ -9,7 +9,7 @@ import { homePaths } from "../../src/gateway/home.ts";
 import type { LaneItem } from "../../src/gateway/lanes.ts";
 import type { Timers } from "../../src/gateway/scheduler/engine.ts";
 import type { BudgetDecision } from "../../src/gateway/budget/budget.ts";
-import type { SchedulerHost } from "../../src/gateway/scheduler/host.ts";
+import type { HostDelivery, SchedulerHost } from "../../src/gateway/scheduler/host.ts";
 import type { RunRecord } from "../../src/gateway/scheduler/run-log.ts";
 import { CronService } from "../../src/gateway/scheduler/service.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
@@ -83,9 +83,10 @@ export class FakeHost implements SchedulerHost {
   mainBusy(): boolean {
     return this.busy;
   }
-  async send(to: DeliveryTarget, text: string): Promise<void> {
+  async send(to: DeliveryTarget, text: string): Promise<HostDelivery> {
     if (this.unreachable.has(to.chatId)) throw new Error(`chat ${to.chatId} is unreachable`);
     this.sent.push({ to, text });
+    return { type: "delivered", to };
   }
   ownerTarget(): DeliveryTarget {
     return this.owner;
