@@ -91,7 +91,8 @@ export interface ReplySink {
    * shows every reply itself (the terminal) can show that run once.
    */
   joinedRun?(runId: string): void;
-  textDelta(text: string): void;
+  /** `notice`: Hearth's own line (a model error, a limit), which a channel may show apart from the answer. */
+  textDelta(text: string, notice?: boolean): void;
   /** The text shown so far is replaced by `text` (a retried model stream said something else). */
   textReset(text: string): void;
   toolStarted(name: string, summary: string): void;

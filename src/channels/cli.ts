@@ -16,7 +16,8 @@ export type CliEvent =
    * same run (a message that steered it) get the same `runId` and identical reply events.
    */
   | { type: "joined"; requestId: string; runId: string }
-  | { type: "text_delta"; requestId: string; text: string }
+  /** `notice`: not the model's answer but Hearth's line about the run (the terminal prints it on stderr). */
+  | { type: "text_delta"; requestId: string; text: string; notice?: true }
   | { type: "text_reset"; requestId: string; text: string }
   | { type: "tool_start"; requestId: string; name: string; summary: string }
   | { type: "tool_end"; requestId: string; name: string; ok: boolean }
@@ -155,7 +156,7 @@ export class CliChannel implements Channel {
     let done = false;
     return {
       joinedRun: (runId) => write({ type: "joined", requestId, runId }),
-      textDelta: (text) => write({ type: "text_delta", requestId, text }),
+      textDelta: (text, notice) => write({ type: "text_delta", requestId, text, ...(notice ? { notice: true as const } : {}) }),
       textReset: (text) => write({ type: "text_reset", requestId, text }),
       toolStarted: (name, summary) => write({ type: "tool_start", requestId, name, summary }),
       toolFinished: (name, ok) => write({ type: "tool_end", requestId, name, ok }),

@@ -164,7 +164,7 @@ export class ChannelRegistry {
 function redactingSink(sink: ReplySink): ReplySink {
   return {
     ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-    textDelta: (text) => sink.textDelta(redact(text)),
+    textDelta: (text, notice) => sink.textDelta(redact(text), notice),
     textReset: (text) => sink.textReset(redact(text)),
     toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
     toolFinished: (name, ok) => sink.toolFinished(name, ok),
