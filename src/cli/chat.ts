@@ -81,6 +81,12 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   // On a terminal readline turns Ctrl+C into its own event; otherwise it arrives as a signal.
   let printing: ReplyPrinter | null = null;
   const onInterrupt = () => {
+    // Ctrl+C drops what was typed on the current line, as a shell does: it must not become the
+    // start of the next message. (End of line, then delete to its start: readline's own keys.)
+    if (tty && rl.line) {
+      rl.write(null, { ctrl: true, name: "e" });
+      rl.write(null, { ctrl: true, name: "u" });
+    }
     if (inFlight > 0) {
       printing?.stopRequested();
       client.abort();
