@@ -69,7 +69,7 @@ async function addSkill(workspace: string, source: string, yes: boolean, io: Ski
     }
     io.stdout.write(`\nFiles: ${entry.files.map((f) => f.rel).join(", ")}\n`);
     if (!yes && !(await confirm(io, `Add "${entry.name}" to ${path.join(workspace, SKILLS_DIR)}? The agent may follow it and run its scripts. [y/N] `))) {
-      io.stdout.write("Not added.\n");
+      io.stderr.write("Not added.\n"); // exit 1: its reason goes where every error does
       return 1;
     }
     mkdirSync(path.dirname(target), { recursive: true });
