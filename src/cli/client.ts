@@ -93,6 +93,7 @@ class Dispatcher {
         } else {
           for (const c of this.chats.values()) c.reject(err);
           this.chats.clear();
+          for (const w of this.mailboxWaiters.splice(0)) w([]);
         }
         break;
       }

@@ -49,9 +49,20 @@ export class TerminalMailboxFile implements TerminalMailbox {
     this.#save(letters.slice(Math.max(0, dropped)));
   }
 
+  /**
+   * Hands out what waits. When the emptied file cannot be written (a full disk), the letters are
+   * still handed out and forgotten in memory: the file keeps them, so after a restart they are
+   * shown again — a repeat, never a loss, and never a chat left waiting.
+   */
   takeAll(): KeptLetter[] {
     const letters = this.#letters;
-    if (letters.length > 0) this.#save([]);
+    if (letters.length === 0) return letters;
+    try {
+      this.#save([]);
+    } catch (err) {
+      this.#log.error("mailbox.clear_failed", { path: this.#path, error: err, action: "shown now; the file keeps them until it can be written" });
+      this.#letters = [];
+    }
     return letters;
   }
 
