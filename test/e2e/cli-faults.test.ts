@@ -3,11 +3,14 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { makeHome } from "../support/daemon.ts";
 import { startFakeModel, type FakeModel } from "../support/fake-model.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
+
+// Each test runs real `hearth` processes (up to four): generous limits for a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 let home: string;
 let oai: FakeOpenAI;
@@ -141,7 +144,7 @@ describe("start on a terminal", () => {
     tty.stdout.on("data", (d: Buffer) => (out += d.toString()));
     const exited = new Promise((r) => tty.on("close", r));
     try {
-      await waitFor("the ready line", () => out.includes("Hearth is ready"), 30_000);
+      await waitFor("the ready line", () => out.includes("Hearth is ready"), 60_000);
       expect(out).toContain("Hearth is ready — talk to it with `npx hearth chat`\r\n");
       expect(out.match(/Hearth is ready/g)).toHaveLength(1);
     } finally {
