@@ -156,6 +156,15 @@ describe("answers for the terminal", () => {
     expect(gateway!.status().terminalMailbox).toBe(0);
   });
 
+  it("a fallback with no known chat (Discord, never written from) keeps the answer in the mailbox", async () => {
+    await start({ cron: { fallback: "discord" } });
+    fake.enqueue(text("Stretch now."));
+    gateway!.context.cron.add({ name: "Stretch", at: inSeconds(0.2), message: "Tell me to stretch" }, { createdBy: "cli" });
+    await until("the run record", () => okRecord() !== undefined);
+    expect(okRecord()).toMatchObject({ delivery: { status: "mailbox", to: "cli" } });
+    expect(gateway!.status().terminalMailbox).toBe(1);
+  });
+
   it("keeps only the last 50 letters, and they survive a restart", async () => {
     await start();
     for (let i = 1; i <= 52; i++) await gateway!.context.channels.send({ channel: "cli", chatId: "cli" }, `note ${i}`, { from: "Hearth" });
