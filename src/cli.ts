@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { parse, UsageError } from "./cli/args.ts";
 import { handleBrokenPipes } from "./cli/broken-pipe.ts";
-import { commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
+import { closestCommand, commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
 import { resolveHome } from "./gateway/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
@@ -36,7 +36,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
       return 0;
   }
   if (!isCommandName(command)) {
-    io.stderr.write(`hearth: Unknown command "${command}".\n\n${fullUsage()}`);
+    const guess = closestCommand(command);
+    io.stderr.write(`hearth: Unknown command "${command}"${guess ? `; did you mean "${guess}"?` : "."}\n\n${fullUsage()}`);
     return 2;
   }
   if (wantsHelp(rest)) {
@@ -146,7 +147,8 @@ async function runInit(home: string, io: Io): Promise<number> {
   io.stdout.write(`Hearth home: ${home}\n`);
   for (const p of created) io.stdout.write(`  created ${p}\n`);
   for (const p of kept) io.stdout.write(`  kept    ${p} (already there)\n`);
-  io.stdout.write(`\nNext: set ANTHROPIC_API_KEY, then try: ${hearthCmd('chat -m "hello"')}\n`);
+  const haveKey = Boolean(process.env.ANTHROPIC_API_KEY?.trim());
+  io.stdout.write(haveKey ? `\nNext: try ${hearthCmd('chat -m "hello"')}\n` : `\nNext: set ANTHROPIC_API_KEY, then try: ${hearthCmd('chat -m "hello"')}\n`);
   return 0;
 }
 

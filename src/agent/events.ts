@@ -8,8 +8,11 @@ export type RunStatus = "completed" | "aborted" | "max_turns" | "doom_loop" | "e
 export type AgentEvent =
   | { type: "run_start"; sessionKey: string }
   | { type: "turn_start"; turn: number }
-  /** Reply text as it streams. Concatenated, the deltas (after the last reset) equal the reply. */
-  | { type: "text_delta"; text: string }
+  /**
+   * Reply text as it streams. Concatenated, the deltas (after the last reset) equal the reply.
+   * `notice`: Hearth's own line about the run (a model error, a limit), not the model's words.
+   */
+  | { type: "text_delta"; text: string; notice?: true }
   /** The reply text shown so far is replaced by `text` (a retried stream said something else). */
   | { type: "text_reset"; text: string }
   | { type: "tool_start"; id: string; name: string; summary: string }

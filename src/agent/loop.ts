@@ -300,7 +300,9 @@ class ReplyText {
 
   notice(text: string): void {
     this.startTurn();
-    this.turnDelta(text);
+    const old = this.text();
+    this.#turn += text;
+    this.#emit({ type: "text_delta", text: this.text().slice(old.length), notice: true });
   }
 }
 

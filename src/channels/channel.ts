@@ -95,7 +95,8 @@ export interface ReplySink {
    * shows every reply itself (the terminal) can show that run once.
    */
   joinedRun?(runId: string): void;
-  textDelta(text: string): void;
+  /** `notice`: Hearth's own line (a model error, a limit), which a channel may show apart from the answer. */
+  textDelta(text: string, notice?: boolean): void;
   /** The text shown so far is replaced by `text` (a retried model stream said something else). */
   textReset(text: string): void;
   toolStarted(name: string, summary: string): void;
@@ -131,6 +132,17 @@ export type ChannelStatus =
   | { state: "failed"; reason: string }
   | { state: "stopped" };
 
+/** About a proactive message: what sent it, and whether it may wait in a mailbox. */
+export interface SendMeta {
+  /** `cron job "Stretch" (a1b2c3d4)`, `heartbeat`, `Hearth`. */
+  from: string;
+  /** False: reject rather than keep it for later (the caller has somewhere else to send it). Default true. */
+  keep?: boolean;
+}
+
+/** How a proactive message went: shown in the chat, or kept until a client of the chat connects. */
+export type SendReceipt = { type: "delivered" } | { type: "kept" };
+
 export interface Channel {
   readonly id: ChannelId;
   /**
@@ -145,8 +157,12 @@ export interface Channel {
   stop(): Promise<void>;
   /** `journal`: see ReplyJournal; a channel that cannot edit messages (the terminal) ignores it. */
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink;
-  /** A proactive message; rejects when it could not be delivered. */
-  send(to: DeliveryTarget, text: string): Promise<void>;
+  /**
+   * A proactive message; rejects when it could not be delivered. `meta.from` names what sent it
+   * (a cron job, the heartbeat). A channel that can keep a message for later (the terminal's
+   * mailbox) resolves with `{ type: "kept" }`; anything else counts as delivered.
+   */
+  send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt | void>;
   /**
    * Optional: sends a file to the chat of `to` (a photo when `asPhoto`, else a document) and
    * resolves with the platform's message id; rejects when the platform refused it. A channel

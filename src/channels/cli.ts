@@ -6,7 +6,7 @@ import { statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { TooLargeError } from "../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, ChatActivity, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink } from "./channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChatActivity, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink, SendMeta, SendReceipt } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
 
 /** What the gateway sends a CLI client while answering one of its messages. */
@@ -16,7 +16,8 @@ export type CliEvent =
    * same run (a message that steered it) get the same `runId` and identical reply events.
    */
   | { type: "joined"; requestId: string; runId: string }
-  | { type: "text_delta"; requestId: string; text: string }
+  /** `notice`: not the model's answer but Hearth's line about the run (the terminal prints it on stderr). */
+  | { type: "text_delta"; requestId: string; text: string; notice?: true }
   | { type: "text_reset"; requestId: string; text: string }
   | { type: "tool_start"; requestId: string; name: string; summary: string }
   | { type: "tool_end"; requestId: string; name: string; ok: boolean }
@@ -24,10 +25,44 @@ export type CliEvent =
   | { type: "failed"; requestId: string; message: string }
   /** A line about the request that is not its answer (what a voice note was heard as); the answer follows. */
   | { type: "note"; requestId: string; text: string }
-  /** A proactive message (cron, heartbeat) while the client is connected. */
+  /** A proactive message (cron, heartbeat) while the client listens (an interactive chat). */
   | { type: "notice"; text: string };
 
 export type CliWriter = (event: CliEvent) => void;
+
+/** A proactive message for the terminal that no client was listening for. */
+export interface TerminalLetter {
+  /** What sent it: `cron job "Stretch" (a1b2c3d4)`, `heartbeat`, `Hearth`. */
+  from: string;
+  at: number;
+  text: string;
+}
+
+/** A letter as kept: with its time in the owner's time zone ("2026-11-25 07:00"). */
+export type KeptLetter = TerminalLetter & { when: string };
+
+/** Where the terminal keeps what no client received (gateway/terminal-mailbox.ts). */
+export interface TerminalMailbox {
+  /** Keeps the letter (the oldest go past the bound); throws when it could not be stored. */
+  keep(letter: TerminalLetter): void;
+  /** Every letter kept, oldest first, forgotten from now on; [] when none wait. */
+  takeAll(): KeptLetter[];
+  count(): number;
+}
+
+/** A proactive message for the terminal while no chat listens, and no mailbox may keep it. */
+export class NoTerminalClientError extends Error {
+  constructor() {
+    super("no terminal chat is open");
+    this.name = "NoTerminalClientError";
+  }
+}
+
+export interface CliChannelOptions {
+  /** Absent: a proactive message with no listening client is refused (NoTerminalClientError). */
+  mailbox?: TerminalMailbox;
+  clock?: () => number;
+}
 
 interface CliRaw {
   client: string;
@@ -37,9 +72,18 @@ interface CliRaw {
 export class CliChannel implements Channel {
   readonly id = "cli" as const;
   readonly #clients = new Map<string, CliWriter>();
+  /** Clients that take proactive messages (interactive chats); `-m`, status and cron clients do not. */
+  readonly #listeners = new Set<string>();
+  readonly #mailbox: TerminalMailbox | undefined;
+  readonly #clock: () => number;
   /** How often the busy indicator was asked for, per request (see showActivity); bounded. */
   readonly #busyAsks = new Map<string, number>();
   #onMessage: ((m: InboundMessage) => void) | null = null;
+
+  constructor(opts: CliChannelOptions = {}) {
+    this.#mailbox = opts.mailbox;
+    this.#clock = opts.clock ?? Date.now;
+  }
 
   async start(onMessage: (m: InboundMessage) => void): Promise<void> {
     this.#onMessage = onMessage;
@@ -62,6 +106,22 @@ export class CliChannel implements Channel {
 
   detach(client: string): void {
     this.#clients.delete(client);
+    this.#listeners.delete(client);
+  }
+
+  /**
+   * The client shows proactive messages from now on (an interactive chat). Returns what waited
+   * in the mailbox, which is then forgotten: each letter is handed to one client once.
+   */
+  listen(client: string): KeptLetter[] {
+    if (!this.#clients.has(client)) return [];
+    this.#listeners.add(client);
+    return this.#mailbox?.takeAll() ?? [];
+  }
+
+  /** How many proactive messages wait for the next interactive chat. */
+  waiting(): number {
+    return this.#mailbox?.count() ?? 0;
   }
 
   /** A line the owner typed. Returns the request id its reply events will carry. */
@@ -96,7 +156,7 @@ export class CliChannel implements Channel {
     let done = false;
     return {
       joinedRun: (runId) => write({ type: "joined", requestId, runId }),
-      textDelta: (text) => write({ type: "text_delta", requestId, text }),
+      textDelta: (text, notice) => write({ type: "text_delta", requestId, text, ...(notice ? { notice: true as const } : {}) }),
       textReset: (text) => write({ type: "text_reset", requestId, text }),
       toolStarted: (name, summary) => write({ type: "tool_start", requestId, name, summary }),
       toolFinished: (name, ok) => write({ type: "tool_end", requestId, name, ok }),
@@ -133,10 +193,19 @@ export class CliChannel implements Channel {
     if (raw) this.#clients.get(raw.client)?.({ type: "note", requestId: raw.requestId, text });
   }
 
-  /** Proactive messages go to every connected client. */
-  async send(_to: DeliveryTarget, text: string): Promise<void> {
-    if (this.#clients.size === 0) throw new Error("no terminal client is connected");
-    for (const w of this.#clients.values()) w({ type: "notice", text });
+  /**
+   * Proactive messages go to every listening client (interactive chats); with none, they wait
+   * in the mailbox for the next one (`kept`), unless `meta.keep` is false.
+   */
+  async send(_to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
+    const listening = [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+    if (listening.length > 0) {
+      for (const w of listening) w({ type: "notice", text });
+      return { type: "delivered" };
+    }
+    if (!this.#mailbox || meta?.keep === false) throw new NoTerminalClientError();
+    this.#mailbox.keep({ from: meta?.from ?? "Hearth", at: this.#clock(), text });
+    return { type: "kept" };
   }
 }
 

@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import { basename, resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import { UsageError } from "./args.ts";
-import type { CliEvent } from "../channels/cli.ts";
+import type { CliEvent, KeptLetter } from "../channels/cli.ts";
 import { homePaths } from "../gateway/home.ts";
 import { connectDaemon, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
 import { ReplyPrinter } from "./reply-printer.ts";
@@ -66,6 +66,9 @@ export async function chatOnce(client: GatewayClient, text: string, io: ChatIO, 
  */
 export async function chatInteractive(client: GatewayClient, io: ChatIO): Promise<number> {
   const tty = (io.stdin as { isTTY?: boolean }).isTTY === true;
+  client.onNotice((text) => io.stdout.write(`\n${text}\n`));
+  // What came for the terminal while no chat was open, first; before readline takes any input.
+  io.stdout.write(formatLetters(await client.listen()));
   const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: tty });
   if (tty) io.stderr.write(`Connected to ${client.kind === "daemon" ? "the Hearth daemon" : "Hearth (no daemon running: embedded)"}. Ctrl+C stops an answer, Ctrl+D quits.\n`);
   let inFlight = 0;
@@ -74,11 +77,16 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   let lastError: string | null = null;
   const prompt = () => tty && inFlight === 0 && rl.prompt();
   rl.setPrompt("› ");
-  client.onNotice((text) => io.stdout.write(`\n${text}\n`));
 
   // On a terminal readline turns Ctrl+C into its own event; otherwise it arrives as a signal.
   let printing: ReplyPrinter | null = null;
   const onInterrupt = () => {
+    // Ctrl+C drops what was typed on the current line, as a shell does: it must not become the
+    // start of the next message. (End of line, then delete to its start: readline's own keys.)
+    if (tty && rl.line) {
+      rl.write(null, { ctrl: true, name: "e" });
+      rl.write(null, { ctrl: true, name: "u" });
+    }
     if (inFlight > 0) {
       printing?.stopRequested();
       client.abort();
@@ -139,6 +147,11 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   await chain;
   process.off("SIGINT", onInterrupt);
   return 0;
+}
+
+/** Mailbox letters as the chat prints them on connect: a header line naming sender and time, then the text. */
+export function formatLetters(letters: readonly KeptLetter[]): string {
+  return letters.map((l) => `── while no terminal was open: ${l.from}, ${l.when} ──\n${l.text}\n\n`).join("");
 }
 
 /** Prints one request's reply, unless it joined a run whose reply is (being) printed already. */

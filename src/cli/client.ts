@@ -2,7 +2,7 @@
 // embedded gateway when no daemon runs. Both speak the same events.
 import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
-import type { CliEvent } from "../channels/cli.ts";
+import type { CliEvent, KeptLetter } from "../channels/cli.ts";
 import type { ClientRequest, ServerEvent } from "../gateway/control-protocol.ts";
 import { lineDecoder } from "../gateway/control-protocol.ts";
 import type { Gateway } from "../gateway/gateway.ts";
@@ -19,8 +19,13 @@ export interface GatewayClient {
   abort(): void;
   status(): Promise<GatewayStatus>;
   rpc(method: string, params?: unknown): Promise<unknown>;
-  /** Proactive messages (cron, heartbeat) while connected. */
+  /** Proactive messages (cron, heartbeat) while connected; only after `listen`. */
   onNotice(fn: (text: string) => void): void;
+  /**
+   * Asks for proactive messages from now on (an interactive chat); resolves with what waited in
+   * the terminal's mailbox, which the gateway then forgets (each is handed out once).
+   */
+  listen(): Promise<KeptLetter[]>;
   close(): Promise<void>;
 }
 
@@ -36,6 +41,7 @@ class Dispatcher {
   readonly chats = new Map<string, { onEvent: (e: CliEvent) => void; resolve: (e: ChatEnd) => void; reject: (e: Error) => void }>();
   readonly rpcs = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   readonly statusWaiters: Array<(s: GatewayStatus) => void> = [];
+  readonly mailboxWaiters: Array<(letters: KeptLetter[]) => void> = [];
   notice: (text: string) => void = (t) => process.stdout.write(`\n${t}\n`);
 
   handle = (e: ServerEvent): void => {
@@ -62,6 +68,9 @@ class Dispatcher {
       case "status":
         this.statusWaiters.shift()?.(e.status);
         break;
+      case "mailbox":
+        this.mailboxWaiters.shift()?.(e.letters);
+        break;
       case "rpc_result": {
         const rpc = this.rpcs.get(e.id);
         this.rpcs.delete(e.id);
@@ -84,6 +93,7 @@ class Dispatcher {
         } else {
           for (const c of this.chats.values()) c.reject(err);
           this.chats.clear();
+          for (const w of this.mailboxWaiters.splice(0)) w([]);
         }
         break;
       }
@@ -97,6 +107,7 @@ class Dispatcher {
     for (const r of this.rpcs.values()) r.reject(err);
     this.chats.clear();
     this.rpcs.clear();
+    for (const w of this.mailboxWaiters.splice(0)) w([]);
   }
 
   client(kind: GatewayClient["kind"], send: (r: ClientRequest) => void, close: () => Promise<void>, statusDirect?: () => GatewayStatus): GatewayClient {
@@ -125,6 +136,11 @@ class Dispatcher {
       onNotice: (fn) => {
         this.notice = fn;
       },
+      listen: () =>
+        new Promise<KeptLetter[]>((resolve) => {
+          this.mailboxWaiters.push(resolve);
+          send({ type: "listen" });
+        }),
       close,
     };
   }
@@ -171,6 +187,9 @@ export function embeddedClient(gateway: Gateway, rpc: (method: string, params: u
           break;
         case "status":
           d.handle({ type: "status", status: gateway.status() });
+          break;
+        case "listen":
+          d.handle({ type: "mailbox", letters: gateway.cli.listen(client) });
           break;
       }
     },

@@ -3,7 +3,7 @@
 // and only when asked: each provider costs at most two small requests.
 import type { Config } from "../gateway/config.ts";
 import type { Check } from "./doctor.ts";
-import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
+import { missingKeyOf, PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { displayUrl } from "../agent/model-errors.ts";
 import { redact } from "../log.ts";
 
@@ -22,15 +22,30 @@ function modelsToCheck(config: Config): Map<string, string | undefined> {
   return out;
 }
 
-export async function checkProvidersOnline(config: Config): Promise<Check[]> {
+/** `env`: where the Anthropic address came from (ANTHROPIC_BASE_URL or a config key), for the hints. */
+export async function checkProvidersOnline(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const checks: Check[] = [];
   for (const [provider, model] of modelsToCheck(config)) {
     const p = config.providers[provider];
     if (!p) continue;
+    const missing = p.type === "openai" ? missingKeyOf(provider, p) : null;
+    if (missing) {
+      // Asking without the key would only earn a 401 (or teach a server a made-up key).
+      const fix = missing.keyEnv ? `export ${missing.keyEnv}=… (or set providers.${provider}.apiKey)` : `set providers.${provider}.apiKey`;
+      checks.push({ name: `provider ${provider}`, ok: false, detail: `no key: ${missing.keyEnv ? `${missing.keyEnv} is not set` : "none configured"}`, fix });
+      continue;
+    }
     const toolsOff = model !== undefined && p.models[model]?.tools === false;
-    checks.push(p.type === "anthropic" ? await checkAnthropic(provider, p, model, toolsOff) : await checkOpenAI(provider, p, model, toolsOff));
+    checks.push(p.type === "anthropic" ? await checkAnthropic(provider, p, model, toolsOff, anthropicUrlSource(config, provider, env)) : await checkOpenAI(provider, p, model, toolsOff));
   }
   return checks;
+}
+
+/** The setting an Anthropic provider's address came from, as the owner would change it. */
+function anthropicUrlSource(config: Config, provider: string, env: NodeJS.ProcessEnv): string {
+  const raw = config.providers[provider]?.baseUrl;
+  if (provider === "anthropic" && env.ANTHROPIC_BASE_URL?.trim() && raw === config.model.baseUrl) return "ANTHROPIC_BASE_URL";
+  return provider === "anthropic" && raw === config.model.baseUrl ? "model.baseUrl" : `providers.${provider}.baseUrl`;
 }
 
 type Provider = Config["providers"][string];
@@ -43,7 +58,18 @@ interface Probe {
   baseUrl: string;
 }
 
-async function runProbe(name: string, p: Provider, probe: Probe, model: string | undefined, toolsOff: boolean): Promise<Check> {
+/**
+ * What to do about an address that answers but not with a model list. Anthropic's SDK adds
+ * /v1/… itself, so its address must not end with /v1 (that would make /v1/v1/messages); an
+ * OpenAI-compatible address ends where /models is served, usually with /v1.
+ */
+function baseUrlFix(name: string, p: Provider, urlSource: string): string {
+  if (p.type !== "anthropic") return `check providers.${name}.baseUrl: it should end where /models is served (often …/v1)`;
+  if (/\/v1\/?$/.test(p.baseUrl ?? "")) return `${urlSource} ends with /v1, which Hearth adds itself (…/v1/messages): set it to the address without /v1`;
+  return `check ${urlSource}: it is the address before /v1/messages (without /v1)`;
+}
+
+async function runProbe(name: string, p: Provider, probe: Probe, model: string | undefined, toolsOff: boolean, urlSource = `providers.${name}.baseUrl`): Promise<Check> {
   const check = `provider ${name}`;
   const where = displayUrl(probe.baseUrl);
   const keyEnv = p.apiKeyEnv ?? PROVIDER_PRESETS[name]?.keyEnv;
@@ -54,8 +80,8 @@ async function runProbe(name: string, p: Provider, probe: Probe, model: string |
   } catch (err) {
     const status = statusOf(err);
     if (status === 401 || status === 403) return { name: check, ok: false, detail: `reachable at ${where}, but the key was refused (HTTP ${status})`, fix: keyFix };
-    if (status !== undefined) return { name: check, ok: false, detail: `reachable at ${where}, but listing models failed (HTTP ${status})`, fix: `check providers.${name}.baseUrl: it should end where /models is served (often …/v1)` };
-    return { name: check, ok: false, detail: `not reachable at ${where} (${reasonOf(err)})`, fix: PROVIDER_PRESETS[name]?.needsKey === false ? `start the ${name} server, or set providers.${name}.baseUrl to where it runs` : `check the network and providers.${name}.baseUrl` };
+    if (status !== undefined) return { name: check, ok: false, detail: `reachable at ${where}, but listing models failed (HTTP ${status})`, fix: baseUrlFix(name, p, urlSource) };
+    return { name: check, ok: false, detail: `not reachable at ${where} (${reasonOf(err)})`, fix: PROVIDER_PRESETS[name]?.needsKey === false ? `start the ${name} server, or set providers.${name}.baseUrl to where it runs` : `check the network and ${urlSource}` };
   }
   const key = p.apiKey ? "key accepted" : "no key needed";
   if (!model) return { name: check, ok: true, detail: `reachable at ${where}, ${key}, ${ids.length} models listed (no model of it is configured)` };
@@ -75,7 +101,7 @@ async function runProbe(name: string, p: Provider, probe: Probe, model: string |
 
 async function checkOpenAI(name: string, p: Provider, model: string | undefined, toolsOff: boolean): Promise<Check> {
   const { default: OpenAI } = await import("openai");
-  const client = new OpenAI({ apiKey: p.apiKey ?? "hearth-no-key", baseURL: p.baseUrl!, maxRetries: 0, timeout: TIMEOUT_MS, ...(p.headers ? { defaultHeaders: p.headers } : {}) });
+  const client = new OpenAI({ apiKey: p.apiKey ?? "none", baseURL: p.baseUrl!, maxRetries: 0, timeout: TIMEOUT_MS, defaultHeaders: { ...(p.apiKey ? {} : { Authorization: null }), ...p.headers } });
   return runProbe(name, p, {
     baseUrl: client.baseURL,
     list: async () => (await client.models.list()).data.map((m) => m.id),
@@ -91,7 +117,7 @@ async function checkOpenAI(name: string, p: Provider, model: string | undefined,
   }, model, toolsOff);
 }
 
-async function checkAnthropic(name: string, p: Provider, model: string | undefined, toolsOff: boolean): Promise<Check> {
+async function checkAnthropic(name: string, p: Provider, model: string | undefined, toolsOff: boolean, urlSource: string): Promise<Check> {
   const { default: Anthropic } = await import("@anthropic-ai/sdk");
   const client = new Anthropic({ apiKey: p.apiKey ?? "hearth-no-key", maxRetries: 0, timeout: TIMEOUT_MS, ...(p.baseUrl ? { baseURL: p.baseUrl } : {}), ...(p.headers ? { defaultHeaders: p.headers } : {}) });
   return runProbe(name, p, {
@@ -106,7 +132,7 @@ async function checkAnthropic(name: string, p: Provider, model: string | undefin
       });
       return r.content.some((b) => b.type === "tool_use");
     },
-  }, model, toolsOff);
+  }, model, toolsOff, urlSource);
 }
 
 const statusOf = (err: unknown): number | undefined => {

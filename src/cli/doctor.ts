@@ -20,7 +20,7 @@ import { silentLogger } from "../log.ts";
 import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
-import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
+import { missingKeyOf, splitModelName } from "../agent/providers/presets.ts";
 import { connectDaemon } from "./client.ts";
 import { checkMcpServers } from "./mcp.ts";
 import { checkSkills } from "./skills.ts";
@@ -49,6 +49,8 @@ export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStrea
   }
   const failed = checks.filter((c) => !c.ok).length;
   io.stdout.write(failed ? `\n${failed} problem${failed === 1 ? "" : "s"} found.\n` : "\nEverything looks fine.\n");
+  // An invalid config.json is a configuration error, as for `start`: exit 2.
+  if (checks.some((c) => c.name === "config" && !c.ok)) return 2;
   return failed ? 1 : 0;
 }
 
@@ -80,7 +82,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
   checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config)));
-  if (opts.online) checks.push(...(await checkProvidersOnline(config)));
+  if (opts.online) checks.push(...(await checkProvidersOnline(config, env)));
   return checks;
 }
 
@@ -107,13 +109,9 @@ function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv)
 
 /** Without an Anthropic model: the hosted providers in use need their keys; local servers do not. */
 function checkProviderKeys(config: Config, used: string[]): Check {
-  const missing = [...new Set(used)].filter((name) => {
-    const preset = PROVIDER_PRESETS[name];
-    const p = config.providers[name];
-    return preset?.needsKey && !p?.apiKey && (!p?.baseUrl || p.baseUrl === preset.baseUrl);
-  });
+  const missing = [...new Set(used)].filter((name) => missingKeyOf(name, config.providers[name]) !== null);
   if (missing.length === 0) return ok("api key", `not needed for Anthropic; providers in use: ${[...new Set(used)].join(", ")}`);
-  const envs = missing.map((name) => config.providers[name]?.apiKeyEnv ?? PROVIDER_PRESETS[name]!.keyEnv!);
+  const envs = missing.map((name) => missingKeyOf(name, config.providers[name])!.keyEnv ?? `${name.toUpperCase()}_API_KEY`);
   return problem("api key", `no key for ${missing.join(", ")}`, `export ${envs.map((e) => `${e}=…`).join(" ")} (or providers.<name>.apiKey in config.json)`);
 }
 

@@ -68,3 +68,28 @@ Environment:
   HEARTH_LOG           log level: debug, info, warn or error
 `;
 }
+
+/**
+ * The command a mistyped word most likely meant ("stauts" → "status"): the nearest by edit
+ * distance (a swap of two neighbours counts once), if at most 2 edits away and closer than any
+ * other; null otherwise.
+ */
+export function closestCommand(word: string): CommandName | null {
+  const scored = COMMANDS.map((c) => ({ c, d: editDistance(word.toLowerCase(), c) })).sort((a, b) => a.d - b.d);
+  const [best, next] = scored;
+  if (!best || best.d > Math.min(2, Math.floor(best.c.length / 2))) return null;
+  return next && next.d === best.d ? null : best.c;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}

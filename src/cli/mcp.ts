@@ -7,6 +7,7 @@ import { homePaths } from "../gateway/home.ts";
 import { silentLogger } from "../log.ts";
 import { UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
+import { hearthCmd } from "../hearth-command.ts";
 
 interface McpIO {
   stdout: NodeJS.WritableStream;
@@ -32,7 +33,7 @@ export async function runMcp(home: string, args: string[], io: McpIO): Promise<n
     const [name, ...extra] = rest;
     if (!name || extra.length) throw new UsageError("mcp tools needs one server NAME.");
     const config = loadConfig({ home });
-    if (!config.mcp.servers[name]) throw new UsageError(`No MCP server "${name}" is configured. \`hearth mcp\` lists them.`);
+    if (!config.mcp.servers[name]) throw new UsageError(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
     const tools = await fromDaemonOr(home, (d) => d.rpc("mcp.tools", { name }) as Promise<ToolLine[]>, io, async () => {
       const { manager, views } = await probeWith(config, [name]);
       const view = views[0]!;

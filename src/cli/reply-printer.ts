@@ -26,7 +26,8 @@ export class ReplyPrinter {
       case "joined":
         break;
       case "text_delta":
-        this.#write(e.text);
+        if (e.notice) this.#notice(e.text);
+        else this.#write(e.text);
         break;
       case "text_reset":
         this.#show(e.text);
@@ -79,6 +80,13 @@ export class ReplyPrinter {
     this.#shown = "";
     this.#ended = false;
     this.#write(text);
+  }
+
+  /** Hearth's own line about the run (a model error, a limit): stderr, yet part of the reply the final repeats. */
+  #notice(text: string): void {
+    this.#endLine();
+    this.#io.stderr.write(`${text.replace(/^\n+/, "")}\n`);
+    this.#shown += text;
   }
 
   #write(text: string): void {

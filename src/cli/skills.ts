@@ -9,6 +9,7 @@ import { parseSkillFile } from "../agent/skills/front-matter.ts";
 import { scanSkills, SKILLS_DIR, type SkillScan } from "../agent/skills/registry.ts";
 import { loadConfig } from "../gateway/config.ts";
 import { parse, UsageError } from "./args.ts";
+import { hearthCmd } from "../hearth-command.ts";
 
 interface SkillsIO {
   stdin: NodeJS.ReadableStream;
@@ -37,7 +38,7 @@ export async function runSkills(home: string, args: string[], io: SkillsIO): Pro
 }
 
 export function formatSkills(scan: SkillScan, folder: string): string {
-  if (scan.skills.length === 0 && scan.problems.length === 0) return `No skills yet. Add one with \`hearth skills add PATH|GIT_URL\`, or create ${folder}/<name>/SKILL.md.\n`;
+  if (scan.skills.length === 0 && scan.problems.length === 0) return `No skills yet. Add one with \`${hearthCmd("skills add PATH|GIT_URL")}\`, or create ${folder}/<name>/SKILL.md.\n`;
   const lines = scan.skills.map((s) => `✓ ${s.name} (${s.scope}): ${s.description}`);
   for (const p of scan.problems) lines.push(`✗ ${p.folder}: ${p.error} — left out until fixed`);
   return `${lines.join("\n")}\n`;
@@ -68,7 +69,7 @@ async function addSkill(workspace: string, source: string, yes: boolean, io: Ski
     }
     io.stdout.write(`\nFiles: ${entry.files.map((f) => f.rel).join(", ")}\n`);
     if (!yes && !(await confirm(io, `Add "${entry.name}" to ${path.join(workspace, SKILLS_DIR)}? The agent may follow it and run its scripts. [y/N] `))) {
-      io.stdout.write("Not added.\n");
+      io.stderr.write("Not added.\n"); // exit 1: its reason goes where every error does
       return 1;
     }
     mkdirSync(path.dirname(target), { recursive: true });

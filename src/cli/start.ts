@@ -4,6 +4,7 @@ import { assertModelCredentials } from "../gateway/agent-runtime.ts";
 import { loadConfig } from "../gateway/config.ts";
 import { startGateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import { createLogger, parseLevel, underPm2 } from "../log.ts";
 
 export async function runStart(home: string): Promise<number> {
@@ -28,6 +29,8 @@ export async function runStart(home: string): Promise<number> {
     process.off("SIGINT", keep);
   }
   process.send?.("ready");
+  // Someone watching a terminal (not pm2, not a pipe) gets one plain line on what to do next.
+  if (process.stderr.isTTY && !underPm2()) process.stderr.write(`Hearth is ready — talk to it with \`${hearthCmd("chat")}\`\n`);
 
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -60,6 +60,8 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   );
   if (s.budget) lines.push(spendingLine(s.budget));
   if (s.damaged?.length) lines.push("", ...s.damaged.map((d) => `Damaged state: ${d}`));
+  const waiting = s.terminalMailbox ?? 0;
+  if (waiting > 0) lines.push("", `Terminal: ${waiting === 1 ? "1 message waits" : `${waiting} messages wait`}; \`${hearthCmd("chat")}\` shows ${waiting === 1 ? "it" : "them"}.`);
   const down = mcpDownLines(s.mcp ?? []);
   if (down.length) lines.push("", ...down);
   return `${lines.join("\n")}\n`;

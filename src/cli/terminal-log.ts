@@ -19,6 +19,9 @@ export const terminalLogFormat: LogFormat = (level, event, fields) => {
       return `(the model ${why(fields)}; switching to ${String(fields.to)})\n`;
     case "model.failed":
       return null; // the reply itself says what went wrong
+    case "web.search_unconfigured":
+      // A setup note for the daemon's log and `hearth doctor`, not for every terminal message.
+      return null;
     default:
       return level === "warn" || level === "error" ? `hearth: ${level === "warn" ? "warning" : "error"}: ${event}${formatFields(fields)}\n` : `${event}${formatFields(fields)}\n`;
   }

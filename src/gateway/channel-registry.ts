@@ -1,7 +1,8 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channels/channel.ts";
+import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
+import { CliChannel } from "../channels/cli.ts";
 import { redact, type Logger } from "../log.ts";
 
 export class ChannelRegistry {
@@ -109,11 +110,20 @@ export class ChannelRegistry {
     await this.openReply(to, journal).finish(text);
   }
 
-  /** A proactive message; rejects when the channel is missing or the send fails. */
-  async send(to: DeliveryTarget, text: string): Promise<void> {
+  /**
+   * A proactive message; rejects when the channel is missing or the send fails. `kept`: the
+   * channel keeps it for later (the terminal's mailbox, see Channel.send).
+   */
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
     const ch = this.#channels.get(to.channel);
     if (!ch) throw new Error(`channel ${to.channel} is not running`);
-    await ch.send(to, redact(text));
+    return (await ch.send(to, redact(text), meta)) ?? { type: "delivered" };
+  }
+
+  /** How many proactive messages wait in the terminal's mailbox (CliChannel.waiting). */
+  terminalWaiting(): number {
+    const cli = this.#channels.get("cli");
+    return cli instanceof CliChannel ? cli.waiting() : 0;
   }
 
   #discardingSink(id: ChannelId): ReplySink {
@@ -154,7 +164,7 @@ export class ChannelRegistry {
 function redactingSink(sink: ReplySink): ReplySink {
   return {
     ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-    textDelta: (text) => sink.textDelta(redact(text)),
+    textDelta: (text, notice) => sink.textDelta(redact(text), notice),
     textReset: (text) => sink.textReset(redact(text)),
     toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
     toolFinished: (name, ok) => sink.toolFinished(name, ok),

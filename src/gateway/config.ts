@@ -288,6 +288,8 @@ export const configSchema = strict({
     /** Tools the heartbeat may use (names, e.g. "memory_search"); none by default, each costs tokens on every tick. */
     tools: z.array(z.string().trim().min(1)).default([]),
   }).prefault({}),
+  /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
+  cron: strict({ fallback: z.enum(["telegram", "discord"]).optional() }).prefault({}),
   log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
   /** Spending limits in USD, in the owner's time zone; unset means no limit. */
   budget: strict({

@@ -1,5 +1,5 @@
 // The control socket's protocol: JSON lines both ways. Shared by the daemon and the CLI.
-import type { CliEvent } from "../channels/cli.ts";
+import type { CliEvent, KeptLetter } from "../channels/cli.ts";
 import type { GatewayStatus } from "./status.ts";
 
 export type ClientRequest =
@@ -8,12 +8,16 @@ export type ClientRequest =
   /** Ctrl+C: stop the main session's active run. */
   | { type: "abort" }
   | { type: "status" }
+  /** An interactive chat: send me proactive messages, and what waited for me in the mailbox. */
+  | { type: "listen" }
   | { type: "rpc"; id: string; method: string; params?: unknown };
 
 export type ServerEvent =
   | CliEvent
   | { type: "accepted"; requestId: string }
   | { type: "status"; status: GatewayStatus }
+  /** The answer to `listen`: what waited in the terminal's mailbox (now forgotten), oldest first. */
+  | { type: "mailbox"; letters: KeptLetter[] }
   | { type: "rpc_result"; id: string; ok: true; result: unknown }
   | { type: "rpc_result"; id: string; ok: false; error: string }
   /** A request that could not be taken; `requestId` names it when it had an id. */

@@ -115,6 +115,8 @@ function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers,
           return;
         case "status":
           return send({ type: "status", status: handlers.status() });
+        case "listen":
+          return send({ type: "mailbox", letters: cli.listen(client) });
         case "rpc":
           if (req.id === undefined) return send({ type: "error", message: "rpc needs an id" });
           if (!freshId(req.id)) return;

@@ -37,6 +37,7 @@ import { Budget } from "./budget/budget.ts";
 import { RateLimiter } from "./budget/rate-limit.ts";
 import { UsageLedger } from "./usage/ledger.ts";
 import { usageFile } from "./usage/record.ts";
+import { TerminalMailboxFile } from "./terminal-mailbox.ts";
 
 export interface GatewayOptions {
   home: string;
@@ -112,7 +113,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();
     const channels = new ChannelRegistry(log);
-    const cli = new CliChannel();
+    const cli = new CliChannel({ mailbox: TerminalMailboxFile.open(paths.mailbox, log, config.timezone, clock()), clock });
     channels.register(cli);
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
@@ -212,7 +213,7 @@ function bestEffort(log: Logger, event: string, id: string, write: () => void): 
 async function notifyOwner(ctx: GatewayContext, text: string): Promise<void> {
   const to = gatewayHost(ctx).ownerTarget();
   try {
-    await ctx.channels.send(to, text);
+    await ctx.channels.send(to, text, { from: "Hearth" });
   } catch (err) {
     ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });
   }

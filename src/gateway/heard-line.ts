@@ -63,7 +63,7 @@ export function holdUntil(ready: Promise<void>, sink: ReplySink): ReplySink {
   const later = (call: () => void) => (open ? call() : void held.push(call));
   return {
     ...(sink.joinedRun ? { joinedRun: (runId: string) => later(() => sink.joinedRun!(runId)) } : {}),
-    textDelta: (t) => later(() => sink.textDelta(t)),
+    textDelta: (t, notice) => later(() => sink.textDelta(t, notice)),
     textReset: (t) => later(() => sink.textReset(t)),
     toolStarted: (n, s) => later(() => sink.toolStarted(n, s)),
     toolFinished: (n, ok) => later(() => sink.toolFinished(n, ok)),

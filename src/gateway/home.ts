@@ -35,6 +35,8 @@ export interface HomePaths {
   pairing: string;
   /** `rate-limits.json`: the shared chats' rate-limit windows, kept across restarts. */
   rateLimits: string;
+  /** `terminal-mailbox.json`: proactive messages for the terminal that no `hearth chat` received yet. */
+  mailbox: string;
   /** The search index folder; everything in it is a cache that is safe to delete. */
   index: string;
   memoryDb: string;
@@ -61,6 +63,7 @@ export function homePaths(home: string): HomePaths {
     runs: at("cron", "runs.jsonl"),
     pairing: at("pairing.json"),
     rateLimits: at("rate-limits.json"),
+    mailbox: at("terminal-mailbox.json"),
     index: at("index"),
     memoryDb: at("index", "memory.db"),
     socket: at("gateway.sock"),

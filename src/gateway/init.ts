@@ -138,7 +138,9 @@ export function configTemplate(): string {
     "maxTurns": 25,                           // model calls per run before it stops (hard cap 100)
     "maxConcurrentRuns": 4,                   // runs at once across all chats
     "queueMode": "steer",                     // a message during a run: steer | followup | collect | interrupt
-    "shutdownGraceMs": 10000                  // on shutdown, how long running answers may finish
+    "shutdownGraceMs": 10000,                 // on shutdown, how long running answers may finish
+    "releaseIdleAfter": "30m",                // a chat idle this long is unloaded from memory ("0": kept)
+    "maxSessionsInMemory": 500                // at most this many chats in memory; the least recent go first
   },
 
   "tools": {
@@ -149,8 +151,12 @@ export function configTemplate(): string {
     },
     "shared": { "allow": [] },                // extra tools for groups and other people's DMs (names)
     "web": {                                  // web search and page reading, in your own chats
-      "search": { "enabled": true, "mode": "server", "maxUses": 5 },   // server: the provider's tool; local: "provider" brave (BRAVE_API_KEY) | searxng ("baseUrl")
-      "fetch": { "enabled": true, "mode": "server", "maxUses": 10, "allowPrivate": [] }  // local: Hearth fetches; allowPrivate: LAN/loopback hosts it may reach
+      // server: the provider's tool; local: "provider" brave (BRAVE_API_KEY) | searxng ("baseUrl").
+      // allowedDomains / blockedDomains: only these domains, or never these (one of the two).
+      "search": { "enabled": true, "mode": "server", "maxUses": 5, "provider": "brave", "allowedDomains": [], "blockedDomains": [] },
+      // local: Hearth fetches; allowPrivate: LAN/loopback hosts it may reach; time, bytes and characters per page.
+      "fetch": { "enabled": true, "mode": "server", "maxUses": 10, "allowPrivate": [], "allowedDomains": [], "blockedDomains": [],
+                 "timeoutMs": 20000, "maxBytes": 5000000, "maxChars": 100000 }
     }
   },
 
@@ -199,7 +205,8 @@ export function configTemplate(): string {
     "servers": {
       // "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
       //             "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "\${GITHUB_TOKEN}" } },
-      // "notes": { "url": "http://127.0.0.1:8808/mcp", "headers": { "Authorization": "Bearer \${NOTES_TOKEN}" } }
+      // "notes": { "url": "http://127.0.0.1:8808/mcp", "headers": { "Authorization": "Bearer \${NOTES_TOKEN}" },
+      //            "enabled": true, "scope": "main", "timeoutMs": 60000, "tools": { "deny": [] } }
     }
   },
 
@@ -211,6 +218,10 @@ export function configTemplate(): string {
     "pauseAfterIdle": "7d",                   // pause after this long without a message from you ("0": never)
     "tools": []                               // tools it may use, e.g. ["memory_search"]; each costs tokens every tick
   },
+
+  // Scheduled jobs and the heartbeat: an answer meant for the terminal while no \`${hearthCmd("chat")}\`
+  // is open waits there for the next one, unless "fallback" names a chat channel to send it to.
+  // "cron": { "fallback": "telegram" },
 
   // Spending limits in US dollars (unset = no limit); \`hearth usage\` shows what was spent.
   // At 80 % you are told once; at 100 % groups, paired people, the heartbeat and scheduled jobs

@@ -160,7 +160,7 @@ export class Outbox {
     };
     return {
       ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-      textDelta: (t) => sink.textDelta(t),
+      textDelta: (t, notice) => sink.textDelta(t, notice),
       textReset: (t) => sink.textReset(t),
       toolStarted: (n, s) => sink.toolStarted(n, s),
       toolFinished: (n, ok) => sink.toolFinished(n, ok),

@@ -45,7 +45,7 @@ export class ReplyFanout {
     switch (e.type) {
       case "text_delta":
         this.#text += e.text;
-        this.#each((s) => s.textDelta(e.text));
+        this.#each((s) => s.textDelta(e.text, e.notice === true));
         break;
       case "text_reset":
         this.#text = e.text;

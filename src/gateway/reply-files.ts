@@ -128,10 +128,10 @@ export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): Re
   // enough while streaming (the final text is checked afresh).
   const checked = new Map<string, OutgoingCheck>();
   const checkCached = (p: string) => checked.get(p) ?? checked.set(p, deps.check(p)).get(p)!;
-  const show = (reset: boolean) => {
+  const show = (reset: boolean, notice?: boolean) => {
     const next = planImages(raw, checkCached, true).text;
     if (!reset && next.startsWith(shown)) {
-      if (next.length > shown.length) sink.textDelta(next.slice(shown.length));
+      if (next.length > shown.length) sink.textDelta(next.slice(shown.length), notice);
     } else {
       sink.textReset(next);
     }
@@ -139,9 +139,9 @@ export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): Re
   };
   return {
     ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-    textDelta: (t) => {
+    textDelta: (t, notice) => {
       raw += t;
-      show(false);
+      show(false, notice);
     },
     textReset: (t) => {
       raw = t;

@@ -39,6 +39,8 @@ export interface GatewayStatus {
   damaged: string[];
   /** Configured MCP servers with their state (src/agent/mcp/connection.ts). */
   mcp: ServerView[];
+  /** Proactive messages waiting in the terminal's mailbox for the next `hearth chat`. */
+  terminalMailbox: number;
 }
 
 /** "MCP server github is down: <last error>" per enabled server that is not ready. */
@@ -83,6 +85,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     today: { date: day.date, ...day.usage, costUsd: budget.today.spentUsd, runs: day.runs },
     damaged: listDamaged(ctx.home).map(describeDamaged),
     mcp: ctx.runtime.mcp?.views() ?? [],
+    terminalMailbox: ctx.channels.terminalWaiting(),
   };
 }
 

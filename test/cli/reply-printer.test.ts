@@ -31,6 +31,17 @@ describe("ReplyPrinter", () => {
     expect(p.err()).toBe("→ exec: ls\n");
   });
 
+  it("Hearth's notice (a model error) goes to stderr after the streamed text; stdout keeps only the answer", () => {
+    const p = printer();
+    p.play(
+      { type: "text_delta", requestId: r, text: "Half an ans" },
+      { type: "text_delta", requestId: r, text: "\n\nThe model API is overloaded.", notice: true },
+      { type: "final", requestId: r, text: "Half an ans\n\nThe model API is overloaded.", outcome: "failed" },
+    );
+    expect(p.out()).toBe("Half an ans\n");
+    expect(p.err()).toBe("The model API is overloaded.\n");
+  });
+
   it("a note (what a voice note was heard as) goes to stderr and leaves stdout the answer alone", () => {
     const p = printer();
     p.play({ type: "note", requestId: r, text: "🎤 heard: hello" }, { type: "text_delta", requestId: r, text: "Hi." }, { type: "final", requestId: r, text: "Hi.", outcome: "answered" });

@@ -62,11 +62,12 @@ describe("hearth chat -m (real process, fake model)", () => {
     expect(fake.requests).toHaveLength(0);
   });
 
-  it("exits 1 with a clear message when the model refuses the key", async () => {
+  it("exits 1 with a clear message on stderr, and nothing on stdout, when the model refuses the key", async () => {
     fake.enqueue({ type: "http_error", status: 401 });
     const r = await runHearth(["chat", "-m", "hi"], env());
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/rejected the API key \(HTTP 401\)/);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/^The model API rejected the API key \(HTTP 401\)\..*\n$/);
     expect(r.stdout + r.stderr).not.toContain("test-key");
   });
 

@@ -49,7 +49,8 @@ describe("hearth skills", () => {
   it("add shows SKILL.md and the scripts, and copies nothing when the answer is no", async () => {
     makeSkillFolder(src);
     const r = await runHearth(["skills", "add", src], env(), { input: "n\n" });
-    expect(r.stdout).toBe(`${shownBeforeAsking(src)}Add "weather" to ${join(ws(), "skills")}? The agent may follow it and run its scripts. [y/N] Not added.\n`);
+    expect(r.stdout).toBe(`${shownBeforeAsking(src)}Add "weather" to ${join(ws(), "skills")}? The agent may follow it and run its scripts. [y/N] `);
+    expect(r.stderr).toBe("Not added.\n");
     expect(r.code).toBe(1);
     expect(existsSync(join(ws(), "skills", "weather"))).toBe(false);
   });

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe("hearth doctor", () => {
-  it("reports a broken config, a missing key and a bad cron job, each with a fix, and exits 1", async () => {
+  it("reports a broken config, a missing key and a bad cron job, each with a fix, and exits 2 (the config is invalid)", async () => {
     home = makeHome();
     await runHearth(["init"], isolatedEnv({ HEARTH_HOME: home }));
     writeFileSync(join(home, "config.json"), '{ "agent": { "maxTurns": "many" } }');
@@ -30,7 +30,7 @@ describe("hearth doctor", () => {
       JSON.stringify({ version: 1, jobs: [{ id: "j1", name: "Broken", schedule: { kind: "cron", expr: "61 25 * * *" }, prompt: "hi" }] }),
     );
     const r = await runHearth(["doctor"], isolatedEnv({ HEARTH_HOME: home }));
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/✗ config: .*config\.json[\s\S]*agent\.maxTurns[\s\S]*?\n {4}fix: edit .*config\.json/);
     expect(r.stdout).toMatch(/✗ api key: no Anthropic API key\n {4}fix: export ANTHROPIC_API_KEY=/);
     expect(r.stdout).toMatch(/✗ cron: .*jobs\.json is invalid: .*\n {4}fix: /);

@@ -50,6 +50,7 @@ describe("loadConfig", () => {
       mcp: { servers: {} },
       channels: {},
       heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
+      cron: {},
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
       pricing: {},

@@ -11,6 +11,7 @@ import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
+import type { CliEvent } from "../../src/channels/cli.ts";
 import { TestChannel } from "../support/test-channel.ts";
 
 let fake: FakeModel;
@@ -30,10 +31,10 @@ afterEach(async () => {
 const OWNER_CHAT = "1";
 const GROUP = "-100";
 
-async function start(): Promise<TestChannel> {
+async function start(extra: Record<string, unknown> = {}): Promise<TestChannel> {
   const channel = new TestChannel();
   const config = parseConfig(
-    { timezone: "UTC", heartbeat: { every: "0" }, channels: { telegram: { token: "t", ownerIds: ["1"], groups: { policy: "allowlist", allow: [GROUP], requireMention: false } } } },
+    { timezone: "UTC", heartbeat: { every: "0" }, channels: { telegram: { token: "t", ownerIds: ["1"], groups: { policy: "allowlist", allow: [GROUP], requireMention: false } } }, ...extra },
     { home, env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url } },
   );
   gateway = await startGateway({ ...gatewayOptions(home, config, silentLogger, { daemon: false }), channels: [channel], schedule: true });
@@ -107,5 +108,72 @@ describe("jobs on lanes", () => {
     await until("the error record", () => runs().some((r) => r.status === "error"));
     expect(runs().find((r) => r.status === "error")).toMatchObject({ jobId: job.id, notified: true, delivery: { status: "none" } });
     expect(gateway!.context.cron.get(job.id).lastStatus).toBe("error");
+  });
+});
+
+describe("answers for the terminal", () => {
+  // The owner has never written on Telegram here, so "owner" means the terminal.
+  const okRecord = () => runs().find((r) => r.status === "ok") as Extract<RunRecord, { status: "ok" | "error" }> | undefined;
+
+  it("with no chat open, an answer waits in the mailbox; the next listening client gets it once, labelled", async () => {
+    await start();
+    fake.enqueue(text("Stretch now."));
+    const job = gateway!.context.cron.add({ name: "Stretch", at: inSeconds(0.2), message: "Tell me to stretch" }, { createdBy: "cli" });
+    await until("the run record", () => okRecord() !== undefined);
+    expect(okRecord()).toMatchObject({ delivery: { status: "mailbox", to: "cli" } });
+    expect(gateway!.context.cron.get(job.id)).toMatchObject({ lastStatus: "ok", lastDelivery: "mailbox" });
+    expect(gateway!.status().terminalMailbox).toBe(1);
+
+    // A client that does not listen (`chat -m`, `status`) neither gets nor takes it.
+    const quiet: CliEvent[] = [];
+    gateway!.cli.attach((e) => quiet.push(e));
+    const events: CliEvent[] = [];
+    const client = gateway!.cli.attach((e) => events.push(e));
+    const letters = gateway!.cli.listen(client);
+    expect(letters).toEqual([{ from: `cron job "Stretch" (${job.id})`, at: expect.any(Number), when: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d$/), text: "Stretch now." }]);
+    expect(gateway!.cli.listen(client)).toEqual([]);
+    expect(gateway!.status().terminalMailbox).toBe(0);
+    expect(JSON.parse(readFileSync(join(home, "terminal-mailbox.json"), "utf8"))).toEqual({ version: 1, letters: [] });
+
+    // While a chat listens, the next answer is shown there at once, and only there.
+    fake.enqueue(text("Drink water."));
+    gateway!.context.cron.add({ name: "Water", at: inSeconds(0.2), message: "Tell me to drink" }, { createdBy: "cli" });
+    await until("the live notice", () => events.some((e) => e.type === "notice"));
+    expect(events).toEqual([{ type: "notice", text: "Drink water." }]);
+    expect(quiet).toEqual([]);
+    await until("the second record", () => runs().filter((r) => r.status === "ok").length === 2);
+    expect(runs().filter((r) => r.status === "ok").at(-1)).toMatchObject({ delivery: { status: "delivered", to: "cli" } });
+  });
+
+  it("cron.fallback takes a terminal answer to the owner's Telegram chat when no chat is open", async () => {
+    const channel = await start({ cron: { fallback: "telegram" } });
+    fake.enqueue(text("Stretch now."));
+    gateway!.context.cron.add({ name: "Stretch", at: inSeconds(0.2), message: "Tell me to stretch" }, { createdBy: "cli" });
+    await until("the fallback delivery", () => (channel.replies.get(`send:${OWNER_CHAT}`) ?? []).length === 1);
+    expect(channel.replies.get(`send:${OWNER_CHAT}`)).toEqual(["Stretch now."]);
+    await until("the run record", () => okRecord() !== undefined);
+    expect(okRecord()).toMatchObject({ delivery: { status: "delivered", to: `telegram:${OWNER_CHAT}` } });
+    expect(gateway!.status().terminalMailbox).toBe(0);
+  });
+
+  it("a fallback with no known chat (Discord, never written from) keeps the answer in the mailbox", async () => {
+    await start({ cron: { fallback: "discord" } });
+    fake.enqueue(text("Stretch now."));
+    gateway!.context.cron.add({ name: "Stretch", at: inSeconds(0.2), message: "Tell me to stretch" }, { createdBy: "cli" });
+    await until("the run record", () => okRecord() !== undefined);
+    expect(okRecord()).toMatchObject({ delivery: { status: "mailbox", to: "cli" } });
+    expect(gateway!.status().terminalMailbox).toBe(1);
+  });
+
+  it("keeps only the last 50 letters, and they survive a restart", async () => {
+    await start();
+    for (let i = 1; i <= 52; i++) await gateway!.context.channels.send({ channel: "cli", chatId: "cli" }, `note ${i}`, { from: "Hearth" });
+    await gateway!.stop();
+    gateway = undefined;
+    await start();
+    expect(gateway!.status().terminalMailbox).toBe(50);
+    const client = gateway!.cli.attach(() => {});
+    const letters = gateway!.cli.listen(client);
+    expect(letters.map((l) => l.text)).toEqual(Array.from({ length: 50 }, (_, i) => `note ${i + 3}`));
   });
 });

@@ -72,6 +72,30 @@ describe("initHome", () => {
     expect(fromTemplate).toEqual(defaults);
   });
 
+  it("writes every key the README's configuration table names (commented examples count)", async () => {
+    const readme = await readFile(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
+    const table = readme.slice(readme.indexOf("| key | default | meaning |")).split("\n\n")[0]!.split("\n").slice(2);
+    const keys = table.flatMap((row) => {
+      const named = [...row.split("|")[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+      // "`tools.web.fetch.timeoutMs`, `maxBytes`": a bare name is a sibling of the first key.
+      const parent = named[0]!.split(".").slice(0, -1).join(".");
+      return named.map((k) => (k.includes(".") || !parent ? k : `${parent}.${k}`));
+    });
+    expect(keys.length).toBeGreaterThan(50);
+    initHome(home);
+    const text = await readFile(homePaths(home).config, "utf8");
+    const uncommented = text.split("\n").map((line) => line.replace(/^(\s*)\/\/ (?=\s*["}])/, "$1")).join("\n");
+    const raw = parse(uncommented, [], { allowTrailingComma: true }) as unknown;
+    const has = (node: unknown, parts: string[]): boolean => {
+      if (parts.length === 0) return true;
+      if (node === null || typeof node !== "object") return false;
+      const [p, ...rest] = parts as [string, ...string[]];
+      if (p === "*" || p.startsWith("<")) return Object.values(node).some((v) => has(v, rest));
+      return p in node && has((node as Record<string, unknown>)[p], rest);
+    };
+    expect(keys.filter((k) => !has(raw, k.split(".")))).toEqual([]);
+  });
+
   it("writes channel examples that validate once uncommented and filled in", async () => {
     initHome(home);
     const text = await readFile(homePaths(home).config, "utf8");

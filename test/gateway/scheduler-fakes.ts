@@ -9,7 +9,7 @@ import { homePaths } from "../../src/gateway/home.ts";
 import type { LaneItem } from "../../src/gateway/lanes.ts";
 import type { Timers } from "../../src/gateway/scheduler/engine.ts";
 import type { BudgetDecision } from "../../src/gateway/budget/budget.ts";
-import type { SchedulerHost } from "../../src/gateway/scheduler/host.ts";
+import type { HostDelivery, SchedulerHost } from "../../src/gateway/scheduler/host.ts";
 import type { RunRecord } from "../../src/gateway/scheduler/run-log.ts";
 import { CronService } from "../../src/gateway/scheduler/service.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
@@ -66,6 +66,8 @@ export interface Submitted {
 export class FakeHost implements SchedulerHost {
   readonly submitted: Submitted[] = [];
   readonly sent: Array<{ to: DeliveryTarget; text: string }> = [];
+  /** What each send named as its sender (the terminal's mailbox labels letters with it). */
+  readonly senders: string[] = [];
   busy = false;
   owner: DeliveryTarget = { channel: "telegram", chatId: "100" };
   origin: DeliveryTarget | null = { channel: "telegram", chatId: "100" };
@@ -83,9 +85,11 @@ export class FakeHost implements SchedulerHost {
   mainBusy(): boolean {
     return this.busy;
   }
-  async send(to: DeliveryTarget, text: string): Promise<void> {
+  async send(to: DeliveryTarget, text: string, from: string): Promise<HostDelivery> {
     if (this.unreachable.has(to.chatId)) throw new Error(`chat ${to.chatId} is unreachable`);
     this.sent.push({ to, text });
+    this.senders.push(from);
+    return { type: "delivered", to };
   }
   ownerTarget(): DeliveryTarget {
     return this.owner;

@@ -83,6 +83,7 @@ describe("Heartbeat", () => {
     time.advance(30 * 60_000);
     await answer(host.submitted[1]!, "Your train leaves in 40 minutes.");
     expect(host.sent).toEqual([{ to: host.owner, text: "Your train leaves in 40 minutes." }]);
+    expect(host.senders).toEqual(["heartbeat"]);
     expect(host.inMain).toEqual(["Your train leaves in 40 minutes."]);
   });
 

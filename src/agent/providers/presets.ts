@@ -34,3 +34,17 @@ export function splitModelName(name: string): { provider: string; model: string 
   if (slash <= 0) return { provider: "anthropic", model: name };
   return { provider: name.slice(0, slash), model: name.slice(slash + 1) };
 }
+
+/**
+ * The variable a non-Anthropic provider's key should come from when it needs one and has none;
+ * null when it has a key or needs none. A key is needed when the owner named its variable
+ * (`apiKeyEnv`), or for a hosted preset at its own address; a local server (or a custom address
+ * without `apiKeyEnv`) needs none, and then no Authorization header is made up for it.
+ */
+export function missingKeyOf(name: string, p: { apiKey?: string | undefined; apiKeyEnv?: string | undefined; baseUrl?: string | undefined } | undefined): { keyEnv: string | undefined } | null {
+  if (p?.apiKey) return null;
+  if (p?.apiKeyEnv) return { keyEnv: p.apiKeyEnv };
+  const preset = PROVIDER_PRESETS[name];
+  if (preset?.needsKey && (!p?.baseUrl || p.baseUrl === preset.baseUrl)) return { keyEnv: preset.keyEnv };
+  return null;
+}

@@ -173,8 +173,8 @@ export class Heartbeat {
       this.#lastOkAt = null;
       const to = host.ownerTarget();
       try {
-        await host.send(to, text);
-        log.info("heartbeat.delivered", { to: targetText(to) });
+        const sent = await host.send(to, text, "heartbeat");
+        log.info("heartbeat.delivered", { to: targetText(sent.to), ...(sent.type === "kept" ? { kept: "terminal mailbox" } : {}) });
       } catch (err) {
         return void log.warn("heartbeat.undelivered", { to: targetText(to), error: err });
       }

@@ -3,6 +3,7 @@
 // scheduler a fake of it; the daemon builds it from the gateway context.
 import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
+import { NoTerminalClientError } from "../../channels/cli.ts";
 import type { BudgetDecision } from "../budget/budget.ts";
 import { heartbeatModel } from "../config.ts";
 import type { GatewayContext } from "../context.ts";
@@ -13,8 +14,12 @@ export interface SchedulerHost {
   submit(sessionKey: string, item: LaneItem): void;
   /** True while main has an active run or queued messages. */
   mainBusy(): boolean;
-  /** A proactive message; rejects when it could not be delivered. */
-  send(to: DeliveryTarget, text: string): Promise<void>;
+  /**
+   * A proactive message from `from` (`cron job "Stretch" (a1b2c3d4)`, `heartbeat`); resolves with
+   * where it went, rejects when it could not be delivered. For the terminal with no chat open it
+   * goes to the `cron.fallback` channel when one is set and reachable, else to the mailbox.
+   */
+  send(to: DeliveryTarget, text: string, from: string): Promise<HostDelivery>;
   /** The owner's most recently used chat; the terminal when none is known yet. */
   ownerTarget(): DeliveryTarget;
   /**
@@ -38,6 +43,9 @@ export interface SchedulerHost {
   recordInMain(text: string): void;
 }
 
+/** Shown in `to` (perhaps the fallback channel's chat instead of the terminal), or kept in the terminal's mailbox. */
+export type HostDelivery = { type: "delivered"; to: DeliveryTarget } | { type: "kept"; to: DeliveryTarget };
+
 export const CLI_TARGET: DeliveryTarget = { channel: "cli", chatId: "cli" };
 
 export function gatewayHost(ctx: GatewayContext): SchedulerHost {
@@ -48,7 +56,7 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
   return {
     submit: (key, item) => ctx.lanes.submit(key, item, "followup"),
     mainBusy: () => ctx.lanes.snapshot().some((l) => l.key === "main" && (l.running || l.queued > 0)),
-    send: (to, text) => ctx.channels.send(to, text),
+    send: (to, text, from) => sendScheduled(ctx, to, text, from, ownerTarget),
     ownerTarget,
     checkBudget: (purpose, sessionKey) => ctx.budget.check({ scope: "main", purpose, sessionKey }),
     originOf(sessionKey) {
@@ -64,4 +72,40 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
       ctx.runtime.appendMessage("main", message);
     },
   };
+}
+
+/** See SchedulerHost.send: the terminal's fallback channel, then its mailbox. */
+async function sendScheduled(ctx: GatewayContext, to: DeliveryTarget, text: string, from: string, ownerTarget: () => DeliveryTarget): Promise<HostDelivery> {
+  const fallback = ctx.config.cron.fallback;
+  if (to.channel === "cli" && fallback) {
+    try {
+      await ctx.channels.send(to, text, { from, keep: false });
+      return { type: "delivered", to };
+    } catch (err) {
+      if (!(err instanceof NoTerminalClientError)) throw err;
+    }
+    const other = fallbackTarget(ctx, fallback, ownerTarget());
+    if (!other) {
+      ctx.log.warn("cron.fallback_unreachable", { channel: fallback, reason: "no chat with the owner is known on it yet", action: "kept in the terminal's mailbox" });
+    } else {
+      try {
+        await ctx.channels.send(other, text, { from });
+        return { type: "delivered", to: other };
+      } catch (err) {
+        ctx.log.warn("cron.fallback_failed", { channel: fallback, error: err, action: "kept in the terminal's mailbox" });
+      }
+    }
+  }
+  const receipt = await ctx.channels.send(to, text, { from });
+  return { type: receipt.type, to };
+}
+
+/**
+ * The owner's chat on the fallback channel: the last one they used there, else (Telegram) their
+ * private chat, whose id is their user id. Discord needs a DM the owner opened first.
+ */
+function fallbackTarget(ctx: GatewayContext, channel: "telegram" | "discord", last: DeliveryTarget): DeliveryTarget | null {
+  if (last.channel === channel) return last;
+  const owner = channel === "telegram" ? ctx.config.channels.telegram?.ownerIds[0] : undefined;
+  return owner ? { channel, chatId: owner } : null;
 }

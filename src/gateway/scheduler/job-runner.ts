@@ -135,8 +135,8 @@ export class JobRunner {
       if (target && outcome.text.trim()) {
         const to = targetText(target);
         try {
-          await this.#o.host.send(target, outcome.text);
-          delivery = { status: "delivered", to };
+          const sent = await this.#o.host.send(target, outcome.text, jobLabel(job));
+          delivery = { status: sent.type === "kept" ? "mailbox" : "delivered", to: targetText(sent.to) };
         } catch (err) {
           const error = errorText(err);
           delivery = { status: "failed", to, error };
@@ -187,7 +187,7 @@ export class JobRunner {
   async #notifyOwner(text: string, job: Job): Promise<boolean> {
     const to = this.#o.host.ownerTarget();
     try {
-      await this.#o.host.send(to, text);
+      await this.#o.host.send(to, text, jobLabel(job));
       return true;
     } catch (err) {
       this.#o.log.error("cron.notice_undelivered", { job: job.id, to: targetText(to), error: errorText(err) });
@@ -214,5 +214,7 @@ function jobTurnText(job: Job, q: QueuedRun, timezone: string): string {
   return `Scheduled job "${job.name}" (${why}). This is not a message from the owner: do what the job asks. ${where}\n\n${job.prompt}`;
 }
 
+/** How a job's message is labelled in the terminal's mailbox. */
+const jobLabel = (job: Job): string => `cron job "${job.name}" (${job.id})`;
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const clip = (s: string): string => (s.length > MAX_ERROR_CHARS ? `${s.slice(0, MAX_ERROR_CHARS)}…` : s);

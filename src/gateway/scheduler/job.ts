@@ -80,7 +80,8 @@ export const deliverySchema: z.ZodType<Delivery, unknown> = z.preprocess(
 
 export const runStatuses = ["ok", "error", "skipped"] as const;
 export type RunStatus = (typeof runStatuses)[number];
-export const deliveryStatuses = ["delivered", "failed", "none"] as const;
+/** `mailbox`: the answer was for the terminal while no chat was open; the next `hearth chat` shows it. */
+export const deliveryStatuses = ["delivered", "mailbox", "failed", "none"] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
 /** What the daemon keeps about a job's runs. Written by the daemon; a hand edit of it is ignored. */

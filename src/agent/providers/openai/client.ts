@@ -23,10 +23,11 @@ export function openaiConnection(c: OpenAIConnection): () => Promise<Loaded> {
     (loaded ??= import("openai").then((sdk) => ({
       sdk,
       client: new sdk.default({
-        // Local servers (Ollama, LM Studio, vLLM) take no key; the SDK insists on one.
-        apiKey: c.apiKey ?? "hearth-no-key",
+        // Local servers (Ollama, LM Studio, vLLM) take no key; the SDK insists on one, so it gets
+        // a placeholder that never leaves this process (no Authorization header is sent).
+        apiKey: c.apiKey ?? "none",
         baseURL: c.baseURL,
-        ...(c.headers ? { defaultHeaders: c.headers } : {}),
+        defaultHeaders: { ...(c.apiKey ? {} : { Authorization: null }), ...c.headers },
         maxRetries: 0,
       }),
     })));
