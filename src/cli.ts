@@ -12,6 +12,7 @@ import { commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/
 import { resolveHome } from "./gateway/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
+import { catchStopRequests } from "./process-stop.ts";
 
 export interface Io {
   stdin: NodeJS.ReadableStream;
@@ -167,6 +168,8 @@ async function runChat(home: string, args: string[], io: Io): Promise<number> {
 
 /** The process entry point (bin/hearth.js): main() plus what only a real process needs. */
 export async function run(argv: string[]): Promise<number> {
+  // bin/hearth.js did this already, before the heavy imports; this covers running this file.
+  if (argv[0] === "start") catchStopRequests();
   handleBrokenPipes(argv[0] === "start" ? "ignore" : "exit");
   return main(argv);
 }
