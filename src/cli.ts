@@ -12,7 +12,8 @@ import { commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/
 import { resolveHome } from "./gateway/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
-import { catchStopRequests } from "./process-stop.ts";
+import { daemonLogger, parseLevel } from "./log.ts";
+import { catchStopRequests, describeStop, type StopReason } from "./process-stop.ts";
 
 export interface Io {
   stdin: NodeJS.ReadableStream;
@@ -63,9 +64,22 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
 async function runCommand(command: CommandName, rest: string[], io: Io): Promise<number> {
   const home = resolveHome();
   switch (command) {
-    case "start":
+    case "start": {
       parse(rest, {});
-      return await (await import("./cli/start.ts")).runStart(home);
+      // Loading the daemon's code takes a while (seconds on a busy machine). Nothing is open
+      // yet: a stop asked for meanwhile ends the process at once, and cleanly.
+      const { promise: stopped, resolve: stopWith } = Promise.withResolvers<StopReason>();
+      const off = catchStopRequests().onStop(stopWith);
+      const start = await Promise.race([import("./cli/start.ts"), stopped]);
+      off();
+      if ("kind" in start) {
+        daemonLogger(parseLevel(process.env.HEARTH_LOG, "info")).info("gateway.stopping", { ...describeStop(start), during: "start-up" });
+        process.exit(0);
+      }
+      // Once the gateway has stopped, everything is closed and written: exit now, without
+      // waiting for file-system calls the workspace scan had queued (a second or more).
+      process.exit(await start.runStart(home));
+    }
     case "chat":
       return await runChat(home, rest, io);
     case "status": {

@@ -76,6 +76,20 @@ export function watchLauncher(proc: NodeJS.Process, onGone: () => void): void {
     return;
   }
   proc.once("disconnect", onGone);
-  proc.send?.({ hearth: "signals-caught" });
+  // A launcher that died a moment ago makes this fail (EPIPE): the disconnect follows.
+  proc.send?.({ hearth: "signals-caught" }, undefined, {}, () => {});
   (proc.channel as { unref?: () => void } | undefined)?.unref?.();
+}
+
+/** The log fields that say why the process stops. */
+export function describeStop(reason: StopReason): Record<string, string> {
+  switch (reason.kind) {
+    case "signal":
+      return { signal: reason.signal };
+    case "launcher_gone":
+      return { reason: "the launcher that started it is gone" };
+    default:
+      reason satisfies never;
+      return {};
+  }
 }

@@ -8,8 +8,8 @@ import { loadConfig } from "../gateway/config.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";
-import { createLogger, parseLevel, underPm2, type Logger } from "../log.ts";
-import { catchStopRequests, type StopReason } from "../process-stop.ts";
+import { daemonLogger, parseLevel, underPm2, type Logger } from "../log.ts";
+import { catchStopRequests, describeStop } from "../process-stop.ts";
 
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   // Caught already by bin/hearth.js; a request made since is replayed to the listener below.
@@ -17,10 +17,7 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   const level = parseLevel(process.env.HEARTH_LOG, config.log.level);
-  // pm2 shows stderr as errors (in red): under pm2 only warnings and errors go to stderr.
-  const log = underPm2()
-    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) } })
-    : createLogger({ level });
+  const log = daemonLogger(level);
 
   const { promise: stopped, resolve: exitWith } = Promise.withResolvers<number>();
   const starting = new AbortController();
@@ -36,7 +33,7 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
       return;
     }
     stopping = true;
-    log.info("gateway.stopping", { ...describe(reason), ...(gateway ? {} : { during: "start-up" }) });
+    log.info("gateway.stopping", { ...describeStop(reason), ...(gateway ? {} : { during: "start-up" }) });
     if (gateway) void stopGateway(gateway, log).then(exitWith);
     else starting.abort();
   });
@@ -73,16 +70,4 @@ async function stopGateway(gateway: Gateway, log: Logger): Promise<number> {
  */
 function disconnectSupervisor(): void {
   if (process.connected) process.disconnect();
-}
-
-function describe(reason: StopReason): Record<string, string> {
-  switch (reason.kind) {
-    case "signal":
-      return { signal: reason.signal };
-    case "launcher_gone":
-      return { reason: "the launcher that started it is gone" };
-    default:
-      reason satisfies never;
-      return {};
-  }
 }
