@@ -12,7 +12,7 @@ import { commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/
 import { resolveHome } from "./gateway/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
-import { daemonLogger, parseLevel } from "./log.ts";
+import { daemonLogger, parseLevel, underPm2 } from "./log.ts";
 import { catchStopRequests, describeStop, type StopReason } from "./process-stop.ts";
 
 export interface Io {
@@ -54,6 +54,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
     }
     if (await isConfigurationError(err)) {
       io.stderr.write(`hearth: ${(err as Error).message}\n`);
+      // ecosystem.config.cjs has pm2 stop, not restart, on exit code 2: say how to start again.
+      if (command === "start" && underPm2()) io.stderr.write(`pm2 will not restart Hearth until this is fixed. Then: npx pm2 restart hearth --update-env\n`);
       return 2;
     }
     io.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
