@@ -3,7 +3,7 @@
 // behind when the launcher is killed.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -59,6 +59,7 @@ function olderNode(): string | null {
   return null;
 }
 const launcherNode = olderNode();
+const noOlderNode = "no Node older than 22.18 on this machine: bin/hearth.js never takes its launcher path here";
 
 interface Started {
   proc: ChildProcess;
@@ -164,6 +165,15 @@ function processesOf(home: string): number[] {
   return pids;
 }
 
+/** Whether `pid` runs (a zombie has exited: it only waits for its new parent to reap it). */
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s*Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
 const readyPid = (output: string) => Number(JSON.parse(output.split("\n").find((l) => l.includes('"gateway.ready"'))!).pid);
 
@@ -179,7 +189,15 @@ describe("stop signals (e2e)", () => {
       moments.map((m) => () => trial(m, m === "readiness" ? (launcherNode ?? undefined) : undefined)),
       2,
     );
-    const bad = results.filter((r) => r.code !== 0 || r.signal !== null || r.stopMs > 5000 || r.leftovers.length > 0);
+    // 5 s on a machine with a core to spare. A stop in the middle of synchronous work (loading
+    // the daemon's modules, a start-up step) waits for it, and on a machine with more runnable
+    // processes than cores that work takes proportionally longer: the limit grows with the load
+    // (at most fourfold; a lost signal never ends at all).
+    const load = Math.min(4, Math.max(1, loadavg()[0]! / availableParallelism()));
+    const limitMs = Math.round(5000 * load);
+    const stopMs = results.map((r) => r.stopMs).sort((a, b) => a - b);
+    console.log(`stop after the signal: median ${stopMs[10]} ms, max ${stopMs[19]} ms (limit ${limitMs} ms at load ${load.toFixed(1)} per core)`);
+    const bad = results.filter((r) => r.code !== 0 || r.signal !== null || r.stopMs > limitMs || r.leftovers.length > 0);
     expect(
       bad.map((r) => `${r.moment}: code ${r.code}, signal ${r.signal}, ${r.stopMs} ms, left ${r.leftovers.join(" ") || "nothing"}\n${r.output.slice(-1500)}`),
     ).toEqual([]);
@@ -200,7 +218,8 @@ describe("stop signals (e2e)", () => {
 });
 
 describe("the launcher on an older system Node (e2e)", () => {
-  it.skipIf(!launcherNode)("kill -9 of the launcher leaves no process of its home within 3 s, and the lock is released", async () => {
+  it("kill -9 of the launcher leaves no process of its home within 3 s, and the lock is released", async (ctx) => {
+    if (!launcherNode) ctx.skip(noOlderNode);
     const home = newHome();
     const d = spawnDaemon(home, launcherNode!);
     await waitFor("the daemon to be ready", () => d.output().includes("gateway.ready"), 30_000);
@@ -210,13 +229,16 @@ describe("the launcher on an older system Node (e2e)", () => {
     expect(cmdline(daemonPid)).toContain("--max-semi-space-size=16");
     d.proc.kill("SIGKILL");
     const killedAt = Date.now();
-    await waitFor("no process of that home", () => processesOf(home).length === 0, 3_000);
+    await waitFor("no process of that home", () => processesOf(home).length === 0 && !alive(daemonPid), 3_000);
     console.log(`launcher killed: the daemon was gone after ${Date.now() - killedAt} ms`);
+    expect(d.output()).toContain('"event":"gateway.stopping","reason":"the launcher that started it is gone"');
+    expect(d.output()).toContain('"event":"gateway.stopped"');
     expect(existsSync(join(home, "gateway.lock"))).toBe(false);
     expect(existsSync(join(home, "gateway.sock"))).toBe(false);
   }, 60_000);
 
-  it.skipIf(!launcherNode)("kill -9 of the launcher while its child is still starting leaves nothing behind either", async () => {
+  it("kill -9 of the launcher while its child is still starting leaves nothing behind either", async (ctx) => {
+    if (!launcherNode) ctx.skip(noOlderNode);
     const home = newHome();
     const d = spawnDaemon(home, launcherNode!);
     // The child exists (it has the home in its environment) but may not have run a line yet.
@@ -228,7 +250,19 @@ describe("the launcher on an older system Node (e2e)", () => {
     expect(existsSync(join(home, "gateway.lock"))).toBe(false);
   }, 60_000);
 
-  it.skipIf(!launcherNode)("passes a SIGTERM on, and exits with the daemon's status", async () => {
+  it("exits with its child's status: 1 for hearth status without a daemon", async (ctx) => {
+    if (!launcherNode) ctx.skip(noOlderNode);
+    const home = newHome();
+    const d = spawn(launcherNode!, [hearthBin, "status"], { env: daemonEnv(home), cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    d.stderr!.on("data", (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number | null>((resolve) => d.on("exit", (c) => resolve(c)));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/not running/i);
+  }, 60_000);
+
+  it("passes a SIGTERM on, and exits with the daemon's status", async (ctx) => {
+    if (!launcherNode) ctx.skip(noOlderNode);
     const home = newHome();
     const d = spawnDaemon(home, launcherNode!);
     await waitFor("the daemon to be ready", () => d.output().includes("gateway.ready"), 30_000);
