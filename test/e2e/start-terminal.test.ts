@@ -37,7 +37,9 @@ function daemonPid(home: string): number | undefined {
   for (const entry of readdirSync("/proc").filter((e) => /^\d+$/.test(e))) {
     try {
       const env = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
-      if (env.includes(`HEARTH_HOME=${home}`) && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("hearth.js")) return Number(entry);
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      // Node itself, not script(1), whose command line names hearth.js too.
+      if (env.includes(`HEARTH_HOME=${home}`) && argv[0] === process.execPath && argv.includes(hearthBin)) return Number(entry);
     } catch {
       // gone, or not ours to read
     }
