@@ -37,6 +37,9 @@ module.exports = {
       // `pm2 stop` sends SIGINT: running answers get shutdownGraceMs, then the daemon exits.
       kill_timeout: shutdownGraceMs() + 5_000,
       max_memory_restart: "400M",
+      // Exit code 2 is a configuration error (no key, a bad config.json): restarting cannot fix
+      // it, so pm2 stops and the error log says what to change.
+      stop_exit_codes: [2],
       exp_backoff_restart_delay: 200,
       out_file: path.join(home, "logs", "hearth.out.log"),
       error_file: path.join(home, "logs", "hearth.err.log"),

@@ -1,22 +1,47 @@
 #!/usr/bin/env node
 // Launcher for the `hearth` command. Hearth runs its TypeScript sources directly, which needs
 // Node's type stripping (22.18+). When started by an older system Node, re-run the same
-// command on the Node 24 binary that the `node` devDependency installs.
+// command on the Node 24 binary that the `node` devDependency installs, as a child that lives
+// and dies with this process.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import module, { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
+const args = process.argv.slice(2);
+const script = fileURLToPath(import.meta.url);
+// The daemon's V8 flags (package.json config.daemonNodeArgs) belong to the process that runs it.
+const nodeArgs = args[0] === "start" ? daemonNodeArgs() : [];
 
 if (canStripTypes) {
+  const missing = nodeArgs.filter((a) => !process.execArgv.includes(a));
+  // Started without them (`npx hearth start`, `node bin/hearth.js start`): become, in place,
+  // the same command with them. Same pid, so whoever started it still holds the daemon. Not
+  // with an IPC channel (pm2), which would not survive: pm2 passes them itself.
+  if (missing.length > 0 && typeof process.execve === "function" && !process.channel) {
+    process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, script, ...args], process.env);
+  }
+  // First of all, before the heavy imports: from here on a stop signal is a clean shutdown.
+  const stop = await import(new URL("../src/process-stop.ts", import.meta.url).href);
+  if (args[0] === "start") stop.catchStopRequests();
+  else if (stop.launchedByLauncher()) stop.watchLauncher(process, () => process.exit(129));
   // Cache compiled (and type-stripped) modules: a warm start skips the TypeScript stripper,
   // which halves start-up time and saves ~20 MB of memory. The cache is only a cache.
   module.enableCompileCache?.(fileURLToPath(new URL("../node_modules/.cache/hearth-compile", import.meta.url)));
   const { run } = await import(new URL("../src/cli.ts", import.meta.url).href);
-  process.exitCode = await run(process.argv.slice(2));
+  process.exitCode = await run(args);
 } else {
+  launchChild();
+}
+
+/**
+ * Runs this command on the bundled Node 24. The child gets an IPC channel: when this process
+ * ends, even by kill -9, the channel closes and the child shuts down (src/process-stop.ts).
+ * Stop signals are passed on once the child says it handles them; its exit status is ours.
+ */
+function launchChild() {
   const bundled = bundledNode();
   if (!bundled) {
     process.stderr.write(
@@ -25,16 +50,45 @@ if (canStripTypes) {
     );
     process.exit(2);
   }
-  const child = spawn(bundled, [fileURLToPath(new URL("../src/cli.ts", import.meta.url)), ...process.argv.slice(2)], {
-    stdio: "inherit",
+  const child = spawn(bundled, [...nodeArgs, script, ...args], {
+    stdio: ["inherit", "inherit", "inherit", "ipc"],
+    env: { ...process.env, HEARTH_LAUNCHED_BY: String(process.pid) },
   });
+  let caught = false;
+  const held = [];
+  const pass = (signal) => {
+    if (caught) child.kill(signal);
+    else held.push(signal);
+  };
+  // A terminal sends Ctrl+C (SIGINT) and its hang-up (SIGHUP) to the child as well: passing
+  // them on would make one Ctrl+C two.
+  const fromTerminal = process.stdin.isTTY ? ["SIGINT", "SIGHUP"] : [];
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-    process.on(signal, () => child.kill(signal));
+    process.on(signal, () => (fromTerminal.includes(signal) ? undefined : pass(signal)));
   }
-  child.on("exit", (code, signal) => {
-    if (signal) process.kill(process.pid, signal);
-    else process.exit(code ?? 1);
+  child.on("message", (message) => {
+    if (message && typeof message === "object" && message.hearth === "signals-caught") {
+      caught = true;
+      held.splice(0).forEach((signal) => child.kill(signal));
+    } else {
+      // pm2 (or another supervisor) talks to the daemon: "ready" goes up, its messages down.
+      process.send?.(message);
+    }
   });
+  process.on("message", (message) => child.connected && child.send(message));
+  child.on("exit", (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else {
+      process.exit(code ?? 1);
+    }
+  });
+}
+
+function daemonNodeArgs() {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  return (pkg.config?.daemonNodeArgs ?? "").split(/\s+/).filter(Boolean);
 }
 
 function bundledNode() {

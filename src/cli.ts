@@ -12,6 +12,8 @@ import { closestCommand, commandUsage, fullUsage, isCommandName, type CommandNam
 import { resolveHome } from "./gateway/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
+import { daemonLogger, parseLevel, underPm2 } from "./log.ts";
+import { catchStopRequests, describeStop, type StopReason } from "./process-stop.ts";
 
 export interface Io {
   stdin: NodeJS.ReadableStream;
@@ -53,6 +55,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
     }
     if (await isConfigurationError(err)) {
       io.stderr.write(`hearth: ${(err as Error).message}\n`);
+      // ecosystem.config.cjs has pm2 stop, not restart, on exit code 2: say how to start again.
+      if (command === "start" && underPm2()) io.stderr.write(`pm2 will not restart Hearth until this is fixed. Then: npx pm2 restart hearth --update-env\n`);
       return 2;
     }
     io.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -63,9 +67,22 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
 async function runCommand(command: CommandName, rest: string[], io: Io): Promise<number> {
   const home = resolveHome();
   switch (command) {
-    case "start":
+    case "start": {
       parse(rest, {});
-      return await (await import("./cli/start.ts")).runStart(home);
+      // Loading the daemon's code takes a while (seconds on a busy machine). Nothing is open
+      // yet: a stop asked for meanwhile ends the process at once, and cleanly.
+      const { promise: stopped, resolve: stopWith } = Promise.withResolvers<StopReason>();
+      const off = catchStopRequests().onStop(stopWith);
+      const start = await Promise.race([import("./cli/start.ts"), stopped]);
+      off();
+      if ("kind" in start) {
+        daemonLogger(parseLevel(process.env.HEARTH_LOG, "info")).info("gateway.stopping", { ...describeStop(start), during: "start-up" });
+        process.exit(0);
+      }
+      // Once the gateway has stopped, everything is closed and written: exit now, without
+      // waiting for file-system calls the workspace scan had queued (a second or more).
+      process.exit(await start.runStart(home));
+    }
     case "chat":
       return await runChat(home, rest, io);
     case "status": {
@@ -169,6 +186,8 @@ async function runChat(home: string, args: string[], io: Io): Promise<number> {
 
 /** The process entry point (bin/hearth.js): main() plus what only a real process needs. */
 export async function run(argv: string[]): Promise<number> {
+  // bin/hearth.js did this already, before the heavy imports; this covers running this file.
+  if (argv[0] === "start") catchStopRequests();
   handleBrokenPipes(argv[0] === "start" ? "ignore" : "exit");
   return main(argv);
 }

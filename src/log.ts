@@ -107,5 +107,15 @@ export function formatFields(fields: LogFields): string {
 /** True when this process runs under pm2 (it sets pm_id in the environment of its apps). */
 export const underPm2 = (env: NodeJS.ProcessEnv = process.env): boolean => env.pm_id !== undefined;
 
+/**
+ * The daemon's log: JSON lines on stderr; under pm2, which shows stderr as errors (in red), info
+ * goes to stdout and only warnings and errors to stderr.
+ */
+export function daemonLogger(level: LogLevel): Logger {
+  return underPm2()
+    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) } })
+    : createLogger({ level });
+}
+
 /** A logger that drops everything (tests, benchmarks). */
 export const silentLogger: Logger = createLogger({ level: "silent", sink: { write: () => {} } });

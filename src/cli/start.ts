@@ -1,58 +1,73 @@
-// `hearth start`: the daemon in the foreground (pm2 runs this). SIGTERM or SIGINT shut it down
-// cleanly: intake stops, active runs get `agent.shutdownGraceMs`, then everything closes.
+// `hearth start`: the daemon in the foreground (pm2 runs this). A stop request — SIGTERM, SIGINT,
+// SIGHUP, or the end of the launcher that spawned it — at any moment shuts it down once and
+// cleanly: start-up stops at its next step, or intake stops, active runs get
+// `agent.shutdownGraceMs`, then everything closes and the process exits 0. A second signal
+// while stopping exits at once (1).
 import { assertModelCredentials } from "../gateway/agent-runtime.ts";
 import { loadConfig } from "../gateway/config.ts";
-import { startGateway } from "../gateway/gateway.ts";
+import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";
-import { createLogger, parseLevel, underPm2 } from "../log.ts";
+import { daemonLogger, parseLevel, underPm2, type Logger } from "../log.ts";
+import { catchStopRequests, describeStop } from "../process-stop.ts";
 
-export async function runStart(home: string): Promise<number> {
+export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
+  // Caught already by bin/hearth.js; a request made since is replayed to the listener below.
+  const stop = catchStopRequests();
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   const level = parseLevel(process.env.HEARTH_LOG, config.log.level);
-  // pm2 shows stderr as errors (in red): under pm2 only warnings and errors go there.
-  const log = underPm2()
-    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) } })
-    : createLogger({ level });
-  // A signal during start-up (the control socket and recovered replies are live before
-  // startGateway returns) must not kill the process outright: it is kept and acted on at once.
-  let early: NodeJS.Signals | undefined;
-  const keep = (signal: NodeJS.Signals) => void (early ??= signal);
-  process.on("SIGTERM", keep);
-  process.on("SIGINT", keep);
-  let gateway: Awaited<ReturnType<typeof startGateway>>;
-  try {
-    gateway = await startGateway(gatewayOptions(home, config, log, { daemon: true }));
-  } finally {
-    process.off("SIGTERM", keep);
-    process.off("SIGINT", keep);
-  }
-  process.send?.("ready");
-  // Someone watching a terminal (not pm2, not a pipe) gets one plain line on what to do next.
-  if (process.stderr.isTTY && !underPm2()) process.stderr.write(`Hearth is ready — talk to it with \`${hearthCmd("chat")}\`\n`);
+  const log = daemonLogger(level);
 
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const shutdown = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn("gateway.forced_exit", { signal });
+  const { promise: stopped, resolve: exitWith } = Promise.withResolvers<number>();
+  const starting = new AbortController();
+  let gateway: Gateway | null = null;
+  let stopping = false;
+  stop.onStop((reason, count) => {
+    if (stopping) {
+      // Our own process.disconnect() at the end also reads as "launcher gone": not a second request.
+      if (reason.kind === "signal" && count > 1) {
+        log.warn("gateway.forced_exit", { signal: reason.signal });
         process.exit(1);
       }
-      stopping = true;
-      log.info("gateway.stopping", { signal });
-      void gateway.stop().then(
-        () => 0,
-        (err: unknown) => (log.error("gateway.stop_failed", { error: err }), 1),
-      ).then((code) => {
-        // pm2 keeps an IPC channel open to its app; while it is open the process cannot exit on
-        // its own, and pm2 waits its kill_timeout, then SIGKILLs it.
-        if (process.connected) process.disconnect();
-        resolve(code);
-      });
-    };
-    process.on("SIGTERM", shutdown);
-    process.on("SIGINT", shutdown);
-    if (early) shutdown(early);
+      return;
+    }
+    stopping = true;
+    log.info("gateway.stopping", { ...describeStop(reason), ...(gateway ? {} : { during: "start-up" }) });
+    if (gateway) void stopGateway(gateway, log).then(exitWith);
+    else starting.abort();
   });
+
+  try {
+    gateway = await startGateway({ ...gatewayOptions(home, config, log, { daemon: true }), stopSignal: starting.signal });
+  } catch (err) {
+    if (!(err instanceof StartupStopped)) throw err;
+    disconnectSupervisor();
+    return 0;
+  }
+  if (stopping) {
+    // Asked to stop after start-up's last step: stop now.
+    void stopGateway(gateway, log).then(exitWith);
+  } else {
+    process.send?.("ready");
+    if (out.isTTY && !underPm2()) out.write(`ready — talk to it with \`${hearthCmd("chat")}\`\n`);
+  }
+  return stopped;
+}
+
+async function stopGateway(gateway: Gateway, log: Logger): Promise<number> {
+  const code = await gateway.stop().then(
+    () => 0,
+    (err: unknown) => (log.error("gateway.stop_failed", { error: err }), 1),
+  );
+  disconnectSupervisor();
+  return code;
+}
+
+/**
+ * pm2 (or the launcher) keeps an IPC channel open to its app; while it is open the process cannot
+ * exit on its own, and pm2 waits its kill_timeout, then SIGKILLs it.
+ */
+function disconnectSupervisor(): void {
+  if (process.connected) process.disconnect();
 }

@@ -58,6 +58,20 @@ export interface GatewayOptions {
   timers?: Timers;
   /** Restart delays of MCP servers (tests shorten them). */
   mcpBackoff?: Partial<Backoff>;
+  /**
+   * Aborted when the process is asked to stop while starting: start-up stops at its next step,
+   * undoes the steps done and throws StartupStopped. Once startGateway has returned, it is
+   * no longer looked at: the caller stops the gateway.
+   */
+  stopSignal?: AbortSignal;
+}
+
+/** Start-up was asked to stop (a signal while starting); what was started is stopped again. */
+export class StartupStopped extends Error {
+  constructor() {
+    super("start-up stopped: the process was asked to stop");
+    this.name = "StartupStopped";
+  }
 }
 
 export interface Gateway {
@@ -75,8 +89,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const paths = homePaths(home);
   const log = opts.log.child({ component: "gateway" });
   const undo: Array<[string, () => Promise<void> | void]> = [];
+  // Between steps: a stop asked for while starting ends start-up there (before the lock, even).
+  const continueUnlessStopped = () => {
+    if (opts.stopSignal?.aborted) throw new StartupStopped();
+  };
 
   try {
+    continueUnlessStopped();
     // 1. The home folder and the lock: one gateway per home.
     ensureHome(home, { workspace: config.workspace });
     const lock: GatewayLock = acquireLock(paths.lock);
@@ -90,9 +109,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log.warn("inbox.recovering", { rerun: recovery.rerun.length, redeliver: recovery.redeliver.length, giveUp: recovery.giveUp.length, delivered: recovery.delivered.length });
     }
 
+    continueUnlessStopped();
+
     // 3. Memory: the watcher, the search index, scoped context.
     const memory = opts.openMemory ? await opts.openMemory() : null;
     if (memory) undo.push(["memory", () => memory.close()]);
+    continueUnlessStopped();
 
     // 3b. Extensions: the workspace's skills (kept fresh by the watcher) and the MCP servers,
     // which start in the background once the agent has swept what a killed daemon left.
@@ -145,6 +167,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     cron.attach(gatewayHost(ctx));
     undo.push(["scheduler", () => cron.stop()]);
 
+    continueUnlessStopped();
     // 6. The control socket for `hearth chat`, `hearth status` and friends.
     if (opts.controlSocket) {
       const control: ControlSocket = await startControlSocket(
@@ -159,8 +182,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // 7. Channels, then what the inbox had left: replies need their channel running.
     // The promise settles once the message is on disk (attachments downloaded): a channel may wait for it.
     const onMessage = (m: InboundMessage): Promise<void> => routeInbound(ctx, m);
+    continueUnlessStopped();
     await channels.startAll(onMessage);
     undo.push(["channels", () => channels.stopAll()]);
+    continueUnlessStopped();
     // Undone first: new messages still reach the inbox (and run after a restart) while the
     // active runs finish and their replies go out on channels that are still up.
     undo.push(["runs", () => ctx.lanes.drain(config.agent.shutdownGraceMs)]);
@@ -177,6 +202,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       undo.push(["scheduler timers", () => cron.pause()]);
     }
 
+    continueUnlessStopped();
     log.info("gateway.ready", { home, channels: channels.ids(), pid: process.pid });
     // 8. Background work that must not delay readiness: the watcher's first scan of the
     // workspace and the search index build. Skills are read again once the watcher covers

@@ -129,28 +129,3 @@ describe("exit codes and hints", () => {
     }
   });
 });
-
-describe("start on a terminal", () => {
-  it("says in one line that Hearth is ready and how to talk to it", async () => {
-    const { spawn } = await import("node:child_process");
-    const { hearthBin, repoRoot } = await import("../support/cli-process.ts");
-    const { waitFor } = await import("../support/daemon.ts");
-    home = makeHome({ heartbeat: { every: "0" } });
-    const env = isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anth.url });
-    // `script` gives the daemon a pseudo-terminal, as a person's shell would.
-    const cmd = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(hearthBin)} start`;
-    const tty = spawn("script", ["-qfec", cmd, "/dev/null"], { env, cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    tty.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise((r) => tty.on("close", r));
-    try {
-      await waitFor("the ready line", () => out.includes("Hearth is ready"), 60_000);
-      expect(out).toContain("Hearth is ready — talk to it with `npx hearth chat`\r\n");
-      expect(out.match(/Hearth is ready/g)).toHaveLength(1);
-    } finally {
-      const pid = Number(readFileSync(join(home, "gateway.lock"), "utf8").match(/"pid":\s*(\d+)/)?.[1]);
-      if (pid) process.kill(pid, "SIGTERM");
-      await exited;
-    }
-  });
-});

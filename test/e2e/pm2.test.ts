@@ -1,6 +1,7 @@
 // Hearth under pm2, the way the README runs it: ready, stopped cleanly, logs under the home.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -76,5 +77,34 @@ describe("pm2", () => {
     expect(pm2Log).toMatch(/App \[hearth:\d+\] exited with code \[0\]/);
     console.log(`pm2 stop took ${stopMs} ms`);
     expect((await runHearth(["status"], env)).code).toBe(1);
+  });
+
+  it("does not restart a daemon whose configuration is wrong (no key), and its log says what to fix", async (ctx) => {
+    if (pm2Problem) ctx.skip(`pm2 cannot run here: ${pm2Problem}`);
+    const home = join(base, "home-no-key");
+    const noKey = isolatedEnv({ HEARTH_HOME: home, PM2_HOME: join(base, "pm2-no-key"), HEARTH_LOG: "info" });
+    const pm2NoKey = (...args: string[]) => run(process.execPath, [pm2Bin, ...args], { env: noKey, cwd: repoRoot, timeout: 60_000 });
+    try {
+      await pm2NoKey("start", join(repoRoot, "ecosystem.config.cjs")).catch(() => {});
+      const err = join(home, "logs", "hearth.err.log");
+      await waitFor("the error in the log", () => existsSync(err) && readFileSync(err, "utf8").includes("ANTHROPIC_API_KEY"), 30_000);
+      const pm2Log = join(noKey.PM2_HOME!, "pm2.log");
+      await waitFor("pm2 to see the exit", () => /App \[hearth:\d+\] exited with code \[2\]/.test(readFileSync(pm2Log, "utf8")), 30_000);
+      // Long enough for pm2's restarts (200 ms, then 300, 450...) to show, had it planned any.
+      await sleep(3000);
+      const list = JSON.parse((await pm2NoKey("jlist")).stdout) as Array<{ name: string; pid: number; pm2_env: { status: string; restart_time: number } }>;
+      const app = list.find((a) => a.name === "hearth")!;
+      expect(app.pm2_env.restart_time).toBeLessThanOrEqual(1);
+      // pm2 7 labels it "waiting restart" (its exponential backoff sets that label before it
+      // looks at stop_exit_codes), but schedules nothing: no process, no more exits.
+      expect(app.pm2_env.status).not.toBe("online");
+      expect(app.pid).toBe(0);
+      expect(readFileSync(pm2Log, "utf8").match(/exited with code \[2\]/g)!.length).toBeLessThanOrEqual(2);
+      const log = readFileSync(err, "utf8");
+      expect(log).toContain("export ANTHROPIC_API_KEY=sk-ant-...");
+      expect(log).toContain("npx pm2 restart hearth --update-env");
+    } finally {
+      await pm2NoKey("kill").catch(() => {});
+    }
   });
 });
