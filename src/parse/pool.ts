@@ -44,6 +44,10 @@ export class ParsePool {
   async run(job: Job, opts: RunOptions): Promise<JobResult> {
     if (opts.signal?.aborted) return stopped;
     const worker = await this.#acquire();
+    if (opts.signal?.aborted) {
+      this.#release(worker);
+      return stopped;
+    }
     const outcome = await this.#runOn(worker, job, opts);
     if (outcome.keep) this.#release(worker);
     else this.#discard(worker);
