@@ -7,7 +7,7 @@
 import { Worker } from "node:worker_threads";
 import type { Job, JobResult } from "./jobs.ts";
 
-/** The heap a parse may use (V8 old generation); the young generation adds 16 MB. */
+/** The heap a parse may use (V8 old generation); the young generation adds up to 48 MB, as on the main thread. */
 export const PARSE_HEAP_MB = 128;
 /** How long a page's extraction may take; a PDF's text may take longer. */
 export const HTML_TIMEOUT_MS = 10_000;
@@ -73,7 +73,7 @@ export class ParsePool {
       if (this.#live < this.#opts.maxWorkers) {
         this.#live++;
         const h = this.#opts.heapMb;
-        return new Worker(new URL("./worker.ts", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: h, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 } });
+        return new Worker(new URL("./worker.ts", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: h, maxYoungGenerationSizeMb: 48, stackSizeMb: 4 } });
       }
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     }
