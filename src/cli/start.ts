@@ -41,7 +41,9 @@ export async function runStart(home: string): Promise<number> {
       void gateway.stop().then(
         () => 0,
         (err: unknown) => (log.error("gateway.stop_failed", { error: err }), 1),
-      ).then((code) => {
+      ).then(async (code) => {
+        // A parse still running (a PDF's search text) would hold the process for up to its limit.
+        await (await import("../parse/pool.ts")).stopParsing();
         // pm2 keeps an IPC channel open to its app; while it is open the process cannot exit on
         // its own, and pm2 waits its kill_timeout, then SIGKILLs it.
         if (process.connected) process.disconnect();

@@ -11,8 +11,10 @@ export interface Markdown {
 const NOISE = "script, style, noscript, template, iframe, svg, canvas, form, nav, header, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-modal=true]";
 const BANNER = /(^|[\s_-])(cookie|cookies|consent|gdpr|cmp|newsletter|subscribe|popup|modal)([\s_-]|$)/i;
 
+export const loadHtmlLibraries = () => Promise.all([import("@mozilla/readability"), import("linkedom"), import("turndown")]);
+
 export async function htmlToMarkdown(html: string): Promise<Markdown> {
-  const [{ Readability }, { parseHTML }, { default: TurndownService }] = await Promise.all([import("@mozilla/readability"), import("linkedom"), import("turndown")]);
+  const [{ Readability }, { parseHTML }, { default: TurndownService }] = await loadHtmlLibraries();
   const { document } = parseHTML(html);
   const title = document.querySelector("title")?.textContent?.trim() || undefined;
   for (const el of [...document.querySelectorAll(NOISE)]) el.remove();

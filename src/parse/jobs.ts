@@ -22,6 +22,16 @@ export type JobResult =
   /** The input is damaged (a PDF pdf.js cannot open); `message` is the library's. */
   | { type: "failed"; message: string };
 
+/**
+ * Loads the libraries `job` needs (the first job of a worker pays for it). Hearth's own code
+ * and no input: the pool starts a job's clock only after this, so a busy machine's slow start-up
+ * is never blamed on the page.
+ */
+export async function loadParsers(job: Job): Promise<void> {
+  if (job.type === "html") await import("./html.ts").then((m) => m.loadHtmlLibraries());
+  else await import("unpdf");
+}
+
 export async function runJob(job: Job): Promise<JobResult> {
   switch (job.type) {
     case "html": {

@@ -12,6 +12,8 @@ export const PARSE_HEAP_MB = 128;
 /** How long a page's extraction may take; a PDF's text may take longer. */
 export const HTML_TIMEOUT_MS = 10_000;
 export const PDF_TIMEOUT_MS = 30_000;
+/** Starting a worker and loading its libraries (before a job's own clock runs); generous for a busy machine. */
+const START_TIMEOUT_MS = 120_000;
 
 export interface RunOptions {
   timeoutMs: number;
@@ -29,7 +31,9 @@ export class ParsePool {
   readonly #opts: PoolOptions;
   readonly #idle: Array<{ worker: Worker; timer: NodeJS.Timeout }> = [];
   readonly #waiting: Array<() => void> = [];
+  readonly #busy = new Set<Worker>();
   #live = 0;
+  #closed = false;
 
   constructor(opts: Partial<PoolOptions> = {}) {
     this.#opts = { maxWorkers: 2, idleMs: 60_000, heapMb: PARSE_HEAP_MB, ...opts };
@@ -48,18 +52,23 @@ export class ParsePool {
       this.#release(worker);
       return stopped;
     }
+    this.#busy.add(worker);
     const outcome = await this.#runOn(worker, job, opts);
-    if (outcome.keep) this.#release(worker);
+    this.#busy.delete(worker);
+    if (outcome.keep && !this.#closed) this.#release(worker);
     else this.#discard(worker);
     return outcome.result;
   }
 
-  /** Ends every idle worker (busy ones end with their job). */
+  /** Ends every worker; a job still running ends as `failed`. The pool can be used again after. */
   async close(): Promise<void> {
+    this.#closed = true;
+    const busy = [...this.#busy];
     const idle = this.#idle.splice(0);
     for (const { timer } of idle) clearTimeout(timer);
     this.#live -= idle.length;
-    await Promise.all(idle.map(({ worker }) => worker.terminate()));
+    await Promise.all([...idle.map(({ worker }) => worker.terminate()), ...busy.map((w) => w.terminate())]);
+    this.#closed = false;
   }
 
   async #acquire(): Promise<Worker> {
@@ -106,12 +115,17 @@ export class ParsePool {
         worker.off("message", onMessage).off("error", onError).off("exit", onExit);
         resolve({ result, keep });
       };
-      const onMessage = (result: JobResult) => finish(result, true);
+      const onMessage = (msg: JobResult | "started") => {
+        if (msg !== "started") return finish(msg, true);
+        // The job's own clock starts now: loading the libraries is not the input's doing.
+        clearTimeout(timer);
+        timer = setTimeout(() => finish({ type: "too-complex", reason: `extracting it took longer than ${Math.round(opts.timeoutMs / 1000)} s` }, false), opts.timeoutMs);
+      };
       const onError = (err: Error & { code?: string }) =>
         finish(err.code === "ERR_WORKER_OUT_OF_MEMORY" ? { type: "too-complex", reason: `extracting it needed more than ${this.#opts.heapMb} MB of memory` } : { type: "failed", message: err.message }, false);
       const onExit = (code: number) => finish({ type: "failed", message: `the parser stopped (exit code ${code})` }, false);
       const onAbort = () => finish(stopped, false);
-      const timer = setTimeout(() => finish({ type: "too-complex", reason: `extracting it took longer than ${Math.round(opts.timeoutMs / 1000)} s` }, false), opts.timeoutMs);
+      let timer = setTimeout(() => finish({ type: "failed", message: "the parser did not start" }, false), START_TIMEOUT_MS);
       opts.signal?.addEventListener("abort", onAbort, { once: true });
       worker.on("message", onMessage).on("error", onError).on("exit", onExit);
       worker.postMessage(job);
@@ -127,4 +141,9 @@ let shared: ParsePool | undefined;
 export function parsePool(): ParsePool {
   shared ??= new ParsePool();
   return shared;
+}
+
+/** Ends the daemon's pool, if it was ever made (at shutdown: a parse must not keep the process up). */
+export async function stopParsing(): Promise<void> {
+  await shared?.close();
 }

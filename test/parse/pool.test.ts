@@ -71,6 +71,15 @@ describe("ParsePool", () => {
     expect(await running).toEqual({ type: "failed", message: "The extraction was stopped." });
   });
 
+  it("closing the pool ends a running job (at shutdown a parse must not hold the process)", async () => {
+    pool = new ParsePool();
+    const running = pool.run({ type: "html", html: nested(250).repeat(20) }, { timeoutMs: 300_000 });
+    await waitFor(() => pool!.size === 1);
+    await pool.close();
+    expect((await running).type).toBe("failed");
+    expect(pool.size).toBe(0);
+  });
+
   it("reads a PDF's pages and text, and refuses a PDF bomb before pdf.js unpacks it", async () => {
     pool = new ParsePool();
     expect(await pool.run({ type: "pdf", bytes: new Uint8Array(tinyPdf("Hello PDF")), textIfPagesOver: 0 }, { timeoutMs: 60_000 })).toEqual({ type: "pdf", pages: 1, text: "Hello PDF" });
