@@ -56,20 +56,20 @@ async function htmlContent(html: string, signal: AbortSignal | undefined): Promi
     case "html":
       return { kind: "html", ...(r.title ? { title: r.title } : {}), text: r.text };
     case "too-complex":
-      return plainText(html, r.reason);
+      return plainText(html, `The page is too complex to extract (${r.reason})`);
     case "failed":
       if (signal?.aborted) throw new UnsupportedContentError(r.message);
-      return plainText(html, r.message);
+      return plainText(html, `The page could not be extracted (${r.message})`);
     case "pdf":
       throw new Error("the parse worker answered an HTML job with a PDF result");
   }
 }
 
-/** The page's text without a DOM (one linear pass), with a note saying why. */
-function plainText(html: string, reason: string): Extracted {
+/** The page's text without a DOM (one linear pass), with a note saying why (`why` is a clause). */
+function plainText(html: string, why: string): Extracted {
   const { text, cut } = stripTags(html, FALLBACK_CHARS);
   const what = cut ? `the first ${FALLBACK_CHARS.toLocaleString("en-US")} characters of its text` : "its text";
-  return { kind: "html", text, note: `The page is too complex to extract (${reason}); here is ${what}, without markup.` };
+  return { kind: "html", text, note: `${why}; here is ${what}, without markup.` };
 }
 
 async function pdfText(body: Buffer, signal: AbortSignal | undefined): Promise<string> {
