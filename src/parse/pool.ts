@@ -82,7 +82,11 @@ export class ParsePool {
       if (this.#live < this.#opts.maxWorkers) {
         this.#live++;
         const h = this.#opts.heapMb;
-        return new Worker(new URL("./worker.ts", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: h, maxYoungGenerationSizeMb: 48, stackSizeMb: 4 } });
+        const worker = new Worker(new URL("./worker.ts", import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: h, maxYoungGenerationSizeMb: 48, stackSizeMb: 4 } });
+        // A worker past its time limit may still run out of memory while it is being terminated,
+        // after its job's listeners are gone: an 'error' with no listener would end the daemon.
+        worker.on("error", () => {});
+        return worker;
       }
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     }
