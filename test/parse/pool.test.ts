@@ -45,7 +45,7 @@ describe("ParsePool", () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 5);
     let ticksAtResult = -1;
-    const r = await pool.run({ type: "html", html: nested(250).repeat(20) }, { timeoutMs: 2000 }).finally(() => {
+    const r = await pool.run({ type: "html", html: nested(250).repeat(400) }, { timeoutMs: 2000 }).finally(() => {
       ticksAtResult = ticks;
       clearInterval(timer);
     });
@@ -66,14 +66,14 @@ describe("ParsePool", () => {
   it("an aborted job ends at once", async () => {
     pool = new ParsePool();
     const stop = new AbortController();
-    const running = pool.run({ type: "html", html: nested(250).repeat(20) }, { timeoutMs: 300_000, signal: stop.signal });
+    const running = pool.run({ type: "html", html: nested(250).repeat(400) }, { timeoutMs: 300_000, signal: stop.signal });
     stop.abort();
     expect(await running).toEqual({ type: "failed", message: "The extraction was stopped." });
   });
 
   it("closing the pool ends a running job (at shutdown a parse must not hold the process)", async () => {
     pool = new ParsePool();
-    const running = pool.run({ type: "html", html: nested(250).repeat(20) }, { timeoutMs: 300_000 });
+    const running = pool.run({ type: "html", html: nested(250).repeat(400) }, { timeoutMs: 300_000 });
     await waitFor(() => pool!.size === 1);
     await pool.close();
     expect((await running).type).toBe("failed");
