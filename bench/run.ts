@@ -8,6 +8,7 @@ import { gatewayBench } from "./gateway.bench.ts";
 import { heartbeatBench } from "./heartbeat.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
 import { memorySearchBench } from "./memory-search.bench.ts";
+import { parsersBench } from "./parsers.bench.ts";
 import { scaleBench } from "./scale.bench.ts";
 import { startupBench } from "./startup.bench.ts";
 import { telegramBench } from "./telegram.bench.ts";
@@ -24,6 +25,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["exec", execBench],
   ["heartbeat", heartbeatBench],
   ["scale", scaleBench],
+  ["parsers", parsersBench],
 ];
 
 const only = process.argv.slice(2);

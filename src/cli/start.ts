@@ -60,6 +60,8 @@ async function stopGateway(gateway: Gateway, log: Logger): Promise<number> {
     () => 0,
     (err: unknown) => (log.error("gateway.stop_failed", { error: err }), 1),
   );
+  // A parse still running (a PDF's search text) would hold the process for up to its limit.
+  await (await import("../parse/pool.ts")).stopParsing();
   disconnectSupervisor();
   return code;
 }

@@ -1,7 +1,8 @@
 // The text of a PDF the model reads as a document block, kept beside it as `<pdf>.txt` for
 // memory_search only (a PDF past the API's limits has that file already: it is what the model
 // reads). Extracted after the message was accepted, one PDF at a time, so a long document
-// neither delays the chat's message nor competes with another extraction for the CPU.
+// neither delays the chat's message nor competes with another extraction for the CPU. pdf.js runs
+// in the parse worker (src/parse/), with its limits.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.ts";
@@ -42,11 +43,18 @@ export function extractPdfTextLater(workspace: string, relPath: string, onText: 
 async function extractPdfText(file: string): Promise<number | null> {
   const out = `${file}.txt`;
   if (existsSync(out)) return readFileSync(out, "utf8").length;
-  const { getDocumentProxy, extractText } = await import("unpdf");
-  const doc = await getDocumentProxy(new Uint8Array(readFileSync(file)));
-  const { text } = await extractText(doc, { mergePages: true });
+  const { parsePool, PDF_TIMEOUT_MS } = await import("../parse/pool.ts");
+  const r = await parsePool().run({ type: "pdf", bytes: new Uint8Array(readFileSync(file)), textIfPagesOver: 0 }, { timeoutMs: PDF_TIMEOUT_MS });
+  if (r.type === "too-complex") throw new PdfTextError(`too complex to extract: ${r.reason}`);
+  if (r.type !== "pdf") throw new PdfTextError(r.type === "failed" ? r.message : "unexpected parse result");
+  const text = r.text ?? "";
   if (text.trim() === "") return null;
   const body = `${text.length > MAX_CHARS ? text.slice(0, MAX_CHARS) : text}\n`;
   writeOnce(out, new TextEncoder().encode(body));
   return body.length;
+}
+
+/** The PDF's text could not be had (damaged, or past the parse limits); logged, never shown. */
+class PdfTextError extends Error {
+  override name = "PdfTextError";
 }

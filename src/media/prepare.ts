@@ -71,25 +71,26 @@ async function prepareImage(bytes: Uint8Array, name: string): Promise<Prepared> 
 }
 
 async function preparePdf(bytes: Uint8Array, name: string): Promise<Prepared> {
-  const { getDocumentProxy, extractText } = await import("unpdf");
-  let pages: number;
-  let doc: Awaited<ReturnType<typeof getDocumentProxy>>;
-  try {
-    // unpdf may take ownership of the buffer it is given: hand it a copy.
-    doc = await getDocumentProxy(new Uint8Array(bytes));
-    pages = doc.numPages;
-  } catch {
-    return { type: "refused", reason: `I couldn't open the PDF ${name}: the file seems damaged.` };
+  // Opened in the parse worker (src/parse/): a PDF from a chat is untrusted, and pdf.js would
+  // inflate a bomb into the daemon's memory.
+  const { parsePool, PDF_TIMEOUT_MS } = await import("../parse/pool.ts");
+  const textIfPagesOver = bytes.length > PDF_MAX_BYTES ? 0 : PDF_MAX_PAGES;
+  const r = await parsePool().run({ type: "pdf", bytes, textIfPagesOver }, { timeoutMs: PDF_TIMEOUT_MS });
+  switch (r.type) {
+    case "too-complex":
+      return { type: "refused", reason: `I couldn't read the PDF ${name}: it is too complex to open safely (${r.reason}).` };
+    case "failed":
+    case "html":
+      return { type: "refused", reason: `I couldn't open the PDF ${name}: the file seems damaged.` };
+    case "pdf":
+      break;
   }
+  const pages = r.pages;
   if (pages === 0) return { type: "refused", reason: `The PDF ${name} has no pages.` };
-  if (bytes.length <= PDF_MAX_BYTES && pages <= PDF_MAX_PAGES) return { type: "document", mime: "application/pdf" };
-  try {
-    const { text } = await extractText(doc, { mergePages: true });
-    const body = text.length > TEXT_MAX_CHARS * 4 ? text.slice(0, TEXT_MAX_CHARS * 4) : text;
-    return { type: "text", mime: "text/plain", derived: { suffix: ".txt", bytes: new TextEncoder().encode(body) }, note: `(a ${pages}-page PDF, past what the model reads as a document: its extracted text follows)` };
-  } catch {
-    return { type: "refused", reason: `The PDF ${name} is too large for me to read (${pages} pages) and its text could not be extracted.` };
-  }
+  if (r.text === null) return { type: "document", mime: "application/pdf" };
+  const text = r.text;
+  const body = text.length > TEXT_MAX_CHARS * 4 ? text.slice(0, TEXT_MAX_CHARS * 4) : text;
+  return { type: "text", mime: "text/plain", derived: { suffix: ".txt", bytes: new TextEncoder().encode(body) }, note: `(a ${pages}-page PDF, past what the model reads as a document: its extracted text follows)` };
 }
 
 function prepareText(bytes: Uint8Array, name: string, statedMime: string): Prepared {

@@ -62,3 +62,42 @@ export function tinyPdf(text: string): Buffer {
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, "latin1");
 }
+
+/**
+ * A one-page PDF whose page content is one FlateDecode stream that unpacks to `inflated` bytes
+ * of zeros (a "PDF bomb": about 1 MB on disk for 1 GB unpacked). Deflated in 1 MB steps, so
+ * making it never holds the unpacked bytes.
+ */
+export async function bombPdf(inflated: number): Promise<Buffer> {
+  const { createDeflate } = await import("node:zlib");
+  const deflate = createDeflate({ level: 9 });
+  const parts: Buffer[] = [];
+  deflate.on("data", (c: Buffer) => parts.push(c));
+  const done = new Promise<void>((resolve, reject) => deflate.on("end", resolve).on("error", reject));
+  const step = Buffer.alloc(1024 * 1024);
+  for (let left = inflated; left > 0; left -= step.length) {
+    if (!deflate.write(left >= step.length ? step : step.subarray(0, left))) await new Promise((r) => deflate.once("drain", r));
+  }
+  deflate.end();
+  await done;
+  const stream = Buffer.concat(parts);
+  const head = [
+    "%PDF-1.4\n",
+    "1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n",
+    "2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n",
+    "3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>\nendobj\n",
+  ];
+  const offsets: number[] = [];
+  let out = Buffer.alloc(0);
+  for (const h of head) {
+    if (out.length > 0) offsets.push(out.length);
+    out = Buffer.concat([out, Buffer.from(h, "latin1")]);
+  }
+  offsets.push(out.length);
+  out = Buffer.concat([out, Buffer.from(`4 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`, "latin1"), stream, Buffer.from("\nendstream\nendobj\n", "latin1")]);
+  const xref = out.length;
+  let tail = `xref\n0 5\n0000000000 65535 f \n`;
+  for (const o of offsets) tail += `${String(o).padStart(10, "0")} 00000 n \n`;
+  tail += `trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.concat([out, Buffer.from(tail, "latin1")]);
+}

@@ -1,13 +1,16 @@
 // Turns a fetched body into text for the model: HTML → the main content as markdown (scripts,
 // navigation and cookie banners dropped), PDF → its text, JSON → pretty-printed, text → as is.
-// The HTML libraries (a DOM, readability, turndown: several megabytes) load with the first page
-// fetched, not with the daemon.
+// HTML and PDF are parsed in a worker thread with time and memory limits (src/parse/); a page
+// past them is given as plain text with a note saying why.
+import { stripTags } from "../../../parse/html-scan.ts";
 
 export interface Extracted {
   title?: string;
   text: string;
   /** "html", "pdf", "json" or "text": how the body was read. */
   kind: "html" | "pdf" | "json" | "text";
+  /** Why the text is not the usual extraction (a limit was hit); shown to the model first. */
+  note?: string;
 }
 
 /** The body's type is one Hearth cannot read (an image, an archive…); the message is for the model. */
@@ -15,12 +18,13 @@ export class UnsupportedContentError extends Error {
   override name = "UnsupportedContentError";
 }
 
-export async function extractContent(body: Buffer, contentType: string, url: string): Promise<Extracted> {
+/** `signal` stops a parse in progress (the run was stopped). */
+export async function extractContent(body: Buffer, contentType: string, url: string, signal?: AbortSignal): Promise<Extracted> {
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   const charset = /charset=([^;]+)/i.exec(contentType)?.[1]?.trim().replace(/"/g, "");
-  if (type === "application/pdf" || (type === "" && body.subarray(0, 5).toString("latin1") === "%PDF-")) return { kind: "pdf", text: await pdfText(body) };
+  if (type === "application/pdf" || (type === "" && body.subarray(0, 5).toString("latin1") === "%PDF-")) return { kind: "pdf", text: await pdfText(body, signal) };
   const text = decodeText(body, charset);
-  if (type === "text/html" || type === "application/xhtml+xml" || (type === "" && /^\s*<(!doctype html|html)/i.test(text))) return await htmlToMarkdown(text);
+  if (type === "text/html" || type === "application/xhtml+xml" || (type === "" && /^\s*<(!doctype html|html)/i.test(text))) return await htmlContent(text, signal);
   if (type === "application/json" || type.endsWith("+json")) return { kind: "json", text: prettyJson(text) };
   if (type.startsWith("text/") || type === "application/xml" || type.endsWith("+xml") || type === "") return { kind: "text", text };
   throw new UnsupportedContentError(`${url} is ${type}, which web_fetch cannot read (it reads HTML, text, JSON and PDF).`);
@@ -42,42 +46,43 @@ function prettyJson(text: string): string {
   }
 }
 
-// Page furniture that is never the content, removed before readability looks at the page.
-const NOISE = "script, style, noscript, template, iframe, svg, canvas, form, nav, header, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [aria-modal=true]";
-const BANNER = /(^|[\s_-])(cookie|cookies|consent|gdpr|cmp|newsletter|subscribe|popup|modal)([\s_-]|$)/i;
+/** Characters of plain text the model gets from a page too complex to extract. */
+export const FALLBACK_CHARS = 64_000;
 
-export async function htmlToMarkdown(html: string): Promise<Extracted> {
-  const [{ Readability }, { parseHTML }, { default: TurndownService }] = await Promise.all([import("@mozilla/readability"), import("linkedom"), import("turndown")]);
-  const { document } = parseHTML(html);
-  const title = document.querySelector("title")?.textContent?.trim() || undefined;
-  for (const el of [...document.querySelectorAll(NOISE)]) el.remove();
-  for (const el of [...document.querySelectorAll("[id], [class]")]) {
-    if (BANNER.test(`${el.getAttribute("id") ?? ""} ${el.getAttribute("class") ?? ""}`)) el.remove();
+async function htmlContent(html: string, signal: AbortSignal | undefined): Promise<Extracted> {
+  const { parsePool, HTML_TIMEOUT_MS } = await import("../../../parse/pool.ts");
+  const r = await parsePool().run({ type: "html", html }, { timeoutMs: HTML_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+  switch (r.type) {
+    case "html":
+      return { kind: "html", ...(r.title ? { title: r.title } : {}), text: r.text };
+    case "too-complex":
+      return plainText(html, `The page is too complex to extract (${r.reason})`);
+    case "failed":
+      if (signal?.aborted) throw new UnsupportedContentError(r.message);
+      return plainText(html, `The page could not be extracted (${r.message})`);
+    case "pdf":
+      throw new Error("the parse worker answered an HTML job with a PDF result");
   }
-  let content: string | null | undefined;
-  let articleTitle: string | null | undefined;
-  try {
-    const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 200 }).parse();
-    content = article?.content;
-    articleTitle = article?.title;
-  } catch {
-    content = null;
-  }
-  const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-  turndown.remove(["script", "style", "noscript"]);
-  const source = content ?? document.querySelector("body")?.innerHTML ?? "";
-  const markdown = turndown.turndown(source).replace(/\n{3,}/g, "\n\n").trim();
-  const t = articleTitle?.trim() || title;
-  return { kind: "html", ...(t ? { title: t } : {}), text: markdown };
 }
 
-async function pdfText(body: Buffer): Promise<string> {
-  const { extractText, getDocumentProxy } = await import("unpdf");
-  try {
-    const pdf = await getDocumentProxy(new Uint8Array(body));
-    const { text } = await extractText(pdf, { mergePages: true });
-    return text.trim();
-  } catch (err) {
-    throw new UnsupportedContentError(`The PDF could not be read (${err instanceof Error ? err.message : String(err)}); it may be damaged or cut at the size limit.`);
+/** The page's text without a DOM (one linear pass), with a note saying why (`why` is a clause). */
+function plainText(html: string, why: string): Extracted {
+  const { text, cut } = stripTags(html, FALLBACK_CHARS);
+  const what = cut ? `the first ${FALLBACK_CHARS.toLocaleString("en-US")} characters of its text` : "its text";
+  return { kind: "html", text, note: `${why}; here is ${what}, without markup.` };
+}
+
+async function pdfText(body: Buffer, signal: AbortSignal | undefined): Promise<string> {
+  const { parsePool, PDF_TIMEOUT_MS } = await import("../../../parse/pool.ts");
+  const r = await parsePool().run({ type: "pdf", bytes: new Uint8Array(body), textIfPagesOver: 0 }, { timeoutMs: PDF_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+  switch (r.type) {
+    case "pdf":
+      return (r.text ?? "").trim();
+    case "too-complex":
+      throw new UnsupportedContentError(`The PDF is too complex to extract (${r.reason}).`);
+    case "failed":
+      throw new UnsupportedContentError(signal?.aborted ? r.message : `The PDF could not be read (${r.message}); it may be damaged or cut at the size limit.`);
+    case "html":
+      throw new Error("the parse worker answered a PDF job with an HTML result");
   }
 }

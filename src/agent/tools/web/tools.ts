@@ -63,7 +63,7 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
         try {
           opts.onUse?.(ctx);
           const got = await fetchUrl(input.url, { ...opts, resolve, signal: ctx.signal });
-          cached = { url: got.url, page: await extractContent(got.body, got.contentType, got.url), truncated: got.truncated };
+          cached = { url: got.url, page: await extractContent(got.body, got.contentType, got.url, ctx.signal), truncated: got.truncated };
         } catch (err) {
           if (err instanceof FetchRefusedError || err instanceof FetchFailedError || err instanceof UnsupportedContentError) return { content: err.message, isError: true };
           throw err;
@@ -84,7 +84,7 @@ function renderPage(c: CachedPage, maxChars: number, maxBytes: number): string {
     text = text.slice(0, maxChars);
     notes.push(`[Cut at ${maxChars} characters.]`);
   }
-  const head = c.page.title ? `# ${c.page.title}\n\n` : "";
+  const head = `${c.page.note ? `[${c.page.note}]\n\n` : ""}${c.page.title ? `# ${c.page.title}\n\n` : ""}`;
   return wrapExternal(c.url, `${head}${text}${notes.length ? `\n\n${notes.join(" ")}` : ""}`);
 }
 

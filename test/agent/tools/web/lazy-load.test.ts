@@ -29,6 +29,12 @@ describe("web fetch loads on first use", () => {
     expect(loadedAfter(`${setUp} process.stdout.write(JSON.stringify(networking()));`)).toEqual([]);
   });
 
+  it("no parse worker exists until a page is parsed: worker_threads is not even loaded", () => {
+    const script = `${setUp} await import(${JSON.stringify(fileURLToPath(new URL("../../../../src/media/prepare.ts", import.meta.url)))});
+      process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => /worker_threads/.test(m))));`;
+    expect(loadedAfter(script)).toEqual([]);
+  });
+
   it("the first fetch loads them and answers", () => {
     const script = `${setUp}
       const fetch = tools.find((t) => t.name === "web_fetch");

@@ -106,6 +106,22 @@ describe("web_fetch (local)", () => {
     expect(out.content).toBe(`<external-content source="${web.url}/big">\n${"x".repeat(100_000)}\n\n[The download was cut at 5000000 bytes.] [Cut at 100000 characters.]\n</external-content>`);
   });
 
+  it("a page nested too deep for a DOM gives its first 64,000 characters of plain text, and says why", async () => {
+    const words = "<p>word </p>".repeat(10_000); // 50,000 characters of text
+    web.route("/deep", html(`<html><body>${"<div>".repeat(300)}${words}${words}${"</div>".repeat(300)}</body></html>`));
+    const out = await tool()(`${web.url}/deep`);
+    const head = `<external-content source="${web.url}/deep">\n[The page is too complex to extract (its tags nest deeper than 256 levels); here is the first 64,000 characters of its text, without markup.]\n\n`;
+    expect(out.isError ?? false).toBe(false);
+    expect(out.content).toBe(`${head}${"word\n".repeat(12_800).slice(0, 64_000)}\n</external-content>`);
+  });
+
+  it("a PDF bomb is refused before it is unpacked", async () => {
+    const { bombPdf } = await import("../../../support/web-fixtures.ts");
+    const bomb = await bombPdf(100 * 1024 * 1024);
+    web.route("/bomb.pdf", (_req, res) => res.writeHead(200, { "content-type": "application/pdf" }).end(bomb));
+    expect(await tool()(`${web.url}/bomb.pdf`)).toEqual({ content: "The PDF is too complex to extract (a compressed part of it unpacks to more than 64 MB).", isError: true });
+  });
+
   it("extracts the text of a PDF", async () => {
     web.route("/doc.pdf", (_req, res) => res.writeHead(200, { "content-type": "application/pdf" }).end(tinyPdf("Quarterly report: revenue grew 12 percent")));
     const out = await tool()(`${web.url}/doc.pdf`);
