@@ -241,7 +241,8 @@ export function configTemplate(): string {
   // Photos, documents and voice notes.
   "media": {
     // Voice notes → text (key: HEARTH_TRANSCRIPTION_API_KEY); the README lists Groq and local servers.
-    // "transcription": { "baseUrl": "https://api.openai.com/v1", "model": "gpt-4o-transcribe" },
+    // "transcription": { "baseUrl": "https://api.openai.com/v1", "model": "gpt-4o-transcribe",
+    //   "pricing": { "perMinuteUsd": 0.006 } },   // a minute's price, when the built-in list does not know it
     "maxBytes": 20971520,                     // the largest attachment downloaded (20 MB, Telegram's limit)
     "keepTurns": 3                            // pictures stay in view for a group of this many of your messages
   },
