@@ -4,7 +4,7 @@
 // `agent.shutdownGraceMs`, then everything closes and the process exits 0. A second signal
 // while stopping exits at once (1).
 import { assertModelCredentials } from "../gateway/agent-runtime.ts";
-import { loadConfig } from "../gateway/config.ts";
+import { loadConfig } from "../config/config.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";

@@ -23,14 +23,14 @@ import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import { heartbeatModel, purposeModels, type Config } from "./config.ts";
-import { homePaths } from "./home.ts";
-import { parseDuration } from "./config.ts";
+import { heartbeatModel, purposeModels, type Config } from "../config/config.ts";
+import { homePaths } from "../config/home.ts";
+import { parseDuration } from "../config/config.ts";
 import { MemoryReducer } from "./memory-reducer.ts";
 import { SessionActivity } from "./session-activity.ts";
-import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
-import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "./usage/record.ts";
-import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
+import { meteredModel, type UsageSink } from "../spending/metered-model.ts";
+import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "../spending/usage-record.ts";
+import { HEARTBEAT_SESSION, runHeartbeatSession } from "../scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
 
 const FLUSH_REFUSAL = "Not now: this turn only saves to memory, with memory_write.";
@@ -89,7 +89,7 @@ export interface ModelInfo {
   tools: boolean;
   /** Why it runs without tools: "config" or what the API said. */
   toolsOffReason?: string;
-  /** USD per million tokens from providers.<name>.models.<id>.pricing (cost.ts pricingFor uses it). */
+  /** USD per million tokens from providers.<name>.models.<id>.pricing (spending/pricing.ts pricingFor uses it). */
   pricing?: { input: number; output: number };
 }
 

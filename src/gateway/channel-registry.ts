@@ -2,7 +2,7 @@
 // failed with its reason and the others keep serving.
 import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
-import { CliChannel } from "../channels/cli.ts";
+import { CliChannel } from "../channels/terminal/channel.ts";
 import { redact, type Logger } from "../log.ts";
 
 export class ChannelRegistry {

@@ -1,5 +1,5 @@
 // The control socket's protocol: JSON lines both ways. Shared by the daemon and the CLI.
-import type { CliEvent, KeptLetter } from "../channels/cli.ts";
+import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
 import type { GatewayStatus } from "./status.ts";
 
 export type ClientRequest =
