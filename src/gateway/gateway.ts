@@ -28,7 +28,7 @@ import { openAnswerReply } from "./reply-files.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
-import { gatewayHost } from "../scheduler/host.ts";
+import { gatewayHost } from "./scheduler-host.ts";
 import type { Timers } from "../scheduler/engine.ts";
 import { CronService } from "../scheduler/service.ts";
 import { SessionStore } from "./sessions.ts";

@@ -6,8 +6,7 @@ import { userTurn } from "../agent/user-turn.ts";
 import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localDate, localTime } from "../time.ts";
-import type { LaneItem } from "../gateway/lanes.ts";
-import type { SchedulerHost } from "./host.ts";
+import type { ScheduledRun, SchedulerHost } from "./host.ts";
 import { sessionKeyOf, targetOf, targetText, type Job } from "./job.ts";
 import type { DeliveryRecord, QueuedRun, RunLog, RunRecord, Trigger } from "./run-log.ts";
 
@@ -76,7 +75,7 @@ export class JobRunner {
   resume(job: Job, queued: QueuedRun): void {
     this.#inFlight.set(job.id, queued.runId);
     const now = this.#o.clock();
-    const item: LaneItem = {
+    const item: ScheduledRun = {
       entryId: `cron:${queued.runId}`,
       turn: userTurn(
         { text: jobTurnText(job, queued, this.#o.timezone), channel: "cron", sender: job.name, at: now, timezone: this.#o.timezone },
