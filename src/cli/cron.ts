@@ -1,8 +1,9 @@
 // `hearth cron list [--json] | add … | rm ID | run ID`: through the daemon when it runs (it
 // reschedules at once), directly on cron/jobs.json otherwise (the daemon picks the jobs up when
 // it starts). `run` needs the daemon: only the daemon runs jobs.
-import type { Config } from "../config/config.ts";
-import { loadConfig, systemTimeZone } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
+import { loadConfig } from "../config/config.ts";
+import { systemTimeZone } from "../config/fields.ts";
 import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import type { JobInput } from "../scheduler/job-input.ts";

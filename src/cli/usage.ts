@@ -1,6 +1,6 @@
 // `hearth usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]`: reads usage.jsonl in
 // the home folder; the daemon need not run.
-import { parseDuration } from "../config/config.ts";
+import { parseDuration } from "../config/fields.ts";
 import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
 import { formatUsageReport, reportGroupings, usageReport, type ReportGrouping } from "../spending/usage-report.ts";
 import { readJsonLines } from "../storage.ts";

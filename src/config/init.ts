@@ -4,7 +4,8 @@ import { hearthCmd } from "../hearth-command.ts";
 import { constants, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadConfig, systemTimeZone } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import { systemTimeZone } from "./fields.ts";
 import { homePaths } from "./home.ts";
 
 /** The repo's template workspace, copied into new homes. */

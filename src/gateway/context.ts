@@ -2,7 +2,7 @@
 import type { Logger } from "../log.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
 import type { ChannelRegistry } from "./channel-registry.ts";
-import type { Config } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
 import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { Outbox } from "./outbox.ts";

@@ -11,7 +11,7 @@ import type { MemoryService } from "../memory/memory.ts";
 import { DiskFullError, isDiskFull } from "../storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
 import { ChannelRegistry } from "./channel-registry.ts";
-import type { Config } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
 import { startControlSocket, type ControlSocket } from "./control-socket.ts";
 import { DiskRetry } from "./disk-retry.ts";

@@ -5,7 +5,7 @@ import type { Logger } from "../log.ts";
 import { openMemory } from "../memory/memory.ts";
 import { homePaths } from "../config/home.ts";
 import { ensureHome } from "../config/init.ts";
-import type { Config } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
 /**

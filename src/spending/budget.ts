@@ -8,7 +8,7 @@ import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
 import type { Logger } from "../log.ts";
 import { writeFileAtomic } from "../storage.ts";
-import type { Config } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
 import type { Spent, UsageLedger } from "./ledger.ts";
 import type { RunPurpose } from "./usage-record.ts";
 import { spendingLine, usdText } from "./spending-text.ts";

@@ -5,7 +5,8 @@
 import ipaddr from "ipaddr.js";
 import type { Usage } from "../agent/messages.ts";
 import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
-import { heartbeatModel, type Config } from "../config/config.ts";
+import { heartbeatModel } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
 
 /** USD per million tokens; cache prices default from `input` as the API's list prices do. */
 export interface ModelPrice {

@@ -3,7 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
-import { ConfigError, loadConfig, parseConfig, parseDuration, systemTimeZone, type Config } from "../../src/config/config.ts";
+import { ConfigError, loadConfig, parseConfig } from "../../src/config/config.ts";
+import type { Config } from "../../src/config/schema.ts";
+import { parseDuration, systemTimeZone } from "../../src/config/fields.ts";
 import { expandHome, homePaths, resolveHome } from "../../src/config/home.ts";
 import { redact } from "../../src/log.ts";
 

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, type Config } from "../../src/config/config.ts";
+import { ConfigError, loadConfig } from "../../src/config/config.ts";
+import type { Config } from "../../src/config/schema.ts";
 import { assertModelCredentials, MissingApiKeyError } from "../../src/gateway/agent-runtime.ts";
 import { redact } from "../../src/log.ts";
 
