@@ -1,7 +1,7 @@
 // What the router, the commands and the run executor share inside one gateway.
 import type { Logger } from "../log.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
-import type { ChannelRegistry } from "./channel-registry.ts";
+import type { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";

@@ -10,7 +10,7 @@ import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { DiskFullError, isDiskFull } from "../storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
-import { ChannelRegistry } from "./channel-registry.ts";
+import { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
 import { startControlSocket, type ControlSocket } from "./control-socket.ts";
@@ -24,7 +24,7 @@ import { planRecovery, recoverInbox } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
 import { pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts";
-import { openAnswerReply } from "./reply-files.ts";
+import { openAnswerReply } from "./delivery/reply-files.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./rpc.ts";
@@ -37,7 +37,7 @@ import { Budget } from "../spending/budget.ts";
 import { RateLimiter } from "../spending/rate-limit.ts";
 import { UsageLedger } from "../spending/ledger.ts";
 import { usageFile } from "../spending/usage-record.ts";
-import { TerminalMailboxFile } from "./terminal-mailbox.ts";
+import { TerminalMailboxFile } from "./delivery/terminal-mailbox.ts";
 
 export interface GatewayOptions {
   home: string;

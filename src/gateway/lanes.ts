@@ -10,7 +10,7 @@ import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import type { QueueMode } from "../config/fields.ts";
 import { internalErrorText, isDiskFull } from "../storage.ts";
-import { ReplyFanout } from "./reply-fanout.ts";
+import { ReplyFanout } from "./delivery/reply-fanout.ts";
 import type { RunPurpose } from "../spending/usage-record.ts";
 
 /** One accepted message waiting in, or joined to, a lane. */

@@ -15,9 +15,9 @@ import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { budgetGate } from "./budget-gate.ts";
 import { rateKeysFor, rateLimitText, rateRuleFor } from "../spending/rate-limit.ts";
-import { showActivityWhile } from "./chat-activity.ts";
-import { announceHeard } from "./heard-line.ts";
-import { openAnswerReply, sendFileOnce } from "./reply-files.ts";
+import { showActivityWhile } from "./delivery/chat-activity.ts";
+import { announceHeard } from "./delivery/heard-line.ts";
+import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };

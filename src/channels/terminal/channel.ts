@@ -41,7 +41,7 @@ export interface TerminalLetter {
 /** A letter as kept: with its time in the owner's time zone ("2026-11-25 07:00"). */
 export type KeptLetter = TerminalLetter & { when: string };
 
-/** Where the terminal keeps what no client received (gateway/terminal-mailbox.ts). */
+/** Where the terminal keeps what no client received (gateway/delivery/terminal-mailbox.ts). */
 export interface TerminalMailbox {
   /** Keeps the letter (the oldest go past the bound); throws when it could not be stored. */
   keep(letter: TerminalLetter): void;

@@ -3,9 +3,9 @@
 // inbox entry (entry.heard) and recorded in the outbox under the entry's reply the moment the
 // platform has it. A crash before that record makes the replayed (or re-delivered) entry send
 // it; after it, never again. The answer's reply waits for the line, so it always comes first.
-import type { ReplyJournal, ReplySink } from "../channels/channel.ts";
-import type { GatewayContext } from "./context.ts";
-import type { InboxEntry } from "./inbox.ts";
+import type { ReplyJournal, ReplySink } from "../../channels/channel.ts";
+import type { GatewayContext } from "../context.ts";
+import type { InboxEntry } from "../inbox.ts";
 
 /** The line the owner sees for the transcripts of one message. */
 export const heardText = (heard: readonly string[]): string => heard.map((t) => `🎤 heard: ${t}`).join("\n");

@@ -4,10 +4,10 @@
 // past MAX_LETTERS the oldest go (logged). Written atomically and fsynced before `keep` returns,
 // so a run recorded as "kept in the mailbox" is on disk.
 import { z } from "zod";
-import type { KeptLetter, TerminalLetter, TerminalMailbox } from "../channels/terminal/channel.ts";
-import type { Logger } from "../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
-import { localDate, localTime } from "../time.ts";
+import type { KeptLetter, TerminalLetter, TerminalMailbox } from "../../channels/terminal/channel.ts";
+import type { Logger } from "../../log.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic } from "../../storage.ts";
+import { localDate, localTime } from "../../time.ts";
 
 export const MAX_LETTERS = 50;
 

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_LETTERS, TerminalMailboxFile } from "../../src/gateway/terminal-mailbox.ts";
-import { createLogger } from "../../src/log.ts";
+import { MAX_LETTERS, TerminalMailboxFile } from "../../../src/gateway/delivery/terminal-mailbox.ts";
+import { createLogger } from "../../../src/log.ts";
 
 let dir: string;
 let logged: string[];

@@ -1,9 +1,9 @@
 // One run can answer several messages (steering joins them to it): its events go to every
 // reply sink attached to it, and every sink gets the final text exactly once.
 import { randomUUID } from "node:crypto";
-import type { AgentEvent } from "../agent/events.ts";
-import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
+import type { AgentEvent } from "../../agent/events.ts";
+import type { ReplyOutcome, ReplySink } from "../../channels/channel.ts";
+import type { Logger } from "../../log.ts";
 
 export class ReplyFanout {
   readonly #sinks = new Map<string, ReplySink>();

@@ -1,9 +1,9 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../channels/channel.ts";
-import { isDeliveryTarget, isRetryableStartError } from "../channels/channel.ts";
-import { CliChannel } from "../channels/terminal/channel.ts";
-import { redact, type Logger } from "../log.ts";
+import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
+import { isDeliveryTarget, isRetryableStartError } from "../../channels/channel.ts";
+import { CliChannel } from "../../channels/terminal/channel.ts";
+import { redact, type Logger } from "../../log.ts";
 
 export class ChannelRegistry {
   readonly #channels = new Map<ChannelId, Channel>();

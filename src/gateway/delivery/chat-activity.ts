@@ -3,7 +3,7 @@
 // text exists. Platforms show a chat action for about 5 s (Telegram) or 10 s (Discord), so it
 // is refreshed while the work lasts and stops with it. Never blocks the work: each refresh is
 // fire-and-forget, and a chat that cannot show it (a Bot API emulator) is not asked again.
-import type { ChatActivity, InboundMessage } from "../channels/channel.ts";
+import type { ChatActivity, InboundMessage } from "../../channels/channel.ts";
 import type { ChannelRegistry } from "./channel-registry.ts";
 
 /** Shorter than Telegram's ~5 s, so the indicator never blinks off during long work. */

@@ -10,14 +10,14 @@
 // A picture goes by send_file's outgoing-file rule (send-file.ts): checked to plan the text,
 // then opened again to send, and only the bytes read from that descriptor are sent.
 import { createHash } from "node:crypto";
-import type { OutgoingFile, SentFile } from "../agent/tool.ts";
-import type { Scope } from "../agent/messages.ts";
-import { checkOutgoing, readOutgoing, type OutgoingCheck, type OutgoingInfo } from "../agent/tools/send-file.ts";
-import type { InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../media/markdown-images.ts";
+import type { OutgoingFile, SentFile } from "../../agent/tool.ts";
+import type { Scope } from "../../agent/messages.ts";
+import { checkOutgoing, readOutgoing, type OutgoingCheck, type OutgoingInfo } from "../../agent/tools/send-file.ts";
+import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
+import type { Logger } from "../../log.ts";
+import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../../media/markdown-images.ts";
 import { showActivityWhile } from "./chat-activity.ts";
-import type { GatewayContext } from "./context.ts";
+import type { GatewayContext } from "../context.ts";
 import { announceHeard, holdUntil } from "./heard-line.ts";
 
 /**
