@@ -3,22 +3,43 @@
 // inbox entry (entry.heard) and recorded in the outbox under the entry's reply the moment the
 // platform has it. A crash before that record makes the replayed (or re-delivered) entry send
 // it; after it, never again. The answer's reply waits for the line, so it always comes first.
-import type { ReplyJournal, ReplySink } from "../../channels/channel.ts";
-import type { GatewayContext } from "../context.ts";
-import type { InboxEntry } from "../inbox.ts";
+import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
+import type { Logger } from "../../log.ts";
+import type { ChannelRegistry } from "./channel-registry.ts";
+
+/**
+ * What delivering a reply's extras (a heard line, files) needs from the gateway; the gateway
+ * context has all of it.
+ */
+export interface DeliveryDeps {
+  /**
+   * The outbox's once-per-key send (Outbox.sendFileOnce): runs `send` unless one of `keys` is
+   * recorded for reply `replyId`, and records the platform id it returns.
+   */
+  outbox: { sendFileOnce(replyId: string, keys: string[], send: () => Promise<string>): Promise<"sent" | "already"> };
+  channels: ChannelRegistry;
+  log: Logger;
+}
+
+/** The part of an inbox entry a heard line concerns: its id, its message, what was heard. */
+export interface HeardEntry {
+  id: string;
+  message: InboundMessage;
+  heard?: string[];
+}
 
 /** The line the owner sees for the transcripts of one message. */
 export const heardText = (heard: readonly string[]): string => heard.map((t) => `🎤 heard: ${t}`).join("\n");
 
 /** One send per entry in this process: the lane and the reply both ask, and must not both send. */
-const announcing = new WeakMap<InboxEntry, Promise<void>>();
+const announcing = new WeakMap<HeardEntry, Promise<void>>();
 
 /**
  * Sends the entry's heard line unless the outbox says it went out; a second call while (or
  * after) the first runs gets the first's promise. Never rejects: a line that cannot be sent is
  * logged (the answer matters more). Resolves at once for an entry without one.
  */
-export function announceHeard(ctx: GatewayContext, entry: InboxEntry): Promise<void> {
+export function announceHeard(ctx: DeliveryDeps, entry: HeardEntry): Promise<void> {
   if (!entry.heard?.length) return Promise.resolve();
   let sending = announcing.get(entry);
   if (!sending) {
@@ -28,7 +49,7 @@ export function announceHeard(ctx: GatewayContext, entry: InboxEntry): Promise<v
   return sending;
 }
 
-async function sendHeard(ctx: GatewayContext, entry: InboxEntry, heard: readonly string[]): Promise<void> {
+async function sendHeard(ctx: DeliveryDeps, entry: HeardEntry, heard: readonly string[]): Promise<void> {
   const text = heardText(heard);
   try {
     await ctx.outbox.sendFileOnce(entry.id, ["heard"], async () => {

@@ -17,8 +17,16 @@ import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/cha
 import type { Logger } from "../../log.ts";
 import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../../media/markdown-images.ts";
 import { showActivityWhile } from "./chat-activity.ts";
-import type { GatewayContext } from "../context.ts";
-import { announceHeard, holdUntil } from "./heard-line.ts";
+import { announceHeard, holdUntil, type DeliveryDeps, type HeardEntry } from "./heard-line.ts";
+
+/** What an answer's reply needs besides DeliveryDeps: the entry it answers and where its files may come from. */
+export interface AnswerReplyDeps extends DeliveryDeps {
+  /** The inbox entry named `id` (Inbox.get); undefined once it is done or unknown. */
+  inbox: { get(id: string): (HeardEntry & { sessionKey: string }) | undefined };
+  /** The session's record (SessionStore.get), for its scope; undefined for a new session. */
+  sessions: { get(key: string): { scope: Scope } | undefined };
+  config: { workspace: string };
+}
 
 /**
  * Sends `file` for the reply to entry `replyId`, unless one of its keys was sent for it before:
@@ -26,7 +34,7 @@ import { announceHeard, holdUntil } from "./heard-line.ts";
  * model, but the same file and caption), plus `extraKeys` (the tool call id). The chat shows
  * "sending a photo/file" meanwhile.
  */
-export async function sendFileOnce(ctx: GatewayContext, replyId: string, m: InboundMessage, file: OutgoingFile, extraKeys: string[] = []): Promise<SentFile> {
+export async function sendFileOnce(ctx: DeliveryDeps, replyId: string, m: InboundMessage, file: OutgoingFile, extraKeys: string[] = []): Promise<SentFile> {
   const hash = createHash("sha256").update(file.data).update(`\0${file.caption ?? ""}`).digest("hex").slice(0, 16);
   let printed = false;
   const r = await ctx.outbox.sendFileOnce(replyId, [...extraKeys, `file:${hash}`], () =>
@@ -45,7 +53,7 @@ export async function sendFileOnce(ctx: GatewayContext, replyId: string, m: Inbo
  * Channels that can send files get markdown images as pictures; the terminal shows the text as
  * written (the path is in it).
  */
-export function openAnswerReply(ctx: GatewayContext, m: InboundMessage, journal: ReplyJournal): ReplySink {
+export function openAnswerReply(ctx: AnswerReplyDeps, m: InboundMessage, journal: ReplyJournal): ReplySink {
   const entry = ctx.inbox.get(journal.key);
   // The heard line of a voice note comes first, also when the answer is re-delivered after a crash.
   const sink = entry?.heard?.length ? holdUntil(announceHeard(ctx, entry), ctx.channels.openReply(m, journal)) : ctx.channels.openReply(m, journal);
