@@ -216,3 +216,50 @@ describe("lanes: runs that answer someone else", () => {
     expect(rec.finals.get("owner")).toEqual(["answer 2"]);
   });
 });
+
+describe("lanes: messages a crash left suspect", () => {
+  it("a solo item runs in a run of its own: a message that arrives meanwhile is not steered into it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: string[][] = [];
+    const { lanes, rec } = manager(async (ctx) => {
+      runs.push(ctx.items.map((i) => i.entryId));
+      if (runs.length === 1) await gate;
+      return { status: "completed", text: `answer ${runs.length}` };
+    });
+    lanes.submit("s", { ...item("suspect", rec, "chat"), solo: true }, "steer");
+    await until("the solo run", () => runs.length === 1);
+    lanes.submit("s", item("new", rec, "chat"), "steer");
+    release();
+    await until("both done", () => rec.done.length === 2);
+    expect(runs).toEqual([["suspect"], ["new"]]);
+    expect(rec.finals.get("suspect")).toEqual(["answer 1"]);
+    expect(rec.finals.get("new")).toEqual(["answer 2"]);
+  });
+
+  it("an isolated item waits for the runs before it, runs with no other run anywhere, and is reported as such", async () => {
+    const active = new Set<string>();
+    const overlaps: string[] = [];
+    const started: Array<[string[], boolean]> = [];
+    const { lanes, rec } = manager(
+      async (ctx) => {
+        const id = ctx.items[0]!.entryId;
+        if (active.size > 0 && (id === "trial" || active.has("trial"))) overlaps.push(`${id} with ${[...active].join(",")}`);
+        active.add(id);
+        ctx.emit({ type: "turn_start", turn: 1 });
+        await sleep(40);
+        active.delete(id);
+        return { status: "completed", text: "ok" };
+      },
+      { onItemsStarted: (ids, isolated) => void started.push([ids, isolated]) },
+    );
+    lanes.submit("a", item("a1", rec), "followup");
+    lanes.submit("b", item("b1", rec), "followup");
+    lanes.submit("t", { ...item("trial", rec), solo: true, isolated: true }, "followup");
+    lanes.submit("c", item("c1", rec), "followup");
+    await until("all done", () => rec.done.length === 4);
+    expect(overlaps).toEqual([]);
+    expect(started.find(([ids]) => ids[0] === "trial")).toEqual([["trial"], true]);
+    expect(started.filter(([, isolated]) => isolated)).toHaveLength(1);
+  });
+});

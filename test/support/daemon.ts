@@ -26,8 +26,8 @@ export function makeHome(config?: unknown): string {
   return home;
 }
 
-/** Starts `hearth start` on `home` and waits until its control socket answers. */
-export async function startDaemon(home: string, extraEnv: Record<string, string>): Promise<Daemon> {
+/** Starts `hearth start` on `home` and waits until it is ready (15 s unless `readyTimeoutMs` says otherwise). */
+export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<Daemon> {
   const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...extraEnv });
   const proc = spawn(process.execPath, [hearthBin, "start"], { env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
@@ -36,12 +36,13 @@ export async function startDaemon(home: string, extraEnv: Record<string, string>
   const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   let done = false;
   void exited.then(() => (done = true));
-  const deadline = Date.now() + 15_000;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 15_000;
+  const deadline = Date.now() + readyTimeoutMs;
   while (!stderr.includes("gateway.ready")) {
     if (done) throw new Error(`the daemon exited before it was ready:\n${stderr}`);
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
-      throw new Error(`the daemon did not get ready within 15 s:\n${stderr}`);
+      throw new Error(`the daemon did not get ready within ${readyTimeoutMs / 1000} s:\n${stderr}`);
     }
     await sleep(20);
   }
