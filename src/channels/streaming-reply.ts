@@ -18,9 +18,11 @@
 //   answer is first shown by the final delivery, which the outbox records before it starts, so
 //   a crash never leaves a complete answer that recovery would not recognise.
 // - With a journal (ReplyJournal), every message id is reported the moment it is known, and a
-//   reply opened after a restart continues in the messages it had: the old preview becomes the
-//   new preview, and final parts already delivered are edited (to the same text: a no-op)
-//   instead of sent again. A recorded preview that cannot be edited any more is deleted (or
+//   reply opened after a restart continues in the messages it had: the old preview is left as
+//   it is (typing shows meanwhile) until the new final text replaces it — it may show a complete
+//   answer from the run a crash cut off, which a half-written new preview must not overwrite —
+//   and final parts already delivered are edited (to the same text: a no-op) instead of sent
+//   again. A recorded preview that cannot be edited any more is deleted (or
 //   marked as interrupted) so no stale half-answer stays behind.
 import type { Logger } from "../log.ts";
 import type { ReplyJournal, ReplySink } from "./channel.ts";
@@ -156,6 +158,8 @@ export class StreamingReply implements ReplySink {
     this.#journal = opts.journal;
     this.#placeholder = opts.journal ? opts.previewPlaceholder : undefined;
     this.#previewId = opts.journal?.messageIds[0];
+    // Resumed after a restart: only the final text replaces what the recorded preview shows.
+    if (this.#previewId !== undefined) this.#previewDisabled = true;
     if (transport.typing) {
       this.#typing = true;
       this.#refreshTyping();

@@ -134,6 +134,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       // A "done" record that cannot be written (disk full) must not take the lanes down.
       onItemsDone: (ids) => ids.forEach((id) => bestEffort(log, "inbox.done_write_failed", id, () => inbox.markDone(id))),
       onItemsKept: (ids) => diskRetry.keep(ids),
+      onItemsAbandoned: (ids, reason) => ids.forEach((id) => bestEffort(log, "inbox.abandoned_write_failed", id, () => inbox.markAbandoned(id, reason))),
       // A lost "started" record costs at most one uncounted attempt: never fail a run over it.
       onItemsStarted: (ids, isolated) => {
         const trial = isolated && ids.length === 1 && clock() - upSince >= stableMs;

@@ -80,6 +80,11 @@ export interface LaneOptions {
   maxConcurrentRuns: number;
   /** Called with the inbox ids whose replies were handed over (or that were given up). */
   onItemsDone: (entryIds: string[]) => void;
+  /**
+   * Called with the inbox ids of a run that was given up (it ignored its abort: the chat was
+   * told "I had to give up on this answer"): closed as abandoned, not done. Absent: onItemsDone.
+   */
+  onItemsAbandoned?: (entryIds: string[], reason: string) => void;
   /** Called with the inbox ids of a run that could not be recorded (disk full): not done, to be run again. */
   onItemsKept?: (entryIds: string[]) => void;
   /**
@@ -159,7 +164,7 @@ export class LaneManager {
   #closing = false;
 
   constructor(opts: LaneOptions) {
-    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, onItemsStarted: () => {}, onReplyJoined: () => {}, ...opts };
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, onItemsStarted: () => {}, onReplyJoined: () => {}, onItemsAbandoned: (ids) => opts.onItemsDone(ids), ...opts };
     this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
     this.#watchdog.unref();
   }
@@ -392,7 +397,8 @@ export class LaneManager {
     } else {
       await run.fanout.finish(replyText(outcome, run.abortReason), outcome.keep ? "kept" : outcomeOf(outcome.status));
     }
-    if (outcome !== "wedged" && outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
+    if (outcome === "wedged") return this.#opts.onItemsAbandoned(run.items.map((i) => i.entryId), "its run stopped responding and ignored its abort");
+    if (outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 

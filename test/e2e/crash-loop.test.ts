@@ -88,13 +88,16 @@ function expectStateFilesParse(): void {
 /** The answers a text is made of (a run that steering joined answers each message in a paragraph). */
 const paragraphs = (t: string) => t.split("\n\n");
 
-/** Texts a message showed after it had shown a complete answer (the text it was overwritten with). */
+/**
+ * Texts a message showed after it had shown a complete answer, that do not keep it (a message
+ * steering joined to a finished answer extends it with one more paragraph: that keeps it).
+ */
 function overwrites(answers: ReadonlySet<string>): string[] {
   const complete = (t: string) => paragraphs(t).every((p) => answers.has(p));
   const found: string[] = [];
   for (const m of emu.botMessages()) {
     const first = m.history.findIndex(complete);
-    if (first >= 0) for (const later of m.history.slice(first + 1)) if (later !== m.history[first]) found.push(`${m.history[first]} → ${later}`);
+    if (first >= 0) for (const later of m.history.slice(first + 1)) if (!later.startsWith(m.history[first]!)) found.push(`${m.history[first]} → ${later}`);
   }
   return found;
 }

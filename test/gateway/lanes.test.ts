@@ -86,15 +86,22 @@ describe("lanes", () => {
     expect(peak).toBe(2);
   });
 
-  it("releases a lane whose run ignores its abort, and tells the user", async () => {
-    const { lanes, rec } = manager(() => new Promise(() => {}), { inactivityLimitMs: 100, abortGraceMs: 100 });
+  it("releases a lane whose run ignores its abort, tells the user, and reports its messages abandoned, not done", async () => {
+    const abandoned: string[] = [];
+    const { lanes, rec } = manager(() => new Promise(() => {}), {
+      inactivityLimitMs: 100,
+      abortGraceMs: 100,
+      onItemsAbandoned: (ids, reason) => void abandoned.push(...ids.map((id) => `${id}: ${reason}`)),
+    });
     lanes.submit("s", item("stuck", rec), "steer");
-    await until("the run to be given up", () => rec.done.includes("stuck"));
+    await until("the run to be given up", () => abandoned.length === 1);
+    expect(abandoned).toEqual(["stuck: its run stopped responding and ignored its abort"]);
+    expect(rec.done).toEqual([]);
     expect(rec.finals.get("stuck")![0]).toMatch(/^FAIL I had to give up/);
     expect(lanes.isRunning("s")).toBe(false);
     // The lane takes new work (which wedges too here, and is given up in turn).
     lanes.submit("s", item("after", rec), "steer");
-    await until("the lane to take new work", () => rec.done.includes("after"));
+    await until("the lane to take new work", () => abandoned.length === 2);
   });
 
   it("turns a throwing run into an error reply and keeps the lane usable", async () => {
