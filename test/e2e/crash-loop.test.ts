@@ -189,14 +189,20 @@ it("a poison message (it crashes the daemon whenever it runs) is given up after 
   const env = { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_STABLE_AFTER_MS: "2500" };
   let current: Daemon | null = null;
   let crashes = 0;
-  // The poison: whenever a request answers it (its last user turn carries it), the daemon dies.
+  // The poison: whenever a request answers it (its last user turn carries it), the daemon that
+  // sent it dies. The request hangs meanwhile; the supervisor may not have heard that daemon's
+  // readiness yet, so the kill waits until it has (the previous daemon is dead by then).
+  const killSender = async () => {
+    crashes++;
+    await waitFor("the poisoned daemon", () => current !== null && alive(current), 60_000);
+    current!.proc.kill("SIGKILL");
+  };
   fake.setDefault({
     type: "respond",
     fn: (req) => {
       const last = lastUserContent(req).map((b) => (typeof b.text === "string" ? b.text : "")).join("\n");
-      if (last.includes(POISON) && current && alive(current)) {
-        crashes++;
-        current.proc.kill("SIGKILL");
+      if (last.includes(POISON)) {
+        void killSender();
         return { type: "hang" };
       }
       return answering(req, { chunkSize: 8, chunkDelayMs: 40 });
