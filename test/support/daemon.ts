@@ -27,10 +27,11 @@ export function makeHome(config?: unknown): string {
 }
 
 /**
- * Starts `hearth start` on `home` and waits until its control socket answers. `opts.cwd`: the
- * folder it is started from (default the project folder, as `npx hearth start` there).
+ * Starts `hearth start` on `home` and waits until it is ready (15 s unless `readyTimeoutMs` says
+ * otherwise). `opts.cwd`: the folder it is started from (default the project folder, as
+ * `npx hearth start` there).
  */
-export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { cwd?: string } = {}): Promise<Daemon> {
+export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { cwd?: string; readyTimeoutMs?: number } = {}): Promise<Daemon> {
   const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...extraEnv });
   const proc = spawn(process.execPath, [hearthBin, "start"], { env, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
@@ -39,12 +40,13 @@ export async function startDaemon(home: string, extraEnv: Record<string, string>
   const exited = new Promise<number | string>((resolve) => proc.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   let done = false;
   void exited.then(() => (done = true));
-  const deadline = Date.now() + 15_000;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 15_000;
+  const deadline = Date.now() + readyTimeoutMs;
   while (!stderr.includes("gateway.ready")) {
     if (done) throw new Error(`the daemon exited before it was ready:\n${stderr}`);
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
-      throw new Error(`the daemon did not get ready within 15 s:\n${stderr}`);
+      throw new Error(`the daemon did not get ready within ${readyTimeoutMs / 1000} s:\n${stderr}`);
     }
     await sleep(20);
   }
