@@ -11,6 +11,7 @@ import { memorySearchBench } from "./memory-search.bench.ts";
 import { scaleBench } from "./scale.bench.ts";
 import { startupBench } from "./startup.bench.ts";
 import { telegramBench } from "./telegram.bench.ts";
+import { telegramMemoryBench } from "./telegram-memory.bench.ts";
 import { transcriptBench } from "./transcript.bench.ts";
 
 const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
@@ -21,6 +22,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["memory-search", memorySearchBench],
   ["cache-prefix", cachePrefixBench],
   ["telegram", telegramBench],
+  ["telegram-memory", telegramMemoryBench],
   ["exec", execBench],
   ["heartbeat", heartbeatBench],
   ["scale", scaleBench],
