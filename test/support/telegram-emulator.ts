@@ -322,7 +322,7 @@ export async function startTelegramEmulator(opts: { token?: string; chatActions?
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    waitForBotMessages: async (chatId, count, timeoutMs = 10_000) => {
+    waitForBotMessages: async (chatId, count, timeoutMs) => {
       await waitFor(`${count} bot message(s) in chat ${chatId} (have ${botMessages(chatId).length})`, () => botMessages(chatId).length >= count, timeoutMs);
       return botMessages(chatId);
     },
