@@ -1,4 +1,5 @@
 // Starting, stopping and crashing the daemon: nothing accepted is lost, nothing answered twice.
+import { daemonNodeArgs } from "../../bench/support/daemon-args.ts";
 import { spawn } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -69,7 +70,7 @@ describe("daemon lifecycle (e2e)", () => {
       // getMe never answers: start-up waits for the channel, with the control socket live.
       emu.inject({ method: "getMe", reply: "hang", times: 5 });
       home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: ["1"] } } });
-      const proc = spawn(process.execPath, [hearthBin, "start"], { env: isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...env(), TELEGRAM_BOT_TOKEN: emu.token }), cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+      const proc = spawn(process.execPath, [...daemonNodeArgs(), hearthBin, "start"], { env: isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...env(), TELEGRAM_BOT_TOKEN: emu.token }), cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
       let log = "";
       proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
       proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));

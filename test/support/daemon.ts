@@ -1,4 +1,5 @@
 // Runs the real daemon (`hearth start`) as a child process for e2e tests.
+import { daemonNodeArgs } from "../../bench/support/daemon-args.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,7 +35,7 @@ export function makeHome(config?: unknown): string {
  */
 export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { cwd?: string; readyTimeoutMs?: number } = {}): Promise<Daemon> {
   const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...extraEnv });
-  const proc = spawn(process.execPath, [hearthBin, "start"], { env, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [...daemonNodeArgs(), hearthBin, "start"], { env, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   proc.stdout!.on("data", (d: Buffer) => (stderr += d.toString()));
