@@ -3,8 +3,12 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // A test's limit is how long it may take to fail, not to pass. e2e tests start the daemon up
+    // to three times and wait for conditions with limits of their own (test/support/limits.ts,
+    // 90 s each); on a loaded two-core machine one daemon start alone can take 15–60 s of wall time.
+    // These outer limits only catch a test that hangs outside those waits.
+    testTimeout: 300_000,
+    hookTimeout: 120_000,
     // e2e tests spawn daemons and servers; keep the machine's two cores from thrashing.
     maxWorkers: 2,
   },

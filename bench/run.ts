@@ -12,6 +12,7 @@ import { parsersBench } from "./parsers.bench.ts";
 import { scaleBench } from "./scale.bench.ts";
 import { startupBench } from "./startup.bench.ts";
 import { telegramBench } from "./telegram.bench.ts";
+import { telegramMemoryBench } from "./telegram-memory.bench.ts";
 import { transcriptBench } from "./transcript.bench.ts";
 
 const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
@@ -22,6 +23,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["memory-search", memorySearchBench],
   ["cache-prefix", cachePrefixBench],
   ["telegram", telegramBench],
+  ["telegram-memory", telegramMemoryBench],
   ["exec", execBench],
   ["heartbeat", heartbeatBench],
   ["scale", scaleBench],

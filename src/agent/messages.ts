@@ -89,6 +89,8 @@ export interface UserMessage {
   media?: MediaRef[];
   /** Set by a compaction: user turns are counted from here for which attachments are shown (media-view.ts). */
   mediaOrigin?: true;
+  /** The inbox entry this turn carries (a chat message), so it can be marked given up later. */
+  entry?: string;
   ts: number;
 }
 

@@ -17,7 +17,14 @@ export type TranscriptRecord =
   /** The model's view starts fresh after this record (/new, /reset). */
   | { type: "epoch"; reason: string; ts: number }
   /** Compaction: `messages` replaces the model's view; the records before it stay on disk. */
-  | { type: "compaction"; reason: string; messages: Message[]; summarized: boolean; tokensBefore: number; tokensAfter: number; ts: number };
+  | { type: "compaction"; reason: string; messages: Message[]; summarized: boolean; tokensBefore: number; tokensAfter: number; ts: number }
+  /**
+   * Inbox entry `entry`'s turns so far leave the model's view, each with what followed it up to
+   * the next user turn: a run a crash cut off (gateway/recovery.ts). `note`, when present, is
+   * shown in their place (a message given up), so the model never sees a question still
+   * waiting for an answer that another run would then answer.
+   */
+  | { type: "withdrawn"; entry: string; note?: string; ts: number };
 
 const count = z.number().finite().nonnegative();
 const usageSchema = z.object({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheCreationTokens: count }) satisfies z.ZodType<Usage>;
@@ -69,6 +76,7 @@ export const transcriptRecordSchema = z.discriminatedUnion("type", [
     tokensAfter: z.number(),
     ts: z.number(),
   }),
+  z.looseObject({ type: z.literal("withdrawn"), entry: z.string(), note: z.string().optional(), ts: z.number() }),
 ]) as z.ZodType<TranscriptRecord>;
 
 export interface LoadedTranscript {
@@ -148,6 +156,22 @@ export class Transcript {
     return [...this.#view];
   }
 
+  #withdraw(entry: string, note: string | undefined): void {
+    const kept: Message[] = [];
+    let dropping = false;
+    let noted = note === undefined;
+    for (const m of this.#view) {
+      if (m.role === "user") dropping = m.entry === entry;
+      if (!dropping) {
+        kept.push(m);
+      } else if (!noted && m.role === "user") {
+        kept.push({ role: "user", kind: "system", text: note!, ts: m.ts });
+        noted = true;
+      }
+    }
+    this.#view.splice(0, this.#view.length, ...kept);
+  }
+
   #apply(r: TranscriptRecord): void {
     switch (r.type) {
       case "message":
@@ -161,6 +185,9 @@ export class Transcript {
         break;
       case "run":
         if (r.context) this.#calibration = r.context;
+        break;
+      case "withdrawn":
+        this.#withdraw(r.entry, r.note);
         break;
       case "session":
         break;

@@ -101,6 +101,11 @@ export interface ReplySink {
   textReset(text: string): void;
   toolStarted(name: string, summary: string): void;
   toolFinished(name: string, ok: boolean): void;
+  /**
+   * Optional: the run's text is complete and finish or fail follows. A streaming reply shows no
+   * more previews, so a complete answer is first shown by the final delivery (recorded first).
+   */
+  textComplete?(): void;
   /** `finalText` is the whole reply, notices included. */
   finish(finalText: string, outcome?: ReplyOutcome): Promise<void>;
   /** The run produced no usable reply; `message` says why (it may follow a partial preview). */

@@ -14,10 +14,15 @@
 //   the preview becomes its first chunk.
 // - Tool progress lines (`⏳ exec: ls -la`, then `✓`/`✗`) are shown below the text in the
 //   preview only; finished lines are dropped when new text arrives. They never reach the final.
+// - Once the run's text is complete (textComplete), no preview goes out any more: a complete
+//   answer is first shown by the final delivery, which the outbox records before it starts, so
+//   a crash never leaves a complete answer that recovery would not recognise.
 // - With a journal (ReplyJournal), every message id is reported the moment it is known, and a
-//   reply opened after a restart continues in the messages it had: the old preview becomes the
-//   new preview, and final parts already delivered are edited (to the same text: a no-op)
-//   instead of sent again. A recorded preview that cannot be edited any more is deleted (or
+//   reply opened after a restart continues in the messages it had: the old preview is left as
+//   it is (typing shows meanwhile) until the new final text replaces it — it may show a complete
+//   answer from the run a crash cut off, which a half-written new preview must not overwrite —
+//   and final parts already delivered are edited (to the same text: a no-op) instead of sent
+//   again. A recorded preview that cannot be edited any more is deleted (or
 //   marked as interrupted) so no stale half-answer stays behind.
 import type { Logger } from "../log.ts";
 import type { ReplyJournal, ReplySink } from "./channel.ts";
@@ -65,6 +70,12 @@ export interface StreamingReplyOptions {
   timers?: ReplyTimers;
   /** Records message ids and resumes from recorded ones (see ReplyJournal). */
   journal?: ReplyJournal;
+  /**
+   * With a journal: the text the preview message is created with; the answer is shown by the
+   * edit that follows at once, after the id was recorded. For a platform without idempotent
+   * sends, so a message created in the instant before a crash is never a half-written answer.
+   */
+  previewPlaceholder?: string;
 }
 
 /** The final text (or part of it) could not be delivered; `chunkIndex` is the first missing. */
@@ -83,6 +94,8 @@ export class ReplyDeliveryError extends Error {
   }
 }
 
+/** The text a preview is created with on a platform without idempotent sends (see previewPlaceholder). */
+export const PREVIEW_PLACEHOLDER = "…";
 /** Shown in place of a preview when the final answer turned out empty. */
 export const EMPTY_ANSWER_TEXT = "(no answer)";
 /** What a recorded preview that cannot take the answer is turned into, when it cannot be deleted. */
@@ -114,8 +127,11 @@ export class StreamingReply implements ReplySink {
   readonly #clock: () => number;
   readonly #timers: ReplyTimers;
   readonly #journal: ReplyJournal | undefined;
+  readonly #placeholder: string | undefined;
 
   #phase: Phase = "streaming";
+  /** The run's text is complete (textComplete): no more previews. */
+  #textComplete = false;
   #text = "";
   #tools: ToolLine[] = [];
   /** The preview changed since the last request was prepared. */
@@ -140,7 +156,10 @@ export class StreamingReply implements ReplySink {
     this.#clock = opts.clock ?? (() => Date.now());
     this.#timers = opts.timers ?? globalTimers;
     this.#journal = opts.journal;
+    this.#placeholder = opts.journal ? opts.previewPlaceholder : undefined;
     this.#previewId = opts.journal?.messageIds[0];
+    // Resumed after a restart: only the final text replaces what the recorded preview shows.
+    if (this.#previewId !== undefined) this.#previewDisabled = true;
     if (transport.typing) {
       this.#typing = true;
       this.#refreshTyping();
@@ -174,6 +193,13 @@ export class StreamingReply implements ReplySink {
     this.#changed();
   }
 
+  /** The run's text is complete; only the final delivery shows it (see the rules above). */
+  textComplete(): void {
+    this.#textComplete = true;
+    if (this.#flushTimer !== undefined) this.#timers.clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+  }
+
   finish(finalText: string): Promise<void> {
     return this.#deliver("finish", finalText);
   }
@@ -198,7 +224,7 @@ export class StreamingReply implements ReplySink {
 
   /** Arranges one preview request for the current state, as soon as the throttle allows. */
   #schedulePreview(): void {
-    if (this.#phase !== "streaming" || this.#previewDisabled || !this.#dirty) return;
+    if (this.#phase !== "streaming" || this.#previewDisabled || this.#textComplete || !this.#dirty) return;
     // Merging happens here: with a request waiting or in flight, the next one will read the
     // latest state when it goes, so nothing else needs doing.
     if (this.#inflight || this.#flushTimer !== undefined) return;
@@ -214,18 +240,25 @@ export class StreamingReply implements ReplySink {
   }
 
   #sendPreview(): void {
-    if (this.#phase !== "streaming" || this.#previewDisabled) return;
+    if (this.#phase !== "streaming" || this.#previewDisabled || this.#textComplete) return;
     this.#dirty = false;
-    const text = this.#renderPreview();
-    if (!text) return;
+    const rendered = this.#renderPreview();
+    if (!rendered) return;
     this.#stopTyping();
     this.#lastRequestAt = this.#clock();
     const id = this.#previewId;
+    const placeholder = id === undefined ? this.#placeholder : undefined;
+    const text = placeholder ?? rendered;
     const request =
       id === undefined
         ? attempt(() => this.#transport.send(text, { final: false })).then((newId) => {
             this.#previewId = newId;
             this.#journal?.messageCreated(0, newId);
+            if (placeholder !== undefined) {
+              // The id is on disk: the answer may show now, without waiting for the throttle.
+              this.#dirty = true;
+              this.#lastRequestAt = Number.NEGATIVE_INFINITY;
+            }
           })
         : attempt(() => this.#transport.edit(id, text, { final: false }));
     this.#inflight = request

@@ -124,6 +124,12 @@ export interface AgentRuntime {
    * interleave with it.
    */
   appendMessage(key: string, message: Message): void;
+  /**
+   * Takes inbox entry `entryId`'s turns so far (and what its cut-off runs added after them) out
+   * of the model's view of session `key`; `note` is shown in their place when given. A record:
+   * the transcript's history keeps them.
+   */
+  withdrawTurns(key: string, entryId: string, note?: string): void;
   /** What the session's last run read from the web ("example.com", "search: …"); [] when nothing. */
   webReads(key: string): string[];
 }
@@ -485,6 +491,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     },
     appendMessage(key, message) {
       transcriptFor(key).append({ type: "message", message });
+    },
+    withdrawTurns(key, entryId, note) {
+      transcriptFor(key).append({ type: "withdrawn", entry: entryId, ...(note === undefined ? {} : { note }), ts: clock() });
     },
     resetSession(key, reason) {
       transcriptFor(key).append({ type: "epoch", reason, ts: clock() });

@@ -20,7 +20,7 @@ import { Inbox } from "./inbox.ts";
 import { ensureHome } from "../config/init.ts";
 import { LaneManager } from "./lanes.ts";
 import { Outbox } from "./outbox.ts";
-import { planRecovery, recoverInbox } from "./recovery.ts";
+import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
 import { pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts";
@@ -64,6 +64,8 @@ export interface GatewayOptions {
    * no longer looked at: the caller stops the gateway.
    */
   stopSignal?: AbortSignal;
+  /** How long the daemon must be up before a run counts as a crash trial (recovery.ts); default stableAfterMs(). */
+  stableAfterMs?: number;
 }
 
 /** Start-up was asked to stop (a signal while starting); what was started is stopped again. */
@@ -104,10 +106,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // 2. The durable inbox and the outbox: compacted, with what a crash left unanswered.
     const { inbox, pending } = Inbox.open(paths.inbox, log, clock);
     const outbox = Outbox.open(paths.outbox, log, new Set(pending.map((e) => e.id)), clock);
-    const recovery = planRecovery(pending, outbox);
+    const stableMs = opts.stableAfterMs ?? stableAfterMs();
+    const recovery = planRecovery(pending, outbox, stableMs);
     if (pending.length) {
-      log.warn("inbox.recovering", { rerun: recovery.rerun.length, redeliver: recovery.redeliver.length, giveUp: recovery.giveUp.length, delivered: recovery.delivered.length });
+      log.warn("inbox.recovering", { rerun: recovery.rerun.length, suspects: recovery.suspects.length, redeliver: recovery.redeliver.length, giveUp: recovery.giveUp.length, delivered: recovery.delivered.length });
     }
+    // Set when recovery starts: a run counts as a crash trial only once the daemon has been up
+    // for the stable time since then (recovery.ts).
+    let upSince = Number.POSITIVE_INFINITY;
 
     continueUnlessStopped();
 
@@ -151,8 +157,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       // A "done" record that cannot be written (disk full) must not take the lanes down.
       onItemsDone: (ids) => ids.forEach((id) => bestEffort(log, "inbox.done_write_failed", id, () => inbox.markDone(id))),
       onItemsKept: (ids) => diskRetry.keep(ids),
+      onItemsAbandoned: (ids, reason) => ids.forEach((id) => bestEffort(log, "inbox.abandoned_write_failed", id, () => inbox.markAbandoned(id, reason))),
       // A lost "started" record costs at most one uncounted attempt: never fail a run over it.
-      onItemsStarted: (ids) => ids.forEach((id) => bestEffort(log, "inbox.started_write_failed", id, () => inbox.markStarted(id))),
+      onItemsStarted: (ids, isolated) => {
+        const trial = isolated && ids.length === 1 && clock() - upSince >= stableMs;
+        ids.forEach((id) => bestEffort(log, "inbox.started_write_failed", id, () => inbox.markStarted(id, trial)));
+      },
       onReplyJoined: (owner, id) => {
         if (inbox.get(owner) && inbox.get(id)) outbox.recordJoined(owner, id);
       },
@@ -189,13 +199,20 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Undone first: new messages still reach the inbox (and run after a restart) while the
     // active runs finish and their replies go out on channels that are still up.
     undo.push(["runs", () => ctx.lanes.drain(config.agent.shutdownGraceMs)]);
-    void recoverInbox(recovery, {
+    upSince = clock();
+    const recovering = recoverInbox(recovery, {
       inbox,
       outbox,
       log,
       openReply: (to, journal) => (journal ? openAnswerReply(ctx, to, journal) : channels.openReply(to)),
-      rerun: (entry) => submitEntry(ctx, entry),
+      rerun: (entry, alone) => submitEntry(ctx, entry, alone),
+      withdrawTurns: (entry, note) => runtime.withdrawTurns(entry.sessionKey, entry.id, note),
+      later: (ms, fn) => {
+        const timer = setTimeout(fn, ms);
+        return () => clearTimeout(timer);
+      },
     });
+    undo.push(["suspect retries", () => recovering.cancel()]);
     if (opts.schedule) {
       await cron.startEngine();
       // Undone first of all: no new job or heartbeat starts while the runs drain.

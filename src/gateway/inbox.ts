@@ -6,7 +6,10 @@
 //
 // Only attempts that started count: a `started` record is written when a run that answers the
 // entry actually begins (the model is about to see it). An entry that waited behind another run
-// when the daemon died has not started and is never given up for it.
+// when the daemon died has not started and is never given up for it. A started record also says
+// whether the run was a trial (recovery.ts): the entry held alone, in a run that had the daemon
+// to itself, after the daemon had been up long enough to count as stable. Only a trial that
+// crashed proves the message itself is what crashes the daemon.
 import { z } from "zod";
 import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
@@ -48,12 +51,14 @@ export const InboxEntrySchema = z.object({
   heard: z.array(z.string()).optional(),
   /** Runs of it that started before the file was last compacted (absent: none). */
   attempts: z.number().int().nonnegative().optional(),
+  /** Of those, trials: runs that held it alone after the daemon was stable (absent: none). */
+  trials: z.number().int().nonnegative().optional(),
 });
 
 export const InboxRecordSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("accepted"), entry: InboxEntrySchema }),
-  /** A run answering the entry began: one attempt. */
-  z.object({ type: z.literal("started"), id: z.string(), ts: z.number() }),
+  /** A run answering the entry began: one attempt; `trial`: the run was a trial (see above). */
+  z.object({ type: z.literal("started"), id: z.string(), ts: z.number(), trial: z.literal(true).optional() }),
   z.object({ type: z.literal("done"), id: z.string(), ts: z.number() }),
   z.object({ type: z.literal("abandoned"), id: z.string(), reason: z.string(), ts: z.number() }),
   /** Kept across compaction so a re-delivered platform update is still recognised. */
@@ -75,6 +80,8 @@ export interface InboxEntry {
   heard?: string[];
   /** Runs of this entry that started, in this life and earlier ones. */
   attempts: number;
+  /** Of those, trials: runs that held it alone, with the daemon to itself, after the daemon was stable. */
+  trials: number;
 }
 
 /** Done ids remembered for dedupe after compaction (platforms re-deliver recent updates only). */
@@ -114,13 +121,16 @@ export class Inbox {
     for (const r of values) {
       switch (r.type) {
         case "accepted": {
-          const { attempts, ...rest } = r.entry;
-          inbox.#open.set(r.entry.id, { ...(rest as Omit<InboxEntry, "attempts">), attempts: attempts ?? 0 });
+          const { attempts, trials, ...rest } = r.entry;
+          inbox.#open.set(r.entry.id, { ...(rest as Omit<InboxEntry, "attempts" | "trials">), attempts: attempts ?? 0, trials: trials ?? 0 });
           break;
         }
         case "started": {
           const e = inbox.#open.get(r.id);
-          if (e) e.attempts++;
+          if (e) {
+            e.attempts++;
+            if (r.trial) e.trials++;
+          }
           break;
         }
         case "done":
@@ -154,23 +164,26 @@ export class Inbox {
     if (this.has(id)) return null;
     // Attachments carry live download functions; what is kept of them is `media`.
     const { attachments: _live, ...kept } = message;
-    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}), ...(heard?.length ? { heard } : {}) };
+    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, trials: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}), ...(heard?.length ? { heard } : {}) };
     this.#append({ type: "accepted", entry }, true);
     this.#open.set(id, entry);
     return entry;
   }
 
   /**
-   * A model request carrying the entry is about to go out. Unknown ids (cron runs, the
-   * heartbeat) are ignored. Not fsynced: it is on the model request's path, and losing it to a
-   * power cut costs at most one more attempt; a crash of the process does not lose it.
+   * A model request carrying the entry is about to go out; `trial`: the run is a trial (it
+   * holds the entry alone, has the daemon to itself, and the daemon is stable). Unknown ids
+   * (cron runs, the heartbeat) are ignored. Not fsynced: it is on the model request's path, and
+   * losing it to a power cut costs at most one more attempt; a crash of the process does not
+   * lose it.
    */
-  markStarted(id: string): void {
+  markStarted(id: string, trial = false): void {
     const e = this.#open.get(id);
     if (!e) return;
     e.attempts++;
-    this.#log.debug("inbox.started", { id, attempts: e.attempts });
-    this.#append({ type: "started", id, ts: this.#clock() }, false);
+    if (trial) e.trials++;
+    this.#log.debug("inbox.started", { id, attempts: e.attempts, trial });
+    this.#append({ type: "started", id, ts: this.#clock(), ...(trial ? { trial: true as const } : {}) }, false);
   }
 
   markDone(id: string): void {

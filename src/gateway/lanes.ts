@@ -1,7 +1,9 @@
 // Lanes (DESIGN §5): one active run per session, FIFO behind it, a global cap on runs, and the
 // queue modes that decide what a message does while its session is busy. Nothing is dropped:
 // a backlog past its cap is merged into one follow-up, and steering messages the run did not
-// take before it ended run next.
+// take before it ended run next. A solo item (a message a crash left suspect, recovery.ts) runs
+// in a run of its own that nothing joins; an isolated one also has the daemon to itself: no
+// other run anywhere while it runs.
 import type { AgentEvent, RunStatus } from "../agent/events.ts";
 import type { UserMessage } from "../agent/messages.ts";
 import type { SteeringSource } from "../agent/steering.ts";
@@ -39,6 +41,16 @@ export interface LaneItem {
   worthLogging?: (reply: string) => boolean;
   /** The model for the run this item starts, instead of the session's (heartbeat.model). */
   model?: string;
+  /**
+   * Run it in a run of its own that no message joins, whatever the queue mode (a message
+   * retried after a crash continues in its own reply, never inside someone else's).
+   */
+  solo?: boolean;
+  /**
+   * Solo, and while no other run is active in any lane: a crash during such a run can only be
+   * this message's doing.
+   */
+  isolated?: boolean;
 }
 
 export interface RunContext {
@@ -68,14 +80,19 @@ export interface LaneOptions {
   maxConcurrentRuns: number;
   /** Called with the inbox ids whose replies were handed over (or that were given up). */
   onItemsDone: (entryIds: string[]) => void;
+  /**
+   * Called with the inbox ids of a run that was given up (it ignored its abort: the chat was
+   * told "I had to give up on this answer"): closed as abandoned, not done. Absent: onItemsDone.
+   */
+  onItemsAbandoned?: (entryIds: string[], reason: string) => void;
   /** Called with the inbox ids of a run that could not be recorded (disk full): not done, to be run again. */
   onItemsKept?: (entryIds: string[]) => void;
   /**
    * Called with the inbox ids of items the model is about to see: the run's next model request
    * carries them (its first turn, or the turn after steering took them). Items stopped before
-   * that are never reported.
+   * that are never reported. `isolated`: the run holds one isolated item and nothing else runs.
    */
-  onItemsStarted?: (entryIds: string[]) => void;
+  onItemsStarted?: (entryIds: string[], isolated: boolean) => void;
   /** Item `entryId` is answered by the reply that item `replyOwner` opened (same chat, one run). */
   onReplyJoined?: (replyOwner: string, entryId: string) => void;
   log: Logger;
@@ -90,7 +107,8 @@ export interface LaneOptions {
 }
 
 interface Group {
-  kind: "single" | "collect";
+  /** "solo": one solo or isolated item, in a run of its own (see LaneItem.solo). */
+  kind: "single" | "collect" | "solo";
   items: LaneItem[];
 }
 
@@ -104,6 +122,8 @@ class ActiveRun {
   reported = 0;
   /** False once the loop returned: later messages must not be pushed as steering. */
   open = true;
+  /** The run holds one isolated item: nothing joins it and it has the daemon's runs to itself. */
+  isolated = false;
   lastEventAt: number;
   startedAt: number;
   abortReason: "stop" | "interrupt" | "shutdown" | "watchdog" | null = null;
@@ -137,12 +157,14 @@ export class LaneManager {
   readonly #lanes = new Map<string, Lane>();
   readonly #opts: Required<LaneOptions>;
   #slotsInUse = 0;
-  readonly #slotWaiters: Array<() => void> = [];
+  /** An isolated run holds every slot. */
+  #exclusive = false;
+  readonly #slotWaiters: Array<{ exclusive: boolean; grant: () => void }> = [];
   readonly #watchdog: NodeJS.Timeout;
   #closing = false;
 
   constructor(opts: LaneOptions) {
-    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, onItemsStarted: () => {}, onReplyJoined: () => {}, ...opts };
+    this.#opts = { collectDebounceMs: 500, abortGraceMs: 10_000, backlogCap: 20, clock: Date.now, onItemsKept: () => {}, onItemsStarted: () => {}, onReplyJoined: () => {}, onItemsAbandoned: (ids) => opts.onItemsDone(ids), ...opts };
     this.#watchdog = setInterval(() => this.#checkWedged(), Math.min(5_000, this.#opts.inactivityLimitMs / 2));
     this.#watchdog.unref();
   }
@@ -151,7 +173,9 @@ export class LaneManager {
   submit(sessionKey: string, item: LaneItem, mode: QueueMode): void {
     const lane = this.#lane(sessionKey);
     const run = lane.active;
-    if (!run) {
+    if (item.solo || item.isolated) {
+      this.#enqueue(lane, { kind: "solo", items: [item] });
+    } else if (!run) {
       this.#enqueue(lane, { kind: "single", items: [item] });
     } else {
       switch (mode) {
@@ -263,12 +287,13 @@ export class LaneManager {
     else lane.backlog.push(group);
   }
 
-  /** More than `backlogCap` waiting messages are merged into one follow-up run. */
+  /** More than `backlogCap` waiting messages are merged into one follow-up run (solo ones stay alone). */
   #capBacklog(lane: Lane): void {
-    const count = lane.backlog.reduce((n, g) => n + g.items.length, 0);
-    if (count <= this.#opts.backlogCap || lane.backlog.length <= 1) return;
+    const mergeable = lane.backlog.filter((g) => g.kind !== "solo");
+    const count = mergeable.reduce((n, g) => n + g.items.length, 0);
+    if (count <= this.#opts.backlogCap || mergeable.length <= 1) return;
     this.#opts.log.warn("lane.backlog_merged", { session: lane.key, messages: count });
-    lane.backlog = [{ kind: "single", items: lane.backlog.flatMap((g) => g.items) }];
+    lane.backlog = [...lane.backlog.filter((g) => g.kind === "solo"), { kind: "single", items: mergeable.flatMap((g) => g.items) }];
   }
 
   async #pump(lane: Lane): Promise<void> {
@@ -289,11 +314,12 @@ export class LaneManager {
     }
     lane.backlog.shift();
     const run = new ActiveRun(group.items, this.#opts.log, this.#opts.clock());
-    run.open = group.items.every((i) => i.steerable !== false);
+    run.isolated = group.kind === "solo" && group.items[0]?.isolated === true;
+    run.open = group.kind !== "solo" && group.items.every((i) => i.steerable !== false);
     lane.active = run;
     lane.pumping = true;
     try {
-      await this.#acquireSlot();
+      await this.#acquireSlot(run.isolated);
       try {
         await this.#execute(lane, run);
       } finally {
@@ -341,7 +367,7 @@ export class LaneManager {
           // A model request is about to carry these items: from now on the run counts as an
           // attempt for each of them (steering adds items between turns).
           if (e.type === "turn_start" && run.reported < run.items.length) {
-            this.#opts.onItemsStarted(run.items.slice(run.reported).map((i) => i.entryId));
+            this.#opts.onItemsStarted(run.items.slice(run.reported).map((i) => i.entryId), run.isolated);
             run.reported = run.items.length;
           }
           run.fanout.emit(e);
@@ -371,7 +397,8 @@ export class LaneManager {
     } else {
       await run.fanout.finish(replyText(outcome, run.abortReason), outcome.keep ? "kept" : outcomeOf(outcome.status));
     }
-    if (outcome !== "wedged" && outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
+    if (outcome === "wedged") return this.#opts.onItemsAbandoned(run.items.map((i) => i.entryId), "its run stopped responding and ignored its abort");
+    if (outcome.keep) return this.#opts.onItemsKept(run.items.map((i) => i.entryId));
     this.#opts.onItemsDone(run.items.map((i) => i.entryId));
   }
 
@@ -407,18 +434,32 @@ export class LaneManager {
     this.#opts.onItemsDone(items.map((i) => i.entryId));
   }
 
-  async #acquireSlot(): Promise<void> {
-    if (this.#slotsInUse < this.#opts.maxConcurrentRuns) {
-      this.#slotsInUse++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.#slotWaiters.push(resolve));
+  /** A slot for a run; `exclusive`: every slot (no other run at the same time). FIFO. */
+  async #acquireSlot(exclusive: boolean): Promise<void> {
+    if (this.#slotWaiters.length === 0 && this.#canGrant(exclusive)) return this.#take(exclusive);
+    await new Promise<void>((grant) => this.#slotWaiters.push({ exclusive, grant }));
   }
 
   #releaseSlot(): void {
-    const next = this.#slotWaiters.shift();
-    if (next) next(); // the slot passes straight to the next waiter
-    else this.#slotsInUse--;
+    this.#slotsInUse--;
+    this.#exclusive = false;
+    // Waiters are served in order: an exclusive one waits for the runs before it to end, and
+    // the runs behind it wait for it.
+    while (this.#slotWaiters.length > 0 && this.#canGrant(this.#slotWaiters[0]!.exclusive)) {
+      const next = this.#slotWaiters.shift()!;
+      this.#take(next.exclusive);
+      next.grant();
+    }
+  }
+
+  #canGrant(exclusive: boolean): boolean {
+    if (this.#exclusive) return false;
+    return exclusive ? this.#slotsInUse === 0 : this.#slotsInUse < this.#opts.maxConcurrentRuns;
+  }
+
+  #take(exclusive: boolean): void {
+    this.#slotsInUse++;
+    this.#exclusive = exclusive;
   }
 }
 

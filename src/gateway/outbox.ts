@@ -120,6 +120,18 @@ export class Outbox {
     return id === undefined ? undefined : this.#replies.get(id);
   }
 
+  /**
+   * Inbox entry `entryId` is answered by its own reply from now on, not by one it joined before
+   * (it runs again on its own after a crash: the other reply's final text does not answer it).
+   * Recorded, fsynced, as the entry joining its own reply.
+   */
+  detach(entryId: string): void {
+    const current = this.#replyOfEntry.get(entryId);
+    if (current === undefined || current === entryId) return;
+    this.#join(entryId, entryId);
+    this.#append({ type: "joined", reply: entryId, entry: entryId }, true);
+  }
+
   /** Inbox entry `entryId` is answered by reply `replyId` (steering joined it to that run). */
   recordJoined(replyId: string, entryId: string): void {
     if (this.#replyOfEntry.get(entryId) === replyId) return;
@@ -164,6 +176,7 @@ export class Outbox {
       textReset: (t) => sink.textReset(t),
       toolStarted: (n, s) => sink.toolStarted(n, s),
       toolFinished: (n, ok) => sink.toolFinished(n, ok),
+      ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
       // A notice for a message kept for later (a full disk) is not the reply's final text: the
       // run that answers it later continues in the same messages, and a restart re-runs it.
       finish: (text, outcome = "answered") =>
@@ -221,6 +234,10 @@ export class Outbox {
   }
 
   #join(replyId: string, entryId: string): void {
+    // An entry is answered by one reply: joining another takes it out of the one it was in.
+    const before = this.#replyOfEntry.get(entryId);
+    const previous = before === undefined || before === replyId ? undefined : this.#replies.get(before);
+    if (previous && previous.id !== entryId) previous.entries = previous.entries.filter((e) => e !== entryId);
     const reply = this.#reply(replyId);
     if (!reply.entries.includes(entryId)) reply.entries.push(entryId);
     this.#replyOfEntry.set(entryId, replyId);

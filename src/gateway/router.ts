@@ -195,8 +195,12 @@ function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): 
   return { answer: d.answer ? rateLimitText(d) : null };
 }
 
-/** Puts an inbox entry on its lane (new messages, and replays after a restart). */
-export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
+/**
+ * Puts an inbox entry on its lane (new messages, and replays after a restart). `alone`: a
+ * suspect after a crash runs in a run of its own ("solo"), or also with the daemon to itself
+ * ("isolated"); see LaneItem.
+ */
+export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "solo" | "isolated"): void {
   const m = entry.message;
   // What was understood of a voice note goes out at once (a misheard note is caught early),
   // also when the entry is replayed after a crash and no record says it went out; the answer's
@@ -204,16 +208,19 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
   void announceHeard(ctx, entry);
   const item: LaneItem = {
     entryId: entry.id,
-    turn: userTurn({
-      text: m.replyTo?.text ? `${m.text}\n\n(In reply to ${m.replyTo.fromBot ? "your message" : "a message"}: «${clipQuote(m.replyTo.text)}»)` : m.text,
-      channel: m.channel,
-      sender: m.sender.name,
-      chat: m.chat.type === "group" ? m.chat.title : undefined,
-      preface: entry.preface,
-      at: m.receivedAt,
-      timezone: ctx.config.timezone,
-      media: entry.media,
-    }),
+    turn: {
+      ...userTurn({
+        text: m.replyTo?.text ? `${m.text}\n\n(In reply to ${m.replyTo.fromBot ? "your message" : "a message"}: «${clipQuote(m.replyTo.text)}»)` : m.text,
+        channel: m.channel,
+        sender: m.sender.name,
+        chat: m.chat.type === "group" ? m.chat.title : undefined,
+        preface: entry.preface,
+        at: m.receivedAt,
+        timezone: ctx.config.timezone,
+        media: entry.media,
+      }),
+      entry: entry.id,
+    },
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
     // The reply is named by the entry that opens it: after a crash it continues in the
@@ -221,6 +228,8 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry): void {
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
     sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
     arrivedAt: ctx.clock(),
+    ...(alone ? { solo: true } : {}),
+    ...(alone === "isolated" ? { isolated: true } : {}),
   };
   ctx.lanes.submit(entry.sessionKey, item, queueModeFor(ctx, entry.sessionKey, m.channel));
 }

@@ -441,15 +441,17 @@ describe("StreamingReply with a journal (the outbox)", () => {
     expect(t.sends().map((c) => c.id)).toEqual(["m1", "m2"]);
   });
 
-  it("a reply resumed after a restart streams into the recorded preview and never sends a new message", async () => {
+  it("a reply resumed after a restart leaves the recorded preview as it is until its final text replaces it, and never sends a new message", async () => {
     const t = new FakeTransport();
     const j = journal(["p7"]);
     const r = reply(t, { journal: j });
     r.toolStarted("exec", "ls");
-    await vi.advanceTimersByTimeAsync(10);
+    r.textDelta("The new");
+    await vi.advanceTimersByTimeAsync(5_000);
     await r.finish("The new answer.");
+    // What the preview showed before the crash may be a complete answer: no half-written
+    // preview of the new run overwrites it.
     expect(t.calls.map((c) => c.op !== "typing" && [c.op, "id" in c ? c.id : "", c.text, c.final])).toEqual([
-      ["edit", "p7", "⏳ exec: ls", false],
       ["edit", "p7", "The new answer.", true],
     ]);
     expect(t.sends()).toEqual([]);
@@ -477,5 +479,41 @@ describe("StreamingReply with a journal (the outbox)", () => {
     expect(deleted).toEqual(["p7"]);
     expect(t.sends().map((c) => [c.text, c.final])).toEqual([["Fresh answer.", true]]);
     expect(j.created).toEqual([[0, "m1"]]);
+  });
+});
+
+describe("StreamingReply across a crash", () => {
+  it("with a placeholder, the preview is created neutral and shows the answer only once its id was recorded", async () => {
+    const t = new FakeTransport();
+    const j = journal();
+    const shownBeforeRecorded: string[] = [];
+    const recording: ReplyJournal = { ...j, messageCreated: (i, id) => j.messageCreated(i, id) };
+    const r = reply(t, { journal: recording, previewPlaceholder: "…" });
+    r.textDelta("Half of an ans");
+    await vi.advanceTimersByTimeAsync(10);
+    for (const c of t.calls) if (c.op !== "typing" && j.created.length === 0) shownBeforeRecorded.push(c.text);
+    expect(t.sends().map((s) => s.text)).toEqual(["…"]);
+    expect(j.created).toEqual([[0, t.sends()[0]!.id]]);
+    // The answer follows at once, not a throttle interval later.
+    expect(t.edits().map((e) => e.text)).toEqual(["Half of an ans"]);
+    await r.finish("Half of an answer.");
+    expect(t.edits().at(-1)).toMatchObject({ text: "Half of an answer.", final: true });
+    expect(shownBeforeRecorded.every((s) => s === "…")).toBe(true);
+  });
+
+  it("once the run's text is complete, no preview goes out: the complete answer is first shown by the final", async () => {
+    const t = new FakeTransport();
+    const r = reply(t);
+    r.textDelta("The first part");
+    await vi.advanceTimersByTimeAsync(10);
+    r.textDelta(" and the end.");
+    r.textComplete();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(t.calls.filter((c) => c.op !== "typing").map((c) => c.text)).toEqual(["The first part"]);
+    await r.finish("The first part and the end.");
+    expect(t.calls.filter((c) => c.op !== "typing").map((c) => [c.text, c.final])).toEqual([
+      ["The first part", false],
+      ["The first part and the end.", true],
+    ]);
   });
 });

@@ -75,7 +75,7 @@ for (const mode of ["daemon", "embedded"] as const) {
       const chat = interactive();
       fake.enqueue(text("ok"));
       chat.say("hi");
-      await fake.waitForRequests(1, 10_000);
+      await fake.waitForRequests(1);
       await waitFor("the first answer", () => chat.out() === "ok\n");
       fake.enqueue(sayThenRun("Looking.", "echo x"), text("Found it.", { chunkSize: 3 }));
       chat.say("find it");
@@ -107,7 +107,7 @@ for (const mode of ["daemon", "embedded"] as const) {
       chat.say("write the report");
       await waitFor("the tool", () => chat.err().includes("→ exec: sleep 2"));
       chat.say("and add a summary");
-      await fake.waitForRequests(2, 15_000);
+      await fake.waitForRequests(2);
       chat.child.stdin.end();
       expect(await chat.exited).toBe(0);
       // The second message joined the run: the model saw it in the same run's next request.
@@ -124,7 +124,7 @@ for (const mode of ["daemon", "embedded"] as const) {
       chat.say("write the report");
       await waitFor("the tool", () => chat.err().includes("→ exec: sleep 1"));
       chat.say("then add a summary");
-      await fake.waitForRequests(3, 15_000);
+      await fake.waitForRequests(3);
       chat.child.stdin.end();
       expect(await chat.exited).toBe(0);
       expect(chat.out()).toEqual("Queue mode for this conversation: followup.\nOn it.\n\nReport written.\nSummary added.\n");

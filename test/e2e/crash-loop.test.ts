@@ -1,27 +1,30 @@
-// A crash loop: the real daemon is killed with SIGKILL twenty times at random points while
-// messages stream, run tools and wait in the queue. Afterwards every message is answered exactly
-// once, or given up with a notice after two runs of it started; no stale preview is left in the
-// chat; every state file parses.
+// Crash loops against the real daemon, the Bot API emulator and the fake model.
 //
-// The one stale message Hearth cannot prevent is a message Telegram created in the instant before
-// the daemon recorded its id (the Bot API has no idempotent send): the kill lands between the
-// platform applying the send and the outbox's fsync. Such a message is allowed only if its id
-// never reached outbox.jsonl at any point of the run; every recorded preview must be gone.
+// Bad luck: the daemon is killed with SIGKILL ten times at random points while five people's
+// answers stream. Crashes that hit a message by chance must not cost it its answer: afterwards
+// (nearly) every message is answered exactly once, none twice, no complete answer the user saw
+// is overwritten, and nothing given up is answered later.
+//
+// Poison: a message that crashes the daemon every time it runs. It is given up — with a notice,
+// once a run that held it alone, after the daemon had been up long enough to count as stable,
+// crashed too — while the messages that crashed beside it by bad luck are answered.
+//
+// The one stray message Hearth cannot prevent is one Telegram created in the instant before the
+// daemon recorded its id (the Bot API has no idempotent send). Such a message only ever shows the
+// neutral placeholder, never a half-written answer.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { PREVIEW_PLACEHOLDER } from "../../src/channels/streaming-reply.ts";
 import { InboxRecordSchema } from "../../src/gateway/inbox.ts";
 import { OutboxRecordSchema } from "../../src/gateway/outbox.ts";
-import { GIVEN_UP_TEXT } from "../../src/gateway/recovery.ts";
+import { GIVEN_UP_NOTE, GIVEN_UP_TEXT } from "../../src/gateway/recovery.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { lastUserContent, requestText, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
+import { lastUserContent, requestText, startFakeModel, text, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
-const OWNER = 100;
-const KILLS = 20;
-const MESSAGES = 10;
-const FILLER = "The details follow in a few plain words so that the answer streams for a while.";
+const FILLER = "The details follow in a few plain words, so that this answer streams for about a second.";
 const answerFor = (n: number) => `Answer to m${n}. ${FILLER}`;
 
 let fake: FakeModel;
@@ -35,27 +38,28 @@ beforeEach(async () => {
   daemons = [];
 });
 afterEach(async () => {
-  for (const d of daemons) if (d.proc.exitCode === null && d.proc.signalCode === null) await kill9(d);
+  for (const d of daemons) if (alive(d)) await kill9(d);
   await cleanupDaemon(undefined, home);
   await emu.stop();
   await fake.close();
 });
+
+const alive = (d: Daemon) => d.proc.exitCode === null && d.proc.signalCode === null;
 
 async function kill9(d: Daemon): Promise<void> {
   d.proc.kill("SIGKILL");
   await d.exited;
 }
 
-/** The message a request starts a run for: the last `mN` the user wrote in its last turn. */
-function messageOf(req: RecordedRequest): number | undefined {
-  const texts = lastUserContent(req).map((b) => (b.type === "text" && typeof b.text === "string" ? b.text : ""));
-  const all = [...texts.join("\n").matchAll(/\bm(\d+): question/g)];
-  return all.length ? Number(all.at(-1)![1]) : undefined;
-}
+/** The messages a request answers: the questions in its last user turn (steering may have joined several). */
+const questionsOf = (req: RecordedRequest): number[] => {
+  const last = lastUserContent(req).map((b) => (typeof b.text === "string" ? b.text : "")).join("\n");
+  return [...new Set([...last.matchAll(/\bm(\d+): question/g)].map((m) => Number(m[1])))];
+};
+/** One paragraph per question, as a person would answer them. */
+const answering = (req: RecordedRequest, opts: { chunkSize: number; chunkDelayMs: number }) => text(questionsOf(req).map(answerFor).join("\n\n"), opts);
 
-const isToolResult = (req: RecordedRequest) => lastUserContent(req).some((b) => b.type === "tool_result");
-
-/** A small seeded generator, so a failing run can be repeated. */
+/** A small seeded generator, so a failing run can be repeated (CRASH_SEED=…). */
 function random(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
@@ -72,30 +76,54 @@ function jsonLines(path: string): unknown[] {
     .map((l) => JSON.parse(l) as unknown);
 }
 
-it(`${KILLS} kill -9s at random points: every message answered exactly once or given up with a notice, no stale preview`, async () => {
+function expectStateFilesParse(): void {
+  for (const line of jsonLines(join(home, "inbox.jsonl"))) expect(InboxRecordSchema.safeParse(line).success, JSON.stringify(line)).toBe(true);
+  for (const line of jsonLines(join(home, "outbox.jsonl"))) expect(OutboxRecordSchema.safeParse(line).success, JSON.stringify(line)).toBe(true);
+  for (const f of readdirSync(join(home, "sessions"))) {
+    if (f.endsWith(".jsonl")) jsonLines(join(home, "sessions", f));
+    else if (f.endsWith(".json")) JSON.parse(readFileSync(join(home, "sessions", f), "utf8"));
+  }
+}
+
+/** The answers a text is made of (a run that steering joined answers each message in a paragraph). */
+const paragraphs = (t: string) => t.split("\n\n");
+
+/**
+ * Texts a message showed after it had shown a complete answer, that do not keep it (a message
+ * steering joined to a finished answer extends it with one more paragraph: that keeps it).
+ */
+function overwrites(answers: ReadonlySet<string>): string[] {
+  const complete = (t: string) => paragraphs(t).every((p) => answers.has(p));
+  const found: string[] = [];
+  for (const m of emu.botMessages()) {
+    const first = m.history.findIndex(complete);
+    if (first >= 0) for (const later of m.history.slice(first + 1)) if (!later.startsWith(m.history[first]!)) found.push(`${m.history[first]} → ${later}`);
+  }
+  return found;
+}
+
+const abandonedIds = (logs: string) => new Set([...logs.matchAll(/"event":"inbox\.abandoned"[^\n]*?"id":"([^"]+)"/g)].map((m) => m[1]!));
+
+it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once, none twice, no complete answer overwritten, nothing given up answered", async () => {
+  const CYCLES = 10;
+  const PER_CYCLE = 5;
   const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
+  console.info(`crash loop seed ${seed} (repeat with CRASH_SEED=${seed})`);
   const rand = random(seed);
-  home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], queueMode: "followup" } } });
-  // Odd messages run a tool first; every answer streams for about half a second.
-  fake.setDefault({
-    type: "respond",
-    fn: (req) => {
-      // The message being answered: the latest one in the conversation (a tool continuation
-      // carries only the tool's result in its last turn).
-      const n = Number([...requestText(req).matchAll(/\bm(\d+): question/g)].at(-1)?.[1] ?? -1);
-      if (n % 2 === 1 && !isToolResult(req)) return toolCall("exec", { command: "sleep 0.3" });
-      return text(answerFor(n), { chunkSize: 8, chunkDelayMs: 25 });
-    },
-  });
-  const env = { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url };
+  // Five people, each in their own session, so their answers stream side by side.
+  const users = Array.from({ length: PER_CYCLE }, (_, i) => emu.user({ userId: 201 + i, firstName: `U${i}` }));
+  home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: ["100"], dmPolicy: "allowlist", allowFrom: users.map((u) => String(u.userId)) } } });
+  fake.setDefault({ type: "respond", fn: (req) => answering(req, { chunkSize: 4, chunkDelayMs: 40 }) });
+  // Longer than any life in the loop (a kill comes at most 3 s after readiness): no run in the
+  // loop counts as a trial, so bad luck never gives a message up.
+  const env = { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_STABLE_AFTER_MS: "6000" };
   const start = async () => {
-    const d = await startDaemon(home, env);
+    // Ten starts on a loaded machine: a slow one must not fail the test.
+    const d = await startDaemon(home, env, { readyTimeoutMs: 45_000 });
     daemons.push(d);
-    await waitFor("telegram polling", () => d.log().includes("telegram.polling"));
     return d;
   };
-  const user = emu.user({ userId: OWNER, firstName: "Ann" });
-  const sent: Array<{ n: number; id: string }> = [];
+  const sent: Array<{ n: number; id: string; chat: number }> = [];
   // Every platform message id the outbox recorded, read after each kill (start-up compacts it).
   const recorded = new Set<string>();
   const noteRecorded = () => {
@@ -105,75 +133,129 @@ it(`${KILLS} kill -9s at random points: every message answered exactly once or g
     }
   };
 
-  for (let kill = 0; kill < KILLS; kill++) {
+  const t0 = Date.now();
+  for (let cycle = 0; cycle < CYCLES; cycle++) {
     const d = await start();
-    if (sent.length < MESSAGES) {
+    for (const user of users) {
       const n = sent.length;
-      sent.push({ n, id: `telegram:${OWNER}:${await user.send(`m${n}: question number ${n}`)}` });
+      sent.push({ n, id: `telegram:${user.chatId}:${await user.send(`m${n}: question number ${n}`)}`, chat: user.chatId });
     }
-    await sleep(150 + rand() * 1200);
+    await sleep(50 + rand() * 2950);
     await kill9(d);
     noteRecorded();
   }
 
   const last = await start();
   const logs = () => daemons.map((d) => d.log()).join("\n");
-  const abandoned = () => new Set([...logs().matchAll(/"event":"inbox\.abandoned"[^\n]*?"id":"([^"]+)"/g)].map((m) => m[1]!));
-  const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
-  // Bot messages that are neither an answer nor the notice: stale. Those whose id the outbox
-  // never recorded were created in the unrecordable instant before a kill.
-  const stale = () => emu.botMessages(OWNER).filter((m) => !finals.has(m.text));
-  const unexplained = () => {
-    noteRecorded();
-    return stale().filter((m) => recorded.has(String(m.messageId)));
-  };
-  const settled = () => {
-    const given = abandoned();
-    const texts = emu.botMessages(OWNER).map((m) => m.text);
-    return sent.every((s) => given.has(s.id) || texts.includes(answerFor(s.n))) && unexplained().length === 0;
-  };
-  await waitFor(`every message answered or given up (seed ${seed})`, settled, 60_000).catch((err: unknown) => {
-    throw new Error(`${String(err)}\nbot: ${JSON.stringify(emu.botMessages(OWNER).map((m) => m.text))}\nlog:\n${last.log().slice(-4000)}`);
+  const answers = (s: (typeof sent)[number]) => emu.botMessages(s.chat).filter((m) => paragraphs(m.text).includes(answerFor(s.n))).length;
+  await waitFor(`every message answered or given up (seed ${seed})`, () => sent.every((s) => answers(s) > 0 || abandonedIds(logs()).has(s.id)), 120_000).catch((err: unknown) => {
+    throw new Error(`${String(err)}\nmissing: ${sent.filter((s) => answers(s) === 0).map((s) => s.n).join(", ")}\nbot: ${JSON.stringify(emu.botMessages().map((m) => [m.chatId, m.text]))}\nlog:\n${last.log().slice(-6000)}`);
   });
-  await sleep(1000);
+  console.info(`crash loop: every message answered or given up ${Date.now() - t0} ms after the first start`);
+  // Anything late (a duplicate, an overwrite) would come within the recovery's own time.
+  await sleep(1500);
 
-  const given = abandoned();
-  const unrecorded = stale();
-  expect(unexplained(), `seed ${seed}: a preview whose id was recorded stayed in the chat`).toEqual([]);
-  expect(unrecorded.length, `seed ${seed}: at most one unrecorded message per kill`).toBeLessThanOrEqual(KILLS);
-  const texts = emu.botMessages(OWNER).map((m) => m.text).filter((t) => finals.has(t));
-  const context = `seed ${seed}; bot messages: ${JSON.stringify(texts)}; given up: ${[...given].join(", ")}`;
-  for (const s of sent) {
-    const answers = texts.filter((t) => t === answerFor(s.n)).length;
-    if (given.has(s.id)) {
-      expect(answers, context).toBe(0);
-      // Given up only after two runs of it started (each reached the step that sends its model
-      // request), and the model did see it: a message that only waited is never given up. (A
-      // kill between that step and the request reaching the model, a few milliseconds, is
-      // counted as an attempt the model did not see.)
-      const started = [...logs().matchAll(/"event":"inbox\.started"[^\n]*?"id":"([^"]+)"/g)].filter((m) => m[1] === s.id).length;
-      expect(started, context).toBeGreaterThanOrEqual(2);
-      expect(fake.requests.filter((r) => messageOf(r) === s.n).length, context).toBeGreaterThanOrEqual(1);
-    } else {
-      expect(answers, context).toBe(1);
-    }
-  }
-  expect(texts.filter((t) => t === GIVEN_UP_TEXT).length, context).toBe(given.size);
-  expect(texts, context).toHaveLength(sent.length);
+  const given = abandonedIds(logs());
+  const once = sent.filter((s) => answers(s) === 1);
+  const context = `seed ${seed}; given up: ${[...given].join(", ")}; bot: ${JSON.stringify(emu.botMessages().map((m) => m.text))}`;
+  expect(once.length / sent.length, context).toBeGreaterThanOrEqual(0.9);
+  expect(sent.filter((s) => answers(s) > 1).map((s) => s.n), context).toEqual([]);
+  expect(sent.filter((s) => given.has(s.id) && answers(s) > 0).map((s) => s.n), context).toEqual([]);
+  expect(overwrites(new Set(sent.map((s) => answerFor(s.n)))), context).toEqual([]);
+  // Every bot message is an answer, a notice, or the placeholder of a preview created in the
+  // instant before a kill (its id never reached the outbox); never a half-written answer.
+  noteRecorded();
+  const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
+  const stray = emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p)));
+  expect(stray.map((m) => m.text), context).toEqual(stray.map(() => PREVIEW_PLACEHOLDER));
+  expect(stray.filter((m) => recorded.has(String(m.messageId))), context).toEqual([]);
+  expect(stray.length, context).toBeLessThanOrEqual(CYCLES);
 
-  // Every state file parses, line by line, and the inbox and outbox lines have their schema's shape.
-  for (const line of jsonLines(join(home, "inbox.jsonl"))) expect(InboxRecordSchema.safeParse(line).success, JSON.stringify(line)).toBe(true);
-  for (const line of jsonLines(join(home, "outbox.jsonl"))) expect(OutboxRecordSchema.safeParse(line).success, JSON.stringify(line)).toBe(true);
-  for (const f of readdirSync(join(home, "sessions"))) {
-    if (f.endsWith(".jsonl")) jsonLines(join(home, "sessions", f));
-    else if (f.endsWith(".json")) JSON.parse(readFileSync(join(home, "sessions", f), "utf8"));
-  }
+  expectStateFilesParse();
   // A clean stop and start has nothing left to recover.
   expect(await last.stop()).toBe(0);
   const again = await start();
   await sleep(300);
   expect(again.log()).not.toContain("inbox.recovering");
-  console.info(
-    `crash loop: seed ${seed}, ${sent.length} messages, ${given.size} given up, ${fake.requests.length} model requests, ${unrecorded.length} message(s) sent in the unrecordable instant before a kill`,
-  );
-}, 180_000);
+  console.info(`crash loop: seed ${seed}, ${sent.length} messages, ${once.length} answered once, ${given.size} given up, ${fake.requests.length} model requests, ${stray.length} placeholder(s) left by a kill`);
+}, 300_000);
+
+it("a poison message (it crashes the daemon whenever it runs) is given up after its own run crashed; the messages that crashed beside it are answered", async () => {
+  const POISON = "m0: question that crashes Hearth";
+  const alice = emu.user({ userId: 201, firstName: "Alice" });
+  const bob = emu.user({ userId: 202, firstName: "Bob" });
+  home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: ["100"], dmPolicy: "allowlist", allowFrom: ["201", "202"] } } });
+  const env = { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_STABLE_AFTER_MS: "2500" };
+  let current: Daemon | null = null;
+  let crashes = 0;
+  // The poison: whenever a request answers it (its last user turn carries it), the daemon that
+  // sent it dies. The request hangs meanwhile; the supervisor may not have heard that daemon's
+  // readiness yet, so the kill waits until it has (the previous daemon is dead by then).
+  const killSender = async () => {
+    crashes++;
+    await waitFor("the poisoned daemon", () => current !== null && alive(current), 60_000);
+    current!.proc.kill("SIGKILL");
+  };
+  fake.setDefault({
+    type: "respond",
+    fn: (req) => {
+      const last = lastUserContent(req).map((b) => (typeof b.text === "string" ? b.text : "")).join("\n");
+      if (last.includes(POISON)) {
+        void killSender();
+        return { type: "hang" };
+      }
+      return answering(req, { chunkSize: 8, chunkDelayMs: 40 });
+    },
+  });
+  // A supervisor, as pm2 would be: the daemon is started again whenever it died.
+  let supervising = true;
+  const supervisor = (async () => {
+    while (supervising) {
+      if (!current || !alive(current)) {
+        // A start the poison interrupts before it was ready is simply tried again.
+        current = await startDaemon(home, env, { readyTimeoutMs: 45_000 }).catch(() => current);
+        if (current && !daemons.includes(current)) daemons.push(current);
+      }
+      await sleep(50);
+    }
+  })();
+  try {
+    await waitFor("the first daemon", () => current !== null && current.log().includes("telegram.polling"), 60_000);
+    // Bob's message runs beside the poison and dies with it: bad luck, not poison.
+    await alice.send(POISON);
+    await bob.send("m1: question number 1");
+    const logs = () => daemons.map((d) => d.log()).join("\n");
+    await waitFor("the poison to be given up", () => emu.botMessages(alice.chatId).some((m) => m.text === GIVEN_UP_TEXT) && abandonedIds(logs()).size > 0, 120_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\ncrashes: ${crashes}\nlog:\n${logs().slice(-5000)}`);
+    });
+    await waitFor("Bob's answer", () => emu.botMessages(bob.chatId).some((m) => m.text === answerFor(1)), 30_000);
+
+    const poisonId = [...abandonedIds(logs())];
+    expect(poisonId).toHaveLength(1);
+    expect(poisonId[0]).toMatch(new RegExp(`^telegram:${alice.chatId}:`));
+    // It was given up only after a run that held it alone, started once the daemon was stable, crashed.
+    const started = [...logs().matchAll(/"event":"inbox\.started"[^\n]*/g)].map((m) => m[0]).filter((l) => l.includes(`"id":"${poisonId[0]}"`));
+    expect(started.at(-1)).toContain('"trial":true');
+    expect(started.slice(0, -1).every((l) => l.includes('"trial":false'))).toBe(true);
+    expect(crashes).toBe(started.length);
+    expect(emu.botMessages(alice.chatId).map((m) => m.text)).toEqual([GIVEN_UP_TEXT]);
+    expect(emu.botMessages(bob.chatId).map((m) => m.text)).toEqual([answerFor(1)]);
+    expect(logs()).toContain(`"event":"inbox.abandoned"`);
+
+    // No later run answers it: Alice's next message is answered, and the model sees a note where the poison was.
+    const before = fake.requests.length;
+    const survivor = current!;
+    await alice.send("m2: question number 2");
+    await waitFor("Alice's next answer", () => emu.botMessages(alice.chatId).some((m) => m.text === answerFor(2)), 20_000);
+    const next = fake.requests.slice(before).filter((r) => requestText(r).includes("m2: question"));
+    expect(next).toHaveLength(1);
+    expect(requestText(next[0]!)).not.toContain(POISON);
+    expect(requestText(next[0]!)).toContain(GIVEN_UP_NOTE);
+    expect(survivor).toBe(current);
+    expect(emu.botMessages(alice.chatId).map((m) => m.text)).toEqual([GIVEN_UP_TEXT, answerFor(2)]);
+    expectStateFilesParse();
+  } finally {
+    supervising = false;
+    await supervisor;
+  }
+}, 240_000);

@@ -90,7 +90,7 @@ describe("hearth cron (daemon e2e)", () => {
     expect(fake.requests).toHaveLength(0);
 
     const again = await start();
-    await fake.waitForRequests(1, 10_000);
+    await fake.waitForRequests(1);
     await waitFor("the run's record", () => runs().some((r) => r.status === "ok"));
     expect(runs().map((r) => [r.status, "trigger" in r ? r.trigger : undefined])).toEqual([
       ["queued", "catch-up"],

@@ -54,7 +54,7 @@ describe("Discord attachments (daemon e2e)", () => {
     model.enqueue(text("A square."));
     const png = await picture("png");
     discord.sendMessage({ channelId: discord.dmChannel(owner), author: owner, content: "what is this?", attachments: [{ name: "square.png", contentType: "image/png", bytes: png }] });
-    await model.waitForRequests(1, 20_000);
+    await model.waitForRequests(1);
     const image = lastUserContent(model.requests[0]!).find((b) => b.type === "image");
     expect(image!.source).toEqual({ type: "base64", media_type: "image/png", data: Buffer.from(png).toString("base64") });
     expect(discord.attachmentDownloads).toHaveLength(1);
@@ -103,13 +103,13 @@ describe("Discord attachments (daemon e2e)", () => {
     const dm = discord.dmChannel(owner);
     const doc = pdf(1);
     discord.sendMessage({ channelId: dm, author: owner, content: "", attachments: [{ name: "report.pdf", contentType: "application/pdf", bytes: doc }] });
-    await model.waitForRequests(1, 20_000);
+    await model.waitForRequests(1);
     const first = lastUserContent(model.requests[0]!);
     expect(first.filter((b) => b.type === "document").map((b) => b.source)).toEqual([{ type: "base64", media_type: "application/pdf", data: b64(doc) }]);
     await discord.waitFor("the first answer", () => botTexts(dm).includes("One page."), 20_000);
 
     discord.sendMessage({ channelId: dm, author: owner, content: "Shopping", attachments: [{ name: "list.txt", contentType: "text/plain; charset=utf-8", bytes: new TextEncoder().encode("milk\neggs\n") }] });
-    await model.waitForRequests(2, 20_000);
+    await model.waitForRequests(2);
     const texts = lastUserContent(model.requests[1]!).filter((b) => b.type === "text").map((b) => String(b.text));
     const file = texts.find((t) => t.startsWith("[file list.txt"));
     expect(file!.split("\n").slice(1)).toEqual(["milk", "eggs", ""]);
@@ -150,7 +150,7 @@ describe("Discord attachments (daemon e2e)", () => {
     model.enqueue(text("Nice."));
     const png = await picture("png");
     discord.sendMessage({ channelId: general, author: member, content: "look", mentionsBot: true, attachments: [{ name: "cat.png", contentType: "image/png", bytes: png }] });
-    await model.waitForRequests(1, 20_000);
+    await model.waitForRequests(1);
     const dir = join(home!, "workspace", "memory", "chats", `discord_${general}`, "media");
     const stored = readdirSync(dir);
     expect(stored).toHaveLength(1);
@@ -206,7 +206,7 @@ describe("Discord attachments (daemon e2e)", () => {
     const dm = discord.dmChannel(owner);
     discord.sendMessage({ channelId: dm, author: owner, content: "send me the chart" });
     await discord.waitFor("the upload", () => uploads(dm).length === 1, 20_000);
-    await model.waitForRequests(2, 20_000);
+    await model.waitForRequests(2);
     d.proc.kill("SIGKILL");
     await d.exited;
     // The replayed run asks the model again; it calls send_file again (a new call id).
@@ -237,7 +237,7 @@ describe("Discord voice messages (daemon e2e)", () => {
     model.enqueue(text("Noted."));
     const audio = new Uint8Array([79, 103, 103, 83, 1, 2, 3, 4]);
     voiceMessage(audio);
-    await model.waitForRequests(1, 20_000);
+    await model.waitForRequests(1);
     expect(stt.requests).toHaveLength(1);
     expect(stt.requests[0]).toMatchObject({ path: "/v1/audio/transcriptions", authorization: "Bearer stt-key", model: "whisper-1", fileName: "voice-message.ogg" });
     expect(Buffer.from(stt.requests[0]!.file).equals(Buffer.from(audio))).toBe(true);

@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hearthBin, repoRoot } from "../support/cli-process.ts";
-import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { fencesBalanced, longMarkdownAnswer, rejoinMessages, startFakeDiscord, type FakeDiscord, type FakeMessage, type FakeUser } from "../support/fake-discord.ts";
 import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator } from "../support/telegram-emulator.ts";
@@ -230,7 +230,7 @@ describe("Discord (daemon e2e)", () => {
     model.enqueue(text("The plan: ship on Friday."));
     await start();
     await botReply(world.ownerDm, "The plan: ship on Friday.");
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor("the message's outcome to be recorded", () => inboxSettled(home!));
     const msgs = discord.botMessages(world.ownerDm);
     expect(msgs.map((m) => m.content)).toEqual(["The plan: ship on Friday."]);
     expect(msgs[0]!.id).toBe(stale.id);
@@ -242,7 +242,7 @@ describe("Discord (daemon e2e)", () => {
     const first = await start();
     model.enqueue({ type: "hang" });
     const question = discord.sendMessage({ channelId: world.thread, author: alice, content: "what did we decide?", mentionsBot: true });
-    await model.waitForRequests(1, 10_000);
+    await model.waitForRequests(1);
     first.proc.kill("SIGKILL");
     await first.exited;
 

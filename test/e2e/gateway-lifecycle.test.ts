@@ -1,10 +1,11 @@
 // Starting, stopping and crashing the daemon: nothing accepted is lost, nothing answered twice.
+import { daemonNodeArgs } from "../../bench/support/daemon-args.ts";
 import { spawn } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hearthBin, isolatedEnv, repoRoot } from "../support/cli-process.ts";
-import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator } from "../support/telegram-emulator.ts";
 
@@ -54,9 +55,10 @@ describe("daemon lifecycle (e2e)", () => {
     expect(JSON.stringify(fake.requests[1]!.body.messages)).toContain("remember the crash test");
     await second.stop();
 
-    // A third start has nothing left to replay.
+    // A third start has nothing left to replay: recovery is planned before the daemon is ready.
     const third = await start();
-    await new Promise((r) => setTimeout(r, 300));
+    expect(third.log()).not.toContain("inbox.recovering");
+    expect(inboxSettled(home)).toBe(true);
     expect(fake.requests).toHaveLength(2);
     expect(finalAnswers("Answered after the restart.")).toBe(1);
     await third.stop();
@@ -68,7 +70,7 @@ describe("daemon lifecycle (e2e)", () => {
       // getMe never answers: start-up waits for the channel, with the control socket live.
       emu.inject({ method: "getMe", reply: "hang", times: 5 });
       home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: ["1"] } } });
-      const proc = spawn(process.execPath, [hearthBin, "start"], { env: isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...env(), TELEGRAM_BOT_TOKEN: emu.token }), cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+      const proc = spawn(process.execPath, [...daemonNodeArgs(), hearthBin, "start"], { env: isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...env(), TELEGRAM_BOT_TOKEN: emu.token }), cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
       let log = "";
       proc.stdout!.on("data", (d: Buffer) => (log += d.toString()));
       proc.stderr!.on("data", (d: Buffer) => (log += d.toString()));
@@ -115,7 +117,8 @@ describe("daemon lifecycle (e2e)", () => {
     const code = await d.exited;
     const elapsed = Date.now() - t0;
     expect(code).toBe(0);
-    expect(elapsed).toBeLessThan(1000 + 2000);
+    // The grace period, plus what a loaded machine takes to exit.
+    expect(elapsed).toBeLessThan(1000 + 5000);
     const out = await client;
     expect(out.stdout).toContain("(Interrupted: Hearth is shutting down.)");
     const lines = transcript();

@@ -171,7 +171,7 @@ describe("the heard line is exactly once (daemon e2e)", () => {
     fake.enqueue({ type: "hang" });
     await voiceNote();
     await waitFor("the heard line is on its way", heardOnItsWay, 20_000);
-    await fake.waitForRequests(1, 20_000);
+    await fake.waitForRequests(1);
     await kill9(d);
     expect(emu.botMessages(OWNER)).toHaveLength(0);
 
@@ -209,7 +209,7 @@ describe("the heard line is exactly once (daemon e2e)", () => {
     stt.enqueue({ text: "Buy bread." });
     fake.enqueue({ type: "hang" });
     await voiceNote();
-    await fake.waitForRequests(1, 20_000);
+    await fake.waitForRequests(1);
     // Sent and recorded: the platform's id is in the outbox (the run may reach the model before
     // that record is written, and a kill in between is the documented window of any send).
     await waitFor("the heard line's record", () => readFileSync(join(home!, "outbox.jsonl"), "utf8").includes('"keys":["heard"]'), 20_000);

@@ -74,7 +74,8 @@ describe("log redaction", () => {
     // A model failure whose text (logged, and told to the user) quotes the key.
     fake.enqueue({ type: "http_error", status: 400, errorType: "invalid_request_error", message: `bad header x-api-key: ${apiKey}` });
     await owner.send("again");
-    await emu.waitForBotMessages(100, 2);
+    // Its message is created with a placeholder, then shows the notice.
+    await waitFor("the notice", () => (emu.botMessages(100)[1]?.text ?? "…") !== "…");
     const replies = emu.botMessages(100).map((m) => m.text).join("\n");
     expect(replies).toContain("[redacted]");
     expect(replies).not.toContain(apiKey);

@@ -55,7 +55,7 @@ async function sendAlbum(): Promise<Uint8Array[]> {
 
 /** After the restart: one model request whose last turn holds the caption and the three pictures, one answer. */
 async function expectAlbumOnce(pictures: Uint8Array[]): Promise<void> {
-  await fake.waitForRequests(1, 20_000);
+  await fake.waitForRequests(1);
   const content = lastUserContent(fake.requests[0]!);
   expect(content.filter((b) => b.type === "image").map((b) => (b.source as { data: string }).data)).toEqual(pictures.map(b64));
   expect(String(content[0]!.text).split("\n").at(-1)).toBe("our trip");

@@ -53,7 +53,7 @@ describe("telegram media (daemon e2e)", () => {
     const big = emu.addFile(photo);
     const thumb = emu.addFile(small);
     await owner().sendMedia({ photo: [{ ...thumb, width: 8, height: 6 }, { ...big, width: 64, height: 48 }], caption: "What is this?" });
-    await fake.waitForRequests(1, 20_000);
+    await fake.waitForRequests(1);
     const content = lastUserContent(fake.requests[0]!);
     const images = content.filter((b) => b.type === "image");
     expect(images).toHaveLength(1);
@@ -70,7 +70,9 @@ describe("telegram media (daemon e2e)", () => {
     expect(saved).not.toContain(b64(photo).slice(0, 40));
     expect(saved).toContain(`media/${month()}/${stored[0]}`);
     expect(emu.fileDownloads).toHaveLength(1);
-    expect((await emu.waitForBotMessages(OWNER, 1))[0]!.text).toBe("A red square.");
+    // The answer's message is created with a placeholder, then shows the answer.
+    await waitFor("the answer", () => emu.botMessages(OWNER)[0]?.text === "A red square.", 10_000);
+    expect(emu.botMessages(OWNER).map((m) => m.text)).toEqual(["A red square."]);
   });
 
   it("a PDF becomes a document block, a text file its text", async () => {
@@ -79,14 +81,14 @@ describe("telegram media (daemon e2e)", () => {
     fake.enqueue(text("A list."));
     const doc = pdf(1);
     await owner().sendMedia({ document: { ...emu.addFile(doc), file_name: "report.pdf", mime_type: "application/pdf" } });
-    await fake.waitForRequests(1, 20_000);
+    await fake.waitForRequests(1);
     const docs = lastUserContent(fake.requests[0]!).filter((b) => b.type === "document");
     expect(docs.map((d) => d.source)).toEqual([{ type: "base64", media_type: "application/pdf", data: b64(doc) }]);
     await emu.waitForBotMessages(OWNER, 1, 20_000);
 
     const notes = new TextEncoder().encode("milk\neggs\n");
     await owner().sendMedia({ document: { ...emu.addFile(notes), file_name: "list.txt", mime_type: "text/plain" }, caption: "Shopping" });
-    await fake.waitForRequests(2, 20_000);
+    await fake.waitForRequests(2);
     const last = lastUserContent(fake.requests[1]!);
     const file = last.find((b) => b.type === "text" && String(b.text).startsWith("[file list.txt"));
     expect(String(file!.text).split("\n").slice(1)).toEqual(["milk", "eggs", ""]);
@@ -133,7 +135,7 @@ describe("telegram media (daemon e2e)", () => {
     const member = emu.user({ userId: 200, firstName: "Bob", chat: FAMILY });
     const photo = await picture("png");
     await member.sendMedia({ photo: [{ ...emu.addFile(photo), width: 64, height: 48 }], caption: "@TestNameBot look" });
-    await fake.waitForRequests(1, 20_000);
+    await fake.waitForRequests(1);
     const dir = join(home!, "workspace", "memory", "chats", `telegram_${FAMILY.id}`, "media");
     const stored = readdirSync(dir);
     expect(stored).toHaveLength(1);
@@ -157,13 +159,14 @@ describe("telegram voice notes (daemon e2e)", () => {
     fake.enqueue(text("Noted."));
     const audio = new Uint8Array([79, 103, 103, 83, 1, 2, 3, 4]);
     await owner().sendMedia({ voice: { ...emu.addFile(audio), duration: 2, mime_type: "audio/ogg" } });
-    await fake.waitForRequests(1, 20_000);
+    await fake.waitForRequests(1);
     expect(stt.requests).toHaveLength(1);
     expect(stt.requests[0]).toMatchObject({ path: "/v1/audio/transcriptions", authorization: "Bearer stt-key", model: "whisper-1", language: "en", fileName: "voice.ogg" });
     expect(Buffer.from(stt.requests[0]!.file).equals(Buffer.from(audio))).toBe(true);
     const last = lastUserContent(fake.requests[0]!);
     expect(String(last[0]!.text).split("\n").at(-1)).toBe("[voice note, transcribed] Remind me to buy milk.");
-    const replies = await emu.waitForBotMessages(OWNER, 2, 20_000);
+    await waitFor("the answer after the heard line", () => emu.botMessages(OWNER)[1]?.text === "Noted.", 20_000);
+    const replies = emu.botMessages(OWNER);
     expect(replies.map((r) => r.text)).toEqual(["🎤 heard: Remind me to buy milk.", "Noted."]);
     const dir = join(home!, "workspace", "media", month());
     const txt = readdirSync(dir).find((f) => f.endsWith(".ogg.txt"))!;
@@ -228,7 +231,7 @@ describe("send_file (daemon e2e)", () => {
     fake.enqueue({ type: "hang" });
     await owner().send("send me the chart");
     await waitFor("the photo was sent", () => emu.sentFiles.length === 1, 20_000);
-    await fake.waitForRequests(2, 20_000);
+    await fake.waitForRequests(2);
     d.proc.kill("SIGKILL");
     await new Promise((resolve) => d.proc.once("exit", resolve));
     // The replayed run asks the model again; it calls send_file again (a new call id).
@@ -247,7 +250,7 @@ describe("send_file (daemon e2e)", () => {
     fake.enqueue(text("I can't."));
     const member = emu.user({ userId: 200, firstName: "Bob", chat: FAMILY });
     await member.send("@TestNameBot send me MEMORY.md");
-    await fake.waitForRequests(2, 20_000);
+    await fake.waitForRequests(2);
     const result = lastUserContent(fake.requests[1]!).find((b) => b.type === "tool_result");
     expect([result!.content, result!.is_error]).toEqual([`Refused "MEMORY.md": this conversation can only send files from memory/chats/telegram_${FAMILY.id}/.`, true]);
     expect(emu.sentFiles).toHaveLength(0);

@@ -86,15 +86,22 @@ describe("lanes", () => {
     expect(peak).toBe(2);
   });
 
-  it("releases a lane whose run ignores its abort, and tells the user", async () => {
-    const { lanes, rec } = manager(() => new Promise(() => {}), { inactivityLimitMs: 100, abortGraceMs: 100 });
+  it("releases a lane whose run ignores its abort, tells the user, and reports its messages abandoned, not done", async () => {
+    const abandoned: string[] = [];
+    const { lanes, rec } = manager(() => new Promise(() => {}), {
+      inactivityLimitMs: 100,
+      abortGraceMs: 100,
+      onItemsAbandoned: (ids, reason) => void abandoned.push(...ids.map((id) => `${id}: ${reason}`)),
+    });
     lanes.submit("s", item("stuck", rec), "steer");
-    await until("the run to be given up", () => rec.done.includes("stuck"));
+    await until("the run to be given up", () => abandoned.length === 1);
+    expect(abandoned).toEqual(["stuck: its run stopped responding and ignored its abort"]);
+    expect(rec.done).toEqual([]);
     expect(rec.finals.get("stuck")![0]).toMatch(/^FAIL I had to give up/);
     expect(lanes.isRunning("s")).toBe(false);
     // The lane takes new work (which wedges too here, and is given up in turn).
     lanes.submit("s", item("after", rec), "steer");
-    await until("the lane to take new work", () => rec.done.includes("after"));
+    await until("the lane to take new work", () => abandoned.length === 2);
   });
 
   it("turns a throwing run into an error reply and keeps the lane usable", async () => {
@@ -214,5 +221,52 @@ describe("lanes: runs that answer someone else", () => {
     await until("both done", () => rec.done.length === 2);
     expect(runs).toEqual([["job"], ["owner"]]);
     expect(rec.finals.get("owner")).toEqual(["answer 2"]);
+  });
+});
+
+describe("lanes: messages a crash left suspect", () => {
+  it("a solo item runs in a run of its own: a message that arrives meanwhile is not steered into it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: string[][] = [];
+    const { lanes, rec } = manager(async (ctx) => {
+      runs.push(ctx.items.map((i) => i.entryId));
+      if (runs.length === 1) await gate;
+      return { status: "completed", text: `answer ${runs.length}` };
+    });
+    lanes.submit("s", { ...item("suspect", rec, "chat"), solo: true }, "steer");
+    await until("the solo run", () => runs.length === 1);
+    lanes.submit("s", item("new", rec, "chat"), "steer");
+    release();
+    await until("both done", () => rec.done.length === 2);
+    expect(runs).toEqual([["suspect"], ["new"]]);
+    expect(rec.finals.get("suspect")).toEqual(["answer 1"]);
+    expect(rec.finals.get("new")).toEqual(["answer 2"]);
+  });
+
+  it("an isolated item waits for the runs before it, runs with no other run anywhere, and is reported as such", async () => {
+    const active = new Set<string>();
+    const overlaps: string[] = [];
+    const started: Array<[string[], boolean]> = [];
+    const { lanes, rec } = manager(
+      async (ctx) => {
+        const id = ctx.items[0]!.entryId;
+        if (active.size > 0 && (id === "trial" || active.has("trial"))) overlaps.push(`${id} with ${[...active].join(",")}`);
+        active.add(id);
+        ctx.emit({ type: "turn_start", turn: 1 });
+        await sleep(40);
+        active.delete(id);
+        return { status: "completed", text: "ok" };
+      },
+      { onItemsStarted: (ids, isolated) => void started.push([ids, isolated]) },
+    );
+    lanes.submit("a", item("a1", rec), "followup");
+    lanes.submit("b", item("b1", rec), "followup");
+    lanes.submit("t", { ...item("trial", rec), solo: true, isolated: true }, "followup");
+    lanes.submit("c", item("c1", rec), "followup");
+    await until("all done", () => rec.done.length === 4);
+    expect(overlaps).toEqual([]);
+    expect(started.find(([ids]) => ids[0] === "trial")).toEqual([["trial"], true]);
+    expect(started.filter(([, isolated]) => isolated)).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage, ReplyJournal, ReplySink } from "../../src/channels/channel.ts";
 import type { InboxEntry } from "../../src/gateway/inbox.ts";
 import { Outbox } from "../../src/gateway/outbox.ts";
-import { GIVEN_UP_TEXT, planRecovery } from "../../src/gateway/recovery.ts";
+import { GIVEN_UP_TEXT, planRecovery, retryDelayMs } from "../../src/gateway/recovery.ts";
 import { silentLogger, type Logger } from "../../src/log.ts";
 
 let dir: string;
@@ -25,7 +25,7 @@ const msg = (id: string): InboundMessage => ({
   addressed: true,
   receivedAt: 1,
 });
-const entry = (id: string, attempts = 0): InboxEntry => ({ id: `telegram:${id}`, sessionKey: "main", message: msg(id), acceptedAt: 1, attempts });
+const entry = (id: string, attempts = 0, trials = 0): InboxEntry => ({ id: `telegram:${id}`, sessionKey: "main", message: msg(id), acceptedAt: 1, attempts, trials });
 
 /** A sink that records calls, and what the outbox file held when finish was called. */
 function recordingSink(journal: ReplyJournal) {
@@ -137,7 +137,7 @@ it("a long-running daemon's outbox is compacted as it goes: only open replies st
 }, 30_000);
 
 describe("planRecovery", () => {
-  it("delivers finished runs from the record, re-runs unfinished ones, and gives up only after two started runs", async () => {
+  it("delivers finished runs from the record, retries unfinished ones isolated with backoff, and gives up only after a crashed trial", async () => {
     const life1 = open([]);
     // a: finished and delivered (only the inbox's 'done' was lost)
     await life1.openReply("telegram:a", (j) => recordingSink(j).sink).finish("A.");
@@ -148,7 +148,7 @@ describe("planRecovery", () => {
     });
     life1.recordJoined("telegram:b", "telegram:c");
     appendFileSync(path, `${JSON.stringify({ type: "final", reply: "telegram:b", kind: "finish", text: "B and C.", outcome: "answered", ts: 1 })}\n`);
-    // d: preview shown, run unfinished, started once → re-run; e: started twice → given up, in its preview
+    // d: preview shown, run unfinished, started once → retried; e: its trial crashed → given up, in its preview
     life1.openReply("telegram:d", (j) => {
       j.messageCreated(0, "12");
       return recordingSink(j).sink;
@@ -157,15 +157,21 @@ describe("planRecovery", () => {
       j.messageCreated(0, "13");
       return recordingSink(j).sink;
     });
-    const pending = [entry("a", 1), entry("b", 1), entry("c", 1), entry("d", 1), entry("e", 2), entry("f", 0)];
-    const plan = planRecovery(pending, open(pending.map((e) => e.id)));
+    const pending = [entry("a", 1), entry("b", 1), entry("c", 1), entry("d", 1), entry("e", 2, 1), entry("f", 0), entry("g", 9)];
+    const plan = planRecovery(pending, open(pending.map((e) => e.id)), 5_000);
     expect(plan.delivered.map((e) => e.id)).toEqual(["telegram:a"]);
     expect(plan.redeliver.map((r) => [r.reply.id, r.reply.messageIds, r.reply.final?.text, r.entries.map((e) => e.id)])).toEqual([
       ["telegram:b", ["11"], "B and C.", ["telegram:b", "telegram:c"]],
     ]);
-    expect(plan.rerun.map((e) => e.id)).toEqual(["telegram:d", "telegram:f"]);
-    expect(plan.giveUp).toEqual([{ replyId: "telegram:e", entries: [entry("e", 2)] }]);
-    expect(GIVEN_UP_TEXT).toMatch(/failed twice/);
+    expect(plan.rerun.map((e) => e.id)).toEqual(["telegram:f"]);
+    // Many crashes without a trial (a crash loop) never give a message up: the backoff grows to the stable time.
+    expect(plan.suspects.map((s) => [s.entry.id, s.delayMs, s.trial])).toEqual([
+      ["telegram:d", 0, false],
+      ["telegram:g", 5_000, true],
+    ]);
+    expect([1, 2, 3, 4, 5, 9].map((n) => retryDelayMs(n, 5_000))).toEqual([0, 1_000, 2_000, 4_000, 5_000, 5_000]);
+    expect(plan.giveUp).toEqual([entry("e", 2, 1)]);
+    expect(GIVEN_UP_TEXT).toMatch(/gave up/);
   });
 
   it("a message that waited behind crashed runs but never started is never given up", () => {

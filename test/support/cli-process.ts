@@ -1,6 +1,7 @@
 // Runs the real `hearth` command as a child process, with an isolated home and environment.
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { E2E_WAIT_MS } from "./limits.ts";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const hearthBin = fileURLToPath(new URL("../../bin/hearth.js", import.meta.url));
@@ -39,8 +40,8 @@ export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: RunOptio
     child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`hearth ${args.join(" ")} did not exit within ${opts.timeoutMs ?? 20_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 20_000);
+      reject(new Error(`hearth ${args.join(" ")} did not exit within ${opts.timeoutMs ?? E2E_WAIT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? E2E_WAIT_MS);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);

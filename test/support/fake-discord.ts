@@ -19,6 +19,7 @@ import type { AddressInfo } from "node:net";
 import { buffer as readBuffer } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
+import { e2eLimit } from "./limits.ts";
 
 const API_PREFIX = "/api/v10";
 const GATEWAY_PATH = "/gateway";
@@ -834,12 +835,13 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     messagesIn: (channelId) => [...messages.values()].filter((m) => m.channelId === channelId),
     botMessages: (channelId) => [...messages.values()].filter((m) => m.author.id === bot.id && (channelId === undefined || m.channelId === channelId)),
     callsTo: (method, path) => calls.filter((c) => c.method === method && path.test(c.path)),
-    async waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-      const deadline = Date.now() + timeoutMs;
+    async waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs?: number): Promise<T> {
+      const limit = e2eLimit(timeoutMs);
+      const deadline = Date.now() + limit;
       for (;;) {
         const value = check();
         if (value !== undefined && value !== false) return value as T;
-        if (Date.now() > deadline) throw new Error(`fake discord: timed out after ${timeoutMs} ms waiting for ${what}`);
+        if (Date.now() > deadline) throw new Error(`fake discord: timed out after ${limit} ms waiting for ${what}`);
         await sleep(10);
       }
     },

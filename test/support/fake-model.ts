@@ -8,6 +8,7 @@ import { PromptCache, type PromptCacheOptions, type CacheUsage } from "./fake-pr
 import type { AddressInfo } from "node:net";
 import { text as readText } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
+import { E2E_WAIT_MS } from "./limits.ts";
 
 /** One request the fake received; `body` is the parsed JSON (null when it was not JSON). */
 export interface RecordedRequest {
@@ -101,7 +102,7 @@ export interface FakeModel {
   setDefault(reply: Scripted | null): void;
   /** Scripted replies not yet consumed (the default reply is not counted). */
   pending(): number;
-  /** Resolves once requests.length >= n; rejects after timeoutMs (default 5000) saying how many arrived. */
+  /** Resolves once requests.length >= n; rejects after timeoutMs (default E2E_WAIT_MS) saying how many arrived. */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   /** Closes the server and every open connection, hanging ones too. Safe to call twice. */
   close(): Promise<void>;
@@ -198,7 +199,7 @@ export async function startFakeModel(opts: FakeModelOptions = {}): Promise<FakeM
     enqueue: (...replies) => void queue.push(...replies),
     setDefault: (reply) => void (fallback = reply),
     pending: () => queue.length,
-    waitForRequests: async (n, timeoutMs = 5000) => {
+    waitForRequests: async (n, timeoutMs = E2E_WAIT_MS) => {
       const deadline = Date.now() + timeoutMs;
       while (requests.length < n) {
         if (Date.now() >= deadline) throw new Error(`fake model: waited ${timeoutMs} ms for ${n} request(s) to /v1/messages, got ${requests.length}`);

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { text as readText } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RecordedRequest } from "./fake-model.ts";
+import { E2E_WAIT_MS } from "./limits.ts";
 
 export type { RecordedRequest };
 
@@ -140,7 +141,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     modelListings,
     enqueue: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
-    waitForRequests: async (n, timeoutMs = 5000) => {
+    waitForRequests: async (n, timeoutMs = E2E_WAIT_MS) => {
       const deadline = Date.now() + timeoutMs;
       while (requests.length < n) {
         if (Date.now() >= deadline) throw new Error(`fake openai: waited ${timeoutMs} ms for ${n} request(s), got ${requests.length}`);

@@ -17,6 +17,7 @@
  * text is a 400 "message is not modified", and an edit or delete of a message the bot does not
  * have (any more) is a 400.
  */
+import { PREVIEW_PLACEHOLDER } from "../../src/channels/streaming-reply.ts";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { buffer as readBuffer } from "node:stream/consumers";
@@ -322,8 +323,10 @@ export async function startTelegramEmulator(opts: { token?: string; chatActions?
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    waitForBotMessages: async (chatId, count, timeoutMs = 10_000) => {
-      await waitFor(`${count} bot message(s) in chat ${chatId} (have ${botMessages(chatId).length})`, () => botMessages(chatId).length >= count, timeoutMs);
+    waitForBotMessages: async (chatId, count, timeoutMs) => {
+      // A streamed reply's message is created as the placeholder "…" and edited at once: wait for its text.
+      const ready = () => botMessages(chatId).length >= count && botMessages(chatId).every((m) => m.text !== PREVIEW_PLACEHOLDER);
+      await waitFor(`${count} bot message(s) in chat ${chatId} (have ${botMessages(chatId).length})`, ready, timeoutMs);
       return botMessages(chatId);
     },
     callsTo: (method) => calls.filter((c) => c.method === method),

@@ -19,7 +19,7 @@ import { fetchBounded, TooLargeError } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChatActivity, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
-import { StreamingReply } from "../streaming-reply.ts";
+import { PREVIEW_PLACEHOLDER, StreamingReply } from "../streaming-reply.ts";
 import { describeError, errorCode, TelegramAuthError } from "./errors.ts";
 import { normalizeMessage, type InboundRules, type TelegramFile, type TelegramRaw } from "./inbound.ts";
 import { UpdatePoller, type Backoff } from "./polling.ts";
@@ -161,7 +161,10 @@ class TelegramChannel implements Channel {
       maxLength: MAX_MESSAGE_LENGTH,
       editIntervalMs: EDIT_INTERVAL_MS,
       log: this.#log,
-      ...(journal ? { journal } : {}),
+      // The Bot API has no idempotent send: a preview Telegram creates in the instant before
+      // its id is on disk cannot be found again after a crash. It is created with a neutral text,
+      // so such a message is never a half-written answer.
+      ...(journal ? { journal, previewPlaceholder: PREVIEW_PLACEHOLDER } : {}),
     });
   }
 

@@ -168,6 +168,7 @@ function redactingSink(sink: ReplySink): ReplySink {
     textReset: (text) => sink.textReset(redact(text)),
     toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
     toolFinished: (name, ok) => sink.toolFinished(name, ok),
+    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
     finish: (text, outcome) => sink.finish(redact(text), outcome),
     fail: (message) => sink.fail(redact(message)),
   };

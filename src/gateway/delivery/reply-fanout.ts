@@ -57,13 +57,16 @@ export class ReplyFanout {
       case "tool_end":
         this.#each((s) => s.toolFinished(e.name, e.ok));
         break;
+      case "run_end":
+        // Nothing more will stream: the final text follows once the run's bookkeeping is done.
+        this.#each((s) => s.textComplete?.());
+        break;
       case "run_start":
       case "turn_start":
       case "turn_end":
       case "model_retry":
       case "model_fallback":
       case "steered":
-      case "run_end":
         break;
       default:
         e satisfies never;

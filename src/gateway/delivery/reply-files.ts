@@ -157,6 +157,7 @@ export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): Re
     },
     toolStarted: (n, s) => sink.toolStarted(n, s),
     toolFinished: (n, ok) => sink.toolFinished(n, ok),
+    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
     finish: async (text, outcome) => {
       if (outcome === "kept") return sink.finish(text, outcome);
       const plan = planImages(text, deps.check, false);
