@@ -151,7 +151,7 @@ async function isConfigurationError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
   const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }] = await Promise.all([
     import("./config/config.ts"),
-    import("./gateway/agent-runtime.ts"),
+    import("./config/credentials.ts"),
     import("./gateway/lock.ts"),
     import("./agent/tools/sandbox.ts"),
   ]);

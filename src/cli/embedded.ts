@@ -1,5 +1,5 @@
 // A gateway inside the CLI process, for `hearth chat` when no daemon runs: the CLI channel only.
-import { assertModelCredentials } from "../gateway/agent-runtime.ts";
+import { assertModelCredentials } from "../config/credentials.ts";
 import { loadConfig } from "../config/config.ts";
 import { startGateway, type Gateway } from "../gateway/gateway.ts";
 import { createRpcHandler } from "../gateway/rpc.ts";

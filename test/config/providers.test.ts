@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
 import type { Config } from "../../src/config/schema.ts";
-import { assertModelCredentials, MissingApiKeyError } from "../../src/gateway/agent-runtime.ts";
+import { assertModelCredentials, MissingApiKeyError } from "../../src/config/credentials.ts";
 import { redact } from "../../src/log.ts";
 
 let home: string;
