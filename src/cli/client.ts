@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
-import type { ClientRequest, ServerEvent } from "../gateway/control-protocol.ts";
-import { lineDecoder } from "../gateway/control-protocol.ts";
+import type { ClientRequest, ServerEvent } from "../gateway/control/protocol.ts";
+import { lineDecoder } from "../gateway/control/protocol.ts";
 import type { Gateway } from "../gateway/gateway.ts";
 import type { GatewayStatus } from "../gateway/status.ts";
 

@@ -2,7 +2,7 @@
 import { assertModelCredentials } from "../config/credentials.ts";
 import { loadConfig } from "../config/config.ts";
 import { startGateway, type Gateway } from "../gateway/gateway.ts";
-import { createRpcHandler } from "../gateway/rpc.ts";
+import { createRpcHandler } from "../gateway/control/rpc.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { createLogger, parseLevel } from "../log.ts";
 import { terminalLogFormat } from "./terminal-log.ts";

@@ -13,7 +13,7 @@ import { createAgentRuntime } from "./agent-runtime.ts";
 import { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
-import { startControlSocket, type ControlSocket } from "./control-socket.ts";
+import { startControlSocket, type ControlSocket } from "./control/socket.ts";
 import { DiskRetry } from "./disk-retry.ts";
 import { homePaths } from "../config/home.ts";
 import { Inbox } from "./inbox.ts";
@@ -27,7 +27,7 @@ import { pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts"
 import { openAnswerReply } from "./delivery/reply-files.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
-import { createRpcHandler } from "./rpc.ts";
+import { createRpcHandler } from "./control/rpc.ts";
 import { gatewayHost } from "./scheduler-host.ts";
 import type { Timers } from "../scheduler/engine.ts";
 import { CronService } from "../scheduler/service.ts";

@@ -4,10 +4,10 @@
 // before on its connection.
 import { unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
-import type { CliChannel } from "../channels/terminal/channel.ts";
-import type { Logger } from "../log.ts";
-import { lineDecoder, MAX_REQUEST_LINE_BYTES, type ClientRequest, type ServerEvent } from "./control-protocol.ts";
-import type { GatewayStatus } from "./status.ts";
+import type { CliChannel } from "../../channels/terminal/channel.ts";
+import type { Logger } from "../../log.ts";
+import { lineDecoder, MAX_REQUEST_LINE_BYTES, type ClientRequest, type ServerEvent } from "./protocol.ts";
+import type { GatewayStatus } from "../status.ts";
 
 export interface ControlHandlers {
   abort(): void;

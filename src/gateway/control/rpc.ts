@@ -1,9 +1,9 @@
 // Operations the CLI asks a running daemon for over the control socket. Each method checks its
 // parameters and fails with a message meant for the user.
-import { hearthCmd } from "../hearth-command.ts";
-import type { ChannelId } from "../channels/channel.ts";
-import type { GatewayContext } from "./context.ts";
-import type { JobInput } from "../scheduler/job-input.ts";
+import { hearthCmd } from "../../hearth-command.ts";
+import type { ChannelId } from "../../channels/channel.ts";
+import type { GatewayContext } from "../context.ts";
+import type { JobInput } from "../../scheduler/job-input.ts";
 
 type Handler = (params: Record<string, unknown>) => unknown;
 

@@ -1,6 +1,6 @@
 // The control socket's protocol: JSON lines both ways. Shared by the daemon and the CLI.
-import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
-import type { GatewayStatus } from "./status.ts";
+import type { CliEvent, KeptLetter } from "../../channels/terminal/channel.ts";
+import type { GatewayStatus } from "../status.ts";
 
 export type ClientRequest =
   /** `files`: absolute paths of local files sent with the message (`--attach`, `/attach`). */

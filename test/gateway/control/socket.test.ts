@@ -4,11 +4,11 @@ import { connect, Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CliChannel } from "../../src/channels/terminal/channel.ts";
-import type { InboundMessage } from "../../src/channels/channel.ts";
-import { lineDecoder, MAX_REQUEST_LINE_BYTES } from "../../src/gateway/control-protocol.ts";
-import { startControlSocket, type ControlSocket } from "../../src/gateway/control-socket.ts";
-import { silentLogger } from "../../src/log.ts";
+import { CliChannel } from "../../../src/channels/terminal/channel.ts";
+import type { InboundMessage } from "../../../src/channels/channel.ts";
+import { lineDecoder, MAX_REQUEST_LINE_BYTES } from "../../../src/gateway/control/protocol.ts";
+import { startControlSocket, type ControlSocket } from "../../../src/gateway/control/socket.ts";
+import { silentLogger } from "../../../src/log.ts";
 
 let dir: string;
 let path: string;
