@@ -72,10 +72,10 @@ function launchChild() {
       held.splice(0).forEach((signal) => child.kill(signal));
     } else {
       // pm2 (or another supervisor) talks to the daemon: "ready" goes up, its messages down.
-      process.send?.(message);
+      process.send?.(message, undefined, {}, () => {});
     }
   });
-  process.on("message", (message) => child.connected && child.send(message));
+  process.on("message", (message) => child.connected && child.send(message, undefined, {}, () => {}));
   child.on("exit", (code, signal) => {
     if (signal) {
       process.removeAllListeners(signal);

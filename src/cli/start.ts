@@ -49,7 +49,9 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
     // Asked to stop after start-up's last step: stop now.
     void stopGateway(gateway, log).then(exitWith);
   } else {
-    process.send?.("ready");
+    // A supervisor gone meanwhile (the launcher killed) makes the send fail: that is a stop
+    // request (process-stop.ts), not an error to crash on.
+    process.send?.("ready", undefined, {}, () => {});
     if (out.isTTY && !underPm2()) out.write(`ready — talk to it with \`${hearthCmd("chat")}\`\n`);
   }
   return stopped;

@@ -67,6 +67,13 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   const problems = resolveProviders(config, env);
   if (problems.length > 0) throw new ConfigError(file, problems.map((p) => `✖ ${p.message}\n  → at ${p.path}`).join("\n"));
   config.workspace = path.resolve(opts.home, expandHome(config.workspace, env));
+  // The home holds the keys (config.json) and every chat's transcript: no tool that works inside
+  // the workspace (send_file, markdown images, memory, a shared scope's read) may reach it.
+  const home = path.resolve(opts.home);
+  const fromWorkspace = path.relative(config.workspace, home);
+  if (fromWorkspace === "" || (!fromWorkspace.startsWith("..") && !path.isAbsolute(fromWorkspace))) {
+    throw new ConfigError(file, `✖ the workspace ${config.workspace} contains Hearth's home folder ${home}, which holds its keys and every chat's transcript; choose a folder inside the home (the default, "workspace") or beside it\n  → at workspace`);
+  }
   return config;
 }
 

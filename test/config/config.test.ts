@@ -116,6 +116,14 @@ describe("loadConfig", () => {
     expect((await load(`{ "workspace": "/abs/ws" }`)).workspace).toBe("/abs/ws");
   });
 
+  it("refuses a workspace that contains the home folder: its keys and transcripts would be workspace files", async () => {
+    for (const workspace of [path.dirname(home), home, "..", "~"]) {
+      const err = await loadError(JSON.stringify({ workspace }), { HOME: path.dirname(home) });
+      expect(err.issues).toBe(`✖ the workspace ${path.resolve(home, workspace === "~" ? path.dirname(home) : workspace)} contains Hearth's home folder ${home}, which holds its keys and every chat's transcript; choose a folder inside the home (the default, "workspace") or beside it\n  → at workspace`);
+    }
+    expect((await load(`{ "workspace": "${path.join(path.dirname(home), "beside")}" }`)).workspace).toBe(path.join(path.dirname(home), "beside"));
+  });
+
   it("names the key path of a wrong type and starts with the file path", async () => {
     const err = await loadError(`{ "agent": { "maxTurns": "many" } }`);
     expect(err.message.startsWith(path.join(home, "config.json"))).toBe(true);

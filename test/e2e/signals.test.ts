@@ -1,6 +1,7 @@
 // Stopping the daemon at any moment of its start-up, and the launcher that runs it on an older
 // system Node: one clean shutdown (exit 0, lock and socket gone) every time, and nothing left
 // behind when the launcher is killed.
+import { daemonNodeArgs } from "../../bench/support/daemon-args.ts";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -211,7 +212,7 @@ describe("stop signals (e2e)", () => {
     await waitFor("the daemon to be ready", () => d.output().includes("gateway.ready"), 30_000);
     const pid = readyPid(d.output());
     expect(pid).toBe(d.proc.pid);
-    expect(cmdline(pid)).toContain("--max-semi-space-size=16");
+    for (const arg of daemonNodeArgs()) expect(cmdline(pid)).toContain(arg);
     d.proc.kill("SIGTERM");
     expect((await d.exited).code).toBe(0);
   }, 60_000);
@@ -226,7 +227,7 @@ describe("the launcher on an older system Node (e2e)", () => {
     const daemonPid = readyPid(d.output());
     expect(daemonPid).not.toBe(d.proc.pid);
     // The node arguments reach the process that runs the daemon.
-    expect(cmdline(daemonPid)).toContain("--max-semi-space-size=16");
+    for (const arg of daemonNodeArgs()) expect(cmdline(daemonPid)).toContain(arg);
     d.proc.kill("SIGKILL");
     const killedAt = Date.now();
     await waitFor("no process of that home", () => processesOf(home).length === 0 && !alive(daemonPid), 3_000);
