@@ -9,13 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Message } from "../src/agent/messages.ts";
 import { Transcript } from "../src/agent/transcript.ts";
-import { homePaths } from "../src/gateway/home.ts";
-import { ensureHome } from "../src/gateway/init.ts";
+import { homePaths } from "../src/config/home.ts";
+import { ensureHome } from "../src/config/init.ts";
 import { silentLogger } from "../src/log.ts";
-import { priceUsage } from "../src/gateway/cost.ts";
+import { priceUsage } from "../src/spending/pricing.ts";
 import { startFakeModel, text, type RecordedRequest } from "../test/support/fake-model.ts";
 import { startTestGateway } from "../test/support/test-gateway.ts";
-import { FakeTime } from "../test/gateway/scheduler-fakes.ts";
+import { FakeTime } from "../test/scheduler/fakes.ts";
 import { round, type Figure } from "./harness.ts";
 
 interface DayTotals {

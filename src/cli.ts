@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { parse, UsageError } from "./cli/args.ts";
 import { handleBrokenPipes } from "./cli/broken-pipe.ts";
 import { closestCommand, commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
-import { resolveHome } from "./gateway/home.ts";
+import { resolveHome } from "./config/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
 import { daemonLogger, parseLevel, underPm2 } from "./log.ts";
@@ -150,8 +150,8 @@ function version(): string {
 async function isConfigurationError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
   const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }] = await Promise.all([
-    import("./gateway/config.ts"),
-    import("./gateway/agent-runtime.ts"),
+    import("./config/config.ts"),
+    import("./config/credentials.ts"),
     import("./gateway/lock.ts"),
     import("./agent/tools/sandbox.ts"),
   ]);
@@ -159,7 +159,7 @@ async function isConfigurationError(err: unknown): Promise<boolean> {
 }
 
 async function runInit(home: string, io: Io): Promise<number> {
-  const { initHome } = await import("./gateway/init.ts");
+  const { initHome } = await import("./config/init.ts");
   const { created, kept } = initHome(home);
   io.stdout.write(`Hearth home: ${home}\n`);
   for (const p of created) io.stdout.write(`  created ${p}\n`);

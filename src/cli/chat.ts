@@ -4,8 +4,8 @@ import { statSync } from "node:fs";
 import { basename, resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import { UsageError } from "./args.ts";
-import type { CliEvent, KeptLetter } from "../channels/cli.ts";
-import { homePaths } from "../gateway/home.ts";
+import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
+import { homePaths } from "../config/home.ts";
 import { connectDaemon, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
 import { ReplyPrinter } from "./reply-printer.ts";
 

@@ -2,9 +2,9 @@
 // embedded gateway when no daemon runs. Both speak the same events.
 import { randomUUID } from "node:crypto";
 import { connect, type Socket } from "node:net";
-import type { CliEvent, KeptLetter } from "../channels/cli.ts";
-import type { ClientRequest, ServerEvent } from "../gateway/control-protocol.ts";
-import { lineDecoder } from "../gateway/control-protocol.ts";
+import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
+import type { ClientRequest, ServerEvent } from "../gateway/control/protocol.ts";
+import { lineDecoder } from "../gateway/control/protocol.ts";
 import type { Gateway } from "../gateway/gateway.ts";
 import type { GatewayStatus } from "../gateway/status.ts";
 

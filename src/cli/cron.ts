@@ -1,12 +1,13 @@
 // `hearth cron list [--json] | add … | rm ID | run ID`: through the daemon when it runs (it
 // reschedules at once), directly on cron/jobs.json otherwise (the daemon picks the jobs up when
 // it starts). `run` needs the daemon: only the daemon runs jobs.
-import type { Config } from "../gateway/config.ts";
-import { loadConfig, systemTimeZone } from "../gateway/config.ts";
+import type { Config } from "../config/schema.ts";
+import { loadConfig } from "../config/config.ts";
+import { systemTimeZone } from "../config/fields.ts";
 import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
-import { homePaths } from "../gateway/home.ts";
-import type { JobInput } from "../gateway/scheduler/job-input.ts";
-import type { JobView } from "../gateway/scheduler/view.ts";
+import { homePaths } from "../config/home.ts";
+import type { JobInput } from "../scheduler/job-input.ts";
+import type { JobView } from "../scheduler/view.ts";
 import { localDate, localTime } from "../time.ts";
 import { createLogger } from "../log.ts";
 import { hearthCmd } from "../hearth-command.ts";
@@ -120,7 +121,7 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
     }
   }
   // The scheduler's own code, loaded only when no daemon answers.
-  const { CronService } = await import("../gateway/scheduler/service.ts");
+  const { CronService } = await import("../scheduler/service.ts");
   const config = loadConfig({ home });
   const service = CronService.open({ paths, config, log: createLogger({ level: "silent" }) });
   const problem = service.problem();
@@ -144,7 +145,7 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
 
 /** Bad input is bad usage (exit 2): checked here, before anything is sent or written. */
 async function checkInput(input: JobInput, config: Config): Promise<void> {
-  const [{ buildJob, cliField, CronInputError }, { MIN_EVERY_MS }] = await Promise.all([import("../gateway/scheduler/job-input.ts"), import("../gateway/scheduler/service.ts")]);
+  const [{ buildJob, cliField, CronInputError }, { MIN_EVERY_MS }] = await Promise.all([import("../scheduler/job-input.ts"), import("../scheduler/service.ts")]);
   try {
     buildJob(input, {
       now: Date.now(),

@@ -1,8 +1,8 @@
 // A gateway inside the CLI process, for `hearth chat` when no daemon runs: the CLI channel only.
-import { assertModelCredentials } from "../gateway/agent-runtime.ts";
-import { loadConfig } from "../gateway/config.ts";
+import { assertModelCredentials } from "../config/credentials.ts";
+import { loadConfig } from "../config/config.ts";
 import { startGateway, type Gateway } from "../gateway/gateway.ts";
-import { createRpcHandler } from "../gateway/rpc.ts";
+import { createRpcHandler } from "../gateway/control/rpc.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { createLogger, parseLevel } from "../log.ts";
 import { terminalLogFormat } from "./terminal-log.ts";

@@ -1,7 +1,7 @@
 // `hearth heartbeat --now`: one heartbeat tick through the running daemon, reported instead of
 // delivered, so the owner can try out HEARTBEAT.md. Only the daemon runs the heartbeat.
-import { homePaths } from "../gateway/home.ts";
-import type { TickReport } from "../gateway/scheduler/heartbeat.ts";
+import { homePaths } from "../config/home.ts";
+import type { TickReport } from "../scheduler/heartbeat.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";

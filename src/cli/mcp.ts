@@ -2,8 +2,9 @@
 // when there is one, else by starting them here for a moment. Also doctor's server checks.
 import { McpManager } from "../agent/mcp/manager.ts";
 import type { ServerView } from "../agent/mcp/connection.ts";
-import { loadConfig, type Config } from "../gateway/config.ts";
-import { homePaths } from "../gateway/home.ts";
+import { loadConfig } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
+import { homePaths } from "../config/home.ts";
 import { silentLogger } from "../log.ts";
 import { UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";

@@ -2,7 +2,7 @@
 // runs (it holds the pairing state), directly on pairing.json otherwise.
 import type { ChannelId } from "../channels/channel.ts";
 import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
-import { homePaths } from "../gateway/home.ts";
+import { homePaths } from "../config/home.ts";
 import { PairingStore, type ApprovedSender, type PendingPairing } from "../gateway/pairing.ts";
 import { createLogger } from "../log.ts";
 import { connectDaemon } from "./client.ts";

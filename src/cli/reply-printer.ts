@@ -1,7 +1,7 @@
 // How one reply looks in the terminal: the reply text, exactly as the model wrote it, on
 // stdout; everything else (tool progress, failures, notes) on stderr. Whatever the events, the
 // text reaches stdout once.
-import type { CliEvent } from "../channels/cli.ts";
+import type { CliEvent } from "../channels/terminal/channel.ts";
 
 export interface PrinterIO {
   stdout: NodeJS.WritableStream;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { parseSkillFile } from "../agent/skills/front-matter.ts";
 import { scanSkills, SKILLS_DIR, type SkillScan } from "../agent/skills/registry.ts";
-import { loadConfig } from "../gateway/config.ts";
+import { loadConfig } from "../config/config.ts";
 import { parse, UsageError } from "./args.ts";
 import { hearthCmd } from "../hearth-command.ts";
 

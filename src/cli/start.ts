@@ -3,8 +3,8 @@
 // cleanly: start-up stops at its next step, or intake stops, active runs get
 // `agent.shutdownGraceMs`, then everything closes and the process exits 0. A second signal
 // while stopping exits at once (1).
-import { assertModelCredentials } from "../gateway/agent-runtime.ts";
-import { loadConfig } from "../gateway/config.ts";
+import { assertModelCredentials } from "../config/credentials.ts";
+import { loadConfig } from "../config/config.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";

@@ -1,8 +1,8 @@
 // `hearth usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]`: reads usage.jsonl in
 // the home folder; the daemon need not run.
-import { parseDuration } from "../gateway/config.ts";
-import { isUsageRecord, usageFile } from "../gateway/usage/record.ts";
-import { formatUsageReport, reportGroupings, usageReport, type ReportGrouping } from "../gateway/usage/report.ts";
+import { parseDuration } from "../config/fields.ts";
+import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
+import { formatUsageReport, reportGroupings, usageReport, type ReportGrouping } from "../spending/usage-report.ts";
 import { readJsonLines } from "../storage.ts";
 import { parse, UsageError } from "./args.ts";
 

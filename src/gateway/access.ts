@@ -2,7 +2,8 @@
 // model call: a refused or unaddressed message gets at most a pairing code.
 import type { Scope } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
-import type { Config, QueueMode } from "./config.ts";
+import type { Config } from "../config/schema.ts";
+import type { QueueMode } from "../config/fields.ts";
 import type { PairingStore } from "./pairing.ts";
 
 /** One chat channel's access rules, with Telegram's "groups" and Discord's "guilds" unified. */

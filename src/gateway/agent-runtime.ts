@@ -6,8 +6,7 @@ import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
 import { emptyUsage, type Message, type Scope, type UserMessage } from "../agent/messages.ts";
 import type { ModelClient } from "../agent/providers/model.ts";
-import { missingKeyOf, splitModelName } from "../agent/providers/presets.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { splitModelName } from "../agent/providers/presets.ts";
 import { ModelRegistry, UnknownModelError, type ResolvedModel } from "../agent/providers/registry.ts";
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
@@ -23,47 +22,22 @@ import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import { heartbeatModel, purposeModels, type Config } from "./config.ts";
-import { homePaths } from "./home.ts";
-import { parseDuration } from "./config.ts";
+import { heartbeatModel, purposeModels } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
+import { homePaths } from "../config/home.ts";
+import { assertModelCredentials } from "../config/credentials.ts";
+import { parseDuration } from "../config/fields.ts";
 import { MemoryReducer } from "./memory-reducer.ts";
 import { SessionActivity } from "./session-activity.ts";
-import { meteredModel, type UsageSink } from "./usage/metered-model.ts";
-import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "./usage/record.ts";
-import { HEARTBEAT_SESSION, runHeartbeatSession } from "./scheduler/heartbeat-session.ts";
+import { meteredModel, type UsageSink } from "../spending/metered-model.ts";
+import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "../spending/usage-record.ts";
+import { HEARTBEAT_SESSION, runHeartbeatSession } from "../scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
 
 const FLUSH_REFUSAL = "Not now: this turn only saves to memory, with memory_write.";
 
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
-
-export class MissingApiKeyError extends Error {
-  /**
-   * `home`: the Hearth home (its config.json is named only when it exists; otherwise the message
-   * says how to create it). `provider`: a provider other than Anthropic, and the variable that
-   * holds its key.
-   */
-  constructor(home: string, provider?: { name: string; keyEnv: string | undefined }) {
-    const configPath = homePaths(home).config;
-    const inConfig = (json: string) =>
-      existsSync(configPath)
-        ? `  or in ${configPath}:  ${json}\n`
-        : `  or put it in a config file: \`${hearthCmd("init")}\` creates ${configPath}, then set ${json} there\n`;
-    super(
-      provider
-        ? `Hearth needs an API key for the provider "${provider.name}" to talk to the model.\n` +
-            (provider.keyEnv ? `  Set it in your shell:  export ${provider.keyEnv}=...\n` : "") +
-            inConfig(`"providers": { "${provider.name}": { "apiKey": "..." } }`) +
-            `Then run the command again.`
-        : `Hearth needs an Anthropic API key to talk to the model.\n` +
-            `  Set it in your shell:  export ANTHROPIC_API_KEY=sk-ant-...\n` +
-            inConfig(`"model": { "apiKey": "sk-ant-..." }`) +
-            `Create a key in the Anthropic Console (Settings → API keys), then run the command again.`,
-    );
-    this.name = "MissingApiKeyError";
-  }
-}
 
 export interface SessionRunRequest {
   key: string;
@@ -89,7 +63,7 @@ export interface ModelInfo {
   tools: boolean;
   /** Why it runs without tools: "config" or what the API said. */
   toolsOffReason?: string;
-  /** USD per million tokens from providers.<name>.models.<id>.pricing (cost.ts pricingFor uses it). */
+  /** USD per million tokens from providers.<name>.models.<id>.pricing (spending/pricing.ts pricingFor uses it). */
   pricing?: { input: number; output: number };
 }
 
@@ -149,24 +123,6 @@ export interface AgentRuntimeOptions {
   clock?: () => number;
   /** Records every model call's usage (the usage ledger); absent, nothing is recorded. */
   recordUsage?: UsageSink;
-}
-
-/**
- * Throws MissingApiKeyError when model.name's provider has no key and needs one (Anthropic
- * without a custom endpoint; see missingKeyOf for the others), or when another provider in use
- * (a fallback) names a key variable that is not set.
- */
-export function assertModelCredentials(config: Config, home: string): void {
-  const { provider } = splitModelName(config.model.name);
-  const settings = config.providers[provider];
-  if (provider === "anthropic") {
-    if (!settings?.apiKey && !config.model.baseUrl && !settings?.baseUrl) throw new MissingApiKeyError(home);
-  }
-  for (const name of new Set([config.model.name, ...config.model.fallbacks].map((n) => splitModelName(n).provider))) {
-    if (name === "anthropic") continue;
-    const missing = missingKeyOf(name, config.providers[name]);
-    if (missing) throw new MissingApiKeyError(home, { name, keyEnv: missing.keyEnv });
-  }
 }
 
 export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {

@@ -4,10 +4,10 @@ import type { Scope } from "../agent/messages.ts";
 import { modelErrorNotice } from "../agent/model-errors.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { InboundMessage } from "../channels/channel.ts";
-import { queueModes, type QueueMode } from "./config.ts";
+import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
-import { spendingLine, usdText } from "./budget/budget.ts";
+import { spendingLine, usdText } from "../spending/budget.ts";
 
 export interface Command {
   name: string;

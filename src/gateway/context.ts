@@ -1,18 +1,18 @@
 // What the router, the commands and the run executor share inside one gateway.
 import type { Logger } from "../log.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
-import type { ChannelRegistry } from "./channel-registry.ts";
-import type { Config } from "./config.ts";
+import type { ChannelRegistry } from "./delivery/channel-registry.ts";
+import type { Config } from "../config/schema.ts";
 import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { Outbox } from "./outbox.ts";
 import type { PairingStore } from "./pairing.ts";
 import type { RecentChats } from "./router.ts";
-import type { CronService } from "./scheduler/service.ts";
+import type { CronService } from "../scheduler/service.ts";
 import type { SessionStore } from "./sessions.ts";
-import type { Budget } from "./budget/budget.ts";
-import type { RateLimiter } from "./budget/rate-limit.ts";
-import type { UsageLedger } from "./usage/ledger.ts";
+import type { Budget } from "../spending/budget.ts";
+import type { RateLimiter } from "../spending/rate-limit.ts";
+import type { UsageLedger } from "../spending/ledger.ts";
 
 export interface GatewayContext {
   config: Config;

@@ -5,7 +5,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { DAMAGED_MARK } from "../damaged-mark.ts";
-import { homePaths } from "./home.ts";
+import { homePaths } from "../config/home.ts";
 
 export interface DamagedFile {
   /** The state file that was damaged, relative to the home: `sessions/index.json`. */

@@ -10,10 +10,10 @@ import type { SteeringSource } from "../agent/steering.ts";
 import type { OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import type { QueueMode } from "./config.ts";
+import type { QueueMode } from "../config/fields.ts";
 import { internalErrorText, isDiskFull } from "../storage.ts";
-import { ReplyFanout } from "./reply-fanout.ts";
-import type { RunPurpose } from "./usage/record.ts";
+import { ReplyFanout } from "./delivery/reply-fanout.ts";
+import type { RunPurpose } from "../spending/usage-record.ts";
 
 /** One accepted message waiting in, or joined to, a lane. */
 export interface LaneItem {

@@ -11,7 +11,7 @@ import { memoryScopeFor } from "../memory/visibility.ts";
 import { isTooLarge } from "../media/download.ts";
 import { mediaDir, storeBytes, storeMedia, writeOnce } from "../media/store.ts";
 import { transcribe, type TranscriptionConfig } from "../media/transcribe.ts";
-import { TRANSCRIPTION_KEY_ENV } from "./config.ts";
+import { TRANSCRIPTION_KEY_ENV } from "../config/config.ts";
 
 /** A stalled file endpoint must not hold the chat's messages forever. */
 const DOWNLOAD_TIMEOUT_MS = 60_000;

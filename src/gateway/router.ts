@@ -13,11 +13,11 @@ import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
-import { budgetGate } from "./budget/gate.ts";
-import { rateKeysFor, rateLimitText, rateRuleFor } from "./budget/rate-limit.ts";
-import { showActivityWhile } from "./chat-activity.ts";
-import { announceHeard } from "./heard-line.ts";
-import { openAnswerReply, sendFileOnce } from "./reply-files.ts";
+import { budgetGate } from "./budget-gate.ts";
+import { rateKeysFor, rateLimitText, rateRuleFor } from "../spending/rate-limit.ts";
+import { showActivityWhile } from "./delivery/chat-activity.ts";
+import { announceHeard } from "./delivery/heard-line.ts";
+import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };

@@ -8,8 +8,8 @@ import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { checkValue, loadJsonFile, writeFileAtomic, type Salvaged } from "../storage.ts";
 import { localDate } from "../memory/daily-log.ts";
-import { queueModes, type QueueMode } from "./config.ts";
-import { estimateCostUsd } from "./cost.ts";
+import { queueModes, type QueueMode } from "../config/fields.ts";
+import { estimateCostUsd } from "../spending/pricing.ts";
 
 export interface SessionRecord {
   key: string;

@@ -3,9 +3,9 @@
 import type { Channel } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { openMemory } from "../memory/memory.ts";
-import { homePaths } from "./home.ts";
-import { ensureHome } from "./init.ts";
-import type { Config } from "./config.ts";
+import { homePaths } from "../config/home.ts";
+import { ensureHome } from "../config/init.ts";
+import type { Config } from "../config/schema.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
 /**
@@ -18,13 +18,13 @@ export async function chatChannels(config: Config, log: Logger): Promise<Channel
   if (!telegram) log.info("channel.not_configured", { channel: "telegram", hint: "add channels.telegram to config.json" });
   else if (!telegram.token) log.warn("channel.no_token", { channel: "telegram", hint: "set TELEGRAM_BOT_TOKEN or channels.telegram.token" });
   else {
-    const { createTelegramChannel } = await import("../channels/telegram.ts");
+    const { createTelegramChannel } = await import("../channels/telegram/channel.ts");
     channels.push(createTelegramChannel(telegram, { log: log.child({ channel: "telegram" }) }));
   }
   if (!discord) log.info("channel.not_configured", { channel: "discord", hint: "add channels.discord to config.json" });
   else if (!discord.token) log.warn("channel.no_token", { channel: "discord", hint: "set DISCORD_BOT_TOKEN or channels.discord.token" });
   else {
-    const { createDiscordChannel } = await import("../channels/discord.ts");
+    const { createDiscordChannel } = await import("../channels/discord/channel.ts");
     channels.push(createDiscordChannel(discord, { log: log.child({ channel: "discord" }) }));
   }
   return channels;

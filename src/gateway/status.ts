@@ -6,7 +6,7 @@ import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { ModelInfo } from "./agent-runtime.ts";
 import type { GatewayContext } from "./context.ts";
 import { describeDamaged, listDamaged } from "./damaged-state.ts";
-import type { BudgetStatus } from "./budget/budget.ts";
+import type { BudgetStatus } from "../spending/budget.ts";
 
 export interface SessionStatus {
   key: string;

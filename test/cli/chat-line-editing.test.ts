@@ -2,7 +2,7 @@
 // next thing typed is sent alone.
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { CliEvent } from "../../src/channels/cli.ts";
+import type { CliEvent } from "../../src/channels/terminal/channel.ts";
 import { chatInteractive } from "../../src/cli/chat.ts";
 import type { ChatEnd, GatewayClient } from "../../src/cli/client.ts";
 

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { CliEvent } from "../../src/channels/cli.ts";
+import type { CliEvent } from "../../src/channels/terminal/channel.ts";
 import { ReplyPrinter } from "../../src/cli/reply-printer.ts";
 
 function printer(tty = false) {

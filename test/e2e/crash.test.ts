@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { markdownToTelegramHtml } from "../../src/channels/telegram-html.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 import { GIVEN_UP_TEXT } from "../../src/gateway/recovery.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";

@@ -7,7 +7,7 @@ import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runMcp } from "../../src/cli/mcp.ts";
-import { loadConfig } from "../../src/gateway/config.ts";
+import { loadConfig } from "../../src/config/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";

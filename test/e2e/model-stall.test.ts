@@ -3,7 +3,7 @@
 // idle timeouts, and the lane is free for the next message at once.
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { markdownToTelegramHtml } from "../../src/channels/telegram-html.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";

@@ -7,7 +7,7 @@ import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "n
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { markdownToTelegramHtml } from "../../src/channels/telegram-html.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { picture } from "../support/media-files.ts";

@@ -3,8 +3,8 @@
 // stay within their limit, and a shared chat's error text names no key, config or file.
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { markdownToTelegramHtml } from "../../src/channels/telegram-html.ts";
-import { unsupportedReply } from "../../src/channels/telegram-inbound.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
+import { unsupportedReply } from "../../src/channels/telegram/inbound.ts";
 import { MAX_PENDING } from "../../src/gateway/pairing.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, type FakeModel } from "../support/fake-model.ts";

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { markdownToTelegramHtml } from "../../src/channels/telegram-html.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, telegramErrors, type TelegramEmulator } from "../support/telegram-emulator.ts";

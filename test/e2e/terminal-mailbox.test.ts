@@ -3,8 +3,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RunRecord } from "../../src/gateway/scheduler/run-log.ts";
-import type { JobView } from "../../src/gateway/scheduler/view.ts";
+import type { RunRecord } from "../../src/scheduler/run-log.ts";
+import type { JobView } from "../../src/scheduler/view.ts";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";

@@ -44,7 +44,7 @@ async function loadedBy(args: string[]) {
   return { result, src, all: urls };
 }
 
-const DAEMON_GRAPH = ["src/gateway/gateway.ts", "src/gateway/agent-runtime.ts", "src/agent/loop.ts", "src/memory/memory.ts", "src/channels/telegram.ts", "src/channels/discord.ts", "src/gateway/router.ts"];
+const DAEMON_GRAPH = ["src/gateway/gateway.ts", "src/gateway/agent-runtime.ts", "src/agent/loop.ts", "src/memory/memory.ts", "src/channels/telegram/channel.ts", "src/channels/discord/channel.ts", "src/gateway/router.ts"];
 
 describe("commands that talk to the running daemon", () => {
   it("hearth status loads only the client: no gateway, agent, channel or memory module, no dependency", async () => {
@@ -68,6 +68,6 @@ describe("commands that talk to the running daemon", () => {
     fake.enqueue(text("HEARTBEAT_OK"));
     const { result, src } = await loadedBy(args);
     expect(result.code).toBe(0);
-    for (const m of [...DAEMON_GRAPH, "src/gateway/scheduler/service.ts"]) expect(src).not.toContain(m);
+    for (const m of [...DAEMON_GRAPH, "src/scheduler/service.ts"]) expect(src).not.toContain(m);
   });
 });

@@ -4,14 +4,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/gateway/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
-import type { RunRecord } from "../../src/gateway/scheduler/run-log.ts";
+import type { RunRecord } from "../../src/scheduler/run-log.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
-import type { CliEvent } from "../../src/channels/cli.ts";
+import type { CliEvent } from "../../src/channels/terminal/channel.ts";
 import { TestChannel } from "../support/test-channel.ts";
 
 let fake: FakeModel;

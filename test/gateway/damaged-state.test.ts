@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { emptyUsage } from "../../src/agent/messages.ts";
 import { listDamaged } from "../../src/gateway/damaged-state.ts";
-import { homePaths } from "../../src/gateway/home.ts";
+import { homePaths } from "../../src/config/home.ts";
 import { PairingStore } from "../../src/gateway/pairing.ts";
-import { JobStore } from "../../src/gateway/scheduler/job-store.ts";
-import { RunLog } from "../../src/gateway/scheduler/run-log.ts";
+import { JobStore } from "../../src/scheduler/job-store.ts";
+import { RunLog } from "../../src/scheduler/run-log.ts";
 import { SessionStore } from "../../src/gateway/sessions.ts";
 import { createLogger, silentLogger } from "../../src/log.ts";
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/gateway/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";

@@ -3,9 +3,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig, type Config } from "../../src/gateway/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
+import type { Config } from "../../src/config/schema.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
-import type { Timers } from "../../src/gateway/scheduler/engine.ts";
+import type { Timers } from "../../src/scheduler/engine.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
 import { silentLogger } from "../../src/log.ts";
 import { TestChannel } from "./test-channel.ts";

@@ -1,6 +1,6 @@
 // mcp.servers in config.json: defaults, and clear refusals of servers that cannot work.
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../../src/gateway/config.ts";
+import { parseConfig } from "../../../src/config/config.ts";
 
 describe("mcp.servers", () => {
   const parse = (servers: unknown) => parseConfig({ mcp: { servers } }, { home: "/tmp/h", env: {} });

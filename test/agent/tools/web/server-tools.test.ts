@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Message } from "../../../../src/agent/messages.ts";
 import { Transcript } from "../../../../src/agent/transcript.ts";
 import { createWebTools } from "../../../../src/agent/tools/web/index.ts";
-import { parseConfig } from "../../../../src/gateway/config.ts";
+import { parseConfig } from "../../../../src/config/config.ts";
 import { silentLogger } from "../../../../src/log.ts";
 import { startFakeModel, text, type FakeModel, type ServerContentBlock } from "../../../support/fake-model.ts";
 import { loopHarness, type Harness } from "../../../support/loop-harness.ts";

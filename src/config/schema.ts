@@ -1,0 +1,206 @@
+// The schema of config.json, one section at a time; every key has a default. Built from the
+// field schemas in fields.ts; read through loadConfig/parseConfig (config.ts), never directly.
+import { z } from "zod";
+import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
+import { providerTypes } from "../agent/providers/presets.ts";
+import { sandboxModes } from "../agent/tools/sandbox.ts";
+import { mcpSchema } from "../agent/mcp/config.ts";
+import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+
+// ── the schema ─────────────────────────────────────────────────────────────────────────────
+
+const telegramSchema = strict({
+  /** Optional here: it may come from TELEGRAM_BOT_TOKEN; without one the channel is not started. */
+  token: secret.optional(),
+  apiRoot: httpUrl.default("https://api.telegram.org"),
+  ownerIds: idList("Telegram"),
+  dmPolicy,
+  maxPendingPairings,
+  allowFrom: idList("Telegram"),
+  groups: groupRules("Telegram"),
+  dmRateLimit,
+  namePattern,
+  queueMode: z.enum(queueModes).nullable().default(null),
+});
+
+const discordSchema = strict({
+  token: secret.optional(),
+  apiBase: httpUrl.default("https://discord.com/api"),
+  ownerIds: idList("Discord"),
+  dmPolicy,
+  maxPendingPairings,
+  allowFrom: idList("Discord"),
+  guilds: groupRules("Discord"),
+  dmRateLimit,
+  namePattern,
+  queueMode: z.enum(queueModes).nullable().default(null),
+});
+
+const modelSchema = strict({
+  name: z.string().trim().min(1).default("claude-sonnet-5-5"),
+  fallbacks: z.array(z.string().trim().min(1)).default([]),
+  maxTokens: positiveInt.default(8192),
+  contextWindow: positiveInt.default(200_000),
+  /** A model stream with no data for this long has stalled: retried once, then the user is told. */
+  idleTimeoutMs: positiveInt.min(1000, "must be at least 1000 (one second)").max(600_000, "must be at most 600000 (ten minutes)").default(60_000),
+  apiKey: secret.optional(),
+  baseUrl: httpUrl.optional(),
+}).superRefine((m, ctx) => {
+  if (m.maxTokens >= m.contextWindow) {
+    ctx.addIssue({ code: "custom", path: ["maxTokens"], message: "must be smaller than model.contextWindow" });
+  }
+});
+
+/** What Hearth knows about one model of a provider; unset fields take model.* or the provider's defaults. */
+const modelSpecSchema = strict({
+  contextWindow: positiveInt.optional(),
+  maxTokens: positiveInt.optional(),
+  /** USD per million tokens, for the cost estimate. */
+  pricing: strict({ input: z.number().nonnegative(), output: z.number().nonnegative() }).optional(),
+  /** Whether it takes images (default: Anthropic yes, others no). */
+  vision: z.boolean().optional(),
+  /** false: it cannot call tools, so it runs without them. */
+  tools: z.boolean().default(true),
+});
+
+/** `providers.<name>`: `type` and `baseUrl` may be left out for a preset name (openai, ollama, …). */
+const providerSchema = strict({
+  type: z.enum(providerTypes).optional(),
+  baseUrl: httpUrl.optional(),
+  apiKey: secret.optional(),
+  /** The environment variable that holds the key (instead of apiKey). */
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name such as MY_API_KEY").optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  models: z.record(z.string().min(1), modelSpecSchema).default({}),
+});
+
+const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "a provider name is lowercase letters, digits, - and _ (it is the part before the / in model names)");
+
+const agentSchema = strict({
+  maxTurns: positiveInt.max(MAX_TURNS_CAP, `must be at most ${MAX_TURNS_CAP} (the hard cap on turns per run)`).default(25),
+  maxConcurrentRuns: positiveInt.default(4),
+  queueMode: z.enum(queueModes).default("steer"),
+  shutdownGraceMs: z.int().min(0).default(10_000),
+  /** A session's in-memory state (transcript view, budget, context) is released after this idle time… */
+  releaseIdleAfter: duration.default("30m"),
+  /** …or when more sessions than this hold state (the least recently used go first). */
+  maxSessionsInMemory: positiveInt.default(500),
+});
+
+const domainList = z.array(z.string().trim().min(1)).default([]);
+const noBothDomainLists = (w: { allowedDomains: string[]; blockedDomains: string[] }, ctx: z.core.$RefinementCtx) => {
+  if (w.allowedDomains.length > 0 && w.blockedDomains.length > 0) ctx.addIssue({ code: "custom", path: ["blockedDomains"], message: "cannot be used together with allowedDomains (pick one)" });
+};
+
+/** Web search and fetch (src/agent/tools/web/): the provider's server tools, or Hearth's own ("local"). */
+const webSchema = strict({
+  search: strict({
+    enabled: z.boolean().default(true),
+    mode: z.enum(["server", "local"]).default("server"),
+    /** Local mode: the search API. Brave needs a key (BRAVE_API_KEY); SearXNG needs `baseUrl`. */
+    provider: z.enum(["brave", "searxng"]).default("brave"),
+    baseUrl: httpUrl.optional(),
+    apiKey: secret.optional(),
+    maxUses: positiveInt.max(50).default(5),
+    allowedDomains: domainList,
+    blockedDomains: domainList,
+  }).superRefine(noBothDomainLists).prefault({}),
+  fetch: strict({
+    enabled: z.boolean().default(true),
+    mode: z.enum(["server", "local"]).default("server"),
+    maxUses: positiveInt.max(50).default(10),
+    allowedDomains: domainList,
+    blockedDomains: domainList,
+    /** Hosts (names or addresses) local fetching may reach although they are private or loopback. */
+    allowPrivate: z.array(z.string().trim().min(1)).default([]),
+    timeoutMs: positiveInt.min(1000).max(120_000).default(20_000),
+    maxBytes: positiveInt.default(5_000_000),
+    maxChars: positiveInt.default(100_000),
+  }).superRefine(noBothDomainLists).prefault({}),
+});
+
+/**
+ * The schema of config.json. Prefer `parseConfig`/`loadConfig`: they also apply the environment,
+ * resolve `workspace` against the home folder and register secrets with the log redactor.
+ */
+export const configSchema = strict({
+  workspace: z.string().trim().min(1).default("workspace"),
+  timezone: timeZone.default(systemTimeZone),
+  model: modelSchema.prefault({}),
+  /** Model providers besides Anthropic; presets (openai, openrouter, groq, ollama, lmstudio, vllm) need no entry. */
+  providers: z.record(providerName, providerSchema).default({}),
+  agent: agentSchema.prefault({}),
+  tools: strict({
+    exec: strict({
+      timeoutMs: positiveInt.default(120_000),
+      /** auto: bubblewrap when it works, else unsandboxed; bwrap: refuse to start without it. */
+      sandbox: z.enum(sandboxModes).default("auto"),
+      /** Whether sandboxed commands may use the network. */
+      network: z.boolean().default(true),
+    }).prefault({}),
+    /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
+    shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
+    web: webSchema.prefault({}),
+  }).prefault({}),
+  /** MCP servers whose tools the agent gets (src/agent/mcp/config.ts). */
+  mcp: mcpSchema,
+  /** An absent channel is not configured. */
+  channels: strict({ telegram: telegramSchema.optional(), discord: discordSchema.optional() }).prefault({}),
+  heartbeat: strict({
+    every: duration.default("30m"),
+    activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
+    /** The heartbeat's model; absent: see heartbeatModel(). */
+    model: z.string().trim().min(1).optional(),
+    maxTokens: positiveInt.default(1024),
+    /** No heartbeat after this long without a message from the owner ("0": never pause). */
+    pauseAfterIdle: duration.default("7d"),
+    /** Tools the heartbeat may use (names, e.g. "memory_search"); none by default, each costs tokens on every tick. */
+    tools: z.array(z.string().trim().min(1)).default([]),
+  }).prefault({}),
+  /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
+  cron: strict({ fallback: z.enum(["telegram", "discord"]).optional() }).prefault({}),
+  log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
+  /** Spending limits in USD, in the owner's time zone; unset means no limit. */
+  budget: strict({
+    daily: usd.optional(),
+    monthly: usd.optional(),
+    /** At 100 % the owner's own messages stop too (instead of running marked "over budget"). */
+    hardStop: z.boolean().default(false),
+    /** Shared scopes' own daily limit; default a fifth of `daily`. */
+    shared: strict({ daily: usd.optional() }).prefault({}),
+  }).prefault({}),
+  /** Prices (USD per million tokens) by model id or id prefix, over the built-in table. */
+  pricing: z
+    .record(
+      z.string().trim().min(1),
+      strict({ input: pricePerMillion, output: pricePerMillion, cacheWrite5m: pricePerMillion.optional(), cacheWrite1h: pricePerMillion.optional(), cacheRead: pricePerMillion.optional() }),
+    )
+    .default({}),
+  /** The model of compaction summaries and the memory flush; default the main model. */
+  compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
+  /** Photos, documents and voice notes (src/media/). */
+  media: strict({
+    /** Largest attachment downloaded, in bytes (Telegram's bot download limit). */
+    maxBytes: positiveInt.default(20 * 1024 * 1024),
+    /** User turns whose images and documents the model still sees; older ones become a one-line note. */
+    keepTurns: positiveInt.default(3),
+    /** Voice notes → text through an OpenAI-compatible `POST <baseUrl>/audio/transcriptions`; absent: voice notes are declined. */
+    transcription: strict({
+      baseUrl: httpUrl,
+      /** Absent: HEARTH_TRANSCRIPTION_API_KEY (a local server may need none). */
+      apiKey: secret.optional(),
+      model: z.string().trim().min(1),
+      language: z.string().trim().min(2).optional(),
+      /** Show the owner a "🎤 heard: …" line before the answer. */
+      showHeard: z.boolean().default(true),
+      /** The service's price; absent: the known price of the model, or 0 for a local server (spending/pricing.ts transcriptionPricePerMinute). */
+      pricing: strict({ perMinuteUsd: z.number().finite().min(0) }).optional(),
+    }).optional(),
+  }).prefault({}),
+});
+
+/** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */
+export type Config = z.output<typeof configSchema>;
+export type TelegramConfig = z.output<typeof telegramSchema>;
+export type DiscordConfig = z.output<typeof discordSchema>;
+export type ProviderConfig = z.output<typeof providerSchema>;

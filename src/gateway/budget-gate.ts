@@ -1,0 +1,30 @@
+// The budget at the start of a lane run: what the run executor does with the budget's decision.
+// Only chat runs are gated here; the scheduler asks the budget itself before it queues a job or
+// a heartbeat, so that a skipped job is recorded as skipped rather than as a failed run.
+import type { GatewayContext } from "./context.ts";
+import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, type BudgetCheck } from "../spending/budget.ts";
+
+export type Gate =
+  | { type: "run" }
+  /** Runs; `mark` is appended to its reply. */
+  | { type: "over-budget"; mark: string }
+  /** Does not run; `text` is the whole reply ("" for none). */
+  | { type: "refused"; text: string };
+
+export function budgetGate(ctx: GatewayContext, req: BudgetCheck): Gate {
+  if (req.purpose !== "chat") return { type: "run" };
+  const d = ctx.budget.check(req);
+  switch (d.type) {
+    case "allow":
+      return { type: "run" };
+    case "allow-over-budget":
+      return { type: "over-budget", mark: `\n\n${OVER_BUDGET_MARK}` };
+    case "refuse":
+      ctx.log.info("budget.refused", { session: req.sessionKey, scope: req.scope, limit: d.limit });
+      if (req.scope === "main") return { type: "refused", text: hardStopText(d.reason) };
+      // A shared chat hears it once per period; after that, silence.
+      return { type: "refused", text: ctx.budget.firstRestingNotice(req.sessionKey, d.limit) ? RESTING_TEXT : "" };
+    default:
+      return d satisfies never;
+  }
+}

@@ -1,0 +1,58 @@
+// Operations the CLI asks a running daemon for over the control socket. Each method checks its
+// parameters and fails with a message meant for the user.
+import { hearthCmd } from "../../hearth-command.ts";
+import type { ChannelId } from "../../channels/channel.ts";
+import type { GatewayContext } from "../context.ts";
+import type { JobInput } from "../../scheduler/job-input.ts";
+
+type Handler = (params: Record<string, unknown>) => unknown;
+
+export function createRpcHandler(ctx: GatewayContext): (method: string, params: unknown) => Promise<unknown> {
+  const methods: Record<string, Handler> = {
+    "pairing.list": () => ctx.pairing.list(),
+    "pairing.approve": (p) => {
+      const code = stringParam(p, "code");
+      const approved = ctx.pairing.approve(code);
+      if (!approved) throw new Error(`No pending pairing code "${code}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`);
+      return approved;
+    },
+    "pairing.revoke": (p) => {
+      const channel = stringParam(p, "channel") as ChannelId;
+      const userId = stringParam(p, "userId");
+      if (!ctx.pairing.revoke(channel, userId)) throw new Error(`${channel}:${userId} is not an approved sender.`);
+      return { revoked: `${channel}:${userId}` };
+    },
+    "cron.list": () => ctx.cron.list(),
+    "cron.add": (p) => ctx.cron.add(jobInputParam(p), { createdBy: "cli" }),
+    "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
+    "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
+    "heartbeat.now": () => ctx.cron.heartbeatNow(),
+    "mcp.list": () => ctx.runtime.mcp?.views() ?? [],
+    "mcp.tools": (p) => {
+      const name = stringParam(p, "name");
+      const tools = ctx.runtime.mcp?.toolsOf(name);
+      if (!tools) throw new Error(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
+      return tools;
+    },
+  };
+  return async (method, params) => {
+    const handler = methods[method];
+    if (!handler) throw new Error(`Unknown operation "${method}". This daemon knows: ${Object.keys(methods).join(", ")}.`);
+    return handler(params && typeof params === "object" ? (params as Record<string, unknown>) : {});
+  };
+}
+
+function stringParam(p: Record<string, unknown>, name: string): string {
+  const v = p[name];
+  if (typeof v !== "string" || !v.trim()) throw new Error(`Missing parameter "${name}".`);
+  return v.trim();
+}
+
+const JOB_INPUT_FIELDS = ["name", "cron", "tz", "every", "at", "message", "session", "deliver", "catchUp"] as const satisfies ReadonlyArray<keyof JobInput>;
+
+/** The string fields of a new job (`hearth cron add`); the scheduler validates them. */
+function jobInputParam(p: Record<string, unknown>): JobInput {
+  const input: JobInput = {};
+  for (const k of JOB_INPUT_FIELDS) if (typeof p[k] === "string") input[k] = p[k];
+  return input;
+}

@@ -1,0 +1,175 @@
+// The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
+// failed with its reason and the others keep serving.
+import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
+import { isDeliveryTarget, isRetryableStartError } from "../../channels/channel.ts";
+import { CliChannel } from "../../channels/terminal/channel.ts";
+import { redact, type Logger } from "../../log.ts";
+
+export class ChannelRegistry {
+  readonly #channels = new Map<ChannelId, Channel>();
+  readonly #failures = new Map<ChannelId, string>();
+  readonly #retrying = new Map<ChannelId, { reason: string; timer: NodeJS.Timeout }>();
+  readonly #log: Logger;
+  #onMessage: ((m: InboundMessage) => void | Promise<void>) | null = null;
+  #stopped = false;
+
+  readonly #retryBaseMs: number;
+
+  /** `retryBaseMs`: the first retry delay after a temporary start failure (then doubling, to 5 min). */
+  constructor(log: Logger, opts: { retryBaseMs?: number } = {}) {
+    this.#log = log;
+    this.#retryBaseMs = opts.retryBaseMs ?? 5_000;
+  }
+
+  register(channel: Channel): void {
+    this.#channels.set(channel.id, channel);
+  }
+
+  get(id: ChannelId): Channel | undefined {
+    return this.#channels.get(id);
+  }
+
+  ids(): ChannelId[] {
+    return [...this.#channels.keys()];
+  }
+
+  /**
+   * Starts every channel. Resolves when each has started or failed, or after `waitMs`: a slow
+   * platform must not hold back the gateway's readiness; it keeps connecting in the background.
+   * A channel that failed for a temporary reason is started again later, with backoff.
+   */
+  async startAll(onMessage: (m: InboundMessage) => void | Promise<void>, opts: { waitMs?: number } = {}): Promise<void> {
+    this.#onMessage = onMessage;
+    const starts = [...this.#channels.values()].map((ch) => this.#start(ch, 0));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, opts.waitMs ?? 5_000);
+    });
+    await Promise.race([Promise.all(starts), waited]);
+    clearTimeout(timer);
+  }
+
+  async #start(ch: Channel, attempt: number): Promise<void> {
+    if (this.#stopped || !this.#onMessage) return;
+    try {
+      await ch.start(this.#onMessage);
+      this.#failures.delete(ch.id);
+      this.#retrying.delete(ch.id);
+      this.#log.info("channel.started", { channel: ch.id, ...(attempt > 0 ? { attempt: attempt + 1 } : {}) });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (!isRetryableStartError(err) || this.#stopped) {
+        this.#retrying.delete(ch.id);
+        this.#failures.set(ch.id, reason);
+        this.#log.error("channel.failed", { channel: ch.id, reason });
+        return;
+      }
+      const delayMs = Math.min(this.#retryBaseMs * 2 ** attempt, 300_000);
+      this.#log.warn("channel.retrying", { channel: ch.id, reason, inSeconds: delayMs / 1000 });
+      const timer = setTimeout(() => void this.#start(ch, attempt + 1), delayMs);
+      timer.unref();
+      this.#retrying.set(ch.id, { reason, timer });
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    this.#stopped = true;
+    for (const r of this.#retrying.values()) clearTimeout(r.timer);
+    this.#retrying.clear();
+    await Promise.all(
+      [...this.#channels.values()].map(async (ch) => {
+        try {
+          await ch.stop();
+        } catch (err) {
+          this.#log.warn("channel.stop_failed", { channel: ch.id, error: err });
+        }
+      }),
+    );
+  }
+
+  status(id: ChannelId): ChannelStatus {
+    const failure = this.#failures.get(id);
+    if (failure) return { state: "failed", reason: failure };
+    const retry = this.#retrying.get(id);
+    if (retry) return { state: "reconnecting", detail: `could not start (${retry.reason}); trying again` };
+    return this.#channels.get(id)?.status() ?? { state: "stopped" };
+  }
+
+  /** A reply on the message's channel; when that channel is gone, a sink that only logs. */
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
+    const id = isDeliveryTarget(to) ? to.channel : to.channel;
+    const ch = this.#channels.get(id);
+    if (ch && this.status(id).state !== "failed") return redactingSink(ch.openReply(to, journal));
+    return this.#discardingSink(id);
+  }
+
+  /** A line about `to` that is not its answer (see Channel.sendNote); rejects when it could not be delivered. */
+  async note(to: InboundMessage, text: string, journal?: ReplyJournal): Promise<void> {
+    const ch = this.#channels.get(to.channel);
+    if (ch?.sendNote) return ch.sendNote(to, redact(text));
+    await this.openReply(to, journal).finish(text);
+  }
+
+  /**
+   * A proactive message; rejects when the channel is missing or the send fails. `kept`: the
+   * channel keeps it for later (the terminal's mailbox, see Channel.send).
+   */
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
+    const ch = this.#channels.get(to.channel);
+    if (!ch) throw new Error(`channel ${to.channel} is not running`);
+    return (await ch.send(to, redact(text), meta)) ?? { type: "delivered" };
+  }
+
+  /** How many proactive messages wait in the terminal's mailbox (CliChannel.waiting). */
+  terminalWaiting(): number {
+    const cli = this.#channels.get("cli");
+    return cli instanceof CliChannel ? cli.waiting() : 0;
+  }
+
+  #discardingSink(id: ChannelId): ReplySink {
+    const log = this.#log;
+    return {
+      textDelta: () => {},
+      textReset: () => {},
+      toolStarted: () => {},
+      toolFinished: () => {},
+      finish: async (text) => log.warn("reply.no_channel", { channel: id, chars: text.length }),
+      fail: async (message) => log.warn("reply.no_channel", { channel: id, message }),
+    };
+  }
+
+  /**
+   * Sends a file to the chat of `to`; resolves with the platform's message id, or null when the
+   * channel cannot send files (the terminal: the caller shows the path). Rejects on a refusal.
+   */
+  async sendFile(to: InboundMessage, file: OutboundFile): Promise<string | null> {
+    const channel = this.#channels.get(to.channel);
+    if (!channel?.sendFile) return null;
+    return channel.sendFile(to, { ...file, ...(file.caption !== undefined ? { caption: redact(file.caption) } : {}) });
+  }
+
+  /** Shows that the bot is busy in the chat of `to` (see Channel.showActivity); rejects where it cannot. */
+  async showActivity(to: InboundMessage, activity: ChatActivity): Promise<void> {
+    const channel = this.#channels.get(to.channel);
+    if (!channel?.showActivity) throw new Error(`${to.channel} shows no activity`);
+    await channel.showActivity(to, activity);
+  }
+}
+
+/**
+ * Every text a chat receives passes here: a registered secret (API key, bot token) never
+ * reaches a channel, whatever produced the text. A secret split across two stream deltas is
+ * caught only in the final text (the model never sees one: tool results are redacted too).
+ */
+function redactingSink(sink: ReplySink): ReplySink {
+  return {
+    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
+    textDelta: (text, notice) => sink.textDelta(redact(text), notice),
+    textReset: (text) => sink.textReset(redact(text)),
+    toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
+    toolFinished: (name, ok) => sink.toolFinished(name, ok),
+    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
+    finish: (text, outcome) => sink.finish(redact(text), outcome),
+    fail: (message) => sink.fail(redact(message)),
+  };
+}

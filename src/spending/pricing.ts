@@ -1,0 +1,142 @@
+// What a model call cost, in US dollars, from list prices per million tokens. Known models are
+// priced by id (the longest matching prefix wins, so dated ids such as
+// "claude-haiku-4-5-20251001" match "claude-haiku-4-5"); config `pricing` overrides or adds
+// entries. The bill is the provider's: this is what Hearth keeps its budgets with.
+import ipaddr from "ipaddr.js";
+import type { Usage } from "../agent/messages.ts";
+import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
+import { heartbeatModel } from "../config/config.ts";
+import type { Config } from "../config/schema.ts";
+
+/** USD per million tokens; cache prices default from `input` as the API's list prices do. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  /** Cache write with the 5-minute TTL; default 1.25 × input. */
+  cacheWrite5m?: number;
+  /** Cache write with the 1-hour TTL; default 2 × input. */
+  cacheWrite1h?: number;
+  /** Cache read; default 0.1 × input. */
+  cacheRead?: number;
+}
+
+/** Model id or id prefix → price. */
+export type PricingTable = Record<string, ModelPrice>;
+
+/** USD per web search request ($10 per 1,000). */
+export const WEB_SEARCH_USD = 0.01;
+
+/** List prices of the models Hearth knows (USD per million tokens). */
+export const KNOWN_MODELS: PricingTable = {
+  "claude-opus-4-5": { input: 5, output: 25 },
+  "claude-opus-4-1": { input: 15, output: 75 },
+  "claude-opus-4-0": { input: 15, output: 75 },
+  "claude-opus-4-2025": { input: 15, output: 75 },
+  "claude-3-opus": { input: 15, output: 75 },
+  "claude-sonnet-4": { input: 3, output: 15 },
+  "claude-3-7-sonnet": { input: 3, output: 15 },
+  "claude-3-5-sonnet": { input: 3, output: 15 },
+  "claude-haiku-4-5": { input: 1, output: 5 },
+  "claude-3-5-haiku": { input: 0.8, output: 4 },
+  "claude-3-haiku": { input: 0.25, output: 1.25 },
+};
+
+// Models newer than the table are priced like their family's current list price.
+const FAMILIES: Array<[RegExp, ModelPrice]> = [
+  [/opus/, { input: 5, output: 25 }],
+  [/haiku/, { input: 1, output: 5 }],
+  [/sonnet/, { input: 3, output: 15 }],
+];
+const UNKNOWN: ModelPrice = { input: 3, output: 15 };
+
+/** The price of `model`: an override, else the known table, else its family, else Sonnet's. */
+export function priceOf(model: string, overrides: PricingTable = {}): ModelPrice {
+  return longestPrefix(model, overrides) ?? longestPrefix(model, KNOWN_MODELS) ?? FAMILIES.find(([re]) => re.test(model))?.[1] ?? UNKNOWN;
+}
+
+/** What one call with `usage` on `model` cost, in USD. */
+export function priceUsage(model: string, usage: Usage, overrides: PricingTable = {}): number {
+  const p = priceOf(model, overrides);
+  const write1h = usage.cacheCreation1hTokens ?? 0;
+  const write5m = usage.cacheCreation5mTokens ?? Math.max(0, usage.cacheCreationTokens - write1h);
+  const perMillion =
+    usage.inputTokens * p.input +
+    usage.outputTokens * p.output +
+    write5m * (p.cacheWrite5m ?? p.input * 1.25) +
+    write1h * (p.cacheWrite1h ?? p.input * 2) +
+    usage.cacheReadTokens * (p.cacheRead ?? p.input * 0.1);
+  return perMillion / 1_000_000 + (usage.webSearchRequests ?? 0) * WEB_SEARCH_USD;
+}
+
+/** Kept for the session index's day total; the usage ledger is the record. */
+export const estimateCostUsd = (model: string, usage: Usage): number => priceUsage(model, usage);
+
+function longestPrefix(model: string, table: PricingTable): ModelPrice | undefined {
+  let best: string | undefined;
+  for (const key of Object.keys(table)) if (model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return best === undefined ? undefined : table[best];
+}
+
+/**
+ * The pricing table a config implies: the prices given under `providers.<name>.models.<id>`, a
+ * local server's models (`ollama`, `lmstudio`, `vllm`, or any provider without a key whose address
+ * is on this machine) at zero, then `pricing` on top. Usage records carry the API's model id, so
+ * entries are keyed by it.
+ */
+export function pricingFor(config: Config): PricingTable {
+  const table: PricingTable = {};
+  const names = [config.model.name, ...config.model.fallbacks, heartbeatModel(config), config.compaction.model ?? ""].filter((n) => n.includes("/"));
+  for (const name of names) {
+    const { provider, model } = splitModelName(name);
+    if (isLocalProvider(config, provider)) table[model] = { input: 0, output: 0 };
+  }
+  for (const [provider, settings] of Object.entries(config.providers)) {
+    for (const [id, spec] of Object.entries(settings.models ?? {})) {
+      if (spec.pricing) table[id] = { input: spec.pricing.input, output: spec.pricing.output };
+      else if (isLocalProvider(config, provider)) table[id] = { input: 0, output: 0 };
+    }
+  }
+  return { ...table, ...config.pricing };
+}
+
+function isLocalProvider(config: Config, provider: string): boolean {
+  const baseUrl = config.providers[provider]?.baseUrl ?? PROVIDER_PRESETS[provider]?.baseUrl;
+  if (!baseUrl || provider === "anthropic") return false;
+  const host = new URL(baseUrl).hostname;
+  return host === "localhost" || host === "::1" || host === "[::1]" || host.startsWith("127.");
+}
+
+/**
+ * List prices of transcription models, USD per minute of audio (the longest matching prefix
+ * wins): OpenAI's, and Groq's (given per hour: $0.111, $0.04 and $0.02).
+ */
+export const KNOWN_TRANSCRIPTION_MODELS: Record<string, number> = {
+  "whisper-1": 0.006,
+  "gpt-4o-transcribe": 0.006,
+  "gpt-4o-mini-transcribe": 0.003,
+  "whisper-large-v3": 0.111 / 60,
+  "whisper-large-v3-turbo": 0.04 / 60,
+  "distil-whisper": 0.02 / 60,
+};
+
+/**
+ * USD per minute of audio for `media.transcription`: its `pricing.perMinuteUsd`; else 0 for a
+ * server on this machine or the local network (a loopback or private base URL); else the known
+ * price of the model; else whisper-1's, the dearest known (a budget errs on the side of counting).
+ */
+export function transcriptionPricePerMinute(t: { baseUrl: string; model: string; pricing?: { perMinuteUsd: number } | undefined } | undefined): number {
+  if (!t) return 0;
+  if (t.pricing) return t.pricing.perMinuteUsd;
+  if (isLocalAddress(new URL(t.baseUrl).hostname)) return 0;
+  let best: string | undefined;
+  for (const key of Object.keys(KNOWN_TRANSCRIPTION_MODELS)) if (t.model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return KNOWN_TRANSCRIPTION_MODELS[best ?? "whisper-1"]!;
+}
+
+/** A host name for this machine, or an address on it or on a private network. */
+function isLocalAddress(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (!ipaddr.isValid(host)) return false;
+  return ["loopback", "private", "uniqueLocal", "linkLocal"].includes(ipaddr.process(host).range());
+}
