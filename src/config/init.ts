@@ -154,7 +154,9 @@ export function configTemplate(): string {
     "web": {                                  // web search and page reading, in your own chats
       // server: the provider's tool; local: "provider" brave (BRAVE_API_KEY) | searxng ("baseUrl").
       // allowedDomains / blockedDomains: only these domains, or never these (one of the two).
-      "search": { "enabled": true, "mode": "server", "maxUses": 5, "provider": "brave", "allowedDomains": [], "blockedDomains": [] },
+      "search": { "enabled": true, "mode": "server", "maxUses": 5, "provider": "brave", "allowedDomains": [], "blockedDomains": [],
+        // "pricing": { "perThousandUsd": 5 },   // local search's price (default Brave's list price; SearXNG free)
+      },
       // local: Hearth fetches; allowPrivate: LAN/loopback hosts it may reach; time, bytes and characters per page.
       "fetch": { "enabled": true, "mode": "server", "maxUses": 10, "allowPrivate": [], "allowedDomains": [], "blockedDomains": [],
                  "timeoutMs": 20000, "maxBytes": 5000000, "maxChars": 100000 }

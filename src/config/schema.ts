@@ -104,6 +104,8 @@ const webSchema = strict({
     maxUses: positiveInt.max(50).default(5),
     allowedDomains: domainList,
     blockedDomains: domainList,
+    /** Local mode: what a search costs, for usage and budgets (default: Brave's list price, SearXNG free). */
+    pricing: strict({ perThousandUsd: z.number().nonnegative() }).optional(),
   }).superRefine(noBothDomainLists).prefault({}),
   fetch: strict({
     enabled: z.boolean().default(true),

@@ -191,7 +191,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     timezone: config.timezone,
     sharedAllow,
     log: log.child({ component: "web" }),
-    // Local searches and fetches are counted in usage.jsonl (no tokens, no cost) under the run that made them.
+    // Local searches and fetches are lines in usage.jsonl (no tokens; the ledger prices a search) under the run that made them.
     onUse: (kind, ctx) =>
       recordUsage(lastTag.get(ctx.sessionKey) ?? { session: ctx.sessionKey, scope: ctx.scope, purpose: "chat" }, LOCAL_WEB_MODEL, {
         ...emptyUsage(),

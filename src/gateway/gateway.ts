@@ -23,7 +23,7 @@ import { Outbox } from "./outbox.ts";
 import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
-import { pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts";
+import { localSearchPricePerThousand, pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts";
 import { openAnswerReply } from "./delivery/reply-files.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
@@ -136,7 +136,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const rateLimits = new RateLimiter({ path: paths.rateLimits, log, clock });
     undo.push(["rate limits", () => rateLimits.flush()]);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
-    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), log: log.child({ component: "usage" }), clock });
+    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
     const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();

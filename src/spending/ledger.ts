@@ -7,7 +7,7 @@ import type { Logger } from "../log.ts";
 import { appendRecord, readJsonLines } from "../storage.ts";
 import { localDate } from "../time.ts";
 import { priceUsage, type PricingTable } from "./pricing.ts";
-import { isUsageRecord, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
+import { isUsageRecord, LOCAL_WEB_MODEL, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
 
 interface DayTotal {
   costUsd: number;
@@ -30,6 +30,8 @@ export interface LedgerOptions {
   pricing: PricingTable;
   /** USD per minute of audio sent to media.transcription (transcriptionPricePerMinute); 0 when free or unset. */
   transcriptionPerMinuteUsd?: number;
+  /** USD per 1,000 of Hearth's own web searches (localSearchPricePerThousand); 0 when unset. */
+  localSearchPerThousandUsd?: number;
   log: Logger;
   clock: () => number;
 }
@@ -58,7 +60,9 @@ export class UsageLedger {
   /** Prices and appends one model call; returns the record. Never throws (a failed write is logged). */
   record(tag: UsageTag, model: string, usage: Usage, opts?: { unfinished?: boolean }): UsageRecord {
     const now = this.#o.clock();
-    return this.#append(usageRecord(tag, model, usage, priceUsage(model, usage, this.#o.pricing), now, localDate(now, this.#o.timezone), opts?.unfinished));
+    // Hearth's own web use has no tokens: a search is priced per request, a page fetch is free.
+    const costUsd = model === LOCAL_WEB_MODEL ? Math.round((usage.localWebSearches ?? 0) * (this.#o.localSearchPerThousandUsd ?? 0) * 1e6) / 1e9 : priceUsage(model, usage, this.#o.pricing);
+    return this.#append(usageRecord(tag, model, usage, costUsd, now, localDate(now, this.#o.timezone), opts?.unfinished));
   }
 
   /**

@@ -133,6 +133,18 @@ export function transcriptionPricePerMinute(t: { baseUrl: string; model: string;
   return KNOWN_TRANSCRIPTION_MODELS[best ?? "whisper-1"]!;
 }
 
+/** Brave Search API's list price, USD per 1,000 requests. */
+export const BRAVE_SEARCH_PER_THOUSAND_USD = 5;
+
+/**
+ * What 1,000 of Hearth's own web searches cost: `tools.web.search.pricing`, else Brave's list
+ * price, and nothing for SearXNG (your own instance). Fetching a page costs nothing.
+ */
+export function localSearchPricePerThousand(search: { provider: "brave" | "searxng"; pricing?: { perThousandUsd: number } | undefined }): number {
+  if (search.pricing) return search.pricing.perThousandUsd;
+  return search.provider === "brave" ? BRAVE_SEARCH_PER_THOUSAND_USD : 0;
+}
+
 /** A host name for this machine, or an address on it or on a private network. */
 function isLocalAddress(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");

@@ -9,7 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runUsage } from "../../src/cli/usage.ts";
 import { UsageLedger } from "../../src/spending/ledger.ts";
 import { createLogger } from "../../src/log.ts";
-import { isUsageRecord, usageFile, type TokenUsageRecord, type UsageRecord } from "../../src/spending/usage-record.ts";
+import { isUsageRecord, LOCAL_WEB_MODEL, usageFile, type TokenUsageRecord, type UsageRecord } from "../../src/spending/usage-record.ts";
+import { localSearchPricePerThousand } from "../../src/spending/pricing.ts";
+import { emptyUsage } from "../../src/agent/messages.ts";
 import { formatUsageReport, roundUsd, usageReport } from "../../src/spending/usage-report.ts";
 import { readJsonLines } from "../../src/storage.ts";
 import { localDate } from "../../src/time.ts";
@@ -246,6 +248,23 @@ describe("usage kinds", () => {
       expect(ledger.recordTranscription(tag, "whisper-1", 90)).toMatchObject({ kind: "transcription", audioSeconds: 90, costUsd: 0.009 });
       expect(lines.map((l) => JSON.parse(l).event)).toEqual(["usage.transcription_length_unknown"]);
       expect(ledger.spent().todayUsd).toBe(0.009);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("prices Hearth's own web searches per request (Brave's list price unless configured, SearXNG free); a page fetch is free", () => {
+    expect(localSearchPricePerThousand({ provider: "brave" })).toBe(5);
+    expect(localSearchPricePerThousand({ provider: "searxng" })).toBe(0);
+    expect(localSearchPricePerThousand({ provider: "brave", pricing: { perThousandUsd: 0 } })).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), "hearth-usage-"));
+    try {
+      const log = createLogger({ level: "info", sink: { write: () => {} } });
+      const ledger = UsageLedger.open({ file: join(dir, "usage.jsonl"), timezone: "UTC", pricing: {}, localSearchPerThousandUsd: 5, log, clock: () => Date.parse("2026-11-20T10:00:00Z") });
+      const tag = { session: "group:telegram:-1", scope: "shared" as const, purpose: "chat" as const, channel: "telegram" };
+      expect(ledger.record(tag, LOCAL_WEB_MODEL, { ...emptyUsage(), localWebSearches: 1 })).toMatchObject({ kind: "web", costUsd: 0.005 });
+      expect(ledger.record(tag, LOCAL_WEB_MODEL, { ...emptyUsage(), localWebFetches: 1 })).toMatchObject({ kind: "web", costUsd: 0 });
+      expect(ledger.spent()).toMatchObject({ todayUsd: 0.005, sharedTodayUsd: 0.005 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
