@@ -89,15 +89,26 @@ function expectStateFilesParse(): void {
 const paragraphs = (t: string) => t.split("\n\n");
 
 /**
- * Texts a message showed after it had shown a complete answer, that do not keep it (a message
- * steering joined to a finished answer extends it with one more paragraph: that keeps it).
+ * Complete answers the user saw that were later taken back: a message that showed a complete
+ * answer and then a text without it (a failure notice, or another text), unless that answer is
+ * still in the chat at the end. A message steering joined to a finished answer extends it with
+ * one more paragraph (that keeps it). When a run that answered two messages together was cut by
+ * a kill after its preview showed both answers, the message that opened it is retried alone in
+ * its own reply and the joined one gets a reply of its own: the joined answer moves to that
+ * message (still shown once), which is not a loss.
  */
 function overwrites(answers: ReadonlySet<string>): string[] {
   const complete = (t: string) => paragraphs(t).every((p) => answers.has(p));
+  const shownAtEnd = new Set(emu.botMessages().flatMap((m) => paragraphs(m.text)));
   const found: string[] = [];
   for (const m of emu.botMessages()) {
     const first = m.history.findIndex(complete);
-    if (first >= 0) for (const later of m.history.slice(first + 1)) if (!later.startsWith(m.history[first]!)) found.push(`${m.history[first]} → ${later}`);
+    if (first < 0) continue;
+    for (const later of m.history.slice(first + 1)) {
+      if (later.startsWith(m.history[first]!)) continue;
+      const lost = paragraphs(m.history[first]!).filter((p) => !paragraphs(later).includes(p) && !shownAtEnd.has(p));
+      if (lost.length > 0 || !complete(later)) found.push(`${m.history[first]} → ${later}`);
+    }
   }
   return found;
 }
@@ -238,8 +249,13 @@ it("a poison message (it crashes the daemon whenever it runs) is given up after 
     expect(started.at(-1)).toContain('"trial":true');
     expect(started.slice(0, -1).every((l) => l.includes('"trial":false'))).toBe(true);
     expect(crashes).toBe(started.length);
-    expect(emu.botMessages(alice.chatId).map((m) => m.text)).toEqual([GIVEN_UP_TEXT]);
-    expect(emu.botMessages(bob.chatId).map((m) => m.text)).toEqual([answerFor(1)]);
+    // A preview created in the instant before a kill (its id never recorded) stays as the
+    // placeholder "…" (the Bot API has no idempotent send); never as half an answer.
+    const shown = (chatId: number) => emu.botMessages(chatId).map((m) => m.text).filter((t) => t !== PREVIEW_PLACEHOLDER);
+    const placeholders = [alice.chatId, bob.chatId].flatMap((c) => emu.botMessages(c)).filter((m) => m.text === PREVIEW_PLACEHOLDER);
+    expect(shown(alice.chatId)).toEqual([GIVEN_UP_TEXT]);
+    expect(shown(bob.chatId)).toEqual([answerFor(1)]);
+    expect(placeholders.length).toBeLessThanOrEqual(crashes);
     expect(logs()).toContain(`"event":"inbox.abandoned"`);
 
     // No later run answers it: Alice's next message is answered, and the model sees a note where the poison was.
