@@ -77,6 +77,16 @@ const NONBLOCK = constants.O_NONBLOCK ?? 0;
 const READ_FLAGS = constants.O_RDONLY | NONBLOCK | NOFOLLOW;
 const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | NONBLOCK | NOFOLLOW;
 
+/** The workspace folder's real path, or why it cannot be opened. */
+function workspaceRoot(workspace: string): string | Opened {
+  try {
+    return realpathSync(workspace);
+  } catch (err) {
+    const code = codeOf(err);
+    return code === "ENOENT" ? { type: "missing" } : { type: "unreadable", reason: `the workspace folder is not accessible (${code})` };
+  }
+}
+
 /**
  * Opens `req.relPath` under the rules above. Never throws for a bad file or a refusal; every
  * outcome is a value. The returned descriptor (type "ok") is the caller's to close.
@@ -84,13 +94,8 @@ const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | NONBLOCK | NOFOLLOW
 export function openWorkspaceFile(req: OpenRequest, problems: ProblemLog): Opened {
   const rel = normalizeRelPath(req.relPath);
   if (rel === null || !canSee(req.scope, rel)) return { type: "refused", reason: NOT_VISIBLE };
-  let root: string;
-  try {
-    root = realpathSync(req.workspace);
-  } catch (err) {
-    const code = codeOf(err);
-    return code === "ENOENT" ? { type: "missing" } : { type: "unreadable", reason: `the workspace folder is not accessible (${code})` };
-  }
+  const root = workspaceRoot(req.workspace);
+  if (typeof root !== "string") return root;
   let target = rel;
   const ownersRead = req.mode === "read" && req.scope.kind === "main" && !isSharedVisible(rel);
   if (ownersRead) {
@@ -110,13 +115,8 @@ export function openOutgoingFile(req: Omit<OpenRequest, "mode">, problems: Probl
   const rel = normalizeRelPath(req.relPath);
   if (rel === null) return { type: "refused", reason: OUTSIDE };
   if (!canSend(req.scope, rel)) return { type: "refused", reason: NOT_VISIBLE };
-  let root: string;
-  try {
-    root = realpathSync(req.workspace);
-  } catch (err) {
-    const code = codeOf(err);
-    return code === "ENOENT" ? { type: "missing" } : { type: "unreadable", reason: `the workspace folder is not accessible (${code})` };
-  }
+  const root = workspaceRoot(req.workspace);
+  if (typeof root !== "string") return root;
   return openPlain(root, rel, "read", false, problems);
 }
 

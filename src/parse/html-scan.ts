@@ -18,24 +18,17 @@ export function nestingDepth(html: string, max: number): number {
   while (i < html.length) {
     const lt = html.indexOf("<", i);
     if (lt < 0) break;
-    if (html.startsWith("<!--", lt)) {
-      const end = html.indexOf("-->", lt + 4);
-      i = end < 0 ? html.length : end + 3;
-      continue;
-    }
-    const gt = html.indexOf(">", lt + 1);
-    if (gt < 0) break;
-    const closing = html[lt + 1] === "/";
-    const name = tagName(html, closing ? lt + 2 : lt + 1);
-    i = gt + 1;
-    if (!name) continue;
-    if (closing) {
+    const tag = readTag(html, lt);
+    if (!tag) break;
+    i = tag.end;
+    if (tag.comment || !tag.name) continue;
+    if (tag.closing) {
       if (depth > 0) depth--;
       continue;
     }
-    if (VOID.has(name) || html[gt - 1] === "/") continue;
-    if (RAW.has(name)) {
-      i = closeOf(html, name, i);
+    if (VOID.has(tag.name) || tag.selfClosing) continue;
+    if (RAW.has(tag.name)) {
+      i = closeOf(html, tag.name, i);
       continue;
     }
     depth++;
@@ -43,6 +36,29 @@ export function nestingDepth(html: string, max: number): number {
     if (deepest > max) return max + 1;
   }
   return deepest;
+}
+
+interface Tag {
+  /** Where scanning goes on: after the tag's ">", or after a comment's "-->" (the end of `html` if it has none). */
+  end: number;
+  comment: boolean;
+  closing: boolean;
+  /** Lower case; "" when none follows "<" (or "</"). */
+  name: string;
+  /** Written `<name … />`. */
+  selfClosing: boolean;
+}
+
+/** The comment or tag that starts at `lt` (a "<"), or null when no ">" closes it. */
+function readTag(html: string, lt: number): Tag | null {
+  if (html.startsWith("<!--", lt)) {
+    const close = html.indexOf("-->", lt + 4);
+    return { end: close < 0 ? html.length : close + 3, comment: true, closing: false, name: "", selfClosing: false };
+  }
+  const gt = html.indexOf(">", lt + 1);
+  if (gt < 0) return null;
+  const closing = html[lt + 1] === "/";
+  return { end: gt + 1, comment: false, closing, name: tagName(html, closing ? lt + 2 : lt + 1), selfClosing: html[gt - 1] === "/" };
 }
 
 /** Where the closing tag of raw element `name` starts (case-insensitive), or the end of `html`. */
@@ -90,22 +106,16 @@ export function stripTags(html: string, maxChars: number): { text: string; cut: 
     const textEnd = lt < 0 ? html.length : lt;
     if (textEnd > i) addText(html.slice(i, Math.min(textEnd, i + maxChars - length + 16)));
     if (lt < 0) break;
-    if (html.startsWith("<!--", lt)) {
-      const end = html.indexOf("-->", lt + 4);
-      i = end < 0 ? html.length : end + 3;
+    const tag = readTag(html, lt);
+    if (!tag) break;
+    i = tag.end;
+    if (tag.comment) continue;
+    if (!tag.closing && RAW.has(tag.name)) {
+      i = closeOf(html, tag.name, i);
       continue;
     }
-    const gt = html.indexOf(">", lt + 1);
-    if (gt < 0) break;
-    const closing = html[lt + 1] === "/";
-    const name = tagName(html, closing ? lt + 2 : lt + 1);
-    i = gt + 1;
-    if (!closing && RAW.has(name)) {
-      i = closeOf(html, name, i);
-      continue;
-    }
-    if (BLOCK.has(name)) gap = "\n";
-    else if (!INLINE.has(name)) gap ||= " ";
+    if (BLOCK.has(tag.name)) gap = "\n";
+    else if (!INLINE.has(tag.name)) gap ||= " ";
   }
   const text = parts.join("");
   if (text.length > maxChars) return { text: text.slice(0, maxChars), cut: true };

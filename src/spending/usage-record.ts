@@ -72,10 +72,9 @@ export const LOCAL_WEB_MODEL = "(hearth web tools)";
 
 export const usageFile = (home: string): string => path.join(home, "usage.jsonl");
 
-export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd: number, at: number, day: string, unfinished = false): TokenUsageRecord {
-  const write1h = usage.cacheCreation1hTokens ?? 0;
+/** What every record says of when and for whom, in the order the file has always had it. */
+function recordHead(tag: UsageTag, at: number, day: string): Pick<TokenUsageRecord, "at" | "day" | "session" | "scope" | "purpose" | "channel" | "sender"> {
   return {
-    kind: model === LOCAL_WEB_MODEL ? "web" : "model",
     at: new Date(at).toISOString(),
     day,
     session: tag.session,
@@ -83,6 +82,14 @@ export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd:
     purpose: tag.purpose,
     ...(tag.channel !== undefined ? { channel: tag.channel } : {}),
     ...(tag.sender !== undefined ? { sender: tag.sender } : {}),
+  };
+}
+
+export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd: number, at: number, day: string, unfinished = false): TokenUsageRecord {
+  const write1h = usage.cacheCreation1hTokens ?? 0;
+  return {
+    kind: model === LOCAL_WEB_MODEL ? "web" : "model",
+    ...recordHead(tag, at, day),
     model,
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
@@ -101,13 +108,7 @@ export function usageRecord(tag: UsageTag, model: string, usage: Usage, costUsd:
 export function transcriptionRecord(tag: UsageTag, model: string, audioSeconds: number | null, costUsd: number, at: number, day: string): TranscriptionUsageRecord {
   return {
     kind: "transcription",
-    at: new Date(at).toISOString(),
-    day,
-    session: tag.session,
-    scope: tag.scope,
-    purpose: tag.purpose,
-    ...(tag.channel !== undefined ? { channel: tag.channel } : {}),
-    ...(tag.sender !== undefined ? { sender: tag.sender } : {}),
+    ...recordHead(tag, at, day),
     model,
     audioSeconds,
     costUsd,
