@@ -2,7 +2,9 @@
 // with), Telegram on (the Bot API emulator), the fake model at zero delay. RSS from
 // /proc/PID/status, no forced collection, from a cold start:
 //   - idle: ready, and two seconds of polling Telegram with nothing to answer
-//   - after the first 20 answers, and after 200 (sequential owner DMs, each waited for)
+//   - after the first 20 answers, and after 200 (sequential owner DMs, each waited for), each
+//     once the daemon has been quiet for 5 s: the moment a user would look, after the one
+//     collection the daemon runs when it falls quiet (gateway/memory-reducer.ts)
 // Beside it the floor: `node -e` holding an idle HTTP server, on the same Node.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -17,6 +19,8 @@ import { startZeroModel } from "./support/zero-model.ts";
 const OWNER = 100;
 const REPLY = "Noted.";
 const REPLY_TIMEOUT_MS = 30_000;
+/** Quiet time before a figure after answers: longer than the memory reducer's 3 s. */
+const SETTLE_MS = 5_000;
 const bin = fileURLToPath(new URL("../bin/hearth.js", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -41,10 +45,10 @@ export async function telegramMemoryBench(): Promise<Figure[]> {
     const idle = rssMb(daemon.pid!);
     const dm = ownerDm(emu, emu.user({ userId: OWNER, firstName: "Ann" }));
     for (let i = 0; i < 20; i++) await dm(i);
-    await sleep(1000);
+    await sleep(SETTLE_MS);
     const after20 = rssMb(daemon.pid!);
     for (let i = 20; i < 200; i++) await dm(i);
-    await sleep(1000);
+    await sleep(SETTLE_MS);
     const after200 = rssMb(daemon.pid!);
 
     floor = spawn(process.execPath, ["-e", "require('node:http').createServer().listen(0, '127.0.0.1', () => process.stdout.write('up\\n'))"], { stdio: ["ignore", "pipe", "inherit"] });

@@ -353,7 +353,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     if (outcome.type === "compacted") memory?.resetEpoch(key);
   };
 
-  return {
+  const runtime: AgentRuntime = {
     model,
     memory,
     skills,
@@ -455,4 +455,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       memory?.resetEpoch(key);
     },
   };
+  // Runs are watched so the heap is compacted once the daemon falls quiet (memory-reducer.ts).
+  const runOne = runtime.run.bind(runtime);
+  runtime.run = (req) => reducer.whileRunning(() => runOne(req));
+  return runtime;
 }
