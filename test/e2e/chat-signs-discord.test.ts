@@ -14,6 +14,7 @@ let owner: FakeUser;
 let alice: FakeUser;
 let ownerDm: string;
 let general: string;
+let elsewhere: string;
 
 beforeAll(async () => {
   model = await startFakeModel();
@@ -23,6 +24,7 @@ beforeAll(async () => {
   const guild = discord.addGuild("Lab").id;
   general = discord.addTextChannel(guild, "general").id;
   ownerDm = discord.dmChannel(owner);
+  elsewhere = discord.addTextChannel(discord.addGuild("Elsewhere").id, "random").id;
   const home = makeHome({ channels: { discord: { apiBase: discord.apiBase, ownerIds: [owner.id], guilds: { policy: "allowlist", allow: [guild], requireMention: true } } } });
   daemon = await startDaemon(home, { DISCORD_BOT_TOKEN: discord.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
 });
@@ -73,6 +75,12 @@ describe("discord slash commands (daemon e2e)", () => {
       content: "There is no budget to raise: no limit is set. Set budget.daily or budget.monthly in config.json to have one.",
       ephemeral: true,
     });
+  });
+
+  it("the owner in a channel Hearth does not answer in is told so, ephemerally", async () => {
+    const slash = await answered(discord.useSlashCommand({ user: owner, channelId: elsewhere, name: "status" }));
+    expect(slash.shown()).toEqual({ content: "I don't answer in this chat, so its commands do nothing here. Use them in our private chat.", ephemeral: true });
+    expect(discord.botMessages(elsewhere)).toEqual([]);
   });
 
   it("anyone else is refused, ephemerally, in a DM and in an allowed guild channel; no model call", async () => {

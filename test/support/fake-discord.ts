@@ -9,8 +9,10 @@
  * replies (`message_reference` + `referenced_message`), intents (no MESSAGE_CONTENT → empty
  * content unless the bot is mentioned or it is a DM), 2,000-character limits, `enforce_nonce`
  * dedupe, who a bot message would ping under its `allowed_mentions`, and the bot's own messages
- * echoed back as MESSAGE_CREATE / MESSAGE_UPDATE like the real gateway does. Every REST call is
- * recorded. A token other than `fake.token` gets REST 401s (as Discord answers `GET
+ * echoed back as MESSAGE_CREATE / MESSAGE_UPDATE like the real gateway does, and slash commands:
+ * the application's global commands (bulk overwrite), INTERACTION_CREATE for a command a user
+ * uses, its callback (once) and the edits of its original response, authorised by the
+ * interaction's token in the path as on Discord. Every REST call is recorded. A token other than `fake.token` gets REST 401s (as Discord answers `GET
  * /gateway/bot`) or, with `rejectTokensAt: "gateway"`, a gateway close 4004.
  */
 import { randomBytes } from "node:crypto";
