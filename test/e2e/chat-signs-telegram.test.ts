@@ -13,14 +13,16 @@ const EYES = [{ type: "emoji", emoji: "👀" }];
 let fake: FakeModel;
 let emu: TelegramEmulator;
 let daemon: Daemon;
+let home: string;
+const env = () => ({ TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
 
 beforeAll(async () => {
   fake = await startFakeModel();
   emu = await startTelegramEmulator();
-  const home = makeHome({
+  home = makeHome({
     channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], groups: { policy: "allowlist", allow: [String(FAMILY.id)] } } },
   });
-  daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+  daemon = await startDaemon(home, env());
 });
 afterAll(async () => {
   await cleanupDaemon(daemon);
@@ -82,5 +84,22 @@ describe("telegram chat signs (daemon e2e)", () => {
     await emu.user({ userId: 200, firstName: "Bob", chat: FAMILY }).send("@TestNameBot when is dinner?");
     await waitFor("the group answer", () => emu.botMessages(FAMILY.id).some((m) => m.text === "Dinner is at seven.") && inboxSettled(daemon.home));
     expect(reactionCalls(FAMILY.id)).toEqual([]);
+  });
+
+  it("a run cut by kill -9 leaves 👀 on; after the restart the retried answer takes it off once it is delivered", async () => {
+    fake.enqueue({ type: "hang" });
+    const before = fake.requests.length;
+    const asked = await emu.user({ userId: OWNER, firstName: "Ann" }).send("Tell me a story.");
+    const signs = () => reactionCalls(OWNER).filter((c) => c.body.message_id === asked);
+    await waitFor("the sign on the question", () => signs().length === 1 && fake.requests.length === before + 1);
+    daemon.proc.kill("SIGKILL");
+    await daemon.exited;
+
+    fake.enqueue(text("Once upon a time, the end."));
+    daemon = await startDaemon(home, env());
+    await waitFor("the retried answer and the sign off", () => emu.botMessages(OWNER).some((m) => m.text === "Once upon a time, the end.") && signs().length >= 3 && inboxSettled(home));
+    expect(signs().map((c) => c.body.reaction)).toEqual([EYES, EYES, []]);
+    const finalText = emu.calls.findLastIndex((c) => Number(c.body.chat_id) === OWNER && c.body.text === "Once upon a time, the end.");
+    expect(indexOf(signs()[2]!)).toBeGreaterThan(finalText);
   });
 });
