@@ -137,6 +137,37 @@ export type ChannelStatus =
   | { state: "failed"; reason: string }
   | { state: "stopped" };
 
+/**
+ * A command as a platform's menu shows it; the gateway derives these from its one command table
+ * (gateway/commands.ts) and hands them to the channels that show menus.
+ */
+export interface MenuCommand {
+  /** Lowercase, as typed after the slash. */
+  name: string;
+  description: string;
+  /** Its one optional text argument, for platforms that ask for arguments apart (Discord's slash options). */
+  option?: {
+    name: string;
+    description: string;
+    /** Put before the value in the command's text ("raise " makes `/budget raise 5`). */
+    prefix?: string;
+  };
+}
+
+/**
+ * A command the platform delivered as a command rather than as a chat message (a Discord slash
+ * command). `message` describes it the way the typed command would be described: its text
+ * ("/status", "/budget raise 5"), chat and sender, addressed.
+ */
+export interface PlatformCommand {
+  message: InboundMessage;
+  /**
+   * Answers it where only its sender sees it (Discord: an ephemeral response). Call it once;
+   * it resolves once the platform has the answer and rejects when it could not be delivered.
+   */
+  answer(text: string): Promise<void>;
+}
+
 /** About a proactive message: what sent it, and whether it may wait in a mailbox. */
 export interface SendMeta {
   /** `cron job "Stretch" (a1b2c3d4)`, `heartbeat`, `Hearth`. */
@@ -156,8 +187,10 @@ export interface Channel {
    * `retryable: true` is temporary (network, timeout) and the gateway calls `start` again later;
    * any other is final until a restart. `onMessage` must not throw; it may return a promise that
    * settles once the message is on disk (a channel that can wait before acknowledging does).
+   * `onCommand` gets the platform's own commands (a channel without them never calls it); it
+   * must not throw and answers each command itself, through `PlatformCommand.answer`.
    */
-  start(onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void>;
+  start(onMessage: (m: InboundMessage) => void | Promise<void>, onCommand?: (c: PlatformCommand) => void): Promise<void>;
   /** Stops receiving; pending sends may finish. Safe to call twice. */
   stop(): Promise<void>;
   /** `journal`: see ReplyJournal; a channel that cannot edit messages (the terminal) ignores it. */

@@ -4,6 +4,9 @@ import { z } from "zod";
 
 export const queueModes = ["steer", "followup", "collect", "interrupt"] as const;
 export type QueueMode = (typeof queueModes)[number];
+/** Where Telegram marks a message 👀 while it is being answered: private chats only, every chat, or nowhere. */
+export const reactionModes = ["private", "all", "off"] as const;
+export type ReactionMode = (typeof reactionModes)[number];
 export const logLevels = ["debug", "info", "warn", "error"] as const;
 
 

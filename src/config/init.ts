@@ -182,7 +182,8 @@ export function configTemplate(): string {
     //   },
     //   "dmRateLimit": { "perSender": 30, "window": "1h" }, // messages per paired person per window; 0 = no limit
     //   "namePattern": null,                 // a regex such as "\\\\bhearth\\\\b": being named counts as addressed
-    //   "queueMode": null                    // overrides agent.queueMode for this channel
+    //   "queueMode": null,                   // overrides agent.queueMode for this channel
+    //   "reactions": "private"               // 👀 on a message while it is answered: private (chats) | all | off
     // },
     // "discord": {
     //   "token": "<bot token>",              // or set DISCORD_BOT_TOKEN

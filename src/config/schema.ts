@@ -5,7 +5,7 @@ import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
-import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
@@ -21,6 +21,7 @@ const telegramSchema = strict({
   dmRateLimit,
   namePattern,
   queueMode: z.enum(queueModes).nullable().default(null),
+  reactions: z.enum(reactionModes).default("private"),
 });
 
 const discordSchema = strict({

@@ -3,7 +3,7 @@ import { hearthCmd } from "../hearth-command.ts";
 import type { Scope } from "../agent/messages.ts";
 import { modelErrorNotice } from "../agent/model-errors.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
-import type { InboundMessage } from "../channels/channel.ts";
+import type { InboundMessage, MenuCommand } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
@@ -14,17 +14,78 @@ export interface Command {
   args: string;
 }
 
-const HELP = `Commands:
-/stop — stop the current answer and drop queued messages
-/new (or /reset) — start a fresh conversation (the old one stays on disk)
-/status — model, context use, queue and today's usage
-/compact [focus] — summarise older turns to free context
-/queue [steer|followup|collect|interrupt] — what a message does while I'm answering
-/model [name] — show or switch this conversation's model (owner only)
-/budget [raise N] — spending against the limits; raise today's limit by N dollars (owner)
-/help — this list`;
+/**
+ * The one command table: /help, the unknown-command check, Telegram's command menus and
+ * Discord's slash commands are all derived from it (`commandMenu`, `slashCommands`).
+ */
+export interface CommandSpec {
+  readonly name: string;
+  readonly aliases?: readonly string[];
+  /** Its argument as /help shows it ("[focus]"). */
+  readonly usage?: string;
+  /** One line for /help and the menus (Discord allows 100 characters). */
+  readonly summary: string;
+  /** `anyone`: everyone Hearth talks with (each in their own conversation); `owner`: the owner alone. */
+  readonly who: "anyone" | "owner";
+  /** False: handled but not listed (Telegram's /start, /approve that the pairing flow names). */
+  readonly listed: boolean;
+  /** One of the owner's everyday commands, registered as a Discord slash command, with its one optional argument. */
+  readonly slash?: { option?: MenuCommand["option"] };
+}
 
-const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "model", "help", "start", "approve", "budget"]);
+export const COMMANDS: readonly CommandSpec[] = [
+  { name: "stop", summary: "stop the current answer and drop queued messages", who: "anyone", listed: true, slash: {} },
+  { name: "new", aliases: ["reset"], summary: "start a fresh conversation (the old one stays on disk)", who: "anyone", listed: true, slash: {} },
+  { name: "status", summary: "model, context use, queue and today's usage", who: "anyone", listed: true, slash: {} },
+  {
+    name: "compact",
+    usage: "[focus]",
+    summary: "summarise older turns to free context",
+    who: "anyone",
+    listed: true,
+    slash: { option: { name: "focus", description: "what the summary should keep" } },
+  },
+  { name: "queue", usage: "[steer|followup|collect|interrupt]", summary: "what a message does while I'm answering", who: "anyone", listed: true },
+  {
+    name: "model",
+    usage: "[name]",
+    summary: "show or switch this conversation's model (owner only)",
+    who: "anyone",
+    listed: true,
+    slash: { option: { name: "name", description: "the model to switch to (provider/model), or default" } },
+  },
+  {
+    name: "budget",
+    usage: "[raise N]",
+    summary: "spending against the limits; raise today's limit by N dollars (owner)",
+    who: "owner",
+    listed: true,
+    slash: { option: { name: "raise", description: "raise today's limit by this many US dollars", prefix: "raise " } },
+  },
+  { name: "grants", summary: "standing approvals for commands (owner)", who: "owner", listed: true, slash: {} },
+  { name: "help", summary: "this list", who: "anyone", listed: true },
+  { name: "start", summary: "this list", who: "anyone", listed: false },
+  { name: "approve", usage: "CODE", summary: "approve a pairing code", who: "owner", listed: false },
+];
+
+const HELP = [
+  "Commands:",
+  ...COMMANDS.filter((c) => c.listed).map(
+    (c) => `/${c.name}${c.aliases?.length ? ` (or ${c.aliases.map((a) => `/${a}`).join(", ")})` : ""}${c.usage ? ` ${c.usage}` : ""} — ${c.summary}`,
+  ),
+].join("\n");
+
+const KNOWN = new Set(COMMANDS.flatMap((c) => [c.name, ...(c.aliases ?? [])]));
+
+/** A platform's command menu for `audience`: the owner sees every listed command, everyone else those they may use. */
+export function commandMenu(audience: "owner" | "everyone"): MenuCommand[] {
+  return COMMANDS.filter((c) => c.listed && (audience === "owner" || c.who === "anyone")).map((c) => ({ name: c.name, description: c.summary }));
+}
+
+/** The owner's everyday commands as slash commands (Discord), each with its one optional argument. */
+export function slashCommands(): MenuCommand[] {
+  return COMMANDS.filter((c) => c.slash).map((c) => ({ name: c.name, description: c.summary, ...(c.slash?.option ? { option: c.slash.option } : {}) }));
+}
 
 /**
  * A slash command ("/stop", "/queue collect") or a bare "stop"; null for ordinary text.
@@ -83,6 +144,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     }
     case "model":
       return model(ctx, origin, cmd.args);
+    case "grants":
+      return origin.isOwner ? "Approvals are not configured yet: there are no grants to list." : "Only the owner can see the grants.";
     case "approve": {
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";

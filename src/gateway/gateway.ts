@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { DiskFullError, isDiskFull } from "../storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
+import { routePlatformCommand } from "./platform-commands.ts";
 import { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
@@ -193,7 +194,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // The promise settles once the message is on disk (attachments downloaded): a channel may wait for it.
     const onMessage = (m: InboundMessage): Promise<void> => routeInbound(ctx, m);
     continueUnlessStopped();
-    await channels.startAll(onMessage);
+    await channels.startAll(onMessage, { onCommand: (c) => void routePlatformCommand(ctx, c) });
     undo.push(["channels", () => channels.stopAll()]);
     continueUnlessStopped();
     // Undone first: new messages still reach the inbox (and run after a restart) while the

@@ -6,6 +6,7 @@ import { openMemory } from "../memory/memory.ts";
 import { homePaths } from "../config/home.ts";
 import { ensureHome } from "../config/init.ts";
 import type { Config } from "../config/schema.ts";
+import { commandMenu, slashCommands } from "./commands.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
 /**
@@ -19,13 +20,15 @@ export async function chatChannels(config: Config, log: Logger): Promise<Channel
   else if (!telegram.token) log.warn("channel.no_token", { channel: "telegram", hint: "set TELEGRAM_BOT_TOKEN or channels.telegram.token" });
   else {
     const { createTelegramChannel } = await import("../channels/telegram/channel.ts");
-    channels.push(createTelegramChannel(telegram, { log: log.child({ channel: "telegram" }) }));
+    // The menus come from the one command table: the owner's private chat shows the owner's.
+    const commandMenus = { owner: commandMenu("owner"), everyone: commandMenu("everyone") };
+    channels.push(createTelegramChannel({ ...telegram, commandMenus }, { log: log.child({ channel: "telegram" }) }));
   }
   if (!discord) log.info("channel.not_configured", { channel: "discord", hint: "add channels.discord to config.json" });
   else if (!discord.token) log.warn("channel.no_token", { channel: "discord", hint: "set DISCORD_BOT_TOKEN or channels.discord.token" });
   else {
     const { createDiscordChannel } = await import("../channels/discord/channel.ts");
-    channels.push(createDiscordChannel(discord, { log: log.child({ channel: "discord" }) }));
+    channels.push(createDiscordChannel({ ...discord, slashCommands: slashCommands() }, { log: log.child({ channel: "discord" }) }));
   }
   return channels;
 }

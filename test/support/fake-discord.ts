@@ -9,8 +9,10 @@
  * replies (`message_reference` + `referenced_message`), intents (no MESSAGE_CONTENT → empty
  * content unless the bot is mentioned or it is a DM), 2,000-character limits, `enforce_nonce`
  * dedupe, who a bot message would ping under its `allowed_mentions`, and the bot's own messages
- * echoed back as MESSAGE_CREATE / MESSAGE_UPDATE like the real gateway does. Every REST call is
- * recorded. A token other than `fake.token` gets REST 401s (as Discord answers `GET
+ * echoed back as MESSAGE_CREATE / MESSAGE_UPDATE like the real gateway does, and slash commands:
+ * the application's global commands (bulk overwrite), INTERACTION_CREATE for a command a user
+ * uses, its callback (once) and the edits of its original response, authorised by the
+ * interaction's token in the path as on Discord. Every REST call is recorded. A token other than `fake.token` gets REST 401s (as Discord answers `GET
  * /gateway/bot`) or, with `rejectTokensAt: "gateway"`, a gateway close 4004.
  */
 import { randomBytes } from "node:crypto";
@@ -79,6 +81,18 @@ export interface FakeMessage {
   /** A voice message (flag IS_VOICE_MESSAGE): its one attachment is the recording. */
   voice?: boolean;
   sticker?: boolean;
+}
+
+/** A slash command a user used, and how the bot answered it. */
+export interface FakeInteraction {
+  id: string;
+  token: string;
+  /** Interaction callbacks, in order: `{ type, data }` (4 a message, 5 deferred). */
+  responses: Array<{ type: number; data?: any }>;
+  /** Bodies of edits to the original response (PATCH /webhooks/:app/:token/messages/@original). */
+  edits: any[];
+  /** The content the user sees now (the last edit's, else a type 4 response's), and whether only they see it. */
+  shown(): { content: string; ephemeral: boolean } | undefined;
 }
 
 export interface IdentifyRecord {
@@ -199,6 +213,14 @@ export interface FakeDiscord {
   pauseGateway(): void;
   resumeGateway(): void;
   injectFailure(failure: InjectedFailure): void;
+  /** The application's global commands as last registered (PUT /applications/:id/commands); undefined before any. */
+  registeredCommands(): any[] | undefined;
+  /**
+   * `user` uses slash command `name` in `channelId` (a DM channel or a guild text channel):
+   * dispatches INTERACTION_CREATE with string `options`. Returns the interaction, whose
+   * `responses` (callbacks) and `edits` (of the original response) fill in as the bot answers.
+   */
+  useSlashCommand(opts: { user: FakeUser; channelId: string; name: string; options?: Record<string, string> }): FakeInteraction;
   /** Closes everything. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -274,6 +296,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const failures: Array<InjectedFailure & { left: number }> = [];
   const gatewayStats: FakeDiscord["gateway"] = { connections: 0, queries: [], identifies: [], resumes: 0, clientCloses: [] };
   let session: Session | null = null;
+  let commands: any[] | undefined;
+  const interactions = new Map<string, FakeInteraction & { channelId: string }>();
 
   // ── wire shapes ──────────────────────────────────────────────────────────────────────────
 
@@ -624,6 +648,28 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   /** Routes one authorised REST call; returns [status, body]. */
   const route = (method: string, path: string, body: any): [number, unknown] => {
     let m: RegExpExecArray | null;
+    if ((m = /^\/applications\/(\d+)\/commands$/.exec(path))) {
+      if (m[1] !== bot.id) throw notFound(10002, "Unknown Application");
+      if (method === "PUT") {
+        if (!Array.isArray(body)) throw invalidForm("_", "BASE_TYPE_ARRAY", "Must be an array.");
+        commands = body.map((c: any) => ({ ...c, id: snowflake(), application_id: bot.id, version: snowflake() }));
+        return [200, commands];
+      }
+      if (method === "GET") return [200, commands ?? []];
+    }
+    if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === "POST") {
+      const i = interactions.get(m[1]!);
+      if (!i || i.token !== m[2]) throw notFound(10062, "Unknown interaction");
+      if (i.responses.length > 0) throw new HttpError(400, { message: "Interaction has already been acknowledged.", code: 40060 });
+      i.responses.push({ type: Number(body?.type), ...(body?.data !== undefined ? { data: body.data } : {}) });
+      return [204, undefined];
+    }
+    if ((m = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path)) && method === "PATCH") {
+      const i = [...interactions.values()].find((x) => x.token === m![2] && m![1] === bot.id);
+      if (!i || i.responses.length === 0) throw notFound(10008, "Unknown Message");
+      i.edits.push(body);
+      return [200, { id: snowflake(), channel_id: i.channelId, content: String(body?.content ?? ""), flags: i.responses[0]!.data?.flags ?? 0, author: bot, attachments: [], embeds: [], mentions: [], mention_roles: [], pinned: false, mention_everyone: false, tts: false, timestamp: new Date().toISOString(), edited_timestamp: null, type: 0, components: [] }];
+    }
     if (method === "GET" && path === "/users/@me") return [200, bot];
     if (method === "POST" && path === "/users/@me/channels") {
       const user = users.get(String(body?.recipient_id));
@@ -705,7 +751,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     }
     if (!url.pathname.startsWith(API_PREFIX)) return answer(404, { message: "404: Not Found", code: 0 });
     if (method === "GET" && path === "/gateway") return answer(200, { url: gatewayUrl });
-    if (!authorized && (rejectAt === "rest" || !req.headers.authorization?.startsWith("Bot "))) {
+    // Interaction callbacks and their webhook are authorised by the interaction's token in the path, as on Discord.
+    const tokenInPath = /^\/(interactions|webhooks)\//.test(path);
+    if (!authorized && !tokenInPath && (rejectAt === "rest" || !req.headers.authorization?.startsWith("Bot "))) {
       return answer(401, { message: "401: Unauthorized", code: 0 });
     }
     if (method === "GET" && path === "/gateway/bot") {
@@ -870,6 +918,48 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     },
     injectFailure(f) {
       failures.push({ ...f, left: f.times ?? 1 });
+    },
+    registeredCommands: () => commands,
+    useSlashCommand(o) {
+      const channel = channels.get(o.channelId);
+      if (!channel) throw new Error(`fake discord: no channel ${o.channelId}`);
+      const guild = channel.guildId ? guilds.get(channel.guildId) : undefined;
+      const registered = commands?.find((c) => c.name === o.name);
+      const interaction: FakeInteraction & { channelId: string } = {
+        id: snowflake(),
+        token: randomBytes(24).toString("base64url"),
+        channelId: channel.id,
+        responses: [],
+        edits: [],
+        shown() {
+          const first = this.responses[0];
+          if (!first) return undefined;
+          const ephemeral = ((first.data?.flags ?? 0) & 64) !== 0;
+          const last = this.edits.at(-1);
+          if (last !== undefined) return { content: String(last.content ?? ""), ephemeral };
+          return first.type === 4 ? { content: String(first.data?.content ?? ""), ephemeral } : undefined;
+        },
+      };
+      interactions.set(interaction.id, interaction);
+      const options = Object.entries(o.options ?? {}).map(([name, value]) => ({ name, type: 3, value }));
+      dispatch("INTERACTION_CREATE", {
+        id: interaction.id,
+        application_id: bot.id,
+        type: 2,
+        data: { id: registered?.id ?? snowflake(), name: o.name, type: 1, ...(options.length ? { options } : {}) },
+        channel_id: channel.id,
+        channel: channelPayload(channel),
+        ...(guild ? { guild_id: guild.id, guild_locale: "en-US", member: { user: o.user, ...memberPayload(guild), permissions: "0" } } : { user: o.user }),
+        token: interaction.token,
+        version: 1,
+        app_permissions: "0",
+        locale: "en-US",
+        entitlements: [],
+        authorizing_integration_owners: guild ? { "0": guild.id } : { "1": o.user.id },
+        context: guild ? 0 : 1,
+        attachment_size_limit: 10_485_760,
+      });
+      return interaction;
     },
     close() {
       closed ??= (async () => {

@@ -15,7 +15,8 @@
  * tests depend on it: `getUpdates` honours `offset` (an update is re-delivered until a later
  * call confirms it, so a bot killed right after fetching gets it again), an edit to the same
  * text is a 400 "message is not modified", and an edit or delete of a message the bot does not
- * have (any more) is a 400.
+ * have (any more) is a 400. `setMessageReaction` and `setMyCommands`, which the emulator lacks,
+ * are answered `true` here and recorded like every call.
  */
 import { PREVIEW_PLACEHOLDER } from "../../src/channels/streaming-reply.ts";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -283,6 +284,10 @@ export async function startTelegramEmulator(opts: { token?: string; chatActions?
         const media = method === "sendPhoto" ? { photo: [{ file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, width: 1, height: 1 }] } : { document: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, file_name: file.name } };
         return { status: 200, body: { ok: true, result: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, ...(body.caption ? { caption: body.caption } : {}), ...media } } };
       }
+      // Not in the emulator: answered as Telegram does, and recorded in `calls` for the tests.
+      case "setMessageReaction":
+      case "setMyCommands":
+        return { status: 200, body: { ok: true, result: true } };
       case "sendChatAction":
         if (!opts.chatActions) return undefined;
         return { status: 200, body: { ok: true, result: true } };

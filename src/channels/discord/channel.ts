@@ -10,10 +10,11 @@ import { createHash } from "node:crypto";
 import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import type { Logger } from "../../log.ts";
 import { fetchBounded } from "../../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, MenuCommand, PlatformCommand, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { attachmentKind, factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./inbound.ts";
 import { discordTransport, type DiscordReplyTarget, type DiscordRest } from "./reply.ts";
+import { handleSlashCommand, registerSlashCommands } from "./slash-commands.ts";
 import { StreamingReply, type StreamingReplyOptions } from "../streaming-reply.ts";
 
 export interface DiscordChannelOptions {
@@ -24,6 +25,8 @@ export interface DiscordChannelOptions {
   ownerIds: string[];
   /** A regular expression (case-insensitive) that addresses the bot in a guild channel, or null. */
   namePattern: string | null;
+  /** Registered as the application's slash commands once connected; absent: registration is left as it is. */
+  slashCommands?: MenuCommand[];
 }
 
 export interface DiscordChannelDeps {
@@ -107,7 +110,7 @@ class DiscordChannel implements Channel {
 
   // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
 
-  async start(onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void> {
+  async start(onMessage: (m: InboundMessage) => void | Promise<void>, onCommand?: (c: PlatformCommand) => void): Promise<void> {
     if (this.#client) throw new Error("The Discord channel is already started; stop() it before starting it again.");
     if (!this.#token) {
       throw this.#failStart(new DiscordConnectError("no_token", "no bot token: set DISCORD_BOT_TOKEN or channels.discord.token"));
@@ -125,6 +128,11 @@ class DiscordChannel implements Channel {
     this.#client = client;
     this.#watchConnection(client);
     client.on(Events.MessageCreate, (message) => this.#receive(client, message, onMessage));
+    client.on(Events.InteractionCreate, (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      const commands = this.#options.slashCommands ?? [];
+      handleSlashCommand(client, interaction, { commands, ownerIds: this.#options.ownerIds, onCommand, log: this.#log });
+    });
 
     try {
       await this.#connect(client, this.#token);
@@ -135,6 +143,7 @@ class DiscordChannel implements Channel {
     }
     this.#connected = true;
     this.#setStatus({ state: "running", detail: this.#describe(client) });
+    if (this.#options.slashCommands) void registerSlashCommands(client, this.#options.slashCommands, this.#log);
   }
 
   async stop(): Promise<void> {

@@ -98,7 +98,7 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
   return { kind: "inbound", message };
 }
 
-function chatOf(place: DiscordPlace): InboundMessage["chat"] {
+export function chatOf(place: DiscordPlace): InboundMessage["chat"] {
   switch (place.kind) {
     case "dm":
       return { id: place.channelId, type: "dm" };

@@ -20,10 +20,12 @@ import type { Attachment, Channel, ChannelStatus, ChatActivity, OutboundFile, De
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { PREVIEW_PLACEHOLDER, StreamingReply } from "../streaming-reply.ts";
+import { setCommandMenus, withWorkingReaction, type CommandMenus, type ReactionMode } from "./chat-signs.ts";
 import { describeError, errorCode, TelegramAuthError } from "./errors.ts";
 import { normalizeMessage, type InboundRules, type TelegramFile, type TelegramRaw } from "./inbound.ts";
 import { UpdatePoller, type Backoff } from "./polling.ts";
-import { createTelegramTransport, showChatAction, TelegramReplyState, type ReplyTarget, type TelegramTransportDeps } from "./transport.ts";
+import { deliveryTargetOf, parseRaw, replyTargetOf } from "./targets.ts";
+import { createTelegramTransport, showChatAction, TelegramReplyState, type TelegramTransportDeps } from "./transport.ts";
 
 export interface TelegramChannelOptions {
   /** Without one, start() rejects saying where to put it. */
@@ -33,6 +35,10 @@ export interface TelegramChannelOptions {
   ownerIds: string[];
   /** channels.telegram.namePattern: a case-insensitive regex that addresses the bot in groups. */
   namePattern: string | null;
+  /** channels.telegram.reactions: where a message shows 👀 while it is answered. Absent: nowhere. */
+  reactions?: ReactionMode;
+  /** The command menus to set at start (setMyCommands); absent: the menus are left as they are. */
+  commandMenus?: CommandMenus;
   /** Tuning for tests and benchmarks; the defaults suit api.telegram.org. */
   polling?: {
     /** Seconds a getUpdates call waits for news (long polling). Default 30. */
@@ -157,7 +163,7 @@ class TelegramChannel implements Channel {
     const target = isDeliveryTarget(to) ? deliveryTargetOf(to) : replyTargetOf(to);
     // A resumed reply already quoted the question in its first message.
     if (journal?.messageIds[0] !== undefined) delete target.replyToMessageId;
-    return new StreamingReply(createTelegramTransport(target, deps), {
+    const reply = new StreamingReply(createTelegramTransport(target, deps), {
       maxLength: MAX_MESSAGE_LENGTH,
       editIntervalMs: EDIT_INTERVAL_MS,
       log: this.#log,
@@ -166,6 +172,16 @@ class TelegramChannel implements Channel {
       // so such a message is never a half-written answer.
       ...(journal ? { journal, previewPlaceholder: PREVIEW_PLACEHOLDER } : {}),
     });
+    // Only answers (a journal: a run answers an inbox message) show 👀; a command's or a
+    // refusal's one-line reply is there before the sign would be.
+    const asked = journal && !isDeliveryTarget(to) ? parseRaw(to.raw) : undefined;
+    if (!asked || !this.#reactsIn(asked)) return reply;
+    return withWorkingReaction(reply, this.#bot!.api, asked, this.#log, this.#token);
+  }
+
+  #reactsIn(raw: TelegramRaw): boolean {
+    const mode = this.#o.reactions ?? "off";
+    return mode === "all" || (mode === "private" && !raw.group);
   }
 
   async send(to: DeliveryTarget, text: string): Promise<void> {
@@ -224,6 +240,7 @@ class TelegramChannel implements Channel {
     // A webhook left from another deployment would make every getUpdates a 409.
     await bot.api.deleteWebhook().catch((err: unknown) => this.#log.debug("telegram.delete_webhook_failed", { error: describeError(err, this.#token) }));
     if (this.#lifetime.signal.aborted) return;
+    if (this.#o.commandMenus) void setCommandMenus(bot.api, this.#o.commandMenus, this.#o.ownerIds, this.#log, this.#token);
 
     const poller = new UpdatePoller({
       api: { getUpdates: (params, signal) => this.#fetchUpdates(params, signal) },
@@ -423,35 +440,6 @@ function requestTimeout(ms: number): Transformer {
     }
     return prev(method, payload, either.signal as unknown as typeof signal);
   };
-}
-
-function replyTargetOf(m: InboundMessage): ReplyTarget {
-  const raw = parseRaw(m.raw);
-  if (!raw) return deliveryTargetOf({ channel: "telegram", chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
-  return {
-    chatId: raw.chatId,
-    ...(raw.threadId !== undefined ? { threadId: raw.threadId } : {}),
-    ...(raw.group ? { replyToMessageId: raw.messageId } : {}),
-  };
-}
-
-function deliveryTargetOf(to: DeliveryTarget): ReplyTarget {
-  const thread = to.threadId !== undefined ? Number(to.threadId) : undefined;
-  return { chatId: numericId(to.chatId), ...(thread !== undefined && Number.isSafeInteger(thread) ? { threadId: thread } : {}) };
-}
-
-/** Chat ids are numbers on Telegram; "@channelname" stays a string. */
-function numericId(id: string): number | string {
-  const n = Number(id);
-  return /^-?\d+$/.test(id) && Number.isSafeInteger(n) ? n : id;
-}
-
-/** The inbox may hand back raw data written by an older version: check, never trust. */
-function parseRaw(raw: unknown): TelegramRaw | undefined {
-  if (typeof raw !== "object" || raw === null) return undefined;
-  const r = raw as Partial<TelegramRaw>;
-  if (typeof r.chatId !== "number" || typeof r.messageId !== "number") return undefined;
-  return { chatId: r.chatId, messageId: r.messageId, group: r.group === true, ...(typeof r.threadId === "number" ? { threadId: r.threadId } : {}) };
 }
 
 function compilePattern(source: string | null, log: Logger): RegExp | null {

@@ -1,6 +1,6 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
+import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, PlatformCommand, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../../channels/channel.ts";
 import { CliChannel } from "../../channels/terminal/channel.ts";
 import { redact, type Logger } from "../../log.ts";
@@ -11,6 +11,7 @@ export class ChannelRegistry {
   readonly #retrying = new Map<ChannelId, { reason: string; timer: NodeJS.Timeout }>();
   readonly #log: Logger;
   #onMessage: ((m: InboundMessage) => void | Promise<void>) | null = null;
+  #onCommand: ((c: PlatformCommand) => void) | undefined;
   #stopped = false;
 
   readonly #retryBaseMs: number;
@@ -38,8 +39,11 @@ export class ChannelRegistry {
    * platform must not hold back the gateway's readiness; it keeps connecting in the background.
    * A channel that failed for a temporary reason is started again later, with backoff.
    */
-  async startAll(onMessage: (m: InboundMessage) => void | Promise<void>, opts: { waitMs?: number } = {}): Promise<void> {
+  async startAll(onMessage: (m: InboundMessage) => void | Promise<void>, opts: { waitMs?: number; onCommand?: (c: PlatformCommand) => void } = {}): Promise<void> {
     this.#onMessage = onMessage;
+    // A command's answer is chat output like any reply: secrets are redacted from it here too.
+    const onCommand = opts.onCommand;
+    this.#onCommand = onCommand && ((c) => onCommand({ message: c.message, answer: (text) => c.answer(redact(text)) }));
     const starts = [...this.#channels.values()].map((ch) => this.#start(ch, 0));
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => {
@@ -52,7 +56,7 @@ export class ChannelRegistry {
   async #start(ch: Channel, attempt: number): Promise<void> {
     if (this.#stopped || !this.#onMessage) return;
     try {
-      await ch.start(this.#onMessage);
+      await ch.start(this.#onMessage, this.#onCommand);
       this.#failures.delete(ch.id);
       this.#retrying.delete(ch.id);
       this.#log.info("channel.started", { channel: ch.id, ...(attempt > 0 ? { attempt: attempt + 1 } : {}) });

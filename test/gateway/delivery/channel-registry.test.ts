@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import type { Channel, ChannelId, ChannelStatus, ReplySink } from "../../../src/channels/channel.ts";
+import type { Channel, ChannelId, ChannelStatus, InboundMessage, PlatformCommand, ReplySink } from "../../../src/channels/channel.ts";
 import { ChannelRegistry } from "../../../src/gateway/delivery/channel-registry.ts";
 import { registerSecret, silentLogger } from "../../../src/log.ts";
 
@@ -96,6 +96,23 @@ describe("ChannelRegistry redaction", () => {
       "fail:d [redacted]",
       "send:e [redacted]",
     ]);
+    await reg.stopAll();
+  });
+
+  it("redacts a platform command's answer (a Discord slash command's)", async () => {
+    const secret = "sk-ant-registry-secret-6677889900";
+    registerSecret(secret);
+    const answered: string[] = [];
+    let deliver: ((c: PlatformCommand) => void) | undefined;
+    const ch = {
+      ...fakeChannel("discord", async () => {}),
+      start: async (_m: unknown, onCommand?: (c: PlatformCommand) => void) => void (deliver = onCommand),
+    };
+    const reg = new ChannelRegistry(silentLogger);
+    reg.register(ch);
+    await reg.startAll(() => {}, { onCommand: (c) => void c.answer(`the key is ${secret}`) });
+    deliver!({ message: { text: "/status" } as InboundMessage, answer: async (t) => void answered.push(t) });
+    expect(answered).toEqual(["the key is [redacted]"]);
     await reg.stopAll();
   });
 });

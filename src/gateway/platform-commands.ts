@@ -1,0 +1,37 @@
+// Commands a platform delivers as commands (Discord's slash commands): the same command code as
+// typed ones (commands.ts), but only the owner's count, and every answer is private to its sender
+// (PlatformCommand.answer). Nothing here touches the inbox, the lanes' queues or a model.
+import type { PlatformCommand } from "../channels/channel.ts";
+import { accessRules, decideAccess } from "./access.ts";
+import { handleCommand, parseCommand } from "./commands.ts";
+import type { GatewayContext } from "./context.ts";
+
+export const NOT_OWNER_TEXT = "Only my owner can use these commands.";
+export const NOT_HERE_TEXT = "I don't answer in this chat, so its commands do nothing here. Use them in our private chat.";
+
+/** Answers one platform command. Never throws: a failure is logged and, where possible, answered. */
+export async function routePlatformCommand(ctx: GatewayContext, c: PlatformCommand): Promise<void> {
+  const m = c.message;
+  const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
+  try {
+    const rules = accessRules(ctx.config, m.channel);
+    // Decided before anything else: a stranger learns nothing of the chat or the command.
+    if (!rules?.ownerIds.includes(m.sender.id)) {
+      log.info("command.refused", { reason: "not the owner", user: m.sender.id });
+      await c.answer(NOT_OWNER_TEXT);
+      return;
+    }
+    const decision = decideAccess(m, rules, ctx.pairing);
+    if (decision.type !== "allow") {
+      log.info("command.refused", { reason: decision.type === "refuse" ? decision.reason : decision.type });
+      await c.answer(NOT_HERE_TEXT);
+      return;
+    }
+    const command = parseCommand(m.text) ?? { name: "help", args: "" };
+    const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
+    await c.answer(reply);
+  } catch (err) {
+    log.error("command.failed", { error: err });
+    await c.answer("Something went wrong with that command; the log has the details.").catch(() => {});
+  }
+}
