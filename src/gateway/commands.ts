@@ -8,6 +8,7 @@ import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
+import { grantLines, shortFolder } from "../approvals/grants.ts";
 
 export interface Command {
   name: string;
@@ -22,9 +23,10 @@ const HELP = `Commands:
 /queue [steer|followup|collect|interrupt] — what a message does while I'm answering
 /model [name] — show or switch this conversation's model (owner only)
 /budget [raise N] — spending against the limits; raise today's limit by N dollars (owner)
+/grants — what you allowed for a while or always (owner); /revoke N takes grant N back
 /help — this list`;
 
-const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "model", "help", "start", "approve", "budget"]);
+const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "model", "help", "start", "approve", "budget", "grants", "revoke"]);
 
 /**
  * A slash command ("/stop", "/queue collect") or a bare "stop"; null for ordinary text.
@@ -83,6 +85,9 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     }
     case "model":
       return model(ctx, origin, cmd.args);
+    case "grants":
+    case "revoke":
+      return grantsCommand(ctx, origin, cmd);
     case "approve": {
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
@@ -141,6 +146,21 @@ async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string
   }
 }
 
+/** `/grants` lists the grants in force, `/revoke N` removes one (the owner, in a private chat). */
+function grantsCommand(ctx: GatewayContext, origin: CommandOrigin, cmd: Command): string {
+  if (origin.scope !== "main") return "Only the owner can see or change grants, in a private chat.";
+  const grants = ctx.approvals.grants;
+  if (cmd.name === "revoke") {
+    const n = Number(cmd.args);
+    const gone = /^\d+$/.test(cmd.args) ? grants.revoke(n) : null;
+    if (!gone) return `No grant ${cmd.args || "N"}: /grants lists them with their numbers; revoke one with /revoke N.`;
+    ctx.log.info("approvals.revoked", { pattern: gone.pattern });
+    return `Revoked: ${gone.pattern} in ${shortFolder(gone.folder)}. It is asked about again.`;
+  }
+  const lines = grantLines(grants.active(), ctx.clock(), ctx.config.timezone);
+  return lines.length === 0 ? `No grants: every risky command is asked about (approvals.exec: ${ctx.config.approvals.exec}).` : `Grants:\n${lines.join("\n")}\nRevoke one with /revoke N.`;
+}
+
 function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
   if (origin.scope !== "main") return "Only the owner can see or change the budget, in a private chat.";
   if (!args) return spendingLine(ctx.budget.status());
@@ -163,6 +183,8 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   const pct = s?.contextPercent ?? 0;
   const warn = pct >= 80 ? " — near the limit" : pct >= 60 ? " — getting full" : "";
   lines.push(`Session: ${origin.sessionKey} (${origin.scope}) · context ${formatTokens(s?.contextTokens ?? 0)} of ${formatTokens(window)} (${pct}%)${warn}`);
+  const waiting = ctx.approvals.waitingIn(origin.sessionKey);
+  if (waiting) lines.push(`Waiting for the owner's approval: ${waiting}`);
   lines.push(s?.running ? `Answering for ${formatDuration(s.runningForMs ?? 0)}${s.queued ? ` · ${s.queued} queued` : ""}` : `Idle${s?.queued ? ` · ${s.queued} queued` : ""}`);
   const mode = ctx.sessions.get(origin.sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
   lines.push(`Queue mode: ${mode}`);

@@ -227,6 +227,9 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
     sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
+    chat: { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) },
+    // Another person's words (or a group's talk before the mention) are outside content.
+    ...(!m.sender.isOwner ? { taintedBy: `a message from ${m.sender.name}` } : entry.preface ? { taintedBy: "other people's messages in this chat" } : {}),
     arrivedAt: ctx.clock(),
     ...(alone ? { solo: true } : {}),
     ...(alone === "isolated" ? { isolated: true } : {}),
