@@ -7,8 +7,8 @@ import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
 
 const pendingSchema = z.object({
   key: z.string(),
-  to: z.object({ channel: z.enum(["telegram", "discord", "cli"]), chatId: z.string(), threadId: z.string().optional() }),
-  messageId: z.string(),
+  /** Where the question is and its message id; absent while it is being sent (a crash then leaves a message the daemon cannot find). */
+  shown: z.object({ to: z.object({ channel: z.enum(["telegram", "discord", "cli"]), chatId: z.string(), threadId: z.string().optional() }), messageId: z.string() }).optional(),
   text: z.string(),
   session: z.string(),
   tool: z.string(),
@@ -49,6 +49,14 @@ export class PendingQuestions {
 
   add(q: PendingQuestion): void {
     this.#items.push(q);
+    this.#save();
+  }
+
+  /** The question `key` is on the platform now, as `shown`. */
+  shown(key: string, shown: NonNullable<PendingQuestion["shown"]>): void {
+    const q = this.#items.find((i) => i.key === key);
+    if (!q) return;
+    q.shown = shown;
     this.#save();
   }
 

@@ -84,7 +84,7 @@ export class Approvals {
     // Taken at once (synchronously): questions asked from here on are never among them.
     for (const q of this.#pending.takeLeftovers()) {
       this.audit.append({ at: this.#clock(), decision: "expired", tool: q.tool, command: q.command, folder: q.folder, session: q.session });
-      await this.#o.host.settle(q.to, q.messageId, `${q.text}\n\n⏹ Hearth restarted before this was answered. If the task still needs it, you are asked again.`);
+      if (q.shown) await this.#o.host.settle(q.shown.to, q.shown.messageId, `${q.text}\n\n⏹ Hearth restarted before this was answered. If the task still needs it, you are asked again.`);
     }
   }
 
@@ -138,13 +138,16 @@ export class Approvals {
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, resolve });
     this.#record("asked", facts, run, { reason });
+    // On disk before it is sent: a crash in between still finds it (if not its message).
+    this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
     const shown = await host.ask(run.chat, { key, text, choices: CHOICES(config.grantMinutes) });
     if (!shown) {
       this.#waiting.delete(key);
+      this.#pending.remove(key);
       this.#record("not_asked", facts, run, {});
       return `Not run: ${facts.tool} needs the owner's approval (${reason}), and no chat that can show approval buttons is connected. Tell the owner what you wanted to do.`;
     }
-    this.#pending.add({ key, to: shown.to, messageId: shown.messageId, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
+    this.#pending.shown(key, shown);
     log.info("approvals.asked", { key, tool: facts.tool, session: run.sessionKey, channel: shown.to.channel });
     const timer = setTimeout(() => resolve({ type: "timeout" }), config.timeoutSeconds * 1000);
     const onAbort = () => resolve({ type: "stopped" });
