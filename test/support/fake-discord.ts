@@ -79,6 +79,17 @@ export interface FakeMessage {
   /** A voice message (flag IS_VOICE_MESSAGE): its one attachment is the recording. */
   voice?: boolean;
   sticker?: boolean;
+  /** Message components (action rows of buttons) as the bot last set them. */
+  components?: Array<{ type: number; components: Array<{ type: number; style: number; label: string; custom_id: string }> }>;
+}
+
+/** An answer the bot gave to an interaction (`POST /interactions/{id}/{token}/callback`). */
+export interface InteractionReply {
+  interactionId: string;
+  /** 4: a message; with `flags` 64 only the presser sees it (ephemeral). */
+  type: number;
+  content: string | undefined;
+  flags: number | undefined;
 }
 
 export interface IdentifyRecord {
@@ -177,6 +188,13 @@ export interface FakeDiscord {
   message(id: string): FakeMessage | undefined;
   /** Messages in a channel, oldest first. */
   messagesIn(channelId: string): FakeMessage[];
+  /**
+   * `user` presses the button labelled `label` under the bot's message: an INTERACTION_CREATE
+   * of type MESSAGE_COMPONENT, as Discord sends it. Returns the interaction's id.
+   */
+  pressButton(messageId: string, label: string, user: FakeUser): string;
+  /** What the bot answered to interactions, in order. */
+  readonly interactionReplies: InteractionReply[];
   /** Messages the bot authored, oldest first, optionally in one channel. */
   botMessages(channelId?: string): FakeMessage[];
   /** REST calls matching a method and a path pattern. */
@@ -271,6 +289,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const messages = new Map<string, FakeMessage>();
   const wire = new Map<string, Record<string, unknown>>(); // message id → API payload
   const calls: RecordedCall[] = [];
+  /** Open interactions: id → token (answered once). */
+  const interactions = new Map<string, string>();
+  const interactionReplies: InteractionReply[] = [];
   const failures: Array<InjectedFailure & { left: number }> = [];
   const gatewayStats: FakeDiscord["gateway"] = { connections: 0, queries: [], identifies: [], resumes: 0, clientCloses: [] };
   let session: Session | null = null;
@@ -424,7 +445,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       pinned: false,
       flags: m.voice ? MessageFlag.isVoiceMessage : 0,
       ...(m.sticker ? { sticker_items: [{ id: "749054660769218631", name: "Wave", format_type: 1 }] } : {}),
-      components: [],
+      components: m.components ?? [],
       ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
       ...(replied
         ? {
@@ -593,6 +614,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       pings: pingsOf(content, replied?.author, true, body?.allowed_mentions),
       allowedMentions: body?.allowed_mentions,
       createdAt: Date.now(),
+      ...(Array.isArray(body?.components) ? { components: body.components } : {}),
     };
     recordMessage(m);
     dispatchMessage("MESSAGE_CREATE", m);
@@ -608,6 +630,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       m.history.push(m.content);
     }
     if (body?.allowed_mentions !== undefined) m.allowedMentions = body.allowed_mentions;
+    if (Array.isArray(body?.components)) m.components = body.components;
     wire.set(m.id, messagePayload(m, channel));
     dispatchMessage("MESSAGE_UPDATE", m);
     return m;
@@ -631,6 +654,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return [200, channelPayload(dmChannelFor(user))];
     }
     if ((m = /^\/channels\/(\d+)$/.exec(path)) && method === "GET") return [200, channelPayload(channelOr404(m[1]!))];
+    if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === "POST") {
+      if (!interactions.has(m[1]!) || interactions.get(m[1]!) !== m[2]) throw notFound(10062, "Unknown interaction");
+      interactions.delete(m[1]!);
+      interactionReplies.push({ interactionId: m[1]!, type: Number(body?.type), content: body?.data?.content, flags: body?.data?.flags });
+      return [204, undefined];
+    }
     if ((m = /^\/channels\/(\d+)\/typing$/.exec(path)) && method === "POST") {
       channelOr404(m[1]!);
       return [204, undefined];
@@ -705,7 +734,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     }
     if (!url.pathname.startsWith(API_PREFIX)) return answer(404, { message: "404: Not Found", code: 0 });
     if (method === "GET" && path === "/gateway") return answer(200, { url: gatewayUrl });
-    if (!authorized && (rejectAt === "rest" || !req.headers.authorization?.startsWith("Bot "))) {
+    // An interaction's callback carries no bot token: the interaction's own token in the path is its credential.
+    const interactionCallback = /^\/interactions\/\d+\/[^/]+\/callback$/.test(path);
+    if (!authorized && !interactionCallback && (rejectAt === "rest" || !req.headers.authorization?.startsWith("Bot "))) {
       return answer(401, { message: "401: Unauthorized", code: 0 });
     }
     if (method === "GET" && path === "/gateway/bot") {
@@ -830,6 +861,35 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       recordMessage(m);
       dispatchMessage("MESSAGE_CREATE", m);
       return m;
+    },
+    interactionReplies,
+    pressButton(messageId, label, user) {
+      const m = messages.get(messageId);
+      const button = m?.components?.flatMap((row) => row.components).find((b) => b.label === label);
+      if (!m || !button) throw new Error(`fake discord: no button "${label}" under message ${messageId}`);
+      const channel = channels.get(m.channelId)!;
+      const guild = channel.guildId ? guilds.get(channel.guildId) : undefined;
+      const id = snowflake();
+      const itoken = `interaction-${id}`;
+      interactions.set(id, itoken);
+      dispatch("INTERACTION_CREATE", {
+        id,
+        application_id: bot.id,
+        type: 3,
+        token: itoken,
+        version: 1,
+        data: { custom_id: button.custom_id, component_type: 2 },
+        channel_id: channel.id,
+        channel: channelPayload(channel),
+        ...(guild ? { guild_id: guild.id, member: { ...memberPayload(guild), user } } : { user }),
+        message: wire.get(m.id),
+        locale: "en-US",
+        app_permissions: "0",
+        entitlements: [],
+        authorizing_integration_owners: {},
+        context: guild ? 0 : 1,
+      });
+      return id;
     },
     message: (id) => messages.get(id),
     messagesIn: (channelId) => [...messages.values()].filter((m) => m.channelId === channelId),
