@@ -9,6 +9,7 @@ import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { grantLines, shortFolder } from "../approvals/grants.ts";
+import { askModel } from "./owner-questions.ts";
 
 export interface Command {
   name: string;
@@ -48,8 +49,8 @@ export interface CommandOrigin {
   isOwner: boolean;
 }
 
-/** Runs a command and returns the reply text. */
-export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: CommandOrigin): Promise<string> {
+/** Runs a command and returns the reply text; null when the command answered with buttons itself. */
+export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: CommandOrigin): Promise<string | null> {
   const { sessionKey } = origin;
   if (!KNOWN.has(cmd.name)) return `Unknown command /${cmd.name}.\n\n${HELP}`;
   switch (cmd.name) {
@@ -83,8 +84,16 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       ctx.sessions.touch(sessionKey, origin.scope, { queueMode: mode });
       return `Queue mode for this conversation: ${mode}.`;
     }
-    case "model":
-      return model(ctx, origin, cmd.args);
+    case "model": {
+      const text = model(ctx, origin, cmd.args);
+      // The owner's bare /model offers the models as buttons where the chat has them.
+      if (origin.isOwner && !cmd.args && origin.message.channel !== "cli") {
+        const m = origin.message;
+        const to = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
+        if (await askModel(ctx, to, origin.sessionKey, origin.scope, text)) return null;
+      }
+      return text;
+    }
     case "grants":
     case "revoke":
       return grantsCommand(ctx, origin, cmd);

@@ -2,6 +2,7 @@
 import type { Logger } from "../log.ts";
 import type { Approvals } from "../approvals/service.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
+import type { OwnerQuestions } from "./owner-questions.ts";
 import type { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { Inbox } from "./inbox.ts";
@@ -40,4 +41,6 @@ export interface GatewayContext {
   rateLimits: RateLimiter;
   /** Asks the owner before a risky or tainted tool call acts; grants and the audit log. */
   approvals: Approvals;
+  /** The owner's other buttons: pairing requests, /model, budget notices. */
+  ownerQuestions: OwnerQuestions;
 }

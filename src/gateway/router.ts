@@ -19,6 +19,7 @@ import { showActivityWhile } from "./delivery/chat-activity.ts";
 import { announceHeard } from "./delivery/heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
+import { askAboutPairing } from "./owner-questions.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };
 
@@ -113,7 +114,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     const command = parseCommand(m.text);
     if (command) {
       const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
-      await ctx.channels.openReply(m).finish(reply);
+      if (reply !== null) await ctx.channels.openReply(m).finish(reply);
       return;
     }
 
@@ -253,6 +254,8 @@ async function answerPairing(ctx: GatewayContext, m: InboundMessage, log: Logger
   }
   if (req.type === "code" && req.isNew) log.info("pairing.requested", { channel: m.channel, user: m.sender.id, name: m.sender.name });
   await ctx.channels.openReply(m).finish(pairingText(req, ctx.clock()));
+  // The owner is told once per new code, with Approve / Deny where their chat has buttons.
+  if (req.type === "code" && req.isNew) await askAboutPairing(ctx, m, req.code);
 }
 
 function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: number): string {

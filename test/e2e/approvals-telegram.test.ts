@@ -54,6 +54,7 @@ describe("approvals on Telegram (exec: always)", () => {
     home = makeHome({
       channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
       approvals: { exec: "always", timeoutSeconds: 3 },
+      model: { fallbacks: ["claude-haiku-4-5"] },
     });
     d = await start(home);
   });
@@ -136,6 +137,42 @@ describe("approvals on Telegram (exec: always)", () => {
       "denied  exec: touch grant-c  (by Ann)",
     ]);
     await waitFor("the inbox settled", () => inboxSettled(home));
+  });
+
+  it("a stranger's pairing request reaches the owner with Approve / Deny; Approve lets them talk", async () => {
+    const sam = emu.user({ userId: 555, firstName: "Sam" });
+    await sam.send("hi, who are you?");
+    const [codeMsg] = await emu.waitForBotMessages(555, 1);
+    const code = /Your pairing code: (\w+)/.exec(codeMsg!.text)![1]!;
+    await waitFor("the owner's question", () => questions().at(-1)!.text.startsWith("🤝"));
+    const q = { ...questions().at(-1)! };
+    expect(q.text).toBe(`🤝 Sam (telegram:555) asks to talk with you privately. Their pairing code: ${code}`);
+    expect(q.keyboard!.flat().map((b) => b.text)).toEqual(["Approve", "Deny"]);
+    await sam.press(q.messageId, "Approve");
+    await waitFor("Sam's press answered", () => answers().at(-1) === "Only the owner can decide this.");
+    await owner().press(q.messageId, "Approve");
+    await waitFor("settled", () => questions().find((m) => m.messageId === q.messageId)!.keyboard?.length === 0);
+    expect(questions().find((m) => m.messageId === q.messageId)!.text).toBe(`${q.text}\n\n✅ Approved by Ann: Sam can talk to me now.`);
+    fake.enqueue(text("Hello Sam."));
+    await sam.send("hello again");
+    await waitFor("Sam's answer", () => emu.botMessages(555).some((m) => m.text === "Hello Sam."));
+  });
+
+  it("/model offers the configured models as buttons; the owner's press switches the conversation's model", async () => {
+    await owner().send("/model");
+    await waitFor("the model question", () => questions().at(-1)!.text.startsWith("Model:"));
+    const q = { ...questions().at(-1)! };
+    expect(q.text).toBe("Model: claude-sonnet-5-5\nChoices: claude-sonnet-5-5, claude-haiku-4-5\nSwitch with /model NAME (any provider/model name); /model default goes back to claude-sonnet-5-5.");
+    expect(q.keyboard!.flat().map((b) => b.text)).toEqual(["claude-sonnet-5-5", "claude-haiku-4-5"]);
+    await owner().press(q.messageId, "claude-haiku-4-5");
+    await waitFor("settled", () => questions().find((m) => m.messageId === q.messageId)!.keyboard?.length === 0);
+    expect(questions().find((m) => m.messageId === q.messageId)!.text).toBe(`${q.text}\n\n✅ Ann chose claude-haiku-4-5 for this conversation.`);
+    fake.enqueue(text("Now on Haiku."));
+    await owner().send("which model now?");
+    await waitFor("the answer", () => emu.botMessages(OWNER).some((m) => m.text === "Now on Haiku."));
+    expect(JSON.parse(fake.requests.at(-1)!.rawBody).model).toBe("claude-haiku-4-5");
+    await owner().send("/model default");
+    await waitFor("back to the default", () => emu.botMessages(OWNER).at(-1)!.text === "Model for this conversation: claude-sonnet-5-5 (the default).");
   });
 
   it("a restart while waiting asks once more, the old buttons run nothing, and the command runs once", async () => {
