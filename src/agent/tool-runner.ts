@@ -133,25 +133,27 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
   } else {
     // While the owner is asked, the call's progress line already shows what waits.
     const refusal = env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input }, { workspace: env.workspace, signal: env.signal }) : null;
-    if (refusal !== null) {
-      output = { isError: true, content: refusal };
-    } else try {
-      output = await p.tool.execute(p.input, {
-        signal: env.signal,
-        workspace: env.workspace,
-        scope: env.scope,
-        sessionKey: env.sessionKey,
-        log: env.log,
-        ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
-      });
-    } catch (err) {
-      env.log.warn("tool.threw", { tool: call.name, error: err });
-      output = { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };
-    }
+    output = refusal !== null ? { isError: true, content: refusal } : await executeTool(p.tool, p.input, call, env);
     if (refusal === null) env.gate?.observe(call.name);
   }
   env.emit({ type: "tool_end", id: call.id, name: call.name, ok: !output.isError });
   return output;
+}
+
+async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, env: ToolRunEnv): Promise<ToolOutput> {
+  try {
+    return await tool.execute(input, {
+      signal: env.signal,
+      workspace: env.workspace,
+      scope: env.scope,
+      sessionKey: env.sessionKey,
+      log: env.log,
+      ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
+    });
+  } catch (err) {
+    env.log.warn("tool.threw", { tool: call.name, error: err });
+    return { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }
 
 function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => number): ToolResultMessage {

@@ -73,6 +73,9 @@ describe("approvals on Telegram (exec: always)", () => {
     expect(answers()).toEqual(["Only the owner can approve."]);
     expect(existsSync(join(workspace(), "once.txt"))).toBe(false);
     expect(questions()[0]!.keyboard).toEqual(BUTTONS);
+    await owner().send("/status");
+    await waitFor("the status", () => emu.botMessages(OWNER).some((m) => m.text.startsWith("Model:")));
+    expect(emu.botMessages(OWNER).find((m) => m.text.startsWith("Model:"))!.text.split("\n")).toContain("Waiting for the owner's approval: exec: echo ran >> once.txt");
 
     await owner().press(q.messageId, "Allow once");
     await waitFor("the final answer", () => emu.botMessages(OWNER).some((m) => m.text === "Done: it ran once."));
@@ -80,7 +83,7 @@ describe("approvals on Telegram (exec: always)", () => {
     expect(questions()[0]!.text).toBe(`${q.text}\n\n✅ Allowed once by Ann.`);
     expect(questions()[0]!.keyboard).toEqual([]);
     expect(readFileSync(join(workspace(), "once.txt"), "utf8")).toBe("ran\n");
-    expect(emu.botMessages(OWNER).map((m) => m.text).sort()).toEqual(["Done: it ran once.", `${q.text}\n\n✅ Allowed once by Ann.`].sort());
+    expect(emu.botMessages(OWNER).map((m) => m.text).filter((t) => !t.startsWith("Model:")).sort()).toEqual(["Done: it ran once.", `${q.text}\n\n✅ Allowed once by Ann.`].sort());
     await waitFor("the inbox settled", () => inboxSettled(home));
   });
 
