@@ -9,6 +9,7 @@ import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemo
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type BotMessage, type TelegramEmulator } from "../support/telegram-emulator.ts";
 import { startLocalWeb, type LocalWeb } from "../support/web-fixtures.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 
 const OWNER = 100;
 const BUTTONS = [
@@ -75,7 +76,7 @@ describe("approvals on Telegram (exec: always)", () => {
     expect(questions()[0]!.keyboard).toEqual(BUTTONS);
     await owner().send("/status");
     await waitFor("the status", () => emu.botMessages(OWNER).some((m) => m.text.startsWith("Model:")));
-    expect(emu.botMessages(OWNER).find((m) => m.text.startsWith("Model:"))!.text.split("\n")).toContain("Waiting for the owner's approval: exec: echo ran >> once.txt");
+    expect(emu.botMessages(OWNER).find((m) => m.text.startsWith("Model:"))!.text.split("\n")).toContain(markdownToTelegramHtml("Waiting for the owner's approval: exec: echo ran >> once.txt"));
 
     await owner().press(q.messageId, "Allow once");
     await waitFor("the final answer", () => emu.botMessages(OWNER).some((m) => m.text === "Done: it ran once."));
