@@ -94,6 +94,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await runInit(home, io);
     case "pairing":
       return await (await import("./cli/pairing.ts")).runPairing(home, rest, io);
+    case "grants":
+      return (await import("./cli/grants.ts")).runGrants(home, rest, io);
     case "doctor": {
       const { values } = parse(rest, { online: { type: "boolean" } });
       return await (await import("./cli/doctor.ts")).runDoctor(home, io, process.env, { online: values.online === true });

@@ -18,7 +18,7 @@ import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
 import type { CacheTtl, ModelRequest, ServerToolDefinition, SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
-import type { OutgoingFile, SentFile, ToolSet } from "./tool.ts";
+import type { OutgoingFile, SentFile, ToolGate, ToolSet } from "./tool.ts";
 import { DoomLoopGuard, runToolCalls } from "./tool-runner.ts";
 import { serverToolSummary } from "./tools/web/progress.ts";
 
@@ -63,6 +63,8 @@ export interface RunSpec {
   mediaKeepTurns?: number;
   /** Sends a file to the chat the run answers (send_file); absent: no chat. */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /** The owner's approvals for this run's tool calls (ToolGate); absent: every call runs. */
+  gate?: ToolGate | undefined;
 }
 
 export interface RunResult {
@@ -170,6 +172,8 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
       const message = result.message;
       spec.budget?.observe(request, message.usage);
       append(message);
+      // A provider's web search or fetch brought outside content into the run.
+      for (const b of message.content) if (b.type === "server") spec.gate?.observe("server:web");
       usage = addUsage(usage, message.usage);
       reply.endTurn(textOf(message));
       spec.emit({ type: "turn_end", turn: turns, model: message.model, usage: message.usage });

@@ -6,7 +6,7 @@ import { redact, type Logger } from "../log.ts";
 import type { AgentEventSink } from "./events.ts";
 import type { Scope, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import type { SteeringSource } from "./steering.ts";
-import type { OutgoingFile, SentFile, Tool, ToolOutput, ToolSet } from "./tool.ts";
+import type { OutgoingFile, SentFile, Tool, ToolGate, ToolOutput, ToolSet } from "./tool.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 export const SKIPPED_FOR_STEER = "Skipped: the user sent a new message before this tool ran. Read it, then decide whether this call is still wanted.";
@@ -24,6 +24,8 @@ export interface ToolRunEnv {
   clock: () => number;
   /** Sends a file to the run's chat, keyed by the tool call (see ToolContext.sendFile). */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /** Asked before each call acts, told after each result (the owner's approvals); absent: every call runs. */
+  gate?: ToolGate | undefined;
 }
 
 export interface ToolBatchOutcome {
@@ -129,22 +131,29 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
   if (p.type === "done") {
     output = p.output;
   } else {
-    try {
-      output = await p.tool.execute(p.input, {
-        signal: env.signal,
-        workspace: env.workspace,
-        scope: env.scope,
-        sessionKey: env.sessionKey,
-        log: env.log,
-        ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
-      });
-    } catch (err) {
-      env.log.warn("tool.threw", { tool: call.name, error: err });
-      output = { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };
-    }
+    // While the owner is asked, the call's progress line already shows what waits.
+    const refusal = env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input }, { workspace: env.workspace, signal: env.signal }) : null;
+    output = refusal !== null ? { isError: true, content: refusal } : await executeTool(p.tool, p.input, call, env);
+    if (refusal === null) env.gate?.observe(call.name);
   }
   env.emit({ type: "tool_end", id: call.id, name: call.name, ok: !output.isError });
   return output;
+}
+
+async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, env: ToolRunEnv): Promise<ToolOutput> {
+  try {
+    return await tool.execute(input, {
+      signal: env.signal,
+      workspace: env.workspace,
+      scope: env.scope,
+      sessionKey: env.sessionKey,
+      log: env.log,
+      ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
+    });
+  } catch (err) {
+    env.log.warn("tool.threw", { tool: call.name, error: err });
+    return { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }
 
 function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => number): ToolResultMessage {

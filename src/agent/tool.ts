@@ -27,6 +27,23 @@ export interface ToolContext {
   sendFile?: (file: OutgoingFile) => Promise<SentFile>;
 }
 
+/**
+ * Asked before a tool acts (the owner's approvals, src/approvals/), and told what entered the
+ * run. The tool runner calls `admit` for every call that passed the scope check and validation,
+ * and `observe` after every result; the loop also calls `observe` for the provider's server
+ * tools ("server:web_search"). Absent: every call runs.
+ */
+export interface ToolGate {
+  /**
+   * Resolves null to run the call, or the text the model gets in place of its result (it was not
+   * approved). May wait for the owner for minutes; must resolve soon after `signal` aborts, and
+   * must not throw.
+   */
+  admit(call: { id: string; name: string; input: unknown }, ctx: { workspace: string; signal: AbortSignal }): Promise<string | null>;
+  /** Tool `name` returned content into the run (a web page, an MCP result): it may taint the run. */
+  observe(name: string): void;
+}
+
 /** A workspace file to send to the chat (send_file, markdown images). */
 export interface OutgoingFile {
   /** Absolute path, already checked against the scope: for messages and logs, never to read again. */

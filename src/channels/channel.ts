@@ -179,6 +179,36 @@ export interface SendMeta {
 /** How a proactive message went: shown in the chat, or kept until a client of the chat connects. */
 export type SendReceipt = { type: "delivered" } | { type: "kept" };
 
+/** A button under a question (Channel.askChoices). `id`: a few letters, unique within the question. */
+export interface Choice {
+  id: string;
+  label: string;
+}
+
+/**
+ * A question with buttons. `key` names it across presses and restarts; it travels inside each
+ * button (Telegram allows 64 bytes of callback data), so keep it short: [A-Za-z0-9_-], ≤ 24.
+ */
+export interface ChoiceQuestion {
+  key: string;
+  text: string;
+  choices: Choice[];
+}
+
+/** Someone pressed a button of question `key`. `isOwner` is the channel's reading of its ownerIds. */
+export interface ChoicePress {
+  key: string;
+  choiceId: string;
+  by: { id: string; name: string; isOwner: boolean };
+  channel: ChannelId;
+}
+
+/**
+ * Handles a press. Resolves with a short answer shown to the presser alone (Telegram's
+ * callback answer, Discord's ephemeral reply); must not throw.
+ */
+export type ChoiceHandler = (press: ChoicePress) => Promise<string>;
+
 export interface Channel {
   readonly id: ChannelId;
   /**
@@ -219,6 +249,16 @@ export interface Channel {
    * when the chat cannot show it (the caller then stops asking).
    */
   showActivity?(to: InboundMessage | DeliveryTarget, activity: ChatActivity): Promise<void>;
+  /**
+   * Optional: sends `question` with one button per choice to the chat of `to`; resolves with the
+   * message's platform id, rejects when it could not be shown. Presses go to the `onChoice`
+   * handler. A channel without it cannot ask (the gateway asks in the owner's chat instead).
+   */
+  askChoices?(to: DeliveryTarget, question: ChoiceQuestion): Promise<string>;
+  /** Optional, with askChoices: the question `messageId` now shows `text` and no buttons. */
+  settleChoices?(to: DeliveryTarget, messageId: string, text: string): Promise<void>;
+  /** Optional, with askChoices: where presses go; set before `start`. */
+  onChoice?(handler: ChoiceHandler): void;
   status(): ChannelStatus;
 }
 

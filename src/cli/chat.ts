@@ -67,6 +67,17 @@ export async function chatOnce(client: GatewayClient, text: string, io: ChatIO, 
 export async function chatInteractive(client: GatewayClient, io: ChatIO): Promise<number> {
   const tty = (io.stdin as { isTTY?: boolean }).isTTY === true;
   client.onNotice((text) => io.stdout.write(`\n${text}\n`));
+  // An approval: shown on stderr with numbered choices; the next line that is one of the numbers answers it.
+  let question: { key: string; ids: string[] } | null = null;
+  client.onQuestion((e) => {
+    if (e.type === "question") {
+      question = { key: e.key, ids: e.choices.map((c) => c.id) };
+      io.stderr.write(`\n${e.text}\n${e.choices.map((c, i) => `[${i + 1}] ${c.label}`).join("  ")} — type a number and Enter\n`);
+    } else {
+      if (question?.key === e.key) question = null;
+      io.stderr.write(`${e.text.split("\n").at(-1)}\n`);
+    }
+  });
   // What came for the terminal while no chat was open, first; before readline takes any input.
   io.stdout.write(formatLetters(await client.listen()));
   const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: tty });
@@ -101,6 +112,12 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   rl.on("line", (line) => {
     let text = line.trim();
     if (!text) return prompt();
+    const picked = question && /^\d$/.test(text) ? question.ids[Number(text) - 1] : undefined;
+    if (question && picked !== undefined) {
+      client.choose(question.key, picked);
+      question = null;
+      return;
+    }
     // `/attach PATH`: the file goes with the next message; `/attach PATH message`: at once.
     const attach = /^\/attach(?:\s+(\S+)\s*(.*))?$/.exec(text);
     if (attach) {

@@ -9,6 +9,7 @@ import type { Gateway } from "../gateway/gateway.ts";
 import type { GatewayStatus } from "../gateway/status.ts";
 
 export type ChatEnd = Extract<CliEvent, { type: "final" | "failed" }>;
+export type QuestionEvent = Extract<CliEvent, { type: "question" | "question_settled" }>;
 
 export interface GatewayClient {
   readonly kind: "daemon" | "embedded";
@@ -26,6 +27,10 @@ export interface GatewayClient {
    * the terminal's mailbox, which the gateway then forgets (each is handed out once).
    */
   listen(): Promise<KeptLetter[]>;
+  /** Questions (approvals) and their outcomes while connected; only after `listen`. */
+  onQuestion(fn: (e: QuestionEvent) => void): void;
+  /** Answers question `key` with choice `choiceId`. */
+  choose(key: string, choiceId: string): void;
   close(): Promise<void>;
 }
 
@@ -43,6 +48,7 @@ class Dispatcher {
   readonly statusWaiters: Array<(s: GatewayStatus) => void> = [];
   readonly mailboxWaiters: Array<(letters: KeptLetter[]) => void> = [];
   notice: (text: string) => void = (t) => process.stdout.write(`\n${t}\n`);
+  question: (e: QuestionEvent) => void = () => {};
 
   handle = (e: ServerEvent): void => {
     switch (e.type) {
@@ -64,6 +70,10 @@ class Dispatcher {
       }
       case "notice":
         this.notice(e.text);
+        break;
+      case "question":
+      case "question_settled":
+        this.question(e);
         break;
       case "status":
         this.statusWaiters.shift()?.(e.status);
@@ -141,6 +151,10 @@ class Dispatcher {
           this.mailboxWaiters.push(resolve);
           send({ type: "listen" });
         }),
+      onQuestion: (fn) => {
+        this.question = fn;
+      },
+      choose: (key, choiceId) => send({ type: "choose", key, choiceId }),
       close,
     };
   }
@@ -190,6 +204,9 @@ export function embeddedClient(gateway: Gateway, rpc: (method: string, params: u
           break;
         case "listen":
           d.handle({ type: "mailbox", letters: gateway.cli.listen(client) });
+          break;
+        case "choose":
+          void gateway.cli.choose(r.key, r.choiceId);
           break;
       }
     },

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -36,6 +36,11 @@ const LINES: Record<CommandName, string[]> = {
     "pairing list                 pending pairing codes and approved senders",
     "pairing approve CODE         let the person who got CODE talk to Hearth",
     "pairing revoke CHANNEL:USERID",
+  ],
+  grants: [
+    "grants                       what you allowed for a while or always, numbered",
+    "grants revoke N              take grant N back: its commands are asked about again",
+    "grants --log                 the last 50 approval decisions (approvals.jsonl)",
   ],
 };
 

@@ -57,6 +57,10 @@ export class ReplyPrinter {
         if (this.#midLine() && isTTY(this.#io.stderr) && isTTY(this.#io.stdout)) this.#io.stderr.write("\n");
         this.#io.stderr.write(`${e.text}\n`);
         break;
+      case "question":
+      case "question_settled":
+        // Questions are not part of a reply: the chat shows them apart (chat.ts).
+        break;
       default:
         e satisfies never;
     }

@@ -227,6 +227,17 @@ export function configTemplate(): string {
   // is open waits there for the next one, unless "fallback" names a chat channel to send it to.
   // "cron": { "fallback": "telegram" },
 
+  // Asking you (with buttons in your chat) before the assistant acts: "risky" asks before the
+  // built-in list (rm -r, git push --force, installs, sudo…) and, once an answer read outside
+  // content, before it reaches the network or sends data out; "always" every command; "off" never.
+  "approvals": {
+    "exec": "risky",
+    "timeoutSeconds": 300,                    // unanswered this long counts as Deny
+    "grantMinutes": 30,                       // how long "Allow for 30 min" lasts
+    "ask": [],                                // command patterns always asked about, e.g. ["make deploy*"]
+    "allow": []                               // command patterns never asked about
+  },
+
   // Spending limits in US dollars (unset = no limit); \`hearth usage\` shows what was spent.
   // At 80 % you are told once; at 100 % groups, paired people, the heartbeat and scheduled jobs
   // stop until the next day (or month); your own messages still run, marked "over budget".

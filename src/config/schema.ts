@@ -160,6 +160,18 @@ export const configSchema = strict({
     /** Tools the heartbeat may use (names, e.g. "memory_search"); none by default, each costs tokens on every tick. */
     tools: z.array(z.string().trim().min(1)).default([]),
   }).prefault({}),
+  /**
+   * Asking the owner before a tool acts (src/approvals/): `exec` risky (the built-in list, plus
+   * what the run may not do once outside content entered it), always or off; `ask` / `allow`
+   * are command patterns (`*` matches within one command) that add to or exempt from the list.
+   */
+  approvals: strict({
+    exec: z.enum(["risky", "always", "off"]).default("risky"),
+    timeoutSeconds: positiveInt.max(86_400).default(300),
+    grantMinutes: positiveInt.max(7 * 24 * 60).default(30),
+    ask: z.array(z.string().trim().min(1)).default([]),
+    allow: z.array(z.string().trim().min(1)).default([]),
+  }).prefault({}),
   /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
   cron: strict({ fallback: z.enum(["telegram", "discord"]).optional() }).prefault({}),
   log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),

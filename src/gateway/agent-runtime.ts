@@ -12,7 +12,7 @@ import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { sendFileTool } from "../agent/tools/send-file.ts";
-import { ToolSet, type OutgoingFile, type SentFile, type Tool } from "../agent/tool.ts";
+import { ToolSet, type OutgoingFile, type SentFile, type Tool, type ToolGate } from "../agent/tool.ts";
 import { scopePermission, withExtensions } from "../agent/tool-policy.ts";
 import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
@@ -54,6 +54,8 @@ export interface SessionRunRequest {
   origin?: { channel: string; sender: string };
   /** Sends a file to the chat the run answers (send_file); absent: the run answers no chat. */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /** The owner's approvals for this run's tool calls; absent: every call runs. */
+  gate?: ToolGate | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -416,6 +418,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           maxTurns: config.agent.maxTurns,
           mediaKeepTurns: config.media.keepTurns,
           ...(req.sendFile ? { sendFile: req.sendFile } : {}),
+          ...(req.gate ? { gate: req.gate } : {}),
           maxTokens: m.resolved.maxTokens,
           signal: req.signal,
           steering: req.steering ?? noSteering,

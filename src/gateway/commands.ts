@@ -8,6 +8,8 @@ import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
+import { grantLines, shortFolder } from "../approvals/grants.ts";
+import { askModel } from "./owner-questions.ts";
 
 export interface Command {
   name: string;
@@ -62,7 +64,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     listed: true,
     slash: { option: { name: "raise", description: "raise today's limit by this many US dollars", prefix: "raise " } },
   },
-  { name: "grants", summary: "standing approvals for commands (owner)", who: "owner", listed: true, slash: {} },
+  { name: "grants", summary: "what you allowed for a while or always (owner); /revoke N takes grant N back", who: "owner", listed: true, slash: {} },
+  { name: "revoke", usage: "N", summary: "take grant N back (owner)", who: "owner", listed: false },
   { name: "help", summary: "this list", who: "anyone", listed: true },
   { name: "start", summary: "this list", who: "anyone", listed: false },
   { name: "approve", usage: "CODE", summary: "approve a pairing code", who: "owner", listed: false },
@@ -107,8 +110,8 @@ export interface CommandOrigin {
   isOwner: boolean;
 }
 
-/** Runs a command and returns the reply text. */
-export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: CommandOrigin): Promise<string> {
+/** Runs a command and returns the reply text; null when the command answered with buttons itself. */
+export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: CommandOrigin): Promise<string | null> {
   const { sessionKey } = origin;
   if (!KNOWN.has(cmd.name)) return `Unknown command /${cmd.name}.\n\n${HELP}`;
   switch (cmd.name) {
@@ -142,10 +145,19 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       ctx.sessions.touch(sessionKey, origin.scope, { queueMode: mode });
       return `Queue mode for this conversation: ${mode}.`;
     }
-    case "model":
-      return model(ctx, origin, cmd.args);
+    case "model": {
+      const text = model(ctx, origin, cmd.args);
+      // The owner's bare /model offers the models as buttons where the chat has them.
+      if (origin.isOwner && !cmd.args && origin.message.channel !== "cli") {
+        const m = origin.message;
+        const to = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
+        if (await askModel(ctx, to, origin.sessionKey, origin.scope, text)) return null;
+      }
+      return text;
+    }
     case "grants":
-      return origin.isOwner ? "Approvals are not configured yet: there are no grants to list." : "Only the owner can see the grants.";
+    case "revoke":
+      return grantsCommand(ctx, origin, cmd);
     case "approve": {
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
@@ -204,6 +216,21 @@ async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string
   }
 }
 
+/** `/grants` lists the grants in force, `/revoke N` removes one (the owner, in a private chat). */
+function grantsCommand(ctx: GatewayContext, origin: CommandOrigin, cmd: Command): string {
+  if (origin.scope !== "main") return "Only the owner can see or change grants, in a private chat.";
+  const grants = ctx.approvals.grants;
+  if (cmd.name === "revoke") {
+    const n = Number(cmd.args);
+    const gone = /^\d+$/.test(cmd.args) ? grants.revoke(n) : null;
+    if (!gone) return `No grant ${cmd.args || "N"}: /grants lists them with their numbers; revoke one with /revoke N.`;
+    ctx.log.info("approvals.revoked", { pattern: gone.pattern });
+    return `Revoked: ${gone.pattern} in ${shortFolder(gone.folder)}. It is asked about again.`;
+  }
+  const lines = grantLines(grants.active(), ctx.clock(), ctx.config.timezone);
+  return lines.length === 0 ? `No grants: every risky command is asked about (approvals.exec: ${ctx.config.approvals.exec}).` : `Grants:\n${lines.join("\n")}\nRevoke one with /revoke N.`;
+}
+
 function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
   if (origin.scope !== "main") return "Only the owner can see or change the budget, in a private chat.";
   if (!args) return spendingLine(ctx.budget.status());
@@ -226,6 +253,8 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   const pct = s?.contextPercent ?? 0;
   const warn = pct >= 80 ? " — near the limit" : pct >= 60 ? " — getting full" : "";
   lines.push(`Session: ${origin.sessionKey} (${origin.scope}) · context ${formatTokens(s?.contextTokens ?? 0)} of ${formatTokens(window)} (${pct}%)${warn}`);
+  const waiting = ctx.approvals.waitingIn(origin.sessionKey);
+  if (waiting) lines.push(`Waiting for the owner's approval: ${waiting}`);
   lines.push(s?.running ? `Answering for ${formatDuration(s.runningForMs ?? 0)}${s.queued ? ` · ${s.queued} queued` : ""}` : `Idle${s?.queued ? ` · ${s.queued} queued` : ""}`);
   const mode = ctx.sessions.get(origin.sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
   lines.push(`Queue mode: ${mode}`);

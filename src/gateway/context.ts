@@ -1,6 +1,8 @@
 // What the router, the commands and the run executor share inside one gateway.
 import type { Logger } from "../log.ts";
+import type { Approvals } from "../approvals/service.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
+import type { OwnerQuestions } from "./owner-questions.ts";
 import type { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { Inbox } from "./inbox.ts";
@@ -37,4 +39,8 @@ export interface GatewayContext {
   budget: Budget;
   /** Shared scopes' per-sender and per-chat limits. */
   rateLimits: RateLimiter;
+  /** Asks the owner before a risky or tainted tool call acts; grants and the audit log. */
+  approvals: Approvals;
+  /** The owner's other buttons: pairing requests, /model, budget notices. */
+  ownerQuestions: OwnerQuestions;
 }

@@ -39,6 +39,9 @@ import { RateLimiter } from "../spending/rate-limit.ts";
 import { UsageLedger } from "../spending/ledger.ts";
 import { usageFile } from "../spending/usage-record.ts";
 import { TerminalMailboxFile } from "./delivery/terminal-mailbox.ts";
+import { Approvals } from "../approvals/service.ts";
+import { approvalsHost } from "./approvals-host.ts";
+import { notifyOwnerWithRaise, OwnerQuestions } from "./owner-questions.ts";
 
 export interface GatewayOptions {
   home: string;
@@ -148,6 +151,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const ch of chat) channels.register(ch);
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
+    ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock });
+    ctx.ownerQuestions = new OwnerQuestions(ctx);
+    channels.onChoice((press) => (ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
@@ -201,6 +207,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // active runs finish and their replies go out on channels that are still up.
     undo.push(["runs", () => ctx.lanes.drain(config.agent.shutdownGraceMs)]);
     upSince = clock();
+    // Questions a previous process left open lose their buttons; their runs ask again below.
+    void ctx.approvals.retireLeftovers();
     const recovering = recoverInbox(recovery, {
       inbox,
       outbox,
@@ -257,6 +265,8 @@ function bestEffort(log: Logger, event: string, id: string, write: () => void): 
 async function notifyOwner(ctx: GatewayContext, text: string): Promise<void> {
   const to = gatewayHost(ctx).ownerTarget();
   try {
+    // Budget notices come with a button that raises today's limit, where the chat has buttons.
+    if (await notifyOwnerWithRaise(ctx, to, text)) return;
     await ctx.channels.send(to, text, { from: "Hearth" });
   } catch (err) {
     ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });

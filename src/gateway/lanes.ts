@@ -8,7 +8,7 @@ import type { AgentEvent, RunStatus } from "../agent/events.ts";
 import type { UserMessage } from "../agent/messages.ts";
 import type { SteeringSource } from "../agent/steering.ts";
 import type { OutgoingFile, SentFile } from "../agent/tool.ts";
-import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import type { QueueMode } from "../config/fields.ts";
 import { internalErrorText, isDiskFull } from "../storage.ts";
@@ -29,6 +29,10 @@ export interface LaneItem {
   openReply: () => ReplySink;
   /** Sends a file to the item's chat as part of its reply (send_file); absent: no chat to send to. */
   sendFile?: (file: OutgoingFile, callId: string) => Promise<SentFile>;
+  /** The chat the item came from, where the owner is asked before a risky tool call; absent: background work. */
+  chat?: DeliveryTarget;
+  /** Set when the item carries outside content (another person's words): the run starts tainted. */
+  taintedBy?: string;
   arrivedAt: number;
   /**
    * False for a run that answers someone else (a scheduled job, the heartbeat): messages that

@@ -148,6 +148,16 @@ export class PairingStore {
     return approved;
   }
 
+  /** Turns a pending code down (the owner's Deny): it can no longer be approved; null when no such live code exists. */
+  decline(code: string): PendingPairing | null {
+    this.#expire();
+    const i = this.#data.pending.findIndex((p) => p.code === code);
+    if (i === -1) return null;
+    const [p] = this.#data.pending.splice(i, 1);
+    this.#save();
+    return p!;
+  }
+
   /** Removes an approved sender; false when there was none. */
   revoke(channel: ChannelId, userId: string): boolean {
     const before = this.#data.approved.length;

@@ -29,7 +29,8 @@ export async function routePlatformCommand(ctx: GatewayContext, c: PlatformComma
     }
     const command = parseCommand(m.text) ?? { name: "help", args: "" };
     const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
-    await c.answer(reply);
+    // null: the command answered with buttons in the chat itself (the owner's bare /model).
+    await c.answer(reply ?? "The choices are in the chat, as buttons.");
   } catch (err) {
     log.error("command.failed", { error: err });
     await c.answer("Something went wrong with that command; the log has the details.").catch(() => {});

@@ -19,6 +19,7 @@ import { showActivityWhile } from "./delivery/chat-activity.ts";
 import { announceHeard } from "./delivery/heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
+import { askAboutPairing } from "./owner-questions.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };
 
@@ -113,7 +114,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
     const command = parseCommand(m.text);
     if (command) {
       const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
-      await ctx.channels.openReply(m).finish(reply);
+      if (reply !== null) await ctx.channels.openReply(m).finish(reply);
       return;
     }
 
@@ -227,6 +228,9 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
     sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
+    chat: { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) },
+    // Another person's words (or a group's talk before the mention) are outside content.
+    ...(!m.sender.isOwner ? { taintedBy: `a message from ${m.sender.name}` } : entry.preface ? { taintedBy: "other people's messages in this chat" } : {}),
     arrivedAt: ctx.clock(),
     ...(alone ? { solo: true } : {}),
     ...(alone === "isolated" ? { isolated: true } : {}),
@@ -250,6 +254,8 @@ async function answerPairing(ctx: GatewayContext, m: InboundMessage, log: Logger
   }
   if (req.type === "code" && req.isNew) log.info("pairing.requested", { channel: m.channel, user: m.sender.id, name: m.sender.name });
   await ctx.channels.openReply(m).finish(pairingText(req, ctx.clock()));
+  // The owner is told once per new code, with Approve / Deny where their chat has buttons.
+  if (req.type === "code" && req.isNew) await askAboutPairing(ctx, m, req.code);
 }
 
 function pairingText(req: Exclude<PairingRequest, { type: "silent" }>, now: number): string {

@@ -27,6 +27,12 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       purpose,
       ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),
       ...(first?.sendFile ? { sendFile: first.sendFile } : {}),
+      gate: ctx.approvals.gateFor({
+        sessionKey: run.sessionKey,
+        scope,
+        chat: first?.chat ?? null,
+        taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
+      }),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

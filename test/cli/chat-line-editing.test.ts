@@ -16,6 +16,8 @@ function fakeClient(sent: string[]): GatewayClient {
       return end;
     },
     abort: () => {},
+    onQuestion: () => {},
+    choose: () => {},
     status: async () => {
       throw new Error("not used");
     },

@@ -55,6 +55,7 @@ describe("loadConfig", () => {
       cron: {},
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
+      approvals: { exec: "risky", timeoutSeconds: 300, grantMinutes: 30, ask: [], allow: [] },
       pricing: {},
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },

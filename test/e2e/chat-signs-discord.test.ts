@@ -51,7 +51,7 @@ describe("discord slash commands (daemon e2e)", () => {
       { type: 1, name: "compact", description: "summarise older turns to free context", ...option("focus", "what the summary should keep") },
       { type: 1, name: "model", description: "show or switch this conversation's model (owner only)", ...option("name", "the model to switch to (provider/model), or default") },
       { type: 1, name: "budget", description: "spending against the limits; raise today's limit by N dollars (owner)", ...option("raise", "raise today's limit by this many US dollars") },
-      { type: 1, name: "grants", description: "standing approvals for commands (owner)" },
+      { type: 1, name: "grants", description: "what you allowed for a while or always (owner); /revoke N takes grant N back" },
     ]);
     expect(registered.status).toBe(200);
   });

@@ -7,7 +7,7 @@ const origin = { sessionKey: "main", scope: "main", isOwner: true } as CommandOr
 
 describe("the command table", () => {
   it("/help lists exactly the owner's menu, one line each, with its usage and aliases", async () => {
-    const help = await handleCommand({} as GatewayContext, { name: "help", args: "" }, origin);
+    const help = (await handleCommand({} as GatewayContext, { name: "help", args: "" }, origin)) ?? "";
     const lines = help.split("\n").slice(1);
     expect(help.split("\n")[0]).toBe("Commands:");
     expect(lines.map((l) => /^\/(\w+)/.exec(l)?.[1])).toEqual(commandMenu("owner").map((c) => c.name));

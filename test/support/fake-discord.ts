@@ -81,6 +81,17 @@ export interface FakeMessage {
   /** A voice message (flag IS_VOICE_MESSAGE): its one attachment is the recording. */
   voice?: boolean;
   sticker?: boolean;
+  /** Message components (action rows of buttons) as the bot last set them. */
+  components?: Array<{ type: number; components: Array<{ type: number; style: number; label: string; custom_id: string }> }>;
+}
+
+/** An answer the bot gave to an interaction (`POST /interactions/{id}/{token}/callback`). */
+export interface InteractionReply {
+  interactionId: string;
+  /** 4: a message; with `flags` 64 only the presser sees it (ephemeral). */
+  type: number;
+  content: string | undefined;
+  flags: number | undefined;
 }
 
 /** A slash command a user used, and how the bot answered it. */
@@ -191,6 +202,13 @@ export interface FakeDiscord {
   message(id: string): FakeMessage | undefined;
   /** Messages in a channel, oldest first. */
   messagesIn(channelId: string): FakeMessage[];
+  /**
+   * `user` presses the button labelled `label` under the bot's message: an INTERACTION_CREATE
+   * of type MESSAGE_COMPONENT, as Discord sends it. Returns the interaction's id.
+   */
+  pressButton(messageId: string, label: string, user: FakeUser): string;
+  /** What the bot answered to interactions, in order. */
+  readonly interactionReplies: InteractionReply[];
   /** Messages the bot authored, oldest first, optionally in one channel. */
   botMessages(channelId?: string): FakeMessage[];
   /** REST calls matching a method and a path pattern. */
@@ -293,6 +311,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const messages = new Map<string, FakeMessage>();
   const wire = new Map<string, Record<string, unknown>>(); // message id → API payload
   const calls: RecordedCall[] = [];
+  /** Open component (button) interactions: id → token (answered once). */
+  const componentTokens = new Map<string, string>();
+  const interactionReplies: InteractionReply[] = [];
   const failures: Array<InjectedFailure & { left: number }> = [];
   const gatewayStats: FakeDiscord["gateway"] = { connections: 0, queries: [], identifies: [], resumes: 0, clientCloses: [] };
   let session: Session | null = null;
@@ -448,7 +469,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       pinned: false,
       flags: m.voice ? MessageFlag.isVoiceMessage : 0,
       ...(m.sticker ? { sticker_items: [{ id: "749054660769218631", name: "Wave", format_type: 1 }] } : {}),
-      components: [],
+      components: m.components ?? [],
       ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
       ...(replied
         ? {
@@ -617,6 +638,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       pings: pingsOf(content, replied?.author, true, body?.allowed_mentions),
       allowedMentions: body?.allowed_mentions,
       createdAt: Date.now(),
+      ...(Array.isArray(body?.components) ? { components: body.components } : {}),
     };
     recordMessage(m);
     dispatchMessage("MESSAGE_CREATE", m);
@@ -632,6 +654,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       m.history.push(m.content);
     }
     if (body?.allowed_mentions !== undefined) m.allowedMentions = body.allowed_mentions;
+    if (Array.isArray(body?.components)) m.components = body.components;
     wire.set(m.id, messagePayload(m, channel));
     dispatchMessage("MESSAGE_UPDATE", m);
     return m;
@@ -657,7 +680,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       }
       if (method === "GET") return [200, commands ?? []];
     }
-    if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === "POST") {
+    if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === "POST" && interactions.has(m[1]!)) {
       const i = interactions.get(m[1]!);
       if (!i || i.token !== m[2]) throw notFound(10062, "Unknown interaction");
       if (i.responses.length > 0) throw new HttpError(400, { message: "Interaction has already been acknowledged.", code: 40060 });
@@ -677,6 +700,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       return [200, channelPayload(dmChannelFor(user))];
     }
     if ((m = /^\/channels\/(\d+)$/.exec(path)) && method === "GET") return [200, channelPayload(channelOr404(m[1]!))];
+    if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === "POST") {
+      if (!componentTokens.has(m[1]!) || componentTokens.get(m[1]!) !== m[2]) throw notFound(10062, "Unknown interaction");
+      componentTokens.delete(m[1]!);
+      interactionReplies.push({ interactionId: m[1]!, type: Number(body?.type), content: body?.data?.content, flags: body?.data?.flags });
+      return [204, undefined];
+    }
     if ((m = /^\/channels\/(\d+)\/typing$/.exec(path)) && method === "POST") {
       channelOr404(m[1]!);
       return [204, undefined];
@@ -878,6 +907,35 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       recordMessage(m);
       dispatchMessage("MESSAGE_CREATE", m);
       return m;
+    },
+    interactionReplies,
+    pressButton(messageId, label, user) {
+      const m = messages.get(messageId);
+      const button = m?.components?.flatMap((row) => row.components).find((b) => b.label === label);
+      if (!m || !button) throw new Error(`fake discord: no button "${label}" under message ${messageId}`);
+      const channel = channels.get(m.channelId)!;
+      const guild = channel.guildId ? guilds.get(channel.guildId) : undefined;
+      const id = snowflake();
+      const itoken = `interaction-${id}`;
+      componentTokens.set(id, itoken);
+      dispatch("INTERACTION_CREATE", {
+        id,
+        application_id: bot.id,
+        type: 3,
+        token: itoken,
+        version: 1,
+        data: { custom_id: button.custom_id, component_type: 2 },
+        channel_id: channel.id,
+        channel: channelPayload(channel),
+        ...(guild ? { guild_id: guild.id, member: { ...memberPayload(guild), user } } : { user }),
+        message: wire.get(m.id),
+        locale: "en-US",
+        app_permissions: "0",
+        entitlements: [],
+        authorizing_integration_owners: {},
+        context: guild ? 0 : 1,
+      });
+      return id;
     },
     message: (id) => messages.get(id),
     messagesIn: (channelId) => [...messages.values()].filter((m) => m.channelId === channelId),

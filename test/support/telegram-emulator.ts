@@ -89,6 +89,8 @@ export interface BotMessage {
   replyToMessageId: number | undefined;
   /** Successful edits after the first send. */
   edits: number;
+  /** Its inline keyboard now (rows of buttons); undefined when it never had one, [] once removed. */
+  keyboard: Array<Array<{ text: string; callback_data: string }>> | undefined;
   /** Every text it showed, first to last. */
   history: string[];
   sentAt: number;
@@ -115,6 +117,11 @@ export interface EmulatedUser {
   replyToBot(botMessageId: number, text: string): Promise<number>;
   /** Sends a message without text (a photo, a sticker…): `fields` are its Bot API fields. */
   sendMedia(fields: Record<string, unknown>): Promise<number>;
+  /**
+   * Presses the button labelled `label` under the bot's message (a callback query, as Telegram
+   * sends it: the message, its chat, this user as `from`); throws when there is no such button.
+   */
+  press(botMessageId: number, label: string): Promise<void>;
 }
 
 export interface TelegramEmulator {
@@ -373,6 +380,7 @@ function recordBotMessages(server: TelegramServer, messages: BotMessage[], notif
       threadId: body.message_thread_id === undefined ? undefined : Number(body.message_thread_id),
       replyToMessageId: body.reply_parameters?.message_id === undefined ? undefined : Number(body.reply_parameters.message_id),
       edits: 0,
+      keyboard: keyboardOf(body.reply_markup),
       history: [String(body.text ?? "")],
       sentAt: at,
       updatedAt: at,
@@ -391,6 +399,7 @@ function recordBotMessages(server: TelegramServer, messages: BotMessage[], notif
     message.text = String(body.text ?? "");
     message.parseMode = body.parse_mode;
     message.edits++;
+    if (body.reply_markup !== undefined) message.keyboard = keyboardOf(body.reply_markup);
     message.history.push(message.text);
     message.updatedAt = at;
     notify({ kind: "edited", message, at });
@@ -433,7 +442,20 @@ function emulatedUser(server: TelegramServer, token: string, o: EmulatedUserOpti
       });
     },
     sendMedia: (fields) => post(fields),
+    press: async (botMessageId, label) => {
+      const original = botMessages.find((m) => m.messageId === botMessageId);
+      const button = original?.keyboard?.flat().find((b) => b.text === label);
+      if (!original || !button) throw new Error(`no button "${label}" under bot message ${botMessageId}`);
+      const message = { message_id: botMessageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(original.chatId), type: Number(original.chatId) < 0 ? "supergroup" : "private" }, from: { id: EMULATED_BOT.id, is_bot: true, first_name: EMULATED_BOT.firstName, username: EMULATED_BOT.username }, text: original.text };
+      await server.addUserCallback({ botToken: token, from, message, data: button.callback_data, date: Math.floor(Date.now() / 1000) } as never);
+    },
   };
+}
+
+function keyboardOf(markup: unknown): BotMessage["keyboard"] {
+  const parsed = typeof markup === "string" ? (JSON.parse(markup) as unknown) : markup;
+  const rows = (parsed as { inline_keyboard?: unknown } | undefined)?.inline_keyboard;
+  return Array.isArray(rows) ? (rows as NonNullable<BotMessage["keyboard"]>) : undefined;
 }
 
 /** The entities Telegram's server would attach: @mentions anywhere, a /command at the start. */

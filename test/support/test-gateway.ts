@@ -34,11 +34,13 @@ export interface TestGatewayOptions {
   schedule?: boolean;
   /** The scheduler's timers (a FakeTime). */
   timers?: Timers;
+  /** The channel in Telegram's place (a subclass with more capabilities); default a plain TestChannel. */
+  channel?: TestChannel;
 }
 
 export async function startTestGateway(modelUrl: string, opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "hearth-gw-"));
-  const channel = new TestChannel();
+  const channel = opts.channel ?? new TestChannel();
   const config = parseConfig(
     { ...opts.config, channels: { telegram: { token: "t", ownerIds: ["1"], ...opts.telegram } } },
     { home, env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: modelUrl } },

@@ -10,11 +10,12 @@ import { createHash } from "node:crypto";
 import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import type { Logger } from "../../log.ts";
 import { fetchBounded } from "../../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, OutboundFile, DeliveryTarget, InboundMessage, MenuCommand, PlatformCommand, ReplyJournal, ReplySink } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, OutboundFile, DeliveryTarget, InboundMessage, MenuCommand, PlatformCommand, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { attachmentKind, factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./inbound.ts";
 import { discordTransport, type DiscordReplyTarget, type DiscordRest } from "./reply.ts";
 import { handleSlashCommand, registerSlashCommands } from "./slash-commands.ts";
+import { handleComponentInteraction, sendQuestion, settleQuestion } from "./choices.ts";
 import { StreamingReply, type StreamingReplyOptions } from "../streaming-reply.ts";
 
 export interface DiscordChannelOptions {
@@ -88,6 +89,7 @@ class DiscordChannel implements Channel {
   readonly #connectTimeoutMs: number;
   readonly #namePattern: RegExp | null;
   #client: Client | null = null;
+  #onChoice: ChoiceHandler | undefined;
   #status: ChannelStatus = { state: "stopped" };
   /** Set once the first READY arrived: later shard events are reconnections. */
   #connected = false;
@@ -129,9 +131,12 @@ class DiscordChannel implements Channel {
     this.#watchConnection(client);
     client.on(Events.MessageCreate, (message) => this.#receive(client, message, onMessage));
     client.on(Events.InteractionCreate, (interaction) => {
-      if (!interaction.isChatInputCommand()) return;
-      const commands = this.#options.slashCommands ?? [];
-      handleSlashCommand(client, interaction, { commands, ownerIds: this.#options.ownerIds, onCommand, log: this.#log });
+      if (interaction.isChatInputCommand()) {
+        const commands = this.#options.slashCommands ?? [];
+        handleSlashCommand(client, interaction, { commands, ownerIds: this.#options.ownerIds, onCommand, log: this.#log });
+        return;
+      }
+      void handleComponentInteraction(interaction, this.#options.ownerIds, this.#onChoice).catch((error: unknown) => this.#log.warn("discord.interaction_failed", { error }));
     });
 
     try {
@@ -331,6 +336,18 @@ class DiscordChannel implements Channel {
     if (journal?.messageIds[0] !== undefined) delete target.replyTo;
     const transport = discordTransport(this.#rest, target, { typing: true, ...(journal ? { nonceSeed: journal.key } : {}) });
     return new StreamingReply(transport, { ...this.#replyOptions(), ...(journal ? { journal } : {}) });
+  }
+
+  onChoice(handler: ChoiceHandler): void {
+    this.#onChoice = handler;
+  }
+
+  askChoices(to: DeliveryTarget, question: ChoiceQuestion): Promise<string> {
+    return sendQuestion(this.#rest(), replyTarget(to).channelId, question);
+  }
+
+  settleChoices(to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    return settleQuestion(this.#rest(), replyTarget(to).channelId, messageId, text);
   }
 
   async send(to: DeliveryTarget, text: string): Promise<void> {

@@ -12,20 +12,21 @@ import { Agent as HttpAgent } from "node:http";
 import { Agent as HttpsAgent } from "node:https";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { createConcurrentSink, createRunner, createSource, sequentialize, type RunnerHandle } from "@grammyjs/runner";
-import { Api, Bot, InputFile, type ApiClientOptions, type Context, type Transformer } from "grammy";
+import { Api, Bot, InputFile, type ApiClientOptions, type Context } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
 import type { Logger } from "../../log.ts";
 import { fetchBounded, TooLargeError } from "../../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, ChatActivity, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChatActivity, ChoiceHandler, ChoiceQuestion, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { PREVIEW_PLACEHOLDER, StreamingReply } from "../streaming-reply.ts";
 import { setCommandMenus, withWorkingReaction, type CommandMenus, type ReactionMode } from "./chat-signs.ts";
+import { handleCallback, sendQuestion, settleQuestion } from "./choices.ts";
 import { describeError, errorCode, TelegramAuthError } from "./errors.ts";
 import { normalizeMessage, type InboundRules, type TelegramFile, type TelegramRaw } from "./inbound.ts";
 import { UpdatePoller, type Backoff } from "./polling.ts";
 import { deliveryTargetOf, parseRaw, replyTargetOf } from "./targets.ts";
-import { createTelegramTransport, showChatAction, TelegramReplyState, type TelegramTransportDeps } from "./transport.ts";
+import { createTelegramTransport, requestTimeout, showChatAction, TelegramReplyState, type TelegramTransportDeps } from "./transport.ts";
 
 export interface TelegramChannelOptions {
   /** Without one, start() rejects saying where to put it. */
@@ -84,6 +85,7 @@ class TelegramChannel implements Channel {
   /** Album parts' updates, by id, until the merged message is accepted (their handlers return at once). */
   readonly #albumParts = new Map<number, Promise<void>>();
   #rules: InboundRules | undefined;
+  #onChoice: ChoiceHandler | undefined;
   #runner: RunnerHandle | undefined;
   /** Aborted by stop(): ends background reconnects and their waits. */
   #lifetime = new AbortController();
@@ -115,6 +117,11 @@ class TelegramChannel implements Channel {
 
     this.#bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
     this.#bot.on("message", (ctx) => this.#receive(ctx.message, ctx.update.update_id));
+    this.#bot.on("callback_query", (ctx) =>
+      handleCallback(ctx.callbackQuery, this.#o.ownerIds, this.#onChoice, (text) => ctx.answerCallbackQuery(text ? { text } : {})).catch((err: unknown) =>
+        this.#log.warn("telegram.callback_failed", { error: describeError(err, this.#token) }),
+      ),
+    );
   }
 
   status(): ChannelStatus {
@@ -202,6 +209,20 @@ class TelegramChannel implements Channel {
     };
     const sent = file.asPhoto ? await bot.api.sendPhoto(target.chatId, input, extra) : await bot.api.sendDocument(target.chatId, input, extra);
     return String(sent.message_id);
+  }
+
+  onChoice(handler: ChoiceHandler): void {
+    this.#onChoice = handler;
+  }
+
+  async askChoices(to: DeliveryTarget, question: ChoiceQuestion): Promise<string> {
+    if (!this.#bot) throw new Error("The Telegram channel has no bot token.");
+    return sendQuestion(this.#bot.api, deliveryTargetOf(to), question);
+  }
+
+  async settleChoices(to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    if (!this.#bot) throw new Error("The Telegram channel has no bot token.");
+    await settleQuestion(this.#bot.api, deliveryTargetOf(to), messageId, text);
   }
 
   async showActivity(to: InboundMessage | DeliveryTarget, activity: ChatActivity): Promise<void> {
@@ -425,22 +446,6 @@ function newAlbum(m: InboundMessage): Album {
 const ALBUM_QUIET_MS = 800;
 
 // ── helpers ──────────────────────────────────────────────────────────────────────────────────
-
-/** Per-attempt timeout for every call but getUpdates (which long-polls under the client timeout). */
-function requestTimeout(ms: number): Transformer {
-  return (prev, method, payload, signal) => {
-    if (method === "getUpdates") return prev(method, payload, signal);
-    // grammY types signals as the abort-controller polyfill; at runtime it takes any signal.
-    const timeout = AbortSignal.timeout(ms) as unknown as NonNullable<typeof signal>;
-    if (!signal) return prev(method, payload, timeout);
-    const either = new AbortController();
-    for (const s of [signal, timeout]) {
-      if (s.aborted) either.abort();
-      else s.addEventListener("abort", () => either.abort(), { once: true });
-    }
-    return prev(method, payload, either.signal as unknown as typeof signal);
-  };
-}
 
 function compilePattern(source: string | null, log: Logger): RegExp | null {
   if (source === null) return null;

@@ -6,7 +6,7 @@
 // honours retry_after): the reply must arrive. The preview one fails fast: a preview stuck for
 // 30 s in a rate-limit wait would hold back the final text (StreamingReply waits for the request
 // in flight), and a skipped preview costs nothing because the next one shows the latest text.
-import type { Api } from "grammy";
+import type { Api, Transformer } from "grammy";
 import type { Logger } from "../../log.ts";
 import type { ChatActivity } from "../channel.ts";
 import type { ReplyTransport } from "../streaming-reply.ts";
@@ -150,4 +150,20 @@ export async function showChatAction(target: ReplyTarget, deps: TelegramTranspor
     }
     throw err;
   }
+}
+
+/** Per-attempt timeout for every call but getUpdates (which long-polls under the client timeout). */
+export function requestTimeout(ms: number): Transformer {
+  return (prev, method, payload, signal) => {
+    if (method === "getUpdates") return prev(method, payload, signal);
+    // grammY types signals as the abort-controller polyfill; at runtime it takes any signal.
+    const timeout = AbortSignal.timeout(ms) as unknown as NonNullable<typeof signal>;
+    if (!signal) return prev(method, payload, timeout);
+    const either = new AbortController();
+    for (const s of [signal, timeout]) {
+      if (s.aborted) either.abort();
+      else s.addEventListener("abort", () => either.abort(), { once: true });
+    }
+    return prev(method, payload, either.signal as unknown as typeof signal);
+  };
 }

@@ -6,7 +6,7 @@ import { statSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import { TooLargeError } from "../../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, ChatActivity, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChatActivity, Choice, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, ReplyOutcome, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 
 /** What the gateway sends a CLI client while answering one of its messages. */
@@ -26,7 +26,11 @@ export type CliEvent =
   /** A line about the request that is not its answer (what a voice note was heard as); the answer follows. */
   | { type: "note"; requestId: string; text: string }
   /** A proactive message (cron, heartbeat) while the client listens (an interactive chat). */
-  | { type: "notice"; text: string };
+  | { type: "notice"; text: string }
+  /** A question with choices (an approval) for an interactive chat; answered with `choose`. */
+  | { type: "question"; key: string; text: string; choices: Choice[] }
+  /** The question `key` was decided (here or elsewhere): `text` says how. */
+  | { type: "question_settled"; key: string; text: string };
 
 export type CliWriter = (event: CliEvent) => void;
 
@@ -74,6 +78,7 @@ export class CliChannel implements Channel {
   readonly #clients = new Map<string, CliWriter>();
   /** Clients that take proactive messages (interactive chats); `-m`, status and cron clients do not. */
   readonly #listeners = new Set<string>();
+  #onChoice: ChoiceHandler | undefined;
   readonly #mailbox: TerminalMailbox | undefined;
   readonly #clock: () => number;
   /** How often the busy indicator was asked for, per request (see showActivity); bounded. */
@@ -102,6 +107,31 @@ export class CliChannel implements Channel {
     const client = randomUUID();
     this.#clients.set(client, write);
     return client;
+  }
+
+  onChoice(handler: ChoiceHandler): void {
+    this.#onChoice = handler;
+  }
+
+  /**
+   * Shows the question to every interactive chat (the terminal is the owner's); rejects when none
+   * is open, so the gateway asks elsewhere. The message id is the question's key.
+   */
+  async askChoices(_to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
+    const listening = [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+    if (listening.length === 0) throw new NoTerminalClientError();
+    for (const w of listening) w({ type: "question", key: q.key, text: q.text, choices: q.choices });
+    return q.key;
+  }
+
+  async settleChoices(_to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    for (const id of this.#listeners) this.#clients.get(id)?.({ type: "question_settled", key: messageId, text });
+  }
+
+  /** A choice typed in a chat; resolves with the answer for it. Whoever uses the terminal is its owner. */
+  choose(key: string, choiceId: string): Promise<string> {
+    if (!this.#onChoice) return Promise.resolve("Nothing is waiting for an answer.");
+    return this.#onChoice({ key, choiceId, channel: "cli", by: { id: "terminal", name: "you (terminal)", isOwner: true } });
   }
 
   detach(client: string): void {

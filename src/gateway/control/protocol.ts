@@ -10,6 +10,8 @@ export type ClientRequest =
   | { type: "status" }
   /** An interactive chat: send me proactive messages, and what waited for me in the mailbox. */
   | { type: "listen" }
+  /** The answer to a `question` event: the choice's id. */
+  | { type: "choose"; key: string; choiceId: string }
   | { type: "rpc"; id: string; method: string; params?: unknown };
 
 export type ServerEvent =

@@ -117,6 +117,10 @@ function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers,
           return send({ type: "status", status: handlers.status() });
         case "listen":
           return send({ type: "mailbox", letters: cli.listen(client) });
+        case "choose":
+          if (typeof req.key !== "string" || typeof req.choiceId !== "string") return send({ type: "error", message: "choose needs a key and a choiceId" });
+          await cli.choose(req.key, req.choiceId);
+          return;
         case "rpc":
           if (req.id === undefined) return send({ type: "error", message: "rpc needs an id" });
           if (!freshId(req.id)) return;

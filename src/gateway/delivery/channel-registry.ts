@@ -1,6 +1,6 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
-import type { Channel, ChannelId, ChatActivity, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, PlatformCommand, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
+import type { Channel, ChannelId, ChatActivity, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, PlatformCommand, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError } from "../../channels/channel.ts";
 import { CliChannel } from "../../channels/terminal/channel.ts";
 import { redact, type Logger } from "../../log.ts";
@@ -122,6 +122,29 @@ export class ChannelRegistry {
     const ch = this.#channels.get(to.channel);
     if (!ch) throw new Error(`channel ${to.channel} is not running`);
     return (await ch.send(to, redact(text), meta)) ?? { type: "delivered" };
+  }
+
+  /** Presses on every channel that has buttons go to `handler` (Channel.onChoice); call before startAll. */
+  onChoice(handler: ChoiceHandler): void {
+    for (const ch of this.#channels.values()) ch.onChoice?.(handler);
+  }
+
+  /** Whether `channel` runs and can show a question with buttons. */
+  canAsk(channel: ChannelId): boolean {
+    const ch = this.#channels.get(channel);
+    return ch?.askChoices !== undefined && this.status(channel).state === "running";
+  }
+
+  /** See Channel.askChoices; rejects when the channel cannot ask or the platform refused. */
+  async askChoices(to: DeliveryTarget, question: ChoiceQuestion): Promise<string> {
+    const ch = this.#channels.get(to.channel);
+    if (!ch?.askChoices) throw new Error(`channel ${to.channel} cannot show buttons`);
+    return ch.askChoices(to, { ...question, text: redact(question.text) });
+  }
+
+  /** See Channel.settleChoices; rejects when the platform refused. */
+  async settleChoices(to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    await this.#channels.get(to.channel)?.settleChoices?.(to, messageId, redact(text));
   }
 
   /** How many proactive messages wait in the terminal's mailbox (CliChannel.waiting). */

@@ -1,0 +1,155 @@
+// Which tool calls the owner is asked about (approvals.exec: risky | always | off). A command is
+// split into its simple commands (at ; && || | and line breaks) and each is matched against the
+// built-in list of risky kinds below, the owner's `approvals.ask` patterns and, once the run is
+// tainted (outside content entered it), the list of commands that reach the network.
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+
+export type ExecMode = "risky" | "always" | "off";
+
+export interface PolicyConfig {
+  exec: ExecMode;
+  ask: readonly string[];
+  allow: readonly string[];
+}
+
+/** Why a call needs the owner: a sentence shown in the question ("it deletes recursively (rm -r)"). */
+export type Verdict = { type: "run" } | { type: "ask"; reason: string };
+
+/** A tool call as the policy sees it. `host`: where it reaches, when known (a URL in the command). */
+export interface ActionFacts {
+  tool: string;
+  /** exec: the command; send_file: `send_file PATH`; web_fetch: `web_fetch URL`. */
+  command: string;
+  /** The folder it acts in (the workspace). */
+  folder: string;
+  hosts: string[];
+}
+
+interface RiskyKind {
+  test: (words: string[], whole: string) => boolean;
+  why: string;
+}
+
+const has = (words: string[], ...flags: string[]) => words.some((w) => flags.includes(w) || (/^-[a-zA-Z]+$/.test(w) && flags.some((f) => /^-[a-zA-Z]$/.test(f) && w.includes(f[1]!))));
+const first = (words: string[]) => path.basename(words[0] ?? "");
+
+/** The built-in list (README "Approvals" names each). Matched per simple command, after `sudo`/`env` prefixes are read as their own kind. */
+export const RISKY_KINDS: readonly RiskyKind[] = [
+  { test: (w) => ["sudo", "su", "doas"].includes(first(w)), why: "it runs as another user (sudo)" },
+  { test: (w) => first(w) === "rm" && has(w, "-r", "-R", "--recursive"), why: "it deletes recursively (rm -r)" },
+  { test: (w) => ["shred", "mkfs", "dd", "wipefs", "fdisk"].includes(first(w)) || first(w).startsWith("mkfs."), why: "it overwrites a disk or file in place" },
+  { test: (w) => first(w) === "find" && w.includes("-delete"), why: "it deletes files (find -delete)" },
+  { test: (w) => first(w) === "git" && w[1] === "push" && (has(w, "-f", "--force", "--force-with-lease", "--mirror", "--delete") || w.some((x) => x.startsWith("--force") || x.startsWith("+"))), why: "it rewrites history on a remote (git push --force)" },
+  { test: (w) => first(w) === "git" && w[1] === "reset" && w.includes("--hard"), why: "it discards uncommitted work (git reset --hard)" },
+  { test: (w) => first(w) === "git" && w[1] === "clean", why: "it deletes untracked files (git clean)" },
+  { test: (w) => ["chmod", "chown", "chgrp"].includes(first(w)) && has(w, "-R", "--recursive"), why: "it changes permissions recursively" },
+  { test: (w) => ["kill", "pkill", "killall"].includes(first(w)), why: "it stops other processes (kill)" },
+  { test: (w) => ["apt", "apt-get", "dnf", "yum", "pacman", "apk", "brew", "snap"].includes(first(w)), why: "it installs or removes system software" },
+  { test: (w) => ["pip", "pip3", "pipx", "gem", "cargo", "go"].includes(first(w)) && ["install", "uninstall"].includes(w[1] ?? ""), why: "it installs software" },
+  { test: (w) => ["npm", "pnpm", "yarn", "bun"].includes(first(w)) && ["install", "i", "add", "ci", "exec", "dlx", "x"].includes(w[1] ?? ""), why: "it installs software" },
+  { test: (w) => ["npx", "bunx", "uvx"].includes(first(w)), why: "it downloads and runs software" },
+  { test: (_w, whole) => /\b(?:curl|wget)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/.test(whole) || /\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b/.test(whole), why: "it downloads and runs a script (curl … | sh)" },
+];
+
+const NETWORK_COMMANDS = new Set(["curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync", "ftp", "telnet", "socat", "http", "https", "aria2c", "ping", "dig", "nslookup", "host"]);
+
+/** Whether a command reaches the network (what a tainted run is asked about). */
+export function reachesNetwork(command: string): boolean {
+  if (/\bhttps?:\/\/|\/dev\/(?:tcp|udp)\//i.test(command)) return true;
+  return simpleCommands(command).some((w) => NETWORK_COMMANDS.has(first(w)) || (first(w) === "git" && ["push", "pull", "fetch", "clone", "ls-remote"].includes(w[1] ?? "")));
+}
+
+/** The hosts a command or URL names (lower case, no port), in order, without repeats. */
+export function hostsIn(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/\b[a-z][a-z0-9+.-]*:\/\/(?:[^@/\s'"]*@)?(\[[0-9a-f:.]+\]|[^/:\s'"?#]+)/gi)) {
+    const host = m[1]!.toLowerCase();
+    if (!out.includes(host)) out.push(host);
+  }
+  return out;
+}
+
+/**
+ * The simple commands of a bash line as words: split at ; & | and line breaks, quotes kept
+ * together, `sudo`/`env VAR=…`/`exec`/`nohup`/`time` read through (their command is judged too).
+ * A rough reader, not bash: it errs towards more commands, never fewer.
+ */
+export function simpleCommands(command: string): string[][] {
+  const out: string[][] = [];
+  for (const part of command.split(/\|\||&&|[;&|\n]|\$\(|`|\(|\)/)) {
+    const words = part.match(/"[^"]*"|'[^']*'|\S+/g)?.map((w) => w.replace(/^(["'])(.*)\1$/, "$2")) ?? [];
+    if (words.length === 0) continue;
+    out.push(words);
+    let i = 0;
+    while (i < words.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!) || ["env", "exec", "nohup", "time", "nice", "command", "builtin", "xargs"].includes(first(words.slice(i))))) i++;
+    if (i > 0 && i < words.length) out.push(words.slice(i));
+    if (["sudo", "doas"].includes(first(words)) && words.length > 1) out.push(words.slice(words.findIndex((w, j) => j > 0 && !w.startsWith("-"))));
+  }
+  return out.filter((w) => w.length > 0);
+}
+
+/**
+ * Whether a mv or cp puts something over an existing file, or outside `folder` (the workspace):
+ * the one risky kind that depends on the disk. Paths are resolved against `folder`.
+ */
+function overwrites(words: string[], folder: string): boolean {
+  if (!["mv", "cp"].includes(first(words))) return false;
+  const args = words.slice(1).filter((w) => !w.startsWith("-"));
+  if (args.length < 2) return false;
+  const target = path.resolve(folder, args.at(-1)!.replace(/^~(?=\/|$)/, process.env.HOME ?? "~"));
+  const inside = target === folder || target.startsWith(folder + path.sep);
+  if (!inside) return true;
+  try {
+    return existsSync(target) && !statSync(target).isDirectory();
+  } catch {
+    return true;
+  }
+}
+
+/** The verdict for one call, before grants (grants.ts) are consulted. Never throws. */
+export function judge(facts: ActionFacts, config: PolicyConfig, tainted: string | null): Verdict {
+  if (config.exec === "off") return { type: "run" };
+  const { command } = facts;
+  if (matchesAny(config.allow, command)) return { type: "run" };
+  if (facts.tool !== "exec") {
+    return tainted ? { type: "ask", reason: `this run read ${tainted}, and ${facts.tool === "send_file" ? "this sends a file out" : "this URL carries data out"}` } : { type: "run" };
+  }
+  if (config.exec === "always") return { type: "ask", reason: "every command is asked about (approvals.exec: always)" };
+  if (matchesAny(config.ask, command)) return { type: "ask", reason: "it matches one of your approvals.ask patterns" };
+  for (const words of simpleCommands(command)) {
+    const kind = RISKY_KINDS.find((k) => k.test(words, command));
+    if (kind) return { type: "ask", reason: kind.why };
+    if (overwrites(words, facts.folder)) return { type: "ask", reason: `it moves or copies over an existing file or outside the workspace (${first(words)})` };
+  }
+  if (tainted && reachesNetwork(command)) return { type: "ask", reason: `this run read ${tainted}, and the command reaches the network` };
+  return { type: "run" };
+}
+
+/**
+ * `*` in a pattern matches any text without a shell control character, so `git push origin *`
+ * covers `git push origin main` but never `git push origin main; curl evil.example`.
+ */
+export function patternMatches(pattern: string, command: string): boolean {
+  const source = pattern
+    .trim()
+    .split("*")
+    .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("[^;&|<>`$()\\n]*");
+  return new RegExp(`^${source}$`).test(command.trim());
+}
+
+const matchesAny = (patterns: readonly string[], command: string) => patterns.some((p) => patternMatches(p, command));
+
+/**
+ * The pattern "Allow for N min" grants: the command with its last word as `*` (`git push origin
+ * main` → `git push origin *`); a command with more than one simple command, or a single word,
+ * is granted exactly as it is.
+ */
+export function grantPatternOf(command: string): string {
+  const trimmed = command.trim();
+  if (/[;&|<>`$()\n*]/.test(trimmed)) return trimmed;
+  const words = trimmed.split(/\s+/);
+  if (words.length < 2) return trimmed;
+  return `${words.slice(0, -1).join(" ")} *`;
+}

@@ -1,0 +1,245 @@
+// The approvals: a gate per run (agent/tool.ts ToolGate) that asks the owner before a risky or
+// tainted tool call acts, waits for a press, a timeout or /stop, and records every decision.
+//
+// Only the owner's press counts: anyone else is told so and nothing changes. A question is
+// settled exactly once (the first owner press, the timeout or the run's abort, whichever comes
+// first); later presses are told it is no longer open. Questions waiting are on disk
+// (pending.ts): after a restart their buttons are taken away and the retried run asks again, so
+// a command runs at most once per press.
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import type { Scope } from "../agent/messages.ts";
+import type { ToolGate } from "../agent/tool.ts";
+import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
+import type { Logger } from "../log.ts";
+import { AuditLog, type Decision } from "./audit.ts";
+import { GrantStore, shortFolder } from "./grants.ts";
+import type { ApprovalHost } from "./host.ts";
+import { PendingQuestions } from "./pending.ts";
+import { grantPatternOf, hostsIn, judge, type ActionFacts, type ExecMode } from "./policy.ts";
+
+export interface ApprovalsConfig {
+  exec: ExecMode;
+  timeoutSeconds: number;
+  grantMinutes: number;
+  ask: readonly string[];
+  allow: readonly string[];
+}
+
+export interface ApprovalsOptions {
+  config: ApprovalsConfig;
+  home: string;
+  host: ApprovalHost;
+  log: Logger;
+  /** Grants' expiry is judged by it (tests move it past a grant's end). */
+  clock?: () => number;
+}
+
+/** What a run is, for its gate. */
+export interface RunFacts {
+  sessionKey: string;
+  scope: Scope;
+  /** The chat the run answers; null for background work (asked in the owner's preferred chat). */
+  chat: DeliveryTarget | null;
+  /** Set when the run started with outside content: "a message from Bob". */
+  taintedBy: string | null;
+}
+
+const CHOICES = (minutes: number) => [
+  { id: "once", label: "Allow once" },
+  { id: "for", label: `Allow for ${minutes} min` },
+  { id: "always", label: "Always" },
+  { id: "deny", label: "Deny" },
+];
+
+type Outcome = { type: "press"; choice: "once" | "for" | "always" | "deny"; by: string } | { type: "timeout" } | { type: "stopped" };
+
+interface Waiter {
+  session: string;
+  summary: string;
+  resolve: (o: Outcome) => void;
+}
+
+export class Approvals {
+  readonly grants: GrantStore;
+  readonly audit: AuditLog;
+  readonly #pending: PendingQuestions;
+  readonly #o: ApprovalsOptions;
+  readonly #clock: () => number;
+  readonly #waiting = new Map<string, Waiter>();
+
+  constructor(opts: ApprovalsOptions) {
+    this.#o = opts;
+    this.#clock = opts.clock ?? Date.now;
+    this.grants = new GrantStore(path.join(opts.home, "grants.json"), opts.log, this.#clock);
+    this.audit = new AuditLog(path.join(opts.home, "approvals.jsonl"), opts.log);
+    this.#pending = new PendingQuestions(path.join(opts.home, "approvals-pending.json"), opts.log, this.#clock());
+  }
+
+  /**
+   * Takes the buttons off the questions a previous process left open (call once the channels
+   * run). The runs that asked them are retried by the inbox's recovery, and ask again.
+   */
+  async retireLeftovers(): Promise<void> {
+    // Taken at once (synchronously): questions asked from here on are never among them.
+    for (const q of this.#pending.takeLeftovers()) {
+      this.audit.append({ at: this.#clock(), decision: "expired", tool: q.tool, command: q.command, folder: q.folder, session: q.session });
+      if (q.shown) await this.#o.host.settle(q.shown.to, q.shown.messageId, `${q.text}\n\n⏹ Hearth restarted before this was answered. If the task still needs it, you are asked again.`);
+    }
+  }
+
+  /** The call the session waits on the owner for ("exec: rm -r build"), or null. */
+  waitingIn(sessionKey: string): string | null {
+    for (const w of this.#waiting.values()) if (w.session === sessionKey) return w.summary;
+    return null;
+  }
+
+  /** A button press on any channel; resolves with the answer only the presser sees. */
+  async press(p: ChoicePress): Promise<string> {
+    const waiter = this.#waiting.get(p.key);
+    if (!waiter) return "This request is no longer open.";
+    if (!p.by.isOwner) {
+      this.#o.log.info("approvals.press_refused", { key: p.key, by: p.by.id, channel: p.channel });
+      return "Only the owner can approve.";
+    }
+    if (!["once", "for", "always", "deny"].includes(p.choiceId)) return "Unknown choice.";
+    this.#waiting.delete(p.key);
+    waiter.resolve({ type: "press", choice: p.choiceId as "once", by: p.by.name });
+    return p.choiceId === "deny" ? "Denied." : "Allowed.";
+  }
+
+  gateFor(run: RunFacts): ToolGate {
+    let tainted = run.taintedBy;
+    return {
+      observe: (name) => {
+        tainted ??= taintOf(name);
+      },
+      admit: async (call, ctx) => {
+        const facts = factsOf(call.name, call.input, ctx.workspace);
+        if (!facts) return null;
+        const verdict = judge(facts, this.#o.config, tainted);
+        if (verdict.type === "run") return null;
+        const grant = this.grants.covering(facts);
+        if (grant) {
+          this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
+          return null;
+        }
+        return this.#ask(facts, verdict.reason, run, ctx.signal);
+      },
+    };
+  }
+
+  async #ask(facts: ActionFacts, reason: string, run: RunFacts, signal: AbortSignal): Promise<string | null> {
+    if (signal.aborted) return STOPPED;
+    const { config, host, log } = this.#o;
+    const key = randomBytes(6).toString("base64url");
+    const folder = shortFolder(facts.folder);
+    const text = [`🔐 Approve this?`, `${facts.tool}: ${facts.command}`, `in ${folder}`, ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
+    this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, resolve });
+    this.#record("asked", facts, run, { reason });
+    // On disk before it is sent: a crash in between still finds it (if not its message).
+    this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
+    const shown = await host.ask(run.chat, { key, text, choices: CHOICES(config.grantMinutes) });
+    if (!shown) {
+      this.#waiting.delete(key);
+      this.#pending.remove(key);
+      this.#record("not_asked", facts, run, {});
+      return `Not run: ${facts.tool} needs the owner's approval (${reason}), and no chat that can show approval buttons is connected. Tell the owner what you wanted to do.`;
+    }
+    this.#pending.shown(key, shown);
+    log.info("approvals.asked", { key, tool: facts.tool, session: run.sessionKey, channel: shown.to.channel });
+    const timer = setTimeout(() => resolve({ type: "timeout" }), config.timeoutSeconds * 1000);
+    const onAbort = () => resolve({ type: "stopped" });
+    signal.addEventListener("abort", onAbort, { once: true });
+    const o = await outcome;
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    this.#waiting.delete(key);
+    this.#pending.remove(key);
+    const settled = this.#decide(o, facts, run);
+    await host.settle(shown.to, shown.messageId, `${text}\n\n${settled.line}`);
+    return settled.answer;
+  }
+
+  /** Records the outcome (and the grant it makes); the line the question shows, and the model's answer (null: run it). */
+  #decide(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
+    const { config } = this.#o;
+    const folder = shortFolder(facts.folder);
+    if (o.type === "timeout") {
+      this.#record("timed_out", facts, run, {});
+      return {
+        line: `⌛ Not answered within ${minutesText(config.timeoutSeconds)}: not run.`,
+        answer: `Not run: the owner did not approve this ${facts.tool} call within ${config.timeoutSeconds} s (no answer counts as no). Tell the owner what you wanted to do; they can allow it when they are back.`,
+      };
+    }
+    if (o.type === "stopped") {
+      this.#record("stopped", facts, run, {});
+      return { line: "⏹ Stopped before it was answered: not run.", answer: STOPPED };
+    }
+    const pattern = grantPatternOf(facts.command);
+    const host = facts.hosts.length === 1 ? facts.hosts[0]! : null;
+    switch (o.choice) {
+      case "deny":
+        this.#record("denied", facts, run, { by: o.by });
+        return { line: `❌ Denied by ${o.by}.`, answer: `Not run: the owner denied this ${facts.tool} call. Do not try to reach the same result another way; tell the owner what you wanted to do and why.` };
+      case "once":
+        this.#record("allowed_once", facts, run, { by: o.by });
+        return { line: `✅ Allowed once by ${o.by}.`, answer: null };
+      case "for":
+      case "always": {
+        const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
+        this.grants.add({ tool: facts.tool, pattern, folder: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
+        this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
+        const scope = `${pattern} in ${folder}${host ? ` → ${host}` : ""}`;
+        return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
+      }
+    }
+  }
+
+  #record(decision: Decision, facts: ActionFacts, run: RunFacts, extra: { by?: string; reason?: string }): void {
+    this.audit.append({ at: this.#clock(), decision, tool: facts.tool, command: facts.command, folder: facts.folder, host: facts.hosts[0] ?? null, session: run.sessionKey, ...extra });
+  }
+}
+
+const STOPPED = "Not run: the run was stopped while waiting for the owner's approval.";
+
+const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
+
+/** What a tool's result brings into the run, in words for the question; null: nothing from outside. */
+function taintOf(name: string): string | null {
+  if (name === "web_fetch") return "a web page";
+  if (name === "web_search") return "web search results";
+  if (name === "server:web") return "web content";
+  if (name.startsWith("mcp__")) return `a result of the MCP server ${name.split("__")[1] ?? "?"}`;
+  return null;
+}
+
+/** The calls the policy judges, as facts; null for every other tool (never asked about). */
+function factsOf(tool: string, input: unknown, workspace: string): ActionFacts | null {
+  const i = (input ?? {}) as Record<string, unknown>;
+  switch (tool) {
+    case "exec": {
+      const command = String(i.command ?? "");
+      return { tool, command, folder: workspace, hosts: hostsIn(command) };
+    }
+    case "send_file":
+      return { tool, command: `send_file ${String(i.path ?? "")}`, folder: workspace, hosts: [] };
+    case "web_fetch": {
+      const url = String(i.url ?? "");
+      return carriesData(url) ? { tool, command: `web_fetch ${url}`, folder: workspace, hosts: hostsIn(url) } : null;
+    }
+    default:
+      return null;
+  }
+}
+
+/** A URL that can carry data out: a query string, or a path segment long enough to hold some. */
+export function carriesData(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.search.length > 1 || u.pathname.split("/").some((s) => s.length > 32);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,35 @@
+// The approvals' host (approvals/host.ts) over the gateway context: questions go to the run's
+// chat when its channel has buttons, else to the owner's preferred chat (the scheduler host's
+// `ownerTarget`), else to the private chat of the first Telegram owner.
+import type { DeliveryTarget } from "../channels/channel.ts";
+import type { ApprovalHost } from "../approvals/host.ts";
+import type { GatewayContext } from "./context.ts";
+import { gatewayHost } from "./scheduler-host.ts";
+
+export function approvalsHost(ctx: GatewayContext): ApprovalHost {
+  const candidates = (to: DeliveryTarget | null): DeliveryTarget[] => {
+    const owner = gatewayHost(ctx).ownerTarget();
+    const telegramOwner = ctx.config.channels.telegram?.ownerIds[0];
+    return [to, owner, telegramOwner ? { channel: "telegram" as const, chatId: telegramOwner } : null].filter((t): t is DeliveryTarget => t !== null);
+  };
+  return {
+    async ask(to, question) {
+      for (const target of candidates(to)) {
+        if (!ctx.channels.canAsk(target.channel)) continue;
+        try {
+          return { to: target, messageId: await ctx.channels.askChoices(target, question) };
+        } catch (err) {
+          ctx.log.warn("approvals.ask_failed", { channel: target.channel, error: err });
+        }
+      }
+      return null;
+    },
+    async settle(to, messageId, text) {
+      try {
+        await ctx.channels.settleChoices(to, messageId, text);
+      } catch (err) {
+        ctx.log.warn("approvals.settle_failed", { channel: to.channel, error: err });
+      }
+    },
+  };
+}

@@ -1,0 +1,46 @@
+// `hearth grants`: the grants in force, numbered as `grants revoke N` takes them, and usage errors.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { UsageError } from "../../src/cli/args.ts";
+import { parseGrants, runGrants } from "../../src/cli/grants.ts";
+
+let home: string;
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), "hearth-grants-"));
+  writeFileSync(join(home, "config.json"), JSON.stringify({ timezone: "UTC" }));
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+function run(args: string[]) {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = "";
+  let stderr = "";
+  out.on("data", (d: Buffer) => (stdout += d.toString()));
+  err.on("data", (d: Buffer) => (stderr += d.toString()));
+  const code = runGrants(home, args, { stdout: out, stderr: err });
+  return { code, stdout, stderr };
+}
+
+describe("hearth grants", () => {
+  it("lists the grants in force, numbered; an expired one is left out; revoke N removes that one", () => {
+    const at = Date.parse("2026-11-25T10:00:00Z");
+    const grant = (pattern: string, expiresAt: number | null) => ({ tool: "exec", pattern, folder: "/w", host: null, expiresAt, by: "Ann", at });
+    writeFileSync(join(home, "grants.json"), JSON.stringify({ grants: [grant("old *", Date.now() - 1000), grant("git push origin *", Date.now() + 20 * 60_000 - 1000), grant("make *", null)] }));
+    expect(run([])).toEqual({ code: 0, stderr: "", stdout: "1. git push origin * in /w — 20 more min (by Ann, 25/11/2026, 10:00)\n2. make * in /w — always (by Ann, 25/11/2026, 10:00)\n" });
+    expect(run(["revoke", "1"])).toEqual({ code: 0, stderr: "", stdout: "Revoked: git push origin * in /w.\n" });
+    expect(run([]).stdout).toBe("2. make * in /w — always (by Ann, 25/11/2026, 10:00)\n".replace("2.", "1."));
+    expect(run(["revoke", "5"])).toEqual({ code: 1, stdout: "", stderr: "hearth: there is no grant 5; `grants` lists them with their numbers.\n" });
+    expect(run(["--log"]).stdout).toBe("No approval decisions yet.\n");
+  });
+
+  it("refuses a revoke without a number and an unknown action", () => {
+    expect(() => parseGrants(["revoke"])).toThrow(UsageError);
+    expect(() => parseGrants(["revoke", "x"])).toThrow(UsageError);
+    expect(() => parseGrants(["drop"])).toThrow(UsageError);
+    expect(parseGrants(["--log"])).toEqual({ action: "log" });
+  });
+});

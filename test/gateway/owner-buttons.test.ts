@@ -1,0 +1,55 @@
+// The owner's buttons besides approvals, through a real gateway in this process with a channel
+// that has buttons: a budget notice offers to raise today's limit, and only the owner's press does.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ChoiceHandler, ChoiceQuestion, DeliveryTarget } from "../../src/channels/channel.ts";
+import { waitFor } from "../support/daemon.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { TestChannel } from "../support/test-channel.ts";
+import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
+
+/** A TestChannel with buttons: questions and their settled texts are recorded. */
+class ButtonChannel extends TestChannel {
+  readonly questions: Array<{ to: DeliveryTarget; q: ChoiceQuestion; settled?: string }> = [];
+  handler: ChoiceHandler | undefined;
+  onChoice(h: ChoiceHandler): void {
+    this.handler = h;
+  }
+  async askChoices(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
+    this.questions.push({ to, q });
+    return String(this.questions.length);
+  }
+  async settleChoices(_to: DeliveryTarget, id: string, text: string): Promise<void> {
+    this.questions[Number(id) - 1]!.settled = text;
+  }
+}
+
+let fake: FakeModel;
+let gw: TestGateway;
+beforeEach(async () => {
+  fake = await startFakeModel();
+});
+afterEach(async () => {
+  await gw?.stop();
+  await fake.close();
+});
+
+describe("owner buttons", () => {
+  it("a budget notice offers \"Raise today's limit by $N\"; a stranger's press changes nothing, the owner's raises the limit", async () => {
+    const channel = new ButtonChannel();
+    gw = await startTestGateway(fake.url, { config: { budget: { daily: 2 } }, memory: false, channel });
+    expect(gw.channel).toBe(channel);
+    fake.enqueue(text("An expensive answer.", { usage: { input_tokens: 2_000_000, output_tokens: 10 } }));
+    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
+    await waitFor("the budget notice", () => channel.questions.length === 1);
+    const { q, to } = channel.questions[0]!;
+    expect(to).toEqual({ channel: "telegram", chatId: "1" });
+    expect(q.choices).toEqual([{ id: "raise", label: "Raise today's limit by $1.00" }]);
+    const press = (isOwner: boolean) => channel.handler!({ key: q.key, choiceId: "raise", channel: "telegram", by: { id: isOwner ? "1" : "2", name: isOwner ? "Ann" : "Bob", isOwner } });
+    expect(await press(false)).toBe("Only the owner can decide this.");
+    expect(gw.gateway.context.budget.status().today.limitUsd).toBe(2);
+    expect(await press(true)).toBe("Raised.");
+    expect(channel.questions[0]!.settled).toBe(`${q.text}\n\n✅ Ann raised today's limit by $1.00, until midnight.`);
+    expect(gw.gateway.context.budget.status().today.limitUsd).toBe(3);
+    expect(await press(true)).toBe("This request is no longer open.");
+  });
+});
