@@ -69,14 +69,14 @@ describe("discord slash commands (daemon e2e)", () => {
     expect(discord.botMessages(ownerDm)).toHaveLength(posted);
   });
 
-  it("an option becomes the command's argument: /budget raise:5 runs as /budget raise 5; /grants says approvals are not configured yet", async () => {
+  it("an option becomes the command's argument: /budget raise:5 runs as /budget raise 5; /grants lists the grants", async () => {
     const slash = await answered(discord.useSlashCommand({ user: owner, channelId: ownerDm, name: "budget", options: { raise: "5" } }));
     expect(slash.shown()).toEqual({
       content: "There is no budget to raise: no limit is set. Set budget.daily or budget.monthly in config.json to have one.",
       ephemeral: true,
     });
     const grants = await answered(discord.useSlashCommand({ user: owner, channelId: ownerDm, name: "grants" }));
-    expect(grants.shown()).toEqual({ content: "Approvals are not configured yet: there are no grants to list.", ephemeral: true });
+    expect(grants.shown()).toEqual({ content: "No grants: every risky command is asked about (approvals.exec: risky).", ephemeral: true });
   });
 
   it("the owner in a channel Hearth does not answer in is told so, ephemerally", async () => {
