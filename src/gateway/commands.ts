@@ -8,6 +8,8 @@ import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
+import { TaskInputError } from "../tasks/service.ts";
+import { taskListText } from "../tasks/view.ts";
 
 export interface Command {
   name: string;
@@ -22,9 +24,10 @@ const HELP = `Commands:
 /queue [steer|followup|collect|interrupt] — what a message does while I'm answering
 /model [name] — show or switch this conversation's model (owner only)
 /budget [raise N] — spending against the limits; raise today's limit by N dollars (owner)
+/tasks [cancel ID] — background tasks, running and recent; stop one (owner)
 /help — this list`;
 
-const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "model", "help", "start", "approve", "budget"]);
+const KNOWN = new Set(["stop", "new", "reset", "status", "compact", "queue", "model", "help", "start", "approve", "budget", "tasks"]);
 
 /**
  * A slash command ("/stop", "/queue collect") or a bare "stop"; null for ordinary text.
@@ -71,6 +74,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       return compact(ctx, origin, cmd.args);
     case "budget":
       return budgetCommand(ctx, origin, cmd.args);
+    case "tasks":
+      return tasksCommand(ctx, origin, cmd.args);
     case "queue": {
       if (!cmd.args) {
         const current = ctx.sessions.get(sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
@@ -179,3 +184,17 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   return lines.join("\n");
 }
 
+
+/** `/tasks`: the background tasks; `/tasks cancel ID` stops one. The owner's main conversation only. */
+function tasksCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
+  if (origin.scope !== "main") return "Background tasks are only available in the owner's private chat.";
+  const cancel = /^cancel\s+(\S+)$/i.exec(args);
+  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : taskListText(ctx.tasks.list());
+  try {
+    const v = ctx.tasks.cancel(cancel[1]!);
+    return `Cancelling task ${v.id} ("${v.label}"); its result message will say when it has stopped.`;
+  } catch (err) {
+    if (err instanceof TaskInputError) return err.message;
+    throw err;
+  }
+}

@@ -17,6 +17,8 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
     if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();
+    // Results of background tasks that ended while this session was busy join its transcript now.
+    ctx.tasks.flushNotes(run.sessionKey, (text) => ctx.runtime.appendMessage(run.sessionKey, { role: "user", kind: "system", text, ts: ctx.clock() }));
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     const startedAt = ctx.clock();

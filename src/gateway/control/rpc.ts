@@ -27,6 +27,9 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
     "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
     "heartbeat.now": () => ctx.cron.heartbeatNow(),
+    "tasks.list": () => ctx.tasks.list(),
+    "tasks.get": (p) => ctx.tasks.get(stringParam(p, "id")),
+    "tasks.cancel": (p) => ctx.tasks.cancel(stringParam(p, "id")),
     "mcp.list": () => ctx.runtime.mcp?.views() ?? [],
     "mcp.tools": (p) => {
       const name = stringParam(p, "name");
