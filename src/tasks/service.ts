@@ -180,9 +180,12 @@ export class TaskService {
       void this.#end(t, "cancelled", "").then(() => host.markDone(q!.entryId));
     } else {
       const r = this.#running.get(id);
-      if (r) {
-        r.stopReason ??= "cancelled";
+      if (r && !r.stopReason) {
+        // Ended now, for the owner: the result goes out at once while the run winds down (a
+        // command's process group may take a moment to die); the run's own end adds nothing.
+        r.stopReason = "cancelled";
         host.stop(`${TASK_PREFIX}${id}`);
+        void this.#end(t, "cancelled", "");
       }
     }
     this.#o.log.info("task.cancelled", { task: id });
@@ -287,6 +290,7 @@ export class TaskService {
       this.#running.delete(id);
       try {
         if (outcome === "kept") return; // a full disk: the entry stays open and runs again
+        if (t.result) return; // cancelled: its result went out when it was cancelled
         if (outcome === "stopped" && !running.stopReason && this.#stopping) {
           // Shutdown: not an end. The entry is closed by the lanes; start() gives it a new one.
           this.#o.log.info("task.interrupted", { task: id });
