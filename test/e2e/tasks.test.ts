@@ -1,84 +1,18 @@
 // Background tasks end to end: the real daemon, the Bot API emulator, the terminal and the fake
 // model. The parent starts a task and answers at once; the owner keeps talking while the child
 // works; the result arrives once, labelled, and the parent's next request holds it. Caps,
-// concurrency, cancelling, `hearth tasks`, and kill -9 at the two moments that matter.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// concurrency, cancelling and `hearth tasks` (kill -9: tasks-crash.test.ts).
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 import { localDate, localTime } from "../../src/time.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { requestText, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";
+import { requestText, startFakeModel, type FakeModel } from "../support/fake-model.ts";
+import { childScript, elapsed, firstUserText, lastUserText, parentScript, records, resultOf, spawnedId } from "../support/task-script.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
 const OWNER = 100;
-
-type TaskRecord = { type: string; id: string; label?: string; at: number; end?: string; text?: string; line?: string; costUsd?: number };
-
-/** What a child does: its first request blocks in `exec` until `release-<label>` exists, then it answers. */
-function childScript(req: RecordedRequest, home: () => string): Scripted | null {
-  const first = firstUserText(req);
-  const m = /Background task ([0-9a-f]{6}) \("([^"]+)"\)|Hearth restarted while background task ([0-9a-f]{6}) \("([^"]+)"\)/.exec(first);
-  if (!m) return null;
-  const label = m[2] ?? m[4]!;
-  const results = toolResults(req);
-  if (label === "pricey" && results === 0) {
-    // One call that costs $3 at Sonnet's prices: over the $1 cap; the tool call after it never runs to an answer.
-    return toolCall("exec", { command: "echo spent" }, { usage: { input_tokens: 1_000_000, output_tokens: 10 } });
-  }
-  if (results === 0 && !lastUserText(req).includes("Hearth restarted")) {
-    const gate = join(home(), "workspace", `release-${label}`);
-    return toolCall("exec", { command: `while [ ! -e '${gate}' ]; do sleep 0.05; done; echo released` });
-  }
-  return text(`Findings about ${label}.`);
-}
-
-function firstUserText(req: RecordedRequest): string {
-  return textOf((req.body as { messages: Array<{ content: unknown }> }).messages[0]?.content);
-}
-function lastUserText(req: RecordedRequest): string {
-  return textOf((req.body as { messages: Array<{ content: unknown }> }).messages.at(-1)?.content);
-}
-/** The text of a message's content, tool results' text included. */
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((b: { text?: string; content?: unknown }) => b.text ?? textOf(b.content)).join("\n");
-}
-const toolResults = (req: RecordedRequest): number => (JSON.stringify(req.body).match(/"type":"tool_result"/g) ?? []).length;
-
-/** The parent: an owner message that names tasks starts them; a spawn result is answered "Started …". */
-function parentScript(req: RecordedRequest): Scripted {
-  const last = lastUserText(req);
-  const started = [...last.matchAll(/Started background task ([0-9a-f]{6}) \("([^"]+)"\)/g)];
-  if (started.length) return text(started.map((s) => `Started task ${s[1]} (${s[2]}).`).join(" "));
-  if (/Cancelling task/.test(last)) return text("Cancelled.");
-  const spawn = /please research: (.+)$/m.exec(last);
-  if (spawn) {
-    const labels = spawn[1]!.split(",").map((s) => s.trim());
-    return { type: "message", blocks: labels.map((label) => ({ tool: "spawn_task", input: { task: `Research ${label}.`, label } })) };
-  }
-  const cancel = /cancel task ([0-9a-f]{6})/.exec(last);
-  if (cancel) return toolCall("cancel_task", { id: cancel[1] });
-  return text(`Answer to: ${last.split("\n").at(-1)}`);
-}
-
-const records = (home: string): TaskRecord[] => {
-  const file = join(home, "tasks.jsonl");
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as TaskRecord);
-};
-const spawnedId = (home: string, label: string): string | undefined => records(home).find((r) => r.type === "spawned" && r.label === label)?.id;
-/** How the task views write a duration (checked here independently of src/tasks/view.ts). */
-function elapsed(ms: number): string {
-  const s = Math.round(ms / 1000);
-  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
-}
-const resultOf = (home: string, id: string): TaskRecord | undefined => records(home).find((r) => r.type === "result" && r.id === id);
 
 describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
   let fake: FakeModel;
