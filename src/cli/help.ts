@@ -22,7 +22,7 @@ const LINES: Record<CommandName, string[]> = {
     "cron list [--json]           scheduled jobs with their next and last run",
     'cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"',
     "         [--session main|isolated] [--deliver origin|owner|none|telegram:<chatId>|discord:<channelId>]",
-    "         [--catch-up 1h]",
+    "         [--catch-up 1h] [--task]",
     "cron rm ID                   delete a job",
     "cron run ID                  run a job now (needs the daemon)",
   ],

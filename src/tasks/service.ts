@@ -109,7 +109,7 @@ export class TaskService {
   }
 
   /** Starts a task for session `parent`; returns its view at once. Throws TaskInputError. */
-  spawn(input: SpawnInput, parent: string, by?: string): TaskView {
+  spawn(input: SpawnInput, parent: string, by?: string, to?: DeliveryTarget): TaskView {
     const host = this.#need();
     const { tasks } = this.#o.config;
     const parentTask = isTaskSession(parent) ? this.#log.tasks.get(taskIdOf(parent)) : undefined;
@@ -121,7 +121,7 @@ export class TaskService {
     if (!text) throw new TaskInputError("The task is empty: say what the background task should do.");
     const budget = host.checkBudget(parent);
     if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${budget.reason}.`);
-    const target = parentTask?.spawned.target ?? host.originOf(parent);
+    const target = to ?? parentTask?.spawned.target ?? host.originOf(parent);
     if (!target) throw new TaskInputError("No background task was started: the chat to report back to is unknown.");
     const id = this.#newId();
     const label = (input.label?.trim() || text.split("\n")[0]!).slice(0, 60);

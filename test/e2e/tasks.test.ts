@@ -143,6 +143,21 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     expect(fake.requests.filter((r) => firstUserText(r).includes(`Background task ${id}`))).toHaveLength(1);
   }, 120_000);
 
+  it("a job added with cron add --task runs as a background task and delivers its result the same way", async () => {
+    const add = await daemon.hearth(["cron", "add", "--name", "digest", "--every", "1h", "--message", "Research the digest.", "--task"]);
+    expect(add.code, add.stderr).toBe(0);
+    const jobId = /Added job (\S+) /.exec(add.stdout)![1]!;
+    expect((await daemon.hearth(["cron", "run", jobId])).code).toBe(0);
+    await waitFor("the job's task", () => spawnedId(home, "digest") !== undefined);
+    const id = spawnedId(home, "digest")!;
+    expect(records(home).find((r) => r.type === "spawned" && r.id === id)).toMatchObject({ task: "Research the digest.", parent: "main", by: `cron job "digest" (${jobId})` });
+    release("digest");
+    const result = await resultIn("digest");
+    expect(result).toMatch(new RegExp(`^✅ Task ${id} "digest" is done \\((?:\\d+m )?\\d+s, \\$0\\.\\d{4}\\):\\n\\nFindings about digest\\.$`));
+    await waitFor("every entry settled", () => inboxSettled(home));
+    expect(chat().filter((t) => t === markdownToTelegramHtml(result))).toHaveLength(1);
+  }, 120_000);
+
   it("from the terminal: the parent answers, the result waits in the terminal's mailbox once", async () => {
     const said = await daemon.hearth(["chat", "-m", "please research: tty"]);
     const id = spawnedId(home, "tty")!;

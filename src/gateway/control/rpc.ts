@@ -57,5 +57,6 @@ const JOB_INPUT_FIELDS = ["name", "cron", "tz", "every", "at", "message", "sessi
 function jobInputParam(p: Record<string, unknown>): JobInput {
   const input: JobInput = {};
   for (const k of JOB_INPUT_FIELDS) if (typeof p[k] === "string") input[k] = p[k];
+  if (p.task === true) input.task = true;
   return input;
 }
