@@ -29,6 +29,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       purpose,
       ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),
       ...(first?.sendFile ? { sendFile: first.sendFile } : {}),
+      ...(first?.tools ? { tools: first.tools } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

@@ -20,6 +20,8 @@ export interface TaskRun {
   steerable: false;
   purpose: "task";
   model?: string;
+  /** Only these tools (spawn_task's `tools`); absent: the parent scope's. */
+  tools?: readonly string[];
 }
 
 export interface TaskHost {

@@ -32,6 +32,8 @@ export interface SpawnInput {
   label?: string | undefined;
   context?: string | undefined;
   model?: string | undefined;
+  /** Only these tools, by name. */
+  tools?: string[] | undefined;
 }
 
 export interface TaskServiceOptions {
@@ -135,6 +137,7 @@ export class TaskService {
       parent,
       target: { channel: target.channel as "telegram" | "discord" | "cli", chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) },
       ...(model ? { model } : {}),
+      ...(input.tools?.length ? { tools: input.tools.map((t) => t.trim()).filter(Boolean) } : {}),
       depth,
       ...(by ? { by } : {}),
       at: this.#o.clock(),
@@ -269,6 +272,7 @@ export class TaskService {
       steerable: false,
       purpose: "task",
       ...(t.spawned.model ? { model: t.spawned.model } : {}),
+      ...(t.spawned.tools ? { tools: t.spawned.tools } : {}),
     };
     this.#need().submit(`${TASK_PREFIX}${id}`, run, q.alone);
   }

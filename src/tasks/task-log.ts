@@ -24,6 +24,8 @@ export const TaskRecordSchema = z.discriminatedUnion("type", [
     /** The chat its result is delivered to (the parent's chat), and where approvals would be asked. */
     target,
     model: z.string().optional(),
+    /** Only these tools, by name; absent: the parent scope's. */
+    tools: z.array(z.string()).optional(),
     depth: z.number().int().min(1),
     /** Who started it: the agent in `parent`, or a scheduled job (`cron job "NAME" (ID)`). */
     by: z.string().optional(),

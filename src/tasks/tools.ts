@@ -33,6 +33,7 @@ export function createTaskTools(tasks: TaskManager): Tool[] {
         label: z.string().optional().describe("A short name for the task, shown with its result"),
         context: z.string().optional().describe("Facts from this conversation the task needs"),
         model: z.string().optional().describe("A model name for the task; default tasks.model or the main model"),
+        tools: z.array(z.string()).optional().describe("Only these tools for the task, by name (e.g. [\"web_search\", \"web_fetch\"]); default: the tools you have"),
       }),
       readOnly: false,
       summarize: (input) => input.label ?? input.task.slice(0, 60),

@@ -124,6 +124,14 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     expect(readFileSync(join(home, "usage.jsonl"), "utf8")).toContain(`"session":"task:${id}"`);
   }, 120_000);
 
+  it("a task given a narrower tool set is refused the others", async () => {
+    await owner().send("please research: narrow");
+    await resultIn("narrow");
+    const id = spawnedId(home, "narrow")!;
+    const second = fake.requests.find((r) => firstUserText(r).includes(`Background task ${id}`) && lastUserText(r).includes("exec"))!;
+    expect(lastUserText(second)).toBe("Refused: exec is not among the tools this background task was given (memory_get).");
+  }, 120_000);
+
   it("cancel_task stops a running task within a second", async () => {
     await owner().send("please research: forever");
     await waitFor("the task at work", () => {

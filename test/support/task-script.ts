@@ -19,6 +19,7 @@ export function childScript(req: RecordedRequest, home: () => string): Scripted 
     // One call that costs $3 at Sonnet's prices: over the $1 cap; the tool call after it never runs to an answer.
     return toolCall("exec", { command: "echo spent" }, { usage: { input_tokens: 1_000_000, output_tokens: 10 } });
   }
+  if (label === "narrow" && results === 0) return toolCall("exec", { command: "echo hi" }); // given memory_get only
   if (results === 0 && !lastUserText(req).includes("Hearth restarted")) {
     const gate = join(home(), "workspace", `release-${label}`);
     return toolCall("exec", { command: `while [ ! -e '${gate}' ]; do sleep 0.05; done; echo released` });
@@ -49,7 +50,7 @@ export function parentScript(req: RecordedRequest): Scripted {
   const spawn = /please research: (.+)$/m.exec(last);
   if (spawn) {
     const labels = spawn[1]!.split(",").map((s) => s.trim());
-    return { type: "message", blocks: labels.map((label) => ({ tool: "spawn_task", input: { task: `Research ${label}.`, label } })) };
+    return { type: "message", blocks: labels.map((label) => ({ tool: "spawn_task", input: { task: `Research ${label}.`, label, ...(label === "narrow" ? { tools: ["memory_get"] } : {}) } })) };
   }
   const cancel = /cancel task ([0-9a-f]{6})/.exec(last);
   if (cancel) return toolCall("cancel_task", { id: cancel[1] });
