@@ -218,8 +218,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log,
       openReply: (to, journal) => (journal ? (isTaskEntry(ctx, journal.key) ? openTaskDelivery(ctx, to, journal) : openAnswerReply(ctx, to, journal)) : channels.openReply(to)),
       rerun: (entry, alone) => submitEntry(ctx, entry, alone),
-      // A task cut off by a crash continues from its transcript (tasks/service.ts); given up, it is withdrawn.
-      withdrawTurns: (entry, note) => (note === undefined && entry.sessionKey.startsWith("task:") ? undefined : runtime.withdrawTurns(entry.sessionKey, entry.id, note)),
+      // A task cut off by a crash continues from its transcript (tasks/service.ts); given up
+      // (recovery's notice tells its chat), it ends as failed, never to run again.
+      withdrawTurns: (entry, note) => {
+        if (!entry.sessionKey.startsWith("task:")) return runtime.withdrawTurns(entry.sessionKey, entry.id, note);
+        if (note !== undefined) tasks.giveUp(entry.sessionKey);
+      },
       later: (ms, fn) => {
         const timer = setTimeout(fn, ms);
         return () => clearTimeout(timer);

@@ -21,7 +21,7 @@ export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
         addressed: true,
         receivedAt: ctx.clock(),
       };
-      ctx.inbox.accept(m, sessionKey);
+      if (!ctx.inbox.accept(m, sessionKey)) throw new Error(`task entry ${inboxId(m)} was accepted before`);
       return inboxId(m);
     },
     known: (entryId) => ctx.inbox.has(entryId),

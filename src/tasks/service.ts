@@ -125,7 +125,8 @@ export class TaskService {
     if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${budget.reason}.`);
     const target = to ?? parentTask?.spawned.target ?? host.originOf(parent);
     if (!target) throw new TaskInputError("No background task was started: the chat to report back to is unknown.");
-    const id = this.#newId();
+    // An id no task has now, nor had recently (its inbox entry would be taken for a duplicate).
+    const id = this.#newId((candidate) => host.known(`${target.channel}:task-${candidate}`));
     const label = (input.label?.trim() || text.split("\n")[0]!).slice(0, 60);
     const model = input.model?.trim() || tasks.model;
     this.#log.append({
@@ -193,6 +194,21 @@ export class TaskService {
     }
     this.#o.log.info("task.cancelled", { task: id });
     return this.#view(t);
+  }
+
+  /**
+   * Recovery gave the task's entry up (Hearth crashed every time it ran it, alone); its chat was
+   * told by recovery. Recorded as failed, so no later start runs it again; noted in the parent.
+   */
+  giveUp(sessionKey: string): void {
+    const t = this.#log.tasks.get(taskIdOf(sessionKey));
+    if (!t || t.result) return;
+    const now = this.#o.clock();
+    const body = "Hearth crashed every time it ran this task, also when it ran alone, so it gave up on it.";
+    const text = labelledResult({ id: t.spawned.id, label: t.spawned.label, end: "failed", body, elapsedMs: now - t.spawned.at, costUsd: this.#cost.get(t.spawned.id) ?? 0, caps: this.#o.config.tasks });
+    this.#log.append({ type: "result", id: t.spawned.id, end: "failed", text, costUsd: this.#cost.get(t.spawned.id) ?? 0, at: now });
+    this.#o.log.warn("task.given_up", { task: t.spawned.id });
+    this.#note(t);
   }
 
   /** A model call's cost, by the session it was made for (the usage ledger's records). */
@@ -400,10 +416,10 @@ export class TaskService {
     return taskView(t, state, t.result?.costUsd ?? this.#cost.get(id) ?? 0, this.#o.clock());
   }
 
-  #newId(): string {
+  #newId(taken: (id: string) => boolean): string {
     for (;;) {
       const id = randomBytes(3).toString("hex");
-      if (!this.#log.tasks.has(id)) return id;
+      if (!this.#log.tasks.has(id) && !taken(id)) return id;
     }
   }
 

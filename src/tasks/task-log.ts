@@ -5,7 +5,7 @@
 // without a result after a restart was interrupted: its inbox entry (gateway) runs it again.
 import { z } from "zod";
 import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines } from "../storage.ts";
+import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
 
 export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time"] as const;
 export type TaskEnd = (typeof taskEnds)[number];
@@ -49,6 +49,8 @@ export interface TaskEntry {
 
 /** Progress lines kept per task (the newest). */
 const PROGRESS_KEPT = 50;
+/** Ended tasks kept when the file is compacted at open (the newest); unfinished ones are always kept. */
+export const ENDED_KEPT = 100;
 
 const isRecord = (v: unknown): v is TaskRecord => TaskRecordSchema.safeParse(v).success;
 
@@ -63,7 +65,15 @@ export class TaskLog {
   /** Reads tasks.jsonl; a torn or wrong-shaped line is skipped and logged (storage.ts). */
   static open(path: string, log: Logger): TaskLog {
     const tl = new TaskLog(path);
-    for (const r of readJsonLines(path, isRecord, log).values) tl.#apply(r);
+    const { values } = readJsonLines(path, isRecord, log);
+    for (const r of values) tl.#apply(r);
+    // A daemon that runs for months must not grow the file forever: at open it keeps what is
+    // unfinished or not yet noted, and the newest ended tasks.
+    const ended = [...tl.tasks.values()].filter((t) => t.result && t.noted);
+    if (ended.length > ENDED_KEPT) {
+      for (const t of ended.slice(0, ended.length - ENDED_KEPT)) tl.tasks.delete(t.spawned.id);
+      writeFileAtomic(path, [...tl.tasks.values()].flatMap(recordsOf).map((r) => `${JSON.stringify(r)}\n`).join(""));
+    }
     return tl;
   }
 
@@ -96,3 +106,15 @@ export class TaskLog {
     }
   }
 }
+
+/** The records that say what `t` is now (for a compacted file). */
+function recordsOf(t: TaskEntry): TaskRecord[] {
+  const id = t.spawned.id;
+  return [
+    t.spawned,
+    ...t.progress.map((p): TaskRecord => ({ type: "progress", id, line: p.line, at: p.at })),
+    ...(t.result ? [t.result] : []),
+    ...(t.noted ? [{ type: "noted" as const, id, at: t.result?.at ?? t.spawned.at }] : []),
+  ];
+}
+

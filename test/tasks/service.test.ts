@@ -1,7 +1,7 @@
 // The task service against a fake host: when tasks run (the concurrency cap), how they end
 // (caps, a shutdown that is not an end), and the repairs a restart makes (a new inbox entry for
 // an interrupted task, a recorded result delivered from tasks.jsonl, a result noted in the parent).
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -177,5 +177,40 @@ describe("TaskService", () => {
     expect(host.done).toEqual([`telegram:task-${third.id}`]);
     expect(() => tasks.cancel(third.id)).toThrow(`Task ${third.id} has already ended (cancelled).`);
     expect(() => tasks.cancel("nope")).toThrow('No background task has the id "nope"');
+  });
+
+  it("a task recovery gave up on ends as failed and never runs again", () => {
+    const host = new FakeHost();
+    const first = open(host);
+    const v = first.spawn({ task: "Poison.", label: "poison" }, "main");
+    first.giveUp(`task:${v.id}`);
+    expect(first.get(v.id).state).toBe("failed");
+    expect(host.notes[0]!.text).toBe(`⚠️ Task ${v.id} "poison" failed (0s, $0.0000): Hearth crashed every time it ran this task, also when it ran alone, so it gave up on it.`);
+    host.markDone(`telegram:task-${v.id}`);
+
+    const again = new FakeHost();
+    again.accepted = [...host.accepted];
+    open(again).start((id) => again.open.has(id));
+    expect(again.accepted).toEqual(host.accepted);
+    expect(again.runs).toEqual([]);
+  });
+
+  it("tasks.jsonl keeps the newest 100 ended tasks when it is opened, and every unfinished one", () => {
+    const lines: string[] = [];
+    const spawned = (id: string, at: number) => ({ type: "spawned", id, label: id, task: "T.", parent: "main", target: { channel: "cli", chatId: "cli" }, depth: 1, at });
+    for (let i = 0; i < 105; i++) {
+      const id = `e${String(i).padStart(5, "0")}`;
+      lines.push(JSON.stringify(spawned(id, i)), JSON.stringify({ type: "result", id, end: "done", text: "ok", costUsd: 0, at: i }), JSON.stringify({ type: "noted", id, at: i }));
+    }
+    lines.push(JSON.stringify(spawned("open01", 200)));
+    writeFileSync(join(dir, "tasks.jsonl"), `${lines.join("\n")}\n`);
+    const host = new FakeHost();
+    const tasks = open(host);
+    const ids = tasks.list(1000).map((v) => v.id);
+    expect(ids).toHaveLength(101);
+    expect(ids).toContain("open01");
+    expect(ids).not.toContain("e00004");
+    expect(ids).toContain("e00005");
+    expect(readFileSync(join(dir, "tasks.jsonl"), "utf8").trim().split("\n")).toHaveLength(301);
   });
 });
