@@ -116,6 +116,18 @@ describe("TaskService", () => {
     expect(host.delivered[0]!.text).toBe(`⏹ Task ${v.id} "spend" was stopped: it went over its cost cap of $1.00 (tasks.maxCostUsd) (0s, $1.1000).\n\nWhat it had so far:\nHalf done.`);
   });
 
+  it("over its time cap: stopped, and its result says so", async () => {
+    const host = new FakeHost();
+    const tasks = new TaskService({ path: join(dir, "tasks.jsonl"), config: { ...config, tasks: { ...config.tasks, maxMinutes: 0.0005 } }, log, clock });
+    tasks.attach(host);
+    const v = tasks.spawn({ task: "Slow.", label: "slow" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    while (host.stopped.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(host.stopped).toEqual([`task:${v.id}`]);
+    await reply.finish("(Stopped.)", "stopped");
+    expect(host.delivered[0]!.text).toBe(`⏹ Task ${v.id} "slow" was stopped: it ran longer than its time cap of 0.0005 min (tasks.maxMinutes) (0s, $0.0000).`);
+  });
+
   it("a shutdown interrupts a task without ending it: the next start gives it a new entry and it continues", async () => {
     const host = new FakeHost();
     const first = open(host);
