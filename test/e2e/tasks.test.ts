@@ -87,6 +87,9 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     const cost = `$${end.costUsd!.toFixed(4)}`;
     const list = await daemon.hearth(["tasks"]);
     expect(list).toEqual({ code: 0, stdout: `ID      STATE  ELAPSED  COST     LABEL\n${id}  done   ${took.padEnd(7)}  ${cost}  tea\n`, stderr: "" });
+    // /tasks in the chat shows the same list.
+    await owner().send("/tasks");
+    await said(list.stdout.trimEnd());
     const at = (t: number) => `${localDate(t, "UTC")} ${localTime(t, "UTC")}`;
     const progress = rs.filter((r) => r.type === "progress" && r.id === id);
     const one = await daemon.hearth(["tasks", id]);
