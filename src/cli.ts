@@ -110,6 +110,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/skills.ts")).runSkills(home, rest, io);
     case "mcp":
       return await (await import("./cli/mcp.ts")).runMcp(home, rest, io);
+    case "tasks":
+      return await (await import("./cli/tasks.ts")).runTasks(home, rest, io);
     default:
       command satisfies never;
       return 2;

@@ -7,7 +7,7 @@ import type { ToolPermission } from "./tool.ts";
 export const SHARED_SCOPE_TOOLS: ReadonlySet<string> = new Set(["memory_search", "memory_get", "memory_write", "send_file"]);
 
 /** Tools only the owner's main scope may ever use, even if the owner lists them in `tools.shared.allow`. */
-export const MAIN_ONLY_TOOLS: ReadonlySet<string> = new Set(["cron_add", "cron_list", "cron_remove"]);
+export const MAIN_ONLY_TOOLS: ReadonlySet<string> = new Set(["cron_add", "cron_list", "cron_remove", "spawn_task", "task_status", "cancel_task"]);
 
 /**
  * Main scope may use every tool. Shared scope may use the memory tools plus the names the

@@ -29,6 +29,7 @@ const ADD_OPTIONS = {
   session: { type: "string" },
   deliver: { type: "string" },
   "catch-up": { type: "string" },
+  task: { type: "boolean" },
 } as const;
 
 export type CronAction =

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -22,7 +22,7 @@ const LINES: Record<CommandName, string[]> = {
     "cron list [--json]           scheduled jobs with their next and last run",
     'cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"',
     "         [--session main|isolated] [--deliver origin|owner|none|telegram:<chatId>|discord:<channelId>]",
-    "         [--catch-up 1h]",
+    "         [--catch-up 1h] [--task]",
     "cron rm ID                   delete a job",
     "cron run ID                  run a job now (needs the daemon)",
   ],
@@ -32,6 +32,7 @@ const LINES: Record<CommandName, string[]> = {
   ],
   mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers"],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
+  tasks: ["tasks [ID] [--json]          background tasks, running and recent; one with its progress and result", "tasks cancel ID              stop a background task (needs the daemon)"],
   pairing: [
     "pairing list                 pending pairing codes and approved senders",
     "pairing approve CODE         let the person who got CODE talk to Hearth",

@@ -160,13 +160,13 @@ export function heartbeatModel(config: Config): string {
 }
 
 /**
- * The per-purpose models (`compaction.model`, `heartbeat.model`) by key path, where config has
+ * The per-purpose models (`compaction.model`, `heartbeat.model`, `tasks.model`) by key path, where config has
  * them: they name models of any provider, like model.name.
  */
-export function purposeModels(config: Config): Record<"compaction.model" | "heartbeat.model", string | undefined> {
-  const c = config as { compaction?: { model?: unknown }; heartbeat?: { model?: unknown } };
+export function purposeModels(config: Config): Record<"compaction.model" | "heartbeat.model" | "tasks.model", string | undefined> {
+  const c = config as { compaction?: { model?: unknown }; heartbeat?: { model?: unknown }; tasks?: { model?: unknown } };
   const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
-  return { "compaction.model": str(c.compaction?.model), "heartbeat.model": str(c.heartbeat?.model) };
+  return { "compaction.model": str(c.compaction?.model), "heartbeat.model": str(c.heartbeat?.model), "tasks.model": str(c.tasks?.model) };
 }
 
 /**

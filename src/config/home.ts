@@ -33,6 +33,8 @@ export interface HomePaths {
   jobs: string;
   runs: string;
   pairing: string;
+  /** `tasks.jsonl`: background tasks, their progress lines and their results, appended. */
+  tasks: string;
   /** `rate-limits.json`: the shared chats' rate-limit windows, kept across restarts. */
   rateLimits: string;
   /** `terminal-mailbox.json`: proactive messages for the terminal that no `hearth chat` received yet. */
@@ -62,6 +64,7 @@ export function homePaths(home: string): HomePaths {
     jobs: at("cron", "jobs.json"),
     runs: at("cron", "runs.jsonl"),
     pairing: at("pairing.json"),
+    tasks: at("tasks.jsonl"),
     rateLimits: at("rate-limits.json"),
     mailbox: at("terminal-mailbox.json"),
     index: at("index"),

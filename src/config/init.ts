@@ -238,6 +238,16 @@ export function configTemplate(): string {
     "allow": []                               // command patterns never asked about
   },
 
+  // Background tasks (spawn_task, \`hearth cron add --task\`): a separate agent works while you keep
+  // talking, and its result comes back to your chat once. See the README, "Background tasks".
+  "tasks": {
+    "maxConcurrent": 3,                       // tasks at work at once; more wait for a free slot
+    "maxMinutes": 30,                         // a task running longer is stopped and says so
+    "maxCostUsd": 1,                          // a task whose model calls cost more is stopped and says so
+    // "model": "claude-haiku-4-5",           // the tasks' model; default the main model
+    "maxDepth": 1                             // 1: only your conversations start tasks; 2: tasks may start one more level
+  },
+
   // Spending limits in US dollars (unset = no limit); \`hearth usage\` shows what was spent.
   // At 80 % you are told once; at 100 % groups, paired people, the heartbeat and scheduled jobs
   // stop until the next day (or month); your own messages still run, marked "over budget".

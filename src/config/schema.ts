@@ -174,6 +174,18 @@ export const configSchema = strict({
   }).prefault({}),
   /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
   cron: strict({ fallback: z.enum(["telegram", "discord"]).optional() }).prefault({}),
+  /** Background tasks (spawn_task): how many run at once, each one's caps, their model, how deep they nest. */
+  tasks: strict({
+    maxConcurrent: positiveInt.default(3),
+    /** A task running longer than this is stopped and reported as over its time cap. */
+    maxMinutes: z.number().positive().default(30),
+    /** A task whose model calls cost more than this is stopped after the call that crossed it. */
+    maxCostUsd: usd.default(1),
+    /** The tasks' model; absent: the model that spawn_task names, else model.name. */
+    model: z.string().trim().min(1).optional(),
+    /** 1: only conversations start tasks; 2: a task may start one more level of tasks, and so on. */
+    maxDepth: positiveInt.max(3).default(1),
+  }).prefault({}),
   log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
   /** Spending limits in USD, in the owner's time zone; unset means no limit. */
   budget: strict({

@@ -56,6 +56,8 @@ export interface SessionRunRequest {
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
   /** The owner's approvals for this run's tool calls; absent: every call runs. */
   gate?: ToolGate | undefined;
+  /** Only these tools, by name (a background task given a narrower set); absent: the scope's. */
+  tools?: readonly string[] | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -410,7 +412,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       lastTag.set(req.key, tag);
       try {
         await compactBeforeRun(req.key, req.scope, m, req.input, req.signal);
-        const result = await runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
+        const only = req.tools;
+        const runTools = only ? tools.refusing((name) => (only.includes(name) ? null : `${name} is not among the tools this background task was given (${only.join(", ")}).`)) : tools;
+        const result = await runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools: runTools, clock, log }, transcriptFor(req.key), {
           scope: req.scope,
           workspace: config.workspace,
           system: systemFor(req.key, req.scope),

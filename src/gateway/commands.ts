@@ -10,6 +10,8 @@ import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModel
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { grantLines, shortFolder } from "../approvals/grants.ts";
 import { askModel } from "./owner-questions.ts";
+import { TaskInputError } from "../tasks/service.ts";
+import { taskListText } from "../tasks/view.ts";
 
 export interface Command {
   name: string;
@@ -66,6 +68,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: "grants", summary: "what you allowed for a while or always (owner); /revoke N takes grant N back", who: "owner", listed: true, slash: {} },
   { name: "revoke", usage: "N", summary: "take grant N back (owner)", who: "owner", listed: false },
+  { name: "tasks", usage: "[cancel ID]", summary: "background tasks, running and recent; stop one (owner)", who: "owner", listed: true },
   { name: "help", summary: "this list", who: "anyone", listed: true },
   { name: "start", summary: "this list", who: "anyone", listed: false },
   { name: "approve", usage: "CODE", summary: "approve a pairing code", who: "owner", listed: false },
@@ -135,6 +138,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       return compact(ctx, origin, cmd.args);
     case "budget":
       return budgetCommand(ctx, origin, cmd.args);
+    case "tasks":
+      return tasksCommand(ctx, origin, cmd.args);
     case "queue": {
       if (!cmd.args) {
         const current = ctx.sessions.get(sessionKey)?.queueMode ?? ctx.config.agent.queueMode;
@@ -271,3 +276,17 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
   return lines.join("\n");
 }
 
+
+/** `/tasks`: the background tasks; `/tasks cancel ID` stops one. The owner's main conversation only. */
+function tasksCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
+  if (origin.scope !== "main") return "Background tasks are only available in the owner's private chat.";
+  const cancel = /^cancel\s+(\S+)$/i.exec(args);
+  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : taskListText(ctx.tasks.list());
+  try {
+    const v = ctx.tasks.cancel(cancel[1]!);
+    return `Cancelling task ${v.id} ("${v.label}"); its result message will say when it has stopped.`;
+  } catch (err) {
+    if (err instanceof TaskInputError) return err.message;
+    throw err;
+  }
+}

@@ -11,6 +11,7 @@ import type { Outbox } from "./outbox.ts";
 import type { PairingStore } from "./pairing.ts";
 import type { RecentChats } from "./router.ts";
 import type { CronService } from "../scheduler/service.ts";
+import type { TaskService } from "../tasks/service.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { Budget } from "../spending/budget.ts";
 import type { RateLimiter } from "../spending/rate-limit.ts";
@@ -32,6 +33,8 @@ export interface GatewayContext {
   runtime: AgentRuntime;
   /** Scheduled jobs: the cron tools, `hearth cron …`, and (in the daemon) the engine and heartbeat. */
   cron: CronService;
+  /** Background tasks: spawn_task and friends, `/tasks`, `hearth tasks`. */
+  tasks: TaskService;
   recent: RecentChats;
   /** Every model call's usage (<home>/usage.jsonl) and today's and this month's totals. */
   usage: UsageLedger;

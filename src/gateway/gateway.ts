@@ -32,6 +32,9 @@ import { createRpcHandler } from "./control/rpc.ts";
 import { gatewayHost } from "./scheduler-host.ts";
 import type { Timers } from "../scheduler/engine.ts";
 import { CronService } from "../scheduler/service.ts";
+import { TaskService } from "../tasks/service.ts";
+import { createTaskTools } from "../tasks/tools.ts";
+import { gatewayTaskHost, isTaskEntry, openTaskDelivery } from "./task-host.ts";
 import { SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
 import { Budget } from "../spending/budget.ts";
@@ -142,7 +145,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
     const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
-    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
+    // Background tasks: their model calls count toward their cost cap as they are recorded.
+    const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock });
+    usage.onRecord((r) => tasks.noteCost(r.session, r.costUsd));
+    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel({ mailbox: TerminalMailboxFile.open(paths.mailbox, log, config.timezone, clock()), clock });
@@ -150,7 +156,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
     ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock });
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
@@ -183,6 +189,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // 5. The scheduler (cron jobs, heartbeat): connected now, started once the channels are up.
     cron.attach(gatewayHost(ctx));
     undo.push(["scheduler", () => cron.stop()]);
+    // 5b. Background tasks: each an inbox entry on a lane of its own (tasks/service.ts).
+    tasks.attach(gatewayTaskHost(ctx));
 
     continueUnlessStopped();
     // 6. The control socket for `hearth chat`, `hearth status` and friends.
@@ -206,16 +214,25 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Undone first: new messages still reach the inbox (and run after a restart) while the
     // active runs finish and their replies go out on channels that are still up.
     undo.push(["runs", () => ctx.lanes.drain(config.agent.shutdownGraceMs)]);
+    // Undone before the runs drain: a task stopped by the shutdown is interrupted, not ended.
+    undo.push(["tasks", () => tasks.pause()]);
     upSince = clock();
     // Questions a previous process left open lose their buttons; their runs ask again below.
     void ctx.approvals.retireLeftovers();
+    // Tasks first: one whose entry a shutdown closed gets a new one; open ones recovery reruns.
+    tasks.start((entryId) => inbox.get(entryId) !== undefined);
     const recovering = recoverInbox(recovery, {
       inbox,
       outbox,
       log,
-      openReply: (to, journal) => (journal ? openAnswerReply(ctx, to, journal) : channels.openReply(to)),
+      openReply: (to, journal) => (journal ? (isTaskEntry(ctx, journal.key) ? openTaskDelivery(ctx, to, journal) : openAnswerReply(ctx, to, journal)) : channels.openReply(to)),
       rerun: (entry, alone) => submitEntry(ctx, entry, alone),
-      withdrawTurns: (entry, note) => runtime.withdrawTurns(entry.sessionKey, entry.id, note),
+      // A task cut off by a crash continues from its transcript (tasks/service.ts); given up
+      // (recovery's notice tells its chat), it ends as failed, never to run again.
+      withdrawTurns: (entry, note) => {
+        if (!entry.sessionKey.startsWith("task:")) return runtime.withdrawTurns(entry.sessionKey, entry.id, note);
+        if (note !== undefined) tasks.giveUp(entry.sessionKey);
+      },
       later: (ms, fn) => {
         const timer = setTimeout(fn, ms);
         return () => clearTimeout(timer);

@@ -45,6 +45,8 @@ export interface LaneItem {
   worthLogging?: (reply: string) => boolean;
   /** The model for the run this item starts, instead of the session's (heartbeat.model). */
   model?: string;
+  /** Only these tools for the run this item starts (a background task's `tools`); absent: the scope's. */
+  tools?: readonly string[];
   /**
    * Run it in a run of its own that no message joins, whatever the queue mode (a message
    * retried after a crash continues in its own reply, never inside someone else's).

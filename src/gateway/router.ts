@@ -20,6 +20,7 @@ import { announceHeard } from "./delivery/heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 import { askAboutPairing } from "./owner-questions.ts";
+import { isTaskSession } from "../tasks/service.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };
 
@@ -202,6 +203,8 @@ function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): 
  * ("isolated"); see LaneItem.
  */
 export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "solo" | "isolated"): void {
+  // A background task's entry waits for a task slot (tasks.maxConcurrent) and has its own reply.
+  if (isTaskSession(entry.sessionKey)) return ctx.tasks.resume(entry.id, entry.sessionKey, entry.attempts, alone);
   const m = entry.message;
   // What was understood of a voice note goes out at once (a misheard note is caught early),
   // also when the entry is replayed after a crash and no record says it went out; the answer's

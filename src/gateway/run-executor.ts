@@ -17,6 +17,8 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
     if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();
+    // Results of background tasks that ended while this session was busy join its transcript now.
+    ctx.tasks.flushNotes(run.sessionKey, (text) => ctx.runtime.appendMessage(run.sessionKey, { role: "user", kind: "system", text, ts: ctx.clock() }));
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     const startedAt = ctx.clock();
@@ -33,6 +35,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
         chat: first?.chat ?? null,
         taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
       }),
+      ...(first?.tools ? { tools: first.tools } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

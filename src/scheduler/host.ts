@@ -63,6 +63,12 @@ export interface SchedulerHost {
    * knows what was said. Call only while main's lane is held (from the heartbeat's reply).
    */
   recordInMain(text: string): void;
+  /**
+   * Starts a background task (a job with `task: true`): `parent` gets its result in its
+   * transcript, `to` gets the result message. Returns the task's id; throws an Error whose
+   * message says why it could not start (the budget, a full disk). Absent: no tasks here.
+   */
+  spawnTask?(t: { task: string; label: string; parent: string; to: DeliveryTarget; by: string }): string;
 }
 
 /** Shown in `to` (perhaps the fallback channel's chat instead of the terminal), or kept in the terminal's mailbox. */

@@ -18,6 +18,8 @@ export interface JobInput {
   session?: string | undefined;
   deliver?: string | undefined;
   catchUp?: string | undefined;
+  /** Run as a background task (`--task`): the job's run only starts it, and the task reports back. */
+  task?: boolean | undefined;
 }
 
 /** The input is not a valid job; the message says what is accepted. */
@@ -67,6 +69,7 @@ export function buildJob(input: JobInput, ctx: NewJobContext): Job {
     session,
     delivery,
     ...(catchUp !== undefined ? { catchUp } : {}),
+    ...(input.task ? { task: true } : {}),
     createdAt: new Date(ctx.now).toISOString(),
     createdBy: ctx.createdBy,
   });

@@ -73,6 +73,7 @@ export class JobRunner {
 
   /** Puts a run that was queued before (by this or an earlier daemon) on its lane. */
   resume(job: Job, queued: QueuedRun): void {
+    if (job.task) return this.#startTask(job, queued);
     this.#inFlight.set(job.id, queued.runId);
     const now = this.#o.clock();
     const item: ScheduledRun = {
@@ -89,6 +90,26 @@ export class JobRunner {
       arrivedAt: now,
     };
     this.#o.host.submit(sessionKeyOf(job), item);
+  }
+
+  /**
+   * A job run as a background task: the run is starting the task, recorded ok at once (delivery
+   * none: the task delivers its own result, exactly once, where the job would deliver).
+   */
+  #startTask(job: Job, queued: QueuedRun): void {
+    const host = this.#o.host;
+    const startedAt = this.#o.clock();
+    this.#o.runs.append({ status: "started", runId: queued.runId, jobId: job.id, at: new Date(startedAt).toISOString() });
+    let outcome: Outcome;
+    try {
+      if (!host.spawnTask) throw new Error("background tasks are not available here");
+      const id = host.spawnTask({ task: job.prompt, label: job.name, parent: sessionKeyOf(job), to: this.#targetOf(job) ?? host.ownerTarget(), by: jobLabel(job) });
+      this.#o.log.info("cron.task_started", { job: job.id, run: queued.runId, task: id });
+      outcome = { type: "ok", text: "" };
+    } catch (err) {
+      outcome = { type: "error", error: `its background task could not start: ${errorText(err)}` };
+    }
+    void this.#complete(job, queued, startedAt, outcome);
   }
 
   /** A run that started before a crash and never finished: recorded as failed (not repeated) and reported. */

@@ -108,6 +108,8 @@ export const jobSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** A run missed while Hearth was down still runs on start if it is at most this late. */
   catchUp: duration.default(DEFAULT_CATCH_UP),
+  /** Runs as a background task (tasks/): a run starts it, and its result is delivered like any task's. */
+  task: z.boolean().optional(),
   /** Absent for jobs written by hand; `every` counts from here. */
   createdAt: isoTime.optional(),
   createdBy: z.enum(["cli", "agent"]).optional(),

@@ -28,6 +28,7 @@ export function createCronTools(cron: CronManager): Tool[] {
         at: z.string().optional().describe("One time, ISO 8601, e.g. 2026-11-23T09:00:00+01:00"),
         session: z.enum(["main", "isolated"]).optional().describe("main: in this conversation (default); isolated: its own session"),
         deliver: z.string().optional().describe("origin (this chat, default), owner, none, telegram:<chatId> or discord:<channelId>"),
+        task: z.boolean().optional().describe("true: each run starts a background task that reports back when done (long work)"),
       }),
       readOnly: false,
       summarize: (input) => input.name,

@@ -88,7 +88,7 @@ export class Budget {
     if (req.purpose === "compaction" || req.purpose === "flush") return { type: "allow" };
     const s = this.status();
     const over = overLimit(s);
-    if (req.purpose === "heartbeat" || req.purpose === "cron") {
+    if (req.purpose === "heartbeat" || req.purpose === "cron" || req.purpose === "task") {
       return over ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow" };
     }
     if (req.scope === "shared") {

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Scope, Usage } from "../agent/messages.ts";
 
 /** Why a model call happened. Every run has one; compaction and the memory flush are their own. */
-export const runPurposes = ["chat", "heartbeat", "cron", "compaction", "flush"] as const;
+export const runPurposes = ["chat", "heartbeat", "cron", "task", "compaction", "flush"] as const;
 export type RunPurpose = (typeof runPurposes)[number];
 
 /** Who a model call was made for: the run's session and purpose, never guessed from the key. */

@@ -53,6 +53,7 @@ describe("loadConfig", () => {
       channels: {},
       heartbeat: { every: "30m", activeHours: { start: "08:00", end: "22:00" }, maxTokens: 1024, pauseAfterIdle: "7d", tools: [] },
       cron: {},
+      tasks: { maxConcurrent: 3, maxMinutes: 30, maxCostUsd: 1, maxDepth: 1 },
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
       approvals: { exec: "risky", timeoutSeconds: 300, grantMinutes: 30, ask: [], allow: [] },

@@ -31,7 +31,7 @@ describe("compaction.model", () => {
       { home, env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anth.url } },
     );
     Object.assign(config, { compaction: { model: "local/summarizer" } });
-    expect(purposeModels(config)).toEqual({ "compaction.model": "local/summarizer", "heartbeat.model": undefined });
+    expect(purposeModels(config)).toEqual({ "compaction.model": "local/summarizer", "heartbeat.model": undefined, "tasks.model": undefined });
 
     const runtime = createAgentRuntime({ config, home, log: silentLogger });
     const signal = new AbortController().signal;

@@ -27,6 +27,9 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
     "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
     "heartbeat.now": () => ctx.cron.heartbeatNow(),
+    "tasks.list": () => ctx.tasks.list(),
+    "tasks.get": (p) => ctx.tasks.get(stringParam(p, "id")),
+    "tasks.cancel": (p) => ctx.tasks.cancel(stringParam(p, "id")),
     "mcp.list": () => ctx.runtime.mcp?.views() ?? [],
     "mcp.tools": (p) => {
       const name = stringParam(p, "name");
@@ -54,5 +57,6 @@ const JOB_INPUT_FIELDS = ["name", "cron", "tz", "every", "at", "message", "sessi
 function jobInputParam(p: Record<string, unknown>): JobInput {
   const input: JobInput = {};
   for (const k of JOB_INPUT_FIELDS) if (typeof p[k] === "string") input[k] = p[k];
+  if (p.task === true) input.task = true;
   return input;
 }

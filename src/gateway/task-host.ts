@@ -1,0 +1,77 @@
+// The task service's host (tasks/host.ts) over the gateway context: a task is an inbox entry of
+// session `task:<id>` whose reply is its result, delivered through the outbox to the chat that
+// started it, so the inbox's recovery and the outbox's exactly-once delivery cover tasks too.
+import type { InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
+import { CLI_TARGET } from "../scheduler/host.ts";
+import type { TaskHost } from "../tasks/host.ts";
+import { isTaskSession } from "../tasks/service.ts";
+import type { GatewayContext } from "./context.ts";
+import { inboxId } from "./inbox.ts";
+import { gatewayHost } from "./scheduler-host.ts";
+
+export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
+  return {
+    accept(taskId, sessionKey, to, text) {
+      const m: InboundMessage = {
+        id: `task-${taskId}`,
+        channel: to.channel,
+        chat: { id: to.chatId, type: "dm", ...(to.threadId ? { threadId: to.threadId } : {}) },
+        sender: { id: "hearth", name: `task ${taskId}`, isOwner: true },
+        text,
+        addressed: true,
+        receivedAt: ctx.clock(),
+      };
+      if (!ctx.inbox.accept(m, sessionKey)) throw new Error(`task entry ${inboxId(m)} was accepted before`);
+      return inboxId(m);
+    },
+    known: (entryId) => ctx.inbox.has(entryId),
+    submit(sessionKey, run, alone) {
+      ctx.lanes.submit(sessionKey, { ...run, ...(alone ? { solo: true } : {}), ...(alone === "isolated" ? { isolated: true } : {}) }, "followup");
+    },
+    stop(sessionKey) {
+      ctx.lanes.stop(sessionKey);
+    },
+    openResult(entryId) {
+      const entry = ctx.inbox.get(entryId);
+      if (!entry) throw new Error(`task entry ${entryId} is not open in the inbox`);
+      return ctx.outbox.openReply(entryId, (journal) => openTaskDelivery(ctx, entry.message, journal));
+    },
+    markDone: (entryId) => ctx.inbox.markDone(entryId),
+    noteInSession(sessionKey, text) {
+      if (ctx.lanes.isRunning(sessionKey)) return false;
+      ctx.runtime.appendMessage(sessionKey, { role: "user", kind: "system", text, ts: ctx.clock() });
+      return true;
+    },
+    originOf: (sessionKey) => gatewayHost(ctx).originOf(sessionKey),
+    checkBudget: (sessionKey) => ctx.budget.check({ scope: "main", purpose: "task", sessionKey }),
+  };
+}
+
+/** Whether inbox entry `entryId` is a task's (its reply is a task result). */
+export function isTaskEntry(ctx: GatewayContext, entryId: string): boolean {
+  const entry = ctx.inbox.get(entryId);
+  return entry !== undefined && isTaskSession(entry.sessionKey);
+}
+
+/**
+ * Where a task's result goes, for a first delivery and for a re-delivery after a crash: only the
+ * final text, as a message of its own in the chat that started the task (the terminal: every
+ * listening `hearth chat`, else its mailbox). The text is already labelled.
+ */
+export function openTaskDelivery(ctx: GatewayContext, m: InboundMessage, journal: ReplyJournal): ReplySink {
+  const from = m.sender.name;
+  const deliver: (text: string) => Promise<void> =
+    m.channel === "cli"
+      ? async (text) => {
+          await ctx.channels.send(CLI_TARGET, text, { from });
+        }
+      : (text) => ctx.channels.openReply({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) }, journal).finish(text);
+  return {
+    textDelta: () => {},
+    textReset: () => {},
+    toolStarted: () => {},
+    toolFinished: () => {},
+    finish: (text, outcome) => (outcome === "kept" ? Promise.resolve() : deliver(text)),
+    fail: (text) => deliver(text),
+  };
+}

@@ -1,0 +1,56 @@
+// What background tasks need from the gateway, in one narrow interface: the durable inbox entry a
+// task runs as, its lane, the outbox reply its result is delivered through, the parent session's
+// transcript and the budget. The daemon builds it from the gateway context (gateway/task-host.ts);
+// tests hand the task service a fake of it.
+import type { UserMessage } from "../agent/messages.ts";
+import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
+import type { BudgetDecision } from "../spending/budget.ts";
+
+/** A task's run as the gateway queues it on the task's own lane (`task:<id>`). */
+export interface TaskRun {
+  /** The task's inbox entry: marked done once its result was delivered. */
+  entryId: string;
+  turn: UserMessage;
+  source: { channel: string; sender: string; text: string };
+  replyKey: string;
+  /** Opens the run's reply; called when the run starts, at most once. */
+  openReply: () => ReplySink;
+  arrivedAt: number;
+  /** Always false: nothing the owner writes joins a task's run. */
+  steerable: false;
+  purpose: "task";
+  model?: string;
+  /** Only these tools (spawn_task's `tools`); absent: the parent scope's. */
+  tools?: readonly string[];
+}
+
+export interface TaskHost {
+  /**
+   * Records the task's message in the durable inbox (fsynced) for session `sessionKey`, as if it
+   * came from `to` (the chat its result goes to); returns the entry id. Throws when it cannot be
+   * written (a full disk): the task is then not started.
+   */
+  accept(taskId: string, sessionKey: string, to: DeliveryTarget, text: string): string;
+  /** Whether the inbox knows entry `entryId` (open, or done recently). */
+  known(entryId: string): boolean;
+  /** Puts the run on its session's lane; `alone` as for a message a crash left suspect (recovery). */
+  submit(sessionKey: string, run: TaskRun, alone?: "solo" | "isolated"): void;
+  /** Aborts the session's run, if any (cancel_task, a cap). */
+  stop(sessionKey: string): void;
+  /**
+   * The reply of entry `entryId` through the outbox: its final text is recorded before delivery and
+   * delivered once to the chat the entry came from, even across a crash.
+   */
+  openResult(entryId: string): ReplySink;
+  /** Closes entry `entryId` without a run (a queued task cancelled). */
+  markDone(entryId: string): void;
+  /**
+   * Adds `text` to session `sessionKey`'s transcript as a system turn the model sees in its next
+   * run. Returns false, adding nothing, while the session has a run: call again when it has none.
+   */
+  noteInSession(sessionKey: string, text: string): boolean;
+  /** The chat the current message of `sessionKey` came from; null when unknown. */
+  originOf(sessionKey: string): DeliveryTarget | null;
+  /** Whether a task started from `sessionKey` may spend now. */
+  checkBudget(sessionKey: string): BudgetDecision;
+}

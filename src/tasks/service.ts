@@ -1,0 +1,448 @@
+// Background tasks: a child agent run in its own session `task:<id>`, started by spawn_task (or a
+// scheduled job), which reports back once. A task is a message in the durable inbox, so the
+// gateway's recovery runs it again after a crash, and its result is the reply to that message,
+// so the outbox delivers it exactly once. This service decides when tasks run (tasks.maxConcurrent),
+// stops them at their caps, labels their results and adds them to the parent's transcript.
+//
+// The order at the end of a task: the labelled result is recorded in tasks.jsonl (fsynced), then
+// handed to the outbox (which records it before delivering it), then noted in the parent session.
+// A crash between any two steps is repaired at the next start: a result recorded but not in the
+// outbox is delivered from tasks.jsonl; one in the outbox is delivered from there by recovery; a
+// result not yet noted is noted.
+import { randomBytes } from "node:crypto";
+import { userTurn } from "../agent/user-turn.ts";
+import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { Config } from "../config/schema.ts";
+import type { Logger } from "../log.ts";
+import type { TaskHost, TaskRun } from "./host.ts";
+import { TaskLog, type TaskEnd, type TaskEntry } from "./task-log.ts";
+import { labelledResult, taskView, type TaskView } from "./view.ts";
+
+export const TASK_PREFIX = "task:";
+export const isTaskSession = (key: string): boolean => key.startsWith(TASK_PREFIX);
+export const taskIdOf = (key: string): string => key.slice(TASK_PREFIX.length);
+
+/** A request the caller can fix (the model reads the message as spawn_task's or cancel_task's result). */
+export class TaskInputError extends Error {
+  override name = "TaskInputError";
+}
+
+export interface SpawnInput {
+  task: string;
+  label?: string | undefined;
+  context?: string | undefined;
+  model?: string | undefined;
+  /** Only these tools, by name. */
+  tools?: string[] | undefined;
+}
+
+export interface TaskServiceOptions {
+  path: string;
+  config: Pick<Config, "tasks" | "timezone">;
+  log: Logger;
+  clock?: () => number;
+}
+
+interface Waiting {
+  id: string;
+  entryId: string;
+  resumed: boolean;
+  alone?: "solo" | "isolated" | undefined;
+}
+
+interface Running {
+  entryId: string;
+  /** Why Hearth stopped it, when it did (cancel_task, a cap). */
+  stopReason?: TaskEnd;
+  timer?: NodeJS.Timeout;
+}
+
+const MAX_PROGRESS_LINES = 200;
+
+export class TaskService {
+  readonly #o: Required<TaskServiceOptions>;
+  readonly #log: TaskLog;
+  #host: TaskHost | null = null;
+  readonly #queue: Waiting[] = [];
+  readonly #running = new Map<string, Running>();
+  /** Cost of each task's model calls in this daemon's life. */
+  readonly #cost = new Map<string, number>();
+  /** Parent session → results waiting for its lane to be free. */
+  readonly #notes = new Map<string, string[]>();
+  #stopping = false;
+
+  constructor(opts: TaskServiceOptions) {
+    this.#o = { clock: Date.now, ...opts };
+    this.#log = TaskLog.open(opts.path, opts.log);
+  }
+
+  attach(host: TaskHost): void {
+    this.#host = host;
+  }
+
+  /**
+   * At start, before the inbox's recovery: results not yet in their parent's transcript are
+   * noted, and a task whose inbox entry was closed without a result (a shutdown stopped it, or
+   * the daemon died before its entry was written) gets a new entry and runs again.
+   */
+  start(isOpen: (entryId: string) => boolean): void {
+    const host = this.#need();
+    for (const t of this.#log.tasks.values()) {
+      if (t.result) {
+        if (!t.noted) this.#note(t);
+        continue;
+      }
+      let n = 0;
+      while (host.known(entryIdOf(t, n + 1))) n++;
+      const current = entryIdOf(t, n);
+      if (host.known(current) && isOpen(current)) continue; // recovery puts it back on its lane
+      const next = host.known(current) ? n + 1 : n;
+      const entryId = this.#accept(t, next);
+      this.#o.log.warn("task.resuming", { task: t.spawned.id, entry: entryId });
+      this.#queue.push({ id: t.spawned.id, entryId, resumed: next > 0 });
+    }
+    this.#pump();
+  }
+
+  /** Shutdown: runs stopped from now on were interrupted, not ended; they run again at the next start. */
+  pause(): void {
+    this.#stopping = true;
+    for (const r of this.#running.values()) clearTimeout(r.timer);
+  }
+
+  /** Starts a task for session `parent`; returns its view at once. Throws TaskInputError. */
+  spawn(input: SpawnInput, parent: string, by?: string, to?: DeliveryTarget): TaskView {
+    const host = this.#need();
+    const { tasks } = this.#o.config;
+    const parentTask = isTaskSession(parent) ? this.#log.tasks.get(taskIdOf(parent)) : undefined;
+    const depth = (parentTask?.spawned.depth ?? 0) + 1;
+    if (depth > tasks.maxDepth) {
+      throw new TaskInputError(`A background task cannot start tasks of its own here (tasks.maxDepth is ${tasks.maxDepth}). Do the work yourself.`);
+    }
+    const text = input.task.trim();
+    if (!text) throw new TaskInputError("The task is empty: say what the background task should do.");
+    const budget = host.checkBudget(parent);
+    if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${budget.reason}.`);
+    const target = to ?? parentTask?.spawned.target ?? host.originOf(parent);
+    if (!target) throw new TaskInputError("No background task was started: the chat to report back to is unknown.");
+    // An id no task has now, nor had recently (its inbox entry would be taken for a duplicate).
+    const id = this.#newId((candidate) => host.known(`${target.channel}:task-${candidate}`));
+    const label = (input.label?.trim() || text.split("\n")[0]!).slice(0, 60);
+    const model = input.model?.trim() || tasks.model;
+    this.#log.append({
+      type: "spawned",
+      id,
+      label,
+      task: text,
+      ...(input.context?.trim() ? { context: input.context.trim() } : {}),
+      parent,
+      target: { channel: target.channel as "telegram" | "discord" | "cli", chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) },
+      ...(model ? { model } : {}),
+      ...(input.tools?.length ? { tools: input.tools.map((t) => t.trim()).filter(Boolean) } : {}),
+      depth,
+      ...(by ? { by } : {}),
+      at: this.#o.clock(),
+    });
+    const t = this.#log.tasks.get(id)!;
+    const entryId = this.#accept(t, 0);
+    this.#o.log.info("task.spawned", { task: id, parent, depth, to: `${target.channel}:${target.chatId}` });
+    this.#queue.push({ id, entryId, resumed: false });
+    this.#pump();
+    return this.#view(t);
+  }
+
+  /**
+   * The inbox's recovery puts a task's entry back (gateway/router.ts submitEntry): it waits for a
+   * slot like a new task. `attempts` > 0: it ran before and continues from its transcript.
+   */
+  resume(entryId: string, sessionKey: string, attempts: number, alone?: "solo" | "isolated"): void {
+    const host = this.#need();
+    const t = this.#log.tasks.get(taskIdOf(sessionKey));
+    if (!t) {
+      this.#o.log.error("task.unknown_entry", { entry: entryId, session: sessionKey, action: "closed without a run" });
+      host.markDone(entryId);
+      return;
+    }
+    if (t.result) {
+      void this.#deliverRecorded(t, entryId);
+      return;
+    }
+    if (this.#queue.some((q) => q.entryId === entryId) || this.#running.has(t.spawned.id)) return;
+    this.#queue.push({ id: t.spawned.id, entryId, resumed: attempts > 0, alone });
+    this.#pump();
+  }
+
+  /** Stops a task (cancel_task, /tasks cancel, hearth tasks cancel). Throws TaskInputError for an unknown or ended one. */
+  cancel(rawId: string): TaskView {
+    const host = this.#need();
+    const t = this.#find(rawId);
+    if (t.result) throw new TaskInputError(`Task ${t.spawned.id} has already ended (${t.result.end}).`);
+    const id = t.spawned.id;
+    const waiting = this.#queue.findIndex((q) => q.id === id);
+    if (waiting >= 0) {
+      const [q] = this.#queue.splice(waiting, 1);
+      void this.#end(t, "cancelled", "").then(() => host.markDone(q!.entryId));
+    } else {
+      const r = this.#running.get(id);
+      if (r && !r.stopReason) {
+        // Ended now, for the owner: the result goes out at once while the run winds down (a
+        // command's process group may take a moment to die); the run's own end adds nothing.
+        r.stopReason = "cancelled";
+        host.stop(`${TASK_PREFIX}${id}`);
+        void this.#end(t, "cancelled", "");
+      }
+    }
+    this.#o.log.info("task.cancelled", { task: id });
+    return this.#view(t);
+  }
+
+  /**
+   * Recovery gave the task's entry up (Hearth crashed every time it ran it, alone); its chat was
+   * told by recovery. Recorded as failed, so no later start runs it again; noted in the parent.
+   */
+  giveUp(sessionKey: string): void {
+    const t = this.#log.tasks.get(taskIdOf(sessionKey));
+    if (!t || t.result) return;
+    const now = this.#o.clock();
+    const body = "Hearth crashed every time it ran this task, also when it ran alone, so it gave up on it.";
+    const text = labelledResult({ id: t.spawned.id, label: t.spawned.label, end: "failed", body, elapsedMs: now - t.spawned.at, costUsd: this.#cost.get(t.spawned.id) ?? 0, caps: this.#o.config.tasks });
+    this.#log.append({ type: "result", id: t.spawned.id, end: "failed", text, costUsd: this.#cost.get(t.spawned.id) ?? 0, at: now });
+    this.#o.log.warn("task.given_up", { task: t.spawned.id });
+    this.#note(t);
+  }
+
+  /** A model call's cost, by the session it was made for (the usage ledger's records). */
+  noteCost(session: string, costUsd: number): void {
+    if (!isTaskSession(session)) return;
+    const id = taskIdOf(session);
+    const total = (this.#cost.get(id) ?? 0) + costUsd;
+    this.#cost.set(id, total);
+    const r = this.#running.get(id);
+    if (r && !r.stopReason && total >= this.#o.config.tasks.maxCostUsd) {
+      r.stopReason = "over-cost";
+      this.#o.log.warn("task.over_cost", { task: id, costUsd: total, capUsd: this.#o.config.tasks.maxCostUsd });
+      this.#need().stop(`${TASK_PREFIX}${id}`);
+    }
+  }
+
+  /**
+   * Call at the start of each run of `sessionKey`, while its lane is held: results that arrived
+   * while it was busy join its transcript now, before its new turn.
+   */
+  flushNotes(sessionKey: string, append: (text: string) => void): void {
+    const ids = this.#notes.get(sessionKey);
+    if (!ids) return;
+    this.#notes.delete(sessionKey);
+    for (const id of ids) {
+      const t = this.#log.tasks.get(id);
+      if (!t?.result || t.noted) continue;
+      append(t.result.text);
+      this.#recordNoted(t);
+    }
+  }
+
+  /** Running and waiting tasks first, then the most recent ended ones; at most `limit`. */
+  list(limit = 20): TaskView[] {
+    const all = [...this.#log.tasks.values()].map((t) => this.#view(t));
+    const live = all.filter((v) => v.state === "running" || v.state === "queued");
+    const ended = all.filter((v) => v.state !== "running" && v.state !== "queued").reverse();
+    return [...live, ...ended].slice(0, Math.max(limit, live.length));
+  }
+
+  get(rawId: string): TaskView {
+    return this.#view(this.#find(rawId));
+  }
+
+  /** The chat a task's result goes to (where an approval for one of its tools would be asked), with its label. */
+  originOf(sessionKey: string): { target: DeliveryTarget; label: string; id: string } | null {
+    const t = isTaskSession(sessionKey) ? this.#log.tasks.get(taskIdOf(sessionKey)) : undefined;
+    return t ? { target: t.spawned.target, label: t.spawned.label, id: t.spawned.id } : null;
+  }
+
+  // ── running ────────────────────────────────────────────────────────────────────────────
+
+  #pump(): void {
+    if (this.#stopping) return;
+    while (this.#running.size < this.#o.config.tasks.maxConcurrent && this.#queue.length > 0) {
+      const q = this.#queue.shift()!;
+      const t = this.#log.tasks.get(q.id);
+      if (t && !t.result) this.#run(t, q);
+    }
+  }
+
+  #run(t: TaskEntry, q: Waiting): void {
+    const id = t.spawned.id;
+    const running: Running = { entryId: q.entryId };
+    this.#running.set(id, running);
+    const now = this.#o.clock();
+    const run: TaskRun = {
+      entryId: q.entryId,
+      turn: {
+        ...userTurn({ text: q.resumed ? resumeText(t) : taskText(t), channel: "task", sender: `task ${id}`, at: now, timezone: this.#o.config.timezone }, "system"),
+        entry: q.entryId,
+      },
+      source: { channel: "task", sender: `task ${id}`, text: t.spawned.task },
+      replyKey: `${TASK_PREFIX}${id}`,
+      openReply: () => this.#openRun(t, running),
+      arrivedAt: now,
+      steerable: false,
+      purpose: "task",
+      ...(t.spawned.model ? { model: t.spawned.model } : {}),
+      ...(t.spawned.tools ? { tools: t.spawned.tools } : {}),
+    };
+    this.#need().submit(`${TASK_PREFIX}${id}`, run, q.alone);
+  }
+
+  /** The run's reply: nothing streams to the chat; tool names are progress lines; the end is the result. */
+  #openRun(t: TaskEntry, running: Running): ReplySink {
+    const id = t.spawned.id;
+    const capMs = this.#o.config.tasks.maxMinutes * 60_000;
+    running.timer = setTimeout(() => {
+      if (running.stopReason) return;
+      running.stopReason = "over-time";
+      this.#o.log.warn("task.over_time", { task: id, maxMinutes: this.#o.config.tasks.maxMinutes });
+      this.#need().stop(`${TASK_PREFIX}${id}`);
+    }, capMs);
+    running.timer.unref();
+    let lines = 0;
+    const finish = async (text: string, outcome: ReplyOutcome) => {
+      clearTimeout(running.timer);
+      this.#running.delete(id);
+      try {
+        if (outcome === "kept") return; // a full disk: the entry stays open and runs again
+        if (t.result) return; // cancelled: its result went out when it was cancelled
+        if (outcome === "stopped" && !running.stopReason && this.#stopping) {
+          // Shutdown: not an end. The entry is closed by the lanes; start() gives it a new one.
+          this.#o.log.info("task.interrupted", { task: id });
+          return;
+        }
+        const end: TaskEnd = running.stopReason ?? (outcome === "answered" ? "done" : "failed");
+        await this.#end(t, end, stripStopNote(text));
+      } finally {
+        this.#pump();
+      }
+    };
+    return {
+      textDelta: () => {},
+      textReset: () => {},
+      toolStarted: (name) => {
+        if (++lines > MAX_PROGRESS_LINES) return;
+        try {
+          this.#log.append({ type: "progress", id, line: name, at: this.#o.clock() });
+        } catch (error) {
+          this.#o.log.warn("task.progress_write_failed", { task: id, error });
+        }
+      },
+      toolFinished: () => {},
+      finish: (text, outcome = "answered") => finish(text, outcome),
+      fail: (message) => finish(message, "failed"),
+    };
+  }
+
+  /** Records the labelled result, delivers it through the outbox, notes it in the parent. */
+  async #end(t: TaskEntry, end: TaskEnd, body: string): Promise<void> {
+    const id = t.spawned.id;
+    const now = this.#o.clock();
+    const costUsd = this.#cost.get(id) ?? 0;
+    const text = labelledResult({ id, label: t.spawned.label, end, body, elapsedMs: now - t.spawned.at, costUsd, caps: this.#o.config.tasks });
+    this.#log.append({ type: "result", id, end, text, costUsd, at: now });
+    this.#o.log.info("task.ended", { task: id, end, costUsd, durationMs: now - t.spawned.at });
+    const entryId = this.#entryOf(t);
+    try {
+      await this.#need().openResult(entryId).finish(text);
+    } catch (error) {
+      this.#o.log.error("task.result_undelivered", { task: id, error, action: "delivered again at the next start" });
+    }
+    this.#note(t);
+  }
+
+  /** A result recorded before a crash whose outbox record was not written: delivered from tasks.jsonl. */
+  async #deliverRecorded(t: TaskEntry, entryId: string): Promise<void> {
+    const host = this.#need();
+    try {
+      await host.openResult(entryId).finish(t.result!.text);
+      host.markDone(entryId);
+    } catch (error) {
+      this.#o.log.error("task.result_undelivered", { task: t.spawned.id, error, action: "delivered again at the next start" });
+    }
+    if (!t.noted) this.#note(t);
+  }
+
+  #note(t: TaskEntry): void {
+    const parent = t.spawned.parent;
+    if (this.#need().noteInSession(parent, t.result!.text)) {
+      this.#recordNoted(t);
+      return;
+    }
+    const ids = this.#notes.get(parent) ?? [];
+    if (!ids.includes(t.spawned.id)) ids.push(t.spawned.id);
+    this.#notes.set(parent, ids);
+  }
+
+  #recordNoted(t: TaskEntry): void {
+    try {
+      this.#log.append({ type: "noted", id: t.spawned.id, at: this.#o.clock() });
+    } catch (error) {
+      this.#o.log.warn("task.noted_write_failed", { task: t.spawned.id, error });
+    }
+  }
+
+  // ── helpers ────────────────────────────────────────────────────────────────────────────
+
+  #accept(t: TaskEntry, n: number): string {
+    const s = t.spawned;
+    return this.#need().accept(n === 0 ? s.id : `${s.id}.${n}`, `${TASK_PREFIX}${s.id}`, s.target, s.task);
+  }
+
+  /** The newest inbox entry of a task (a shutdown gives a task a new one). */
+  #entryOf(t: TaskEntry): string {
+    const r = this.#running.get(t.spawned.id);
+    if (r) return r.entryId;
+    let n = 0;
+    while (this.#need().known(entryIdOf(t, n + 1))) n++;
+    return entryIdOf(t, n);
+  }
+
+  #find(rawId: string): TaskEntry {
+    const id = rawId.trim().replace(/^task:/, "");
+    const t = this.#log.tasks.get(id);
+    if (!t) throw new TaskInputError(`No background task has the id "${rawId.trim()}". task_status (or /tasks) lists them.`);
+    return t;
+  }
+
+  #view(t: TaskEntry): TaskView {
+    const id = t.spawned.id;
+    const state = t.result ? t.result.end : this.#running.has(id) ? "running" : "queued";
+    return taskView(t, state, t.result?.costUsd ?? this.#cost.get(id) ?? 0, this.#o.clock());
+  }
+
+  #newId(taken: (id: string) => boolean): string {
+    for (;;) {
+      const id = randomBytes(3).toString("hex");
+      if (!this.#log.tasks.has(id) && !taken(id)) return id;
+    }
+  }
+
+  #need(): TaskHost {
+    if (!this.#host) throw new Error("TaskService: call attach(host) first");
+    return this.#host;
+  }
+}
+
+/** The inbox id of a task's `n`th entry: the first is `<channel>:task-<id>`, later ones `…-<id>.<n>`. */
+export function entryIdOf(t: TaskEntry, n: number): string {
+  return `${t.spawned.target.channel}:task-${n === 0 ? t.spawned.id : `${t.spawned.id}.${n}`}`;
+}
+
+function taskText(t: TaskEntry): string {
+  const s = t.spawned;
+  const context = s.context ? `\n\nContext from the conversation that started it:\n${s.context}` : "";
+  return `Background task ${s.id} ("${s.label}"). Nobody reads along and nobody answers questions while you work: do the task on your own, then give its result as your final answer. That answer is sent to the owner's chat and to the conversation that started the task.\n\nThe task:\n${s.task}${context}`;
+}
+
+function resumeText(t: TaskEntry): string {
+  return `Hearth restarted while background task ${t.spawned.id} ("${t.spawned.label}") was running. Continue it from where the work above stopped, without repeating finished steps, then give its result as your final answer.\n\nThe task:\n${t.spawned.task}`;
+}
+
+/** The lanes' "(Stopped.)" line is not part of a task's result: its label says why it stopped. */
+const stripStopNote = (text: string): string => text.replace(/\s*\((Stopped\.|Interrupted[^)]*)\)\s*$/, "").trim();

@@ -1,0 +1,120 @@
+// tasks.jsonl: what Hearth knows of its background tasks, appended. A task is `spawned` (fsynced
+// before it is queued), gets `progress` lines (the child's tool names, not fsynced: losing the
+// last one loses nothing), one `result` (fsynced before it is delivered: the text delivered,
+// with its label) and `noted` once the result is in the parent session's transcript. A task
+// without a result after a restart was interrupted: its inbox entry (gateway) runs it again.
+import { z } from "zod";
+import type { Logger } from "../log.ts";
+import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
+
+export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time"] as const;
+export type TaskEnd = (typeof taskEnds)[number];
+
+const target = z.object({ channel: z.enum(["telegram", "discord", "cli"]), chatId: z.string().min(1), threadId: z.string().optional() });
+
+export const TaskRecordSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("spawned"),
+    id: z.string().min(1),
+    label: z.string(),
+    task: z.string().min(1),
+    context: z.string().optional(),
+    /** The session that started it, which gets its result in its transcript. */
+    parent: z.string().min(1),
+    /** The chat its result is delivered to (the parent's chat), and where approvals would be asked. */
+    target,
+    model: z.string().optional(),
+    /** Only these tools, by name; absent: the parent scope's. */
+    tools: z.array(z.string()).optional(),
+    depth: z.number().int().min(1),
+    /** Who started it: the agent in `parent`, or a scheduled job (`cron job "NAME" (ID)`). */
+    by: z.string().optional(),
+    at: z.number(),
+  }),
+  z.object({ type: z.literal("progress"), id: z.string().min(1), line: z.string(), at: z.number() }),
+  z.object({ type: z.literal("result"), id: z.string().min(1), end: z.enum(taskEnds), text: z.string(), costUsd: z.number(), at: z.number() }),
+  z.object({ type: z.literal("noted"), id: z.string().min(1), at: z.number() }),
+]);
+export type TaskRecord = z.infer<typeof TaskRecordSchema>;
+export type SpawnedRecord = Extract<TaskRecord, { type: "spawned" }>;
+export type ResultRecord = Extract<TaskRecord, { type: "result" }>;
+
+/** One task as the log tells it. */
+export interface TaskEntry {
+  spawned: SpawnedRecord;
+  progress: Array<{ line: string; at: number }>;
+  result?: ResultRecord;
+  noted: boolean;
+}
+
+/** Progress lines kept per task (the newest). */
+const PROGRESS_KEPT = 50;
+/** Ended tasks kept when the file is compacted at open (the newest); unfinished ones are always kept. */
+export const ENDED_KEPT = 100;
+
+const isRecord = (v: unknown): v is TaskRecord => TaskRecordSchema.safeParse(v).success;
+
+export class TaskLog {
+  readonly #path: string;
+  readonly tasks = new Map<string, TaskEntry>();
+
+  private constructor(path: string) {
+    this.#path = path;
+  }
+
+  /** Reads tasks.jsonl; a torn or wrong-shaped line is skipped and logged (storage.ts). */
+  static open(path: string, log: Logger): TaskLog {
+    const tl = new TaskLog(path);
+    const { values } = readJsonLines(path, isRecord, log);
+    for (const r of values) tl.#apply(r);
+    // A daemon that runs for months must not grow the file forever: at open it keeps what is
+    // unfinished or not yet noted, and the newest ended tasks.
+    const ended = [...tl.tasks.values()].filter((t) => t.result && t.noted);
+    if (ended.length > ENDED_KEPT) {
+      for (const t of ended.slice(0, ended.length - ENDED_KEPT)) tl.tasks.delete(t.spawned.id);
+      writeFileAtomic(path, [...tl.tasks.values()].flatMap(recordsOf).map((r) => `${JSON.stringify(r)}\n`).join(""));
+    }
+    return tl;
+  }
+
+  /** Appends `r` (fsynced unless it is a progress line) and applies it. Throws when it cannot be written. */
+  append(r: TaskRecord): void {
+    appendRecord(this.#path, `${JSON.stringify(r)}\n`, { durable: r.type !== "progress" });
+    this.#apply(r);
+  }
+
+  #apply(r: TaskRecord): void {
+    if (r.type === "spawned") {
+      this.tasks.set(r.id, { spawned: r, progress: [], noted: false });
+      return;
+    }
+    const t = this.tasks.get(r.id);
+    if (!t) return;
+    switch (r.type) {
+      case "progress":
+        t.progress.push({ line: r.line, at: r.at });
+        if (t.progress.length > PROGRESS_KEPT) t.progress.splice(0, t.progress.length - PROGRESS_KEPT);
+        break;
+      case "result":
+        t.result ??= r;
+        break;
+      case "noted":
+        t.noted = true;
+        break;
+      default:
+        r satisfies never;
+    }
+  }
+}
+
+/** The records that say what `t` is now (for a compacted file). */
+function recordsOf(t: TaskEntry): TaskRecord[] {
+  const id = t.spawned.id;
+  return [
+    t.spawned,
+    ...t.progress.map((p): TaskRecord => ({ type: "progress", id, line: p.line, at: p.at })),
+    ...(t.result ? [t.result] : []),
+    ...(t.noted ? [{ type: "noted" as const, id, at: t.result?.at ?? t.spawned.at }] : []),
+  ];
+}
+

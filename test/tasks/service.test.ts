@@ -1,0 +1,228 @@
+// The task service against a fake host: when tasks run (the concurrency cap), how they end
+// (caps, a shutdown that is not an end), and the repairs a restart makes (a new inbox entry for
+// an interrupted task, a recorded result delivered from tasks.jsonl, a result noted in the parent).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ReplySink } from "../../src/channels/channel.ts";
+import { createLogger } from "../../src/log.ts";
+import type { TaskHost, TaskRun } from "../../src/tasks/host.ts";
+import { TaskInputError, TaskService } from "../../src/tasks/service.ts";
+
+const log = createLogger({ level: "error", sink: { write: () => {} } });
+const config = { timezone: "UTC", tasks: { maxConcurrent: 2, maxMinutes: 30, maxCostUsd: 1, maxDepth: 1 } };
+
+class FakeHost implements TaskHost {
+  accepted: string[] = [];
+  open = new Set<string>();
+  done: string[] = [];
+  runs: Array<{ key: string; run: TaskRun }> = [];
+  stopped: string[] = [];
+  delivered: Array<{ entry: string; text: string }> = [];
+  notes: Array<{ key: string; text: string }> = [];
+  busy = new Set<string>();
+  accept(taskId: string, _key: string, to: { channel: string }): string {
+    const id = `${to.channel}:task-${taskId}`;
+    this.accepted.push(id);
+    this.open.add(id);
+    return id;
+  }
+  known = (id: string) => this.accepted.includes(id);
+  submit(key: string, run: TaskRun): void {
+    this.runs.push({ key, run });
+  }
+  stop(key: string): void {
+    this.stopped.push(key);
+  }
+  openResult(entry: string): ReplySink {
+    const sink = {
+      textDelta: () => {},
+      textReset: () => {},
+      toolStarted: () => {},
+      toolFinished: () => {},
+      finish: async (text: string) => {
+        this.delivered.push({ entry, text });
+      },
+      fail: async (text: string) => sink.finish(text),
+    };
+    return sink;
+  }
+  markDone(id: string): void {
+    this.done.push(id);
+    this.open.delete(id);
+  }
+  noteInSession(key: string, text: string): boolean {
+    if (this.busy.has(key)) return false;
+    this.notes.push({ key, text });
+    return true;
+  }
+  originOf = () => ({ channel: "telegram" as const, chatId: "42" });
+  checkBudget = () => ({ type: "allow" as const });
+}
+
+let dir: string;
+let now: number;
+const clock = () => now;
+const open = (host: FakeHost) => {
+  const s = new TaskService({ path: join(dir, "tasks.jsonl"), config, log, clock });
+  s.attach(host);
+  return s;
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "hearth-tasks-"));
+  now = Date.UTC(2026, 10, 25, 12, 0, 0);
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("TaskService", () => {
+  it("runs at most maxConcurrent tasks; the next starts when one ends, and each result is delivered once, labelled", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const views = ["a", "b", "c"].map((label) => tasks.spawn({ task: `Do ${label}.`, label }, "main"));
+    expect(views.map((v) => v.state)).toEqual(["running", "running", "queued"]);
+    expect(host.runs.map((r) => r.key)).toEqual([`task:${views[0]!.id}`, `task:${views[1]!.id}`]);
+
+    const reply = host.runs[0]!.run.openReply();
+    reply.toolStarted("web_search", "tea");
+    now += 65_000;
+    await reply.finish("Found it.", "answered");
+    expect(host.runs.map((r) => r.key)).toEqual([`task:${views[0]!.id}`, `task:${views[1]!.id}`, `task:${views[2]!.id}`]);
+    expect(host.delivered).toEqual([{ entry: `telegram:task-${views[0]!.id}`, text: `✅ Task ${views[0]!.id} "a" is done (1m 05s, $0.0000):\n\nFound it.` }]);
+    expect(host.notes).toEqual([{ key: "main", text: host.delivered[0]!.text }]);
+    expect(tasks.get(views[0]!.id).progress.map((p) => p.line)).toEqual(["web_search"]);
+  });
+
+  it("a task cannot start tasks of its own beyond maxDepth, and an empty task is refused", () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Research." }, "main");
+    expect(() => tasks.spawn({ task: "Deeper." }, `task:${v.id}`)).toThrow(TaskInputError);
+    expect(() => tasks.spawn({ task: "  " }, "main")).toThrow("The task is empty");
+    expect(host.runs).toHaveLength(1);
+  });
+
+  it("over its cost cap: stopped after the call that crossed it, and its result says so", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Spend.", label: "spend" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    tasks.noteCost(`task:${v.id}`, 0.4);
+    expect(host.stopped).toEqual([]);
+    tasks.noteCost(`task:${v.id}`, 0.7);
+    expect(host.stopped).toEqual([`task:${v.id}`]);
+    await reply.finish("Half done.\n\n(Stopped.)", "stopped");
+    expect(host.delivered[0]!.text).toBe(`⏹ Task ${v.id} "spend" was stopped: it went over its cost cap of $1.00 (tasks.maxCostUsd) (0s, $1.1000).\n\nWhat it had so far:\nHalf done.`);
+  });
+
+  it("over its time cap: stopped, and its result says so", async () => {
+    const host = new FakeHost();
+    const tasks = new TaskService({ path: join(dir, "tasks.jsonl"), config: { ...config, tasks: { ...config.tasks, maxMinutes: 0.0005 } }, log, clock });
+    tasks.attach(host);
+    const v = tasks.spawn({ task: "Slow.", label: "slow" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    while (host.stopped.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(host.stopped).toEqual([`task:${v.id}`]);
+    await reply.finish("(Stopped.)", "stopped");
+    expect(host.delivered[0]!.text).toBe(`⏹ Task ${v.id} "slow" was stopped: it ran longer than its time cap of 0.0005 min (tasks.maxMinutes) (0s, $0.0000).`);
+  });
+
+  it("a shutdown interrupts a task without ending it: the next start gives it a new entry and it continues", async () => {
+    const host = new FakeHost();
+    const first = open(host);
+    const v = first.spawn({ task: "Long work.", label: "long" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    first.pause();
+    await reply.finish("(Interrupted: Hearth is shutting down.)", "stopped");
+    host.markDone(`telegram:task-${v.id}`); // the lanes close the entry
+    expect(host.delivered).toEqual([]);
+
+    const again = new FakeHost();
+    again.accepted = [...host.accepted];
+    const second = open(again);
+    second.start((id) => again.open.has(id));
+    expect(again.accepted.at(-1)).toBe(`telegram:task-${v.id}.1`);
+    expect(again.runs).toHaveLength(1);
+    expect(again.runs[0]!.run.turn.text).toContain(`Hearth restarted while background task ${v.id} ("long") was running.`);
+    expect(second.get(v.id).state).toBe("running");
+  });
+
+  it("a result recorded before a crash is delivered from tasks.jsonl, not run again, and noted once the parent is free", async () => {
+    const host = new FakeHost();
+    host.busy.add("main");
+    const first = open(host);
+    const v = first.spawn({ task: "Quick.", label: "quick" }, "main");
+    // The result is recorded, then the daemon dies before the outbox has it: simulated by a
+    // delivery that never happens (a fresh host below stands for the next start).
+    host.openResult = () => ({ textDelta() {}, textReset() {}, toolStarted() {}, toolFinished() {}, finish: () => new Promise<void>(() => {}), fail: () => new Promise<void>(() => {}) });
+    void host.runs[0]!.run.openReply().finish("Done quickly.", "answered");
+    await Promise.resolve();
+
+    const next = new FakeHost();
+    next.accepted = [...host.accepted];
+    next.open.add(`telegram:task-${v.id}`);
+    next.busy.add("main");
+    const second = open(next);
+    second.start((id) => next.open.has(id));
+    second.resume(`telegram:task-${v.id}`, `task:${v.id}`, 1);
+    await Promise.resolve();
+    expect(next.runs).toEqual([]);
+    expect(next.delivered.map((d) => d.text)).toEqual([`✅ Task ${v.id} "quick" is done (0s, $0.0000):\n\nDone quickly.`]);
+    expect(next.done).toEqual([`telegram:task-${v.id}`]);
+    expect(next.notes).toEqual([]);
+    const appended: string[] = [];
+    second.flushNotes("main", (text) => appended.push(text));
+    second.flushNotes("main", (text) => appended.push(text));
+    expect(appended).toEqual([next.delivered[0]!.text]);
+  });
+
+  it("cancelling a waiting task ends it at once; cancelling an ended one says so", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    tasks.spawn({ task: "One." }, "main");
+    tasks.spawn({ task: "Two." }, "main");
+    const third = tasks.spawn({ task: "Three.", label: "three" }, "main");
+    tasks.cancel(third.id);
+    await new Promise((r) => setImmediate(r));
+    expect(host.delivered.map((d) => d.text)).toEqual([`⏹ Task ${third.id} "three" was cancelled (0s, $0.0000).`]);
+    expect(host.done).toEqual([`telegram:task-${third.id}`]);
+    expect(() => tasks.cancel(third.id)).toThrow(`Task ${third.id} has already ended (cancelled).`);
+    expect(() => tasks.cancel("nope")).toThrow('No background task has the id "nope"');
+  });
+
+  it("a task recovery gave up on ends as failed and never runs again", () => {
+    const host = new FakeHost();
+    const first = open(host);
+    const v = first.spawn({ task: "Poison.", label: "poison" }, "main");
+    first.giveUp(`task:${v.id}`);
+    expect(first.get(v.id).state).toBe("failed");
+    expect(host.notes[0]!.text).toBe(`⚠️ Task ${v.id} "poison" failed (0s, $0.0000): Hearth crashed every time it ran this task, also when it ran alone, so it gave up on it.`);
+    host.markDone(`telegram:task-${v.id}`);
+
+    const again = new FakeHost();
+    again.accepted = [...host.accepted];
+    open(again).start((id) => again.open.has(id));
+    expect(again.accepted).toEqual(host.accepted);
+    expect(again.runs).toEqual([]);
+  });
+
+  it("tasks.jsonl keeps the newest 100 ended tasks when it is opened, and every unfinished one", () => {
+    const lines: string[] = [];
+    const spawned = (id: string, at: number) => ({ type: "spawned", id, label: id, task: "T.", parent: "main", target: { channel: "cli", chatId: "cli" }, depth: 1, at });
+    for (let i = 0; i < 105; i++) {
+      const id = `e${String(i).padStart(5, "0")}`;
+      lines.push(JSON.stringify(spawned(id, i)), JSON.stringify({ type: "result", id, end: "done", text: "ok", costUsd: 0, at: i }), JSON.stringify({ type: "noted", id, at: i }));
+    }
+    lines.push(JSON.stringify(spawned("open01", 200)));
+    writeFileSync(join(dir, "tasks.jsonl"), `${lines.join("\n")}\n`);
+    const host = new FakeHost();
+    const tasks = open(host);
+    const ids = tasks.list(1000).map((v) => v.id);
+    expect(ids).toHaveLength(101);
+    expect(ids).toContain("open01");
+    expect(ids).not.toContain("e00004");
+    expect(ids).toContain("e00005");
+    expect(readFileSync(join(dir, "tasks.jsonl"), "utf8").trim().split("\n")).toHaveLength(301);
+  });
+});
