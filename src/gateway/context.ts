@@ -13,6 +13,7 @@ import type { SessionStore } from "./sessions.ts";
 import type { Budget } from "../spending/budget.ts";
 import type { RateLimiter } from "../spending/rate-limit.ts";
 import type { UsageLedger } from "../spending/ledger.ts";
+import type { DashboardServer } from "../dashboard/server.ts";
 
 export interface GatewayContext {
   config: Config;
@@ -37,4 +38,6 @@ export interface GatewayContext {
   budget: Budget;
   /** Shared scopes' per-sender and per-chat limits. */
   rateLimits: RateLimiter;
+  /** The web dashboard, when enabled and serving (the daemon). */
+  dashboard?: DashboardServer;
 }

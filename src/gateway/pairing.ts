@@ -148,6 +148,20 @@ export class PairingStore {
     return approved;
   }
 
+  /**
+   * Drops a pending code unapproved (case and spaces ignored); null when no such live code
+   * exists. The sender is not told, and waits out the cooldown before a new code, as if it expired.
+   */
+  deny(code: string): PendingPairing | null {
+    this.#expire();
+    const wanted = code.replace(/[\s-]/g, "").toUpperCase();
+    const i = this.#data.pending.findIndex((p) => p.code === wanted);
+    if (i === -1) return null;
+    const [p] = this.#data.pending.splice(i, 1);
+    this.#save();
+    return p!;
+  }
+
   /** Removes an approved sender; false when there was none. */
   revoke(channel: ChannelId, userId: string): boolean {
     const before = this.#data.approved.length;

@@ -17,7 +17,7 @@ import { buildJob, cliField, type JobInput } from "./job-input.ts";
 import { JobRunner, type FinalRecord } from "./job-runner.ts";
 import { JobsFileError, JobStore, type LoadResult } from "./job-store.ts";
 import { jobSchema, targetOf, type Job, type JobState } from "./job.ts";
-import { RunLog, type QueuedRun } from "./run-log.ts";
+import { RunLog, type QueuedRun, type RecentRun } from "./run-log.ts";
 import { createCronTools, type CronManager } from "./tools.ts";
 import { viewOf, type JobView } from "./view.ts";
 
@@ -201,6 +201,24 @@ export class CronService implements CronManager {
     });
     this.#o.log.info("cron.job_removed", { job: removed!.id });
     return this.#view(removed!);
+  }
+
+  /** Pauses (false) or resumes (true) a job; a paused job keeps its place in jobs.json but never runs on schedule. */
+  setEnabled(id: string, enabled: boolean): JobView {
+    let changed: Job | undefined;
+    this.#mutate((jobs) => {
+      const job = jobs.find((j) => j.id === id.trim());
+      if (!job) throw new UnknownJobError(id);
+      changed = { ...job, enabled };
+      return jobs.map((j) => (j === job ? changed! : j));
+    });
+    this.#o.log.info(enabled ? "cron.job_resumed" : "cron.job_paused", { job: changed!.id });
+    return this.#view(changed!);
+  }
+
+  /** The newest finished and skipped runs, newest first; [] outside the daemon (no run log open). */
+  recentRuns(limit = 20): RecentRun[] {
+    return this.#runs?.recent(limit) ?? [];
   }
 
   /** `hearth cron run ID`: runs the job now, outside its schedule. Needs the daemon's engine. */

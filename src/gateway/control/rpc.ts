@@ -27,6 +27,8 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),
     "cron.run": (p) => ctx.cron.runNow(stringParam(p, "id")),
     "heartbeat.now": () => ctx.cron.heartbeatNow(),
+    "dashboard.login": () => ({ url: dashboardOf(ctx).loginUrl() }),
+    "dashboard.rotate": () => ({ ended: dashboardOf(ctx).rotate() }),
     "mcp.list": () => ctx.runtime.mcp?.views() ?? [],
     "mcp.tools": (p) => {
       const name = stringParam(p, "name");
@@ -40,6 +42,11 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     if (!handler) throw new Error(`Unknown operation "${method}". This daemon knows: ${Object.keys(methods).join(", ")}.`);
     return handler(params && typeof params === "object" ? (params as Record<string, unknown>) : {});
   };
+}
+
+function dashboardOf(ctx: GatewayContext): NonNullable<GatewayContext["dashboard"]> {
+  if (!ctx.dashboard) throw new Error('The dashboard is off. Turn it on with "dashboard": { "enabled": true } in config.json, then restart Hearth.');
+  return ctx.dashboard;
 }
 
 function stringParam(p: Record<string, unknown>, name: string): string {
