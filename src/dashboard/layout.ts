@@ -25,7 +25,7 @@ export function pageDocument(o: { pages: Page[]; current: Page; csrf: string; bo
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-<span class="brand" aria-hidden="true">🔥</span><span class="brand-name">Hearth</span>
+<svg class="brand" viewBox="0 0 24 24" aria-hidden="true"><path d="M12 2c1 3.5-1.5 5.5-3 7.5C7.3 11.8 6 13.6 6 16a6 6 0 0 0 12 0c0-2.6-1.2-4.6-2.6-6.2-.3 1.7-1.2 2.9-2.4 3.4.6-3.6-.2-7.9-1-11.2z"/></svg><span class="brand-name">Hearth</span>
 <nav aria-label="Dashboard pages">${nav}</nav>
 </header>
 <main id="main" tabindex="-1">
@@ -50,7 +50,8 @@ export function loginPage(): string {
 export function table(head: string[], rows: string[][], empty: string, label?: string): string {
   if (rows.length === 0) return `<p class="empty">${esc(empty)}</p>`;
   const th = head.map((h) => `<th scope="col">${esc(h)}</th>`).join("");
-  const tr = rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("\n");
+  // data-label: on a phone each row is a card whose cells name their column.
+  const tr = rows.map((r) => `<tr>${r.map((c, i) => `<td${head[i] ? ` data-label="${esc(head[i])}"` : ""}><span>${c}</span></td>`).join("")}</tr>`).join("\n");
   return `<div class="table-wrap"${label ? ` role="region" aria-label="${esc(label)}" tabindex="0"` : ""}><table><thead><tr>${th}</tr></thead><tbody>\n${tr}\n</tbody></table></div>`;
 }
 

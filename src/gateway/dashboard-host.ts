@@ -31,7 +31,11 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
     notes: {
       list: () => listNotes(config.workspace),
       read: (relPath) => readNoteForEdit(config.workspace, relPath, noteLog),
-      save: (relPath, text, version) => saveNote(config.workspace, relPath, text, version, noteLog),
+      save: (relPath, text, version) => {
+        const saved = saveNote(config.workspace, relPath, text, version, noteLog);
+        if (saved.type === "saved") ctx.runtime.memory?.noteOwnerEdit(saved.relPath);
+        return saved;
+      },
       search: async (query) => {
         const tool = ctx.runtime.memory?.tools().find((t) => t.name === "memory_search");
         if (!tool) return "Memory search is not available (no workspace memory).";
@@ -75,12 +79,15 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
   };
 }
 
+/** The line the runtime puts before a user turn for the model: "[2026-11-25 17:11 (Wed), UTC · cli · owner]". */
+const TURN_HEADER = /^\[[^\]\n]*\]\n/;
+
 function mainHistory(file: string, limit: number): ChatLine[] {
   const lines: ChatLine[] = [];
   for (const r of readTranscript(file).records) {
     if (r.type !== "message") continue;
     const m = r.message;
-    if (m.role === "user" && m.kind === "message") lines.push({ role: "user", text: m.text, at: m.ts });
+    if (m.role === "user" && m.kind === "message") lines.push({ role: "user", text: m.text.replace(TURN_HEADER, ""), at: m.ts });
     else if (m.role === "assistant") {
       const text = textOf(m).trim();
       if (text) lines.push({ role: "assistant", text, at: m.ts });

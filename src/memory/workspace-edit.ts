@@ -23,7 +23,8 @@ export type NoteRead =
   | { type: "refused"; reason: string };
 
 export type NoteSave =
-  | { type: "saved"; version: string }
+  /** `relPath` as the opener normalised it. */
+  | { type: "saved"; version: string; relPath: string }
   /** The file changed since `version` was read; nothing was written. */
   | { type: "stale"; current: string; version: string }
   | { type: "refused"; reason: string };
@@ -72,7 +73,7 @@ export function saveNote(workspace: string, relPath: string, text: string, versi
     let done = 0;
     while (done < bytes.length) done += writeSync(opened.fd, bytes, done, bytes.length - done, done);
     fsyncSync(opened.fd);
-    return { type: "saved", version: versionOf(bytes) };
+    return { type: "saved", version: versionOf(bytes), relPath: opened.relPath };
   } finally {
     closeSync(opened.fd);
   }
@@ -102,5 +103,7 @@ export function listNotes(workspace: string, max = 2_000): NoteEntry[] {
     }
   };
   walk("");
-  return out;
+  // The workspace's own files first, then each folder's, folder by folder.
+  const dirOf = (p: string) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
+  return out.sort((a, b) => dirOf(a.relPath).localeCompare(dirOf(b.relPath)) || a.relPath.localeCompare(b.relPath));
 }

@@ -50,6 +50,7 @@ ${file ? editor(host.notes.read(file), file, notes) : query ? "" : `<p class="em
 function tree(notes: NoteEntry[], open: string | null): string {
   if (notes.length === 0) return `<p class="empty">The workspace has no notes.</p>`;
   let folder = "";
+  // The workspace's own files come first, under no heading.
   const out: string[] = [];
   for (const n of notes) {
     const dir = n.relPath.includes("/") ? n.relPath.slice(0, n.relPath.lastIndexOf("/")) : "";

@@ -75,12 +75,12 @@ function meter(label: string, spent: number, limit: number | null): string {
 
 /** Stacked bars, one per day; each bar carries its day and total for tests and tooltips. */
 function chart(days: string[], perDay: Map<string, Record<Category, number>>): string {
-  const W = 720, H = 220, left = 48, bottom = 22, top = 10;
+  const W = 720, H = 220, left = 48, right = 16, bottom = 22, top = 10;
   const totals = days.map((d) => sum(perDay.get(d)!));
   const max = niceMax(Math.max(...totals));
-  const bw = (W - left) / days.length;
+  const bw = (W - left - right) / days.length;
   const y = (v: number) => H - bottom - (v / max) * (H - bottom - top);
-  const grid = [0, 0.5, 1].map((f) => `<line class="grid" x1="${left}" x2="${W}" y1="${y(max * f)}" y2="${y(max * f)}"/><text class="axis" x="${left - 6}" y="${y(max * f) + 4}" text-anchor="end">${usd(max * f)}</text>`).join("");
+  const grid = [0, 0.5, 1].map((f) => `<line class="grid" x1="${left}" x2="${W - right}" y1="${y(max * f)}" y2="${y(max * f)}"/><text class="axis" x="${left - 6}" y="${y(max * f) + 4}" text-anchor="end">${usd(max * f)}</text>`).join("");
   const bars = days.map((d, i) => {
     const v = perDay.get(d)!;
     let base = 0;
