@@ -48,6 +48,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, c
   if (!page || !action) return refuse(res, 404, "No such action.");
   const body = await readJson(req);
   if (body === null) return refuse(res, 400, "The request body is not a JSON object (or is too large).");
+  ctx.log.info("dashboard.action", { page: page.id, action: m![2] });
   await runAction(res, ctx, page, () => action(ctx.host, body, { req, res, session }));
 }
 

@@ -106,6 +106,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
   let page: Page;
 
   beforeAll(async () => {
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ["--no-sandbox"] });
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -155,10 +156,17 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(await page.locator(".msg.user .text").allTextContents()).toEqual(["Say hello"]);
   });
 
-  it("the overview lists the main session", async () => {
+  it("the overview lists the main session, in light or dark as the system prefers", async () => {
     await page.goto(base);
     const sessions = await page.locator('section[aria-labelledby="se"] tbody tr').allInnerTexts();
     expect(sessions.map((r) => r.split("\t")[0])).toEqual(["main"]);
+    const background = () => page.evaluate("getComputedStyle(document.body).backgroundColor");
+    await page.emulateMedia({ colorScheme: "light" });
+    expect(await background()).toBe("rgb(250, 248, 245)");
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await background()).toBe("rgb(23, 21, 19)");
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, "overview-desktop-dark.png"), fullPage: true });
+    await page.emulateMedia({ colorScheme: "light" });
   });
 
   it("Memory: editing USER.md writes exactly those bytes, and the next answer's request holds them", async () => {
@@ -283,6 +291,11 @@ describe("dashboard security (plain HTTP)", () => {
       expect(r.body).toBe("Not logged in. Run `hearth dashboard` on the machine Hearth runs on for a login link.\n");
       expect(r.headers["access-control-allow-origin"]).toBeUndefined();
     }
+    const page = await http("GET", "/", { cookie: (await login()).cookie });
+    expect(page.headers["access-control-allow-origin"]).toBeUndefined();
+    expect(page.headers["x-frame-options"]).toBe("DENY");
+    expect(page.headers["referrer-policy"]).toBe("no-referrer");
+    expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
   });
 
   it("refuses a Host header that is not the dashboard's (DNS rebinding), even with a valid session", async () => {
