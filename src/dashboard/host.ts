@@ -87,6 +87,7 @@ export interface DashboardHost {
   cron: {
     list(): JobView[];
     add(input: JobInput): JobView;
+    update(id: string, input: JobInput): JobView;
     remove(id: string): JobView;
     runNow(id: string): { runId: string };
     setEnabled(id: string, enabled: boolean): JobView;

@@ -48,6 +48,7 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
     cron: {
       list: () => ctx.cron.list(),
       add: (input) => ctx.cron.add(input, { createdBy: "cli" }),
+      update: (id, input) => ctx.cron.update(id, input),
       remove: (id) => ctx.cron.remove(id),
       runNow: (id) => ctx.cron.runNow(id),
       setEnabled: (id, enabled) => ctx.cron.setEnabled(id, enabled),

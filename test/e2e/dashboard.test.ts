@@ -4,7 +4,7 @@
 // without the session cookie a one-time link buys, a foreign Host header is refused (DNS
 // rebinding), a state-changing request needs the page's Origin and CSRF token, `--rotate` ends
 // sessions, and failed logins are rate-limited (last: it locks logins for a minute).
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "node:http";
 import type { Browser, Page } from "playwright-core";
@@ -156,6 +156,17 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(await page.locator(".msg.user .text").allTextContents()).toEqual(["Say hello"]);
   });
 
+  it("Chat: an attached file reaches the model, and the upload is gone once answered", async () => {
+    fake.enqueue(text("It lists three fruits."));
+    await page.fill("#chat-text", "What is in this file?");
+    await page.setInputFiles("#chat-files", { name: "fruits.txt", mimeType: "text/plain", buffer: Buffer.from("apple\nbanana\ncherry\n") });
+    await page.click("#chat-send");
+    await page.locator('.msg.assistant[data-done="final"]').nth(1).waitFor();
+    expect(await page.locator(".msg.assistant .text").allTextContents()).toEqual(["Hello from the hearth, word by word.", "It lists three fruits."]);
+    expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("apple\\nbanana\\ncherry");
+    expect(readdirSync(join(daemon.home, "dashboard-uploads"))).toEqual([]);
+  });
+
   it("the overview lists the main session, in light or dark as the system prefers", async () => {
     await page.goto(base);
     const sessions = await page.locator('section[aria-labelledby="se"] tbody tr').allInnerTexts();
@@ -175,7 +186,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(await page.locator(".tree li", { hasText: "USER.md" }).innerText()).toContain("main only");
     await page.fill("#note-text", content);
     await page.click('form[data-editor] button[type="submit"]');
-    await page.waitForFunction(`document.querySelector("[data-saved]")?.textContent?.startsWith("Saved at")`);
+    await page.waitForSelector('[data-saved]:text-matches("^Saved at ")');
     expect(readFileSync(workspaceFile("USER.md"), "utf8")).toBe(content);
 
     fake.enqueue(text("Noted, Ada."));
@@ -207,12 +218,25 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.selectOption('select[name="kind"]', "every");
     await page.fill('input[name="when"]', "6h");
     await page.fill('textarea[name="message"]', "Remind me to water the plants.");
-    await page.click('form[data-action] button[type="submit"]');
+    await page.click('#job-form button[type="submit"]');
     await page.waitForSelector('section[aria-labelledby="jobs"] td:has-text("Water the plants")');
     const list = await daemon.hearth(["cron", "list"]);
     expect(list.code).toBe(0);
     expect(list.stdout).toContain("Water the plants");
     expect(list.stdout).toContain("every 6h");
+  });
+
+  it("Schedule: a job is edited and paused on the page, through the cron service", async () => {
+    const row = page.locator('section[aria-labelledby="jobs"] tbody tr', { hasText: "Water the plants" });
+    await row.locator("button", { hasText: "Edit" }).click();
+    expect(await page.textContent("#add")).toBe('Edit "Water the plants"');
+    await page.fill('input[name="when"]', "8h");
+    await page.click('#job-form button[type="submit"]');
+    await page.waitForSelector('section[aria-labelledby="jobs"] td:has-text("every 8h")');
+    await page.locator('section[aria-labelledby="jobs"] tbody tr', { hasText: "Water the plants" }).locator("button", { hasText: "Pause" }).click();
+    await page.waitForSelector('section[aria-labelledby="jobs"] tbody tr:has-text("Water the plants") .badge:has-text("paused")');
+    const [job] = (JSON.parse(readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8")) as { jobs: Array<{ name: string; schedule: unknown; enabled: boolean; delivery: unknown }> }).jobs;
+    expect(job).toMatchObject({ name: "Water the plants", schedule: { kind: "every", every: "8h" }, enabled: false, delivery: { to: "owner" } });
   });
 
   it("Usage: the chart's day totals are usage.jsonl's", async () => {
@@ -285,7 +309,7 @@ describe("dashboard security (plain HTTP)", () => {
   });
 
   it("answers every page, file and action without a session cookie with 401 and no data", async () => {
-    for (const [method, path] of [["GET", "/"], ["GET", "/memory?file=USER.md"], ["GET", "/usage"], ["GET", "/static/app.js"], ["GET", "/api/logs/stream"], ["POST", "/api/schedule/add"]] as const) {
+    for (const [method, path] of [["GET", "/"], ["GET", "/memory?file=USER.md"], ["GET", "/usage"], ["GET", "/static/app.js"], ["GET", "/api/logs/stream"], ["POST", "/api/schedule/save"]] as const) {
       const r = await http(method, path, { cookie: "hearth_session=made-up" });
       expect(r.status, `${method} ${path}`).toBe(401);
       expect(r.body).toBe("Not logged in. Run `hearth dashboard` on the machine Hearth runs on for a login link.\n");
@@ -342,13 +366,13 @@ describe("dashboard security (plain HTTP)", () => {
       [{ ...json, origin: `http://${host}`, "x-csrf-token": "x".repeat(43) }, "Refused: the request lacks the dashboard's CSRF token. Reload the page.\n"],
     ];
     for (const [headers, message] of cases) {
-      const r = await http("POST", "/api/schedule/add", headers, job);
+      const r = await http("POST", "/api/schedule/save", headers, job);
       expect(r.status).toBe(403);
       expect(r.body).toBe(message);
     }
     expect(jobsText()).toBe(before);
     // The same request from the page itself goes through.
-    const ok = await http("POST", "/api/schedule/add", { ...json, origin: `http://${host}`, "x-csrf-token": csrf }, job);
+    const ok = await http("POST", "/api/schedule/save", { ...json, origin: `http://${host}`, "x-csrf-token": csrf }, job);
     expect(ok.status).toBe(200);
     expect(jobs().jobs).toHaveLength(count + 1);
   });

@@ -1,7 +1,7 @@
 // Chat: the owner's main conversation in the browser. A message goes in exactly as one typed in
 // `hearth chat` (the terminal channel, session main), and its answer streams back as
 // newline-delimited JSON events until the final text; Stop ends main's run as /stop does.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import type { CliEvent } from "../../channels/terminal/channel.ts";
@@ -58,6 +58,8 @@ export const page: Page = {
       const end = () => {
         host.chat.detach(client);
         res.end();
+        // The gateway stored its own copy of each attachment before it answered.
+        for (const f of files) rmSync(f, { force: true });
       };
       res.on("close", () => host.chat.detach(client));
       requestId = host.chat.send(client, text, files);

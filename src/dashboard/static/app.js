@@ -53,6 +53,39 @@
     } else toast(data.error || "That did not work.", true);
   });
 
+  // Schedule: "Edit" fills the job form; saving it changes that job instead of adding one.
+  const jobForm = document.getElementById("job-form");
+  if (jobForm) {
+    const submit = jobForm.querySelector('button[type="submit"]');
+    const cancel = jobForm.querySelector("[data-cancel-edit]");
+    const heading = document.getElementById("add");
+    document.addEventListener("click", (ev) => {
+      const btn = ev.target.closest("button[data-edit-job]");
+      if (!btn) return;
+      const job = JSON.parse(btn.dataset.editJob);
+      for (const [k, v] of Object.entries(job)) {
+        const el = jobForm.elements.namedItem(k);
+        if (el) el.value = v;
+      }
+      const deliver = jobForm.elements.namedItem("deliver");
+      deliver.placeholder = job.deliver ? deliver.placeholder : "unchanged";
+      submit.textContent = "Save changes";
+      heading.textContent = `Edit "${job.name}"`;
+      cancel.hidden = false;
+      heading.scrollIntoView({ block: "start" });
+      jobForm.elements.namedItem("name").focus();
+    });
+    jobForm.addEventListener("reset", () => {
+      setTimeout(() => {
+        jobForm.elements.namedItem("id").value = "";
+        jobForm.elements.namedItem("tz").value = "";
+        submit.textContent = "Add job";
+        heading.textContent = "Add a job";
+        cancel.hidden = true;
+      });
+    });
+  }
+
   const pending = sessionStorage.getItem("hearth-toast");
   if (pending) {
     sessionStorage.removeItem("hearth-toast");
