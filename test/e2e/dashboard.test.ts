@@ -161,7 +161,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.fill("#chat-text", "What is in this file?");
     await page.setInputFiles("#chat-files", { name: "fruits.txt", mimeType: "text/plain", buffer: Buffer.from("apple\nbanana\ncherry\n") });
     await page.click("#chat-send");
-    await page.locator('.msg.assistant[data-done="final"]').nth(1).waitFor();
+    await page.locator('.msg.assistant[data-done="final"]').waitFor();
     expect(await page.locator(".msg.assistant .text").allTextContents()).toEqual(["Hello from the hearth, word by word.", "It lists three fruits."]);
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("apple\\nbanana\\ncherry");
     expect(readdirSync(join(daemon.home, "dashboard-uploads"))).toEqual([]);
