@@ -86,6 +86,9 @@
     });
   }
 
+  // A chart wider than a phone opens at its newest days.
+  for (const chart of document.querySelectorAll(".chart")) chart.scrollLeft = chart.scrollWidth;
+
   const pending = sessionStorage.getItem("hearth-toast");
   if (pending) {
     sessionStorage.removeItem("hearth-toast");
