@@ -5,6 +5,8 @@
 //   - after the first 20 answers, and after 200 (sequential owner DMs, each waited for), each
 //     once the daemon has been quiet for 5 s: the moment a user would look, after the one
 //     collection the daemon runs when it falls quiet (gateway/memory-reducer.ts)
+//   - idle again from a cold start with the dashboard enabled but never opened (its pages load
+//     on the first request, so it should cost next to nothing)
 // Beside it the floor: `node -e` holding an idle HTTP server, on the same Node.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -51,6 +53,14 @@ export async function telegramMemoryBench(): Promise<Figure[]> {
     await sleep(SETTLE_MS);
     const after200 = rssMb(daemon.pid!);
 
+    await stopDaemon(daemon);
+    daemon = undefined;
+    writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } }, dashboard: { enabled: true, port: 0 } }));
+    await stopDaemon(await startDaemon(home, model.url, emu));
+    daemon = await startDaemon(home, model.url, emu);
+    await sleep(2000);
+    const idleDashboard = rssMb(daemon.pid!);
+
     floor = spawn(process.execPath, ["-e", "require('node:http').createServer().listen(0, '127.0.0.1', () => process.stdout.write('up\\n'))"], { stdio: ["ignore", "pipe", "inherit"] });
     await new Promise<void>((resolve) => floor!.stdout!.once("data", () => resolve()));
     await sleep(2000);
@@ -61,6 +71,8 @@ export async function telegramMemoryBench(): Promise<Figure[]> {
       { name: "telegram on: daemon RSS after the first 20 answers", value: round(after20, 1), unit: "MB", target: 125 },
       { name: "telegram on: RSS growth over the first 20 answers", value: round(after20 - idle, 1), unit: "MB", target: 20 },
       { name: "telegram on: daemon RSS after 200 answers", value: round(after200, 1), unit: "MB", target: 125 },
+      { name: "dashboard on, unused: daemon RSS idle (cold start)", value: round(idleDashboard, 1), unit: "MB", target: 115 },
+      { name: "dashboard on, unused: idle RSS over dashboard off", value: round(idleDashboard - idle, 1), unit: "MB", target: 5 },
       { name: "floor: node -e with an idle HTTP server, RSS", value: round(floorIdle, 1), unit: "MB", target: 100 },
     ];
   } finally {

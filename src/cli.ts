@@ -112,6 +112,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/mcp.ts")).runMcp(home, rest, io);
     case "tasks":
       return await (await import("./cli/tasks.ts")).runTasks(home, rest, io);
+    case "dashboard":
+      return await (await import("./cli/dashboard.ts")).runDashboard(home, rest, io);
     default:
       command satisfies never;
       return 2;

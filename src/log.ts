@@ -61,6 +61,8 @@ export interface LoggerOptions {
   /** Default: JSON lines, or a short readable line when the sink is a terminal. */
   format?: LogFormat;
   base?: LogFields;
+  /** Also gets every line written, as a redacted JSON line whatever the format (the dashboard's Logs page). Must not throw. */
+  tap?: (jsonLine: string) => void;
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -78,6 +80,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       const out = levelRank[level] >= levelRank.warn ? problemSink : sink;
       const line = opts.format ? opts.format(level, event, all) : out.isTTY ? readableLine(level, event, all) : jsonLine(level, event, all);
       if (line !== null) out.write(redact(line));
+      opts.tap?.(redact(jsonLine(level, event, all)));
     };
     return {
       debug: (e, f) => emit("debug", e, f),
@@ -111,10 +114,40 @@ export const underPm2 = (env: NodeJS.ProcessEnv = process.env): boolean => env.p
  * The daemon's log: JSON lines on stderr; under pm2, which shows stderr as errors (in red), info
  * goes to stdout and only warnings and errors to stderr.
  */
-export function daemonLogger(level: LogLevel): Logger {
+export function daemonLogger(level: LogLevel, tail?: LogTail): Logger {
+  const tap = tail ? { tap: tail.push } : {};
   return underPm2()
-    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) } })
-    : createLogger({ level });
+    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) }, ...tap })
+    : createLogger({ level, ...tap });
+}
+
+/** The newest log lines (JSON), kept in memory for the dashboard's live tail. */
+export class LogTail {
+  readonly #lines: string[] = [];
+  readonly #listeners = new Set<(line: string) => void>();
+  readonly #max: number;
+
+  constructor(max = 500) {
+    this.#max = max;
+  }
+
+  readonly push = (line: string): void => {
+    const l = line.endsWith("\n") ? line.slice(0, -1) : line;
+    this.#lines.push(l);
+    if (this.#lines.length > this.#max) this.#lines.shift();
+    for (const f of this.#listeners) f(l);
+  };
+
+  /** The kept lines, oldest first. */
+  lines(): string[] {
+    return [...this.#lines];
+  }
+
+  /** `listener` gets every new line; it must be quick and must not throw. Returns the unsubscribe. */
+  subscribe(listener: (line: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
 }
 
 /** A logger that drops everything (tests, benchmarks). */

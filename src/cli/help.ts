@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -33,6 +33,10 @@ const LINES: Record<CommandName, string[]> = {
   mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers"],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
   tasks: ["tasks [ID] [--json]          background tasks, running and recent; one with its progress and result", "tasks cancel ID              stop a background task (needs the daemon)"],
+  dashboard: [
+    "dashboard [--url]            a one-time login link to the web dashboard (opened in a browser when there is one; --url: print only)",
+    "dashboard --rotate           end every dashboard session and unused login link",
+  ],
   pairing: [
     "pairing list                 pending pairing codes and approved senders",
     "pairing approve CODE         let the person who got CODE talk to Hearth",

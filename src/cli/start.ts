@@ -8,7 +8,7 @@ import { loadConfig } from "../config/config.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";
-import { daemonLogger, parseLevel, underPm2, type Logger } from "../log.ts";
+import { daemonLogger, LogTail, parseLevel, underPm2, type Logger } from "../log.ts";
 import { catchStopRequests, describeStop } from "../process-stop.ts";
 
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
@@ -17,7 +17,9 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   const level = parseLevel(process.env.HEARTH_LOG, config.log.level);
-  const log = daemonLogger(level);
+  // The dashboard's Logs page shows the newest lines; kept only when it is enabled.
+  const logTail = config.dashboard.enabled ? new LogTail() : undefined;
+  const log = daemonLogger(level, logTail);
 
   const { promise: stopped, resolve: exitWith } = Promise.withResolvers<number>();
   const starting = new AbortController();
@@ -39,7 +41,7 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
   });
 
   try {
-    gateway = await startGateway({ ...gatewayOptions(home, config, log, { daemon: true }), stopSignal: starting.signal });
+    gateway = await startGateway({ ...gatewayOptions(home, config, log, { daemon: true }), stopSignal: starting.signal, ...(logTail ? { logTail } : {}) });
   } catch (err) {
     if (!(err instanceof StartupStopped)) throw err;
     disconnectSupervisor();

@@ -64,5 +64,6 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   if (waiting > 0) lines.push("", `Terminal: ${waiting === 1 ? "1 message waits" : `${waiting} messages wait`}; \`${hearthCmd("chat")}\` shows ${waiting === 1 ? "it" : "them"}.`);
   const down = mcpDownLines(s.mcp ?? []);
   if (down.length) lines.push("", ...down);
+  if (s.dashboard) lines.push("", `Dashboard: ${s.dashboard} (\`${hearthCmd("dashboard")}\` prints a login link)`);
   return `${lines.join("\n")}\n`;
 }

@@ -224,7 +224,23 @@ export const configSchema = strict({
       pricing: strict({ perMinuteUsd: z.number().finite().min(0) }).optional(),
     }).optional(),
   }).prefault({}),
+  /** The web dashboard (src/dashboard/), served by the daemon; off unless enabled. */
+  dashboard: strict({
+    enabled: z.boolean().default(false),
+    host: z.string().trim().min(1).default("127.0.0.1"),
+    /** 0: any free port (`hearth status` says which). */
+    port: z.int().min(0).max(65_535).default(7420),
+    /** Needed to bind anything but loopback (a warning is logged on start). */
+    allowRemote: z.boolean().default(false),
+  }).superRefine((d, ctx) => {
+    if (!isLoopbackHost(d.host) && !d.allowRemote) ctx.addIssue({ code: "custom", path: ["host"], message: `"${d.host}" is not a loopback address; set dashboard.allowRemote to true to serve the dashboard beyond this machine` });
+  }).prefault({}),
 });
+
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
 
 /** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */
 export type Config = z.output<typeof configSchema>;

@@ -16,6 +16,7 @@ import type { SessionStore } from "./sessions.ts";
 import type { Budget } from "../spending/budget.ts";
 import type { RateLimiter } from "../spending/rate-limit.ts";
 import type { UsageLedger } from "../spending/ledger.ts";
+import type { DashboardServer } from "../dashboard/server.ts";
 
 export interface GatewayContext {
   config: Config;
@@ -46,4 +47,6 @@ export interface GatewayContext {
   approvals: Approvals;
   /** The owner's other buttons: pairing requests, /model, budget notices. */
   ownerQuestions: OwnerQuestions;
+  /** The web dashboard, when enabled and serving (the daemon). */
+  dashboard?: DashboardServer;
 }

@@ -6,7 +6,7 @@ import { SkillRegistry } from "../agent/skills/registry.ts";
 import { markerPrefixFor } from "../agent/tools/index.ts";
 import type { Channel, InboundMessage } from "../channels/channel.ts";
 import { CliChannel } from "../channels/terminal/channel.ts";
-import type { Logger } from "../log.ts";
+import type { Logger, LogTail } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { DiskFullError, isDiskFull } from "../storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
@@ -73,6 +73,8 @@ export interface GatewayOptions {
   stopSignal?: AbortSignal;
   /** How long the daemon must be up before a run counts as a crash trial (recovery.ts); default stableAfterMs(). */
   stableAfterMs?: number;
+  /** The newest log lines, for the dashboard's Logs page (the daemon keeps them when the dashboard is enabled). */
+  logTail?: LogTail;
 }
 
 /** Start-up was asked to stop (a signal while starting); what was started is stopped again. */
@@ -193,6 +195,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     tasks.attach(gatewayTaskHost(ctx));
 
     continueUnlessStopped();
+    // 6a. The dashboard (daemon only, when enabled): its pages load on the first request.
+    if (opts.controlSocket && config.dashboard.enabled) {
+      const { startDashboard } = await import("../dashboard/server.ts");
+      const { dashboardHost } = await import("./dashboard-host.ts");
+      const d = config.dashboard;
+      ctx.dashboard = await startDashboard({ host: d.host, port: d.port, allowRemote: d.allowRemote, log: log.child({ component: "dashboard" }), openHost: () => dashboardHost(ctx, cli, opts.logTail) });
+      undo.push(["dashboard", () => ctx.dashboard?.close()]);
+    }
+
     // 6. The control socket for `hearth chat`, `hearth status` and friends.
     if (opts.controlSocket) {
       const control: ControlSocket = await startControlSocket(

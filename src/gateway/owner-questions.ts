@@ -76,7 +76,7 @@ export async function askAboutPairing(ctx: GatewayContext, m: InboundMessage, co
       const approved = ctx.pairing.approve(code);
       return approved ? { answer: "Approved.", settled: `✅ Approved by ${by}: ${approved.name} can talk to me now.` } : { answer: "That code has expired.", settled: "⌛ The code expired before it was approved." };
     }
-    const declined = ctx.pairing.decline(code);
+    const declined = ctx.pairing.deny(code);
     return { answer: "Denied.", settled: declined ? `❌ Denied by ${by}.` : "⌛ The code expired before it was answered." };
   });
 }

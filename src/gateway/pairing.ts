@@ -148,10 +148,14 @@ export class PairingStore {
     return approved;
   }
 
-  /** Turns a pending code down (the owner's Deny): it can no longer be approved; null when no such live code exists. */
-  decline(code: string): PendingPairing | null {
+  /**
+   * Drops a pending code unapproved (case and spaces ignored); null when no such live code
+   * exists. The sender is not told, and waits out the cooldown before a new code, as if it expired.
+   */
+  deny(code: string): PendingPairing | null {
     this.#expire();
-    const i = this.#data.pending.findIndex((p) => p.code === code);
+    const wanted = code.replace(/[\s-]/g, "").toUpperCase();
+    const i = this.#data.pending.findIndex((p) => p.code === wanted);
     if (i === -1) return null;
     const [p] = this.#data.pending.splice(i, 1);
     this.#save();

@@ -41,6 +41,8 @@ export interface GatewayStatus {
   mcp: ServerView[];
   /** Proactive messages waiting in the terminal's mailbox for the next `hearth chat`. */
   terminalMailbox: number;
+  /** The dashboard's address when it is serving (`hearth dashboard` prints a login link). */
+  dashboard: string | null;
 }
 
 /** "MCP server github is down: <last error>" per enabled server that is not ready. */
@@ -86,6 +88,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
     damaged: listDamaged(ctx.home).map(describeDamaged),
     mcp: ctx.runtime.mcp?.views() ?? [],
     terminalMailbox: ctx.channels.terminalWaiting(),
+    dashboard: ctx.dashboard?.url ?? null,
   };
 }
 

@@ -27,6 +27,12 @@ export interface MemoryService {
    * as chat folders are not watched, and not taken for a hand edit. Never throws.
    */
   indexOwnFile(relPath: string): void;
+  /**
+   * The owner rewrote `relPath` through Hearth (the dashboard's editor): a hand edit, taken at
+   * once (index and a new context epoch for the sessions that show it), so the next prompt has
+   * it without waiting for the watcher, whose event for it is then not counted again. Never throws.
+   */
+  noteOwnerEdit(relPath: string): void;
   /** Appends a finished exchange to the scope's daily log. Never throws. */
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
@@ -215,6 +221,14 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       } catch (err) {
         log.warn("memory.index_refresh_failed", { path: relPath, error: err });
       }
+      refresh(relPath);
+    },
+    noteOwnerEdit(relPath) {
+      lastChangeAt = clock();
+      if (unwatched(relPath)) seen.set(relPath, signature(relPath));
+      watcher?.expectOwnWrite(relPath);
+      log.info("memory.hand_edit", { path: relPath, kind: "dashboard" });
+      epochs.noteHandEdit(relPath);
       refresh(relPath);
     },
     tools: () => tools,

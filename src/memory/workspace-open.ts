@@ -34,7 +34,7 @@ import { descriptorIsAt } from "../agent/tools/workspace-path.ts";
 import { canSee, canSend, CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
 import type { ProblemLog } from "./workspace-files.ts";
 
-export type OpenMode = "read" | "append";
+export type OpenMode = "read" | "append" | "replace";
 
 export interface OpenRequest {
   /** The workspace folder (config `workspace`); it may itself be reached through a symlink. */
@@ -46,6 +46,8 @@ export interface OpenRequest {
   /**
    * "read": O_RDONLY. "append": O_RDWR | O_APPEND, creating the file (mode 0600) and its
    * folders (0700) when missing; reading is allowed so a caller can look at the last byte.
+   * "replace": O_RDWR without O_APPEND, created like "append": the caller reads, then rewrites
+   * the whole file through the descriptor (the dashboard's editor).
    */
   mode: OpenMode;
 }
@@ -76,6 +78,7 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 const READ_FLAGS = constants.O_RDONLY | NONBLOCK | NOFOLLOW;
 const APPEND_FLAGS = constants.O_RDWR | constants.O_APPEND | NONBLOCK | NOFOLLOW;
+const REPLACE_FLAGS = constants.O_RDWR | NONBLOCK | NOFOLLOW;
 
 /** The workspace folder's real path, or why it cannot be opened. */
 function workspaceRoot(workspace: string): string | Opened {
@@ -175,13 +178,14 @@ function openPlain(root: string, rel: string, mode: OpenMode, manyNames: boolean
   let fd: number;
   let created = false;
   try {
-    if (mode === "append") {
+    if (mode !== "read") {
+      const flags = mode === "append" ? APPEND_FLAGS : REPLACE_FLAGS;
       try {
-        fd = openSync(abs, APPEND_FLAGS | constants.O_CREAT | constants.O_EXCL, 0o600);
+        fd = openSync(abs, flags | constants.O_CREAT | constants.O_EXCL, 0o600);
         created = true;
       } catch (err) {
         if (codeOf(err) !== "EEXIST") throw err;
-        fd = openSync(abs, APPEND_FLAGS);
+        fd = openSync(abs, flags);
       }
     } else {
       fd = openSync(abs, READ_FLAGS);
@@ -217,7 +221,7 @@ function openPlain(root: string, rel: string, mode: OpenMode, manyNames: boolean
 
 type FolderCheck = "ok" | "missing" | "link" | { problem: string };
 
-/** A real folder (not a link); for "append", a missing one is created (0700) and checked again. */
+/** A real folder (not a link); for a write, a missing one is created (0700) and checked again. */
 function checkFolder(dir: string, mode: OpenMode): FolderCheck {
   const look = (): Stats | undefined => lstatSync(dir, { throwIfNoEntry: false });
   try {

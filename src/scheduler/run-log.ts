@@ -74,6 +74,8 @@ const runRecordSchema = z.union([
 ]) as unknown as z.ZodType<RunRecord>;
 
 export type QueuedRun = Extract<RunRecord, { status: "queued" }>;
+/** A run that ended (ok, error) or times that were skipped. */
+export type RecentRun = Extract<RunRecord, { status: "ok" | "error" | "skipped" }>;
 
 export interface RunRecovery {
   /** Per job, the latest scheduled time that was queued or skipped (manual runs excluded). */
@@ -141,6 +143,12 @@ export class RunLog {
     } catch (err) {
       this.#log.error("cron.runs_write_failed", { file: this.path, error: err });
     }
+  }
+
+  /** The finished and skipped runs, newest first, at most `limit` (the dashboard's Schedule page). */
+  recent(limit: number): RecentRun[] {
+    const done = this.#read().filter((r): r is RecentRun => r.status === "ok" || r.status === "error" || r.status === "skipped");
+    return done.slice(-limit).reverse();
   }
 
   /** Every record, oldest first (a torn or wrong-shaped line is skipped and logged with its number). */

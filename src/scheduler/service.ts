@@ -13,11 +13,11 @@ import type { HomePaths } from "../config/home.ts";
 import { Engine, realTimers, type Timers } from "./engine.ts";
 import { Heartbeat, type TickReport } from "./heartbeat.ts";
 import { CLI_TARGET, type SchedulerHost } from "./host.ts";
-import { buildJob, cliField, type JobInput } from "./job-input.ts";
+import { buildJob, cliField, type JobInput, type NewJobContext } from "./job-input.ts";
 import { JobRunner, type FinalRecord } from "./job-runner.ts";
 import { JobsFileError, JobStore, type LoadResult } from "./job-store.ts";
 import { jobSchema, targetOf, type Job, type JobState } from "./job.ts";
-import { RunLog, type QueuedRun } from "./run-log.ts";
+import { RunLog, type QueuedRun, type RecentRun } from "./run-log.ts";
 import { createCronTools, type CronManager } from "./tools.ts";
 import { viewOf, type JobView } from "./view.ts";
 
@@ -175,21 +175,52 @@ export class CronService implements CronManager {
   add(input: JobInput, by: AddedBy): JobView {
     let added: Job | undefined;
     this.#mutate((jobs) => {
-      const { config, clock, minEveryMs } = this.#o;
-      added = buildJob(input, {
-        now: clock(),
-        timezone: config.timezone,
-        minEveryMs,
-        createdBy: by.createdBy,
-        origin: by.createdBy === "agent" ? this.#originOf(by.sessionKey) : CLI_TARGET,
-        field: by.createdBy === "agent" ? (name) => name : cliField,
-        defaultDelivery: by.createdBy === "agent" ? "origin" : "owner",
-        takenIds: new Set(jobs.map((j) => j.id)),
-      });
+      added = buildJob(input, this.#newJobContext(by, jobs));
       return [...jobs, added];
     });
     this.#o.log.info("cron.job_added", { job: added!.id, name: added!.name, by: by.createdBy });
     return this.#view(added!);
+  }
+
+  /**
+   * Replaces a job's name, schedule, message and session with `input`, checked as a new job from
+   * the CLI would be; its delivery and catch-up too when `input` gives them. Its id, creation,
+   * pause and run state stay.
+   */
+  update(id: string, input: JobInput): JobView {
+    let updated: Job | undefined;
+    this.#mutate((jobs) => {
+      const old = jobs.find((j) => j.id === id.trim());
+      if (!old) throw new UnknownJobError(id);
+      const built = buildJob(input, this.#newJobContext({ createdBy: "cli" }, jobs));
+      updated = {
+        ...built,
+        id: old.id,
+        createdAt: old.createdAt,
+        createdBy: old.createdBy,
+        enabled: old.enabled,
+        state: old.state,
+        delivery: input.deliver?.trim() ? built.delivery : old.delivery,
+        catchUp: input.catchUp?.trim() ? built.catchUp : old.catchUp,
+      };
+      return jobs.map((j) => (j === old ? updated! : j));
+    });
+    this.#o.log.info("cron.job_updated", { job: updated!.id, name: updated!.name });
+    return this.#view(updated!);
+  }
+
+  #newJobContext(by: AddedBy, jobs: Job[]): NewJobContext {
+    const { config, clock, minEveryMs } = this.#o;
+    return {
+      now: clock(),
+      timezone: config.timezone,
+      minEveryMs,
+      createdBy: by.createdBy,
+      origin: by.createdBy === "agent" ? this.#originOf(by.sessionKey) : CLI_TARGET,
+      field: by.createdBy === "agent" ? (name) => name : cliField,
+      defaultDelivery: by.createdBy === "agent" ? "origin" : "owner",
+      takenIds: new Set(jobs.map((j) => j.id)),
+    };
   }
 
   remove(id: string): JobView {
@@ -201,6 +232,24 @@ export class CronService implements CronManager {
     });
     this.#o.log.info("cron.job_removed", { job: removed!.id });
     return this.#view(removed!);
+  }
+
+  /** Pauses (false) or resumes (true) a job; a paused job keeps its place in jobs.json but never runs on schedule. */
+  setEnabled(id: string, enabled: boolean): JobView {
+    let changed: Job | undefined;
+    this.#mutate((jobs) => {
+      const job = jobs.find((j) => j.id === id.trim());
+      if (!job) throw new UnknownJobError(id);
+      changed = { ...job, enabled };
+      return jobs.map((j) => (j === job ? changed! : j));
+    });
+    this.#o.log.info(enabled ? "cron.job_resumed" : "cron.job_paused", { job: changed!.id });
+    return this.#view(changed!);
+  }
+
+  /** The newest finished and skipped runs, newest first; [] outside the daemon (no run log open). */
+  recentRuns(limit = 20): RecentRun[] {
+    return this.#runs?.recent(limit) ?? [];
   }
 
   /** `hearth cron run ID`: runs the job now, outside its schedule. Needs the daemon's engine. */

@@ -60,6 +60,7 @@ describe("loadConfig", () => {
       pricing: {},
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },
+      dashboard: { enabled: false, host: "127.0.0.1", port: 7420, allowRemote: false },
     });
   });
 
@@ -335,5 +336,16 @@ describe("media config", () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe("dashboard config", () => {
+  it("is off by default, on loopback port 7420; any other address needs allowRemote", () => {
+    expect(parseConfig({}, { home, env: {} }).dashboard).toEqual({ enabled: false, host: "127.0.0.1", port: 7420, allowRemote: false });
+    expect(parseConfig({ dashboard: { enabled: true, host: "::1", port: 0 } }, { home, env: {} }).dashboard.port).toBe(0);
+    expect(() => parseConfig({ dashboard: { enabled: true, host: "0.0.0.0" } }, { home, env: {} })).toThrow(
+      '"0.0.0.0" is not a loopback address; set dashboard.allowRemote to true to serve the dashboard beyond this machine\n  → at dashboard.host',
+    );
+    expect(parseConfig({ dashboard: { host: "0.0.0.0", allowRemote: true } }, { home, env: {} }).dashboard.host).toBe("0.0.0.0");
   });
 });

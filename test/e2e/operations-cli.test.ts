@@ -42,6 +42,7 @@ describe("usage errors with a daemon running", () => {
     [["cron", "list", "--bogus"], "Unknown option '--bogus'"],
     [["chat", "--shout"], "Unknown option '--shout'"],
     [["chat", "-m", "  "], "The message is empty."],
+    [["dashboard", "--url", "--rotate"], "--url and --rotate do not go together."],
   ];
   for (const [args, message] of cases) {
     it(`hearth ${args.join(" ")}: exit 2 at once with that command's usage only`, async () => {
@@ -55,6 +56,12 @@ describe("usage errors with a daemon running", () => {
       expect(r.stderr).not.toContain("Commands:");
     });
   }
+  it("hearth dashboard on a daemon whose dashboard is off: exit 1, saying how to turn it on", async () => {
+    const r = await runHearth(["dashboard"], env());
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe('hearth: The dashboard is off. Turn it on with "dashboard": { "enabled": true } in config.json, then restart Hearth.\n');
+  });
   it("the daemon answered none of them (no model call, still running)", async () => {
     expect(fake.requests).toHaveLength(0);
     expect((await runHearth(["status"], env())).code).toBe(0);

@@ -169,6 +169,16 @@ describe("pairing codes", () => {
     expect(pairing.revoke("discord", "42")).toBe(true);
     expect(PairingStore.open(join(dir, "pairing.json"), silentLogger).isApproved("discord", "42")).toBe(false);
   });
+
+  it("a denied code is gone for good, its sender is not approved and waits as after an expiry", () => {
+    const c = code(pairing.request("telegram", "a", "A"));
+    expect(pairing.deny(c.toLowerCase())).toMatchObject({ code: c, channel: "telegram", userId: "a" });
+    expect(pairing.deny(c)).toBeNull();
+    expect(pairing.approve(c)).toBeNull();
+    expect(PairingStore.open(join(dir, "pairing.json"), silentLogger).list().pending).toEqual([]);
+    now += ANSWER_INTERVAL_MS;
+    expect(pairing.request("telegram", "a", "A").type).toBe("cooldown");
+  });
 });
 
 describe("parseCommand", () => {

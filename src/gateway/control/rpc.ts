@@ -30,6 +30,8 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "tasks.list": () => ctx.tasks.list(),
     "tasks.get": (p) => ctx.tasks.get(stringParam(p, "id")),
     "tasks.cancel": (p) => ctx.tasks.cancel(stringParam(p, "id")),
+    "dashboard.login": () => ({ url: dashboardOf(ctx).loginUrl() }),
+    "dashboard.rotate": () => ({ ended: dashboardOf(ctx).rotate() }),
     "mcp.list": () => ctx.runtime.mcp?.views() ?? [],
     "mcp.tools": (p) => {
       const name = stringParam(p, "name");
@@ -43,6 +45,11 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     if (!handler) throw new Error(`Unknown operation "${method}". This daemon knows: ${Object.keys(methods).join(", ")}.`);
     return handler(params && typeof params === "object" ? (params as Record<string, unknown>) : {});
   };
+}
+
+function dashboardOf(ctx: GatewayContext): NonNullable<GatewayContext["dashboard"]> {
+  if (!ctx.dashboard) throw new Error('The dashboard is off. Turn it on with "dashboard": { "enabled": true } in config.json, then restart Hearth.');
+  return ctx.dashboard;
 }
 
 function stringParam(p: Record<string, unknown>, name: string): string {

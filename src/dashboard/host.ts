@@ -1,0 +1,117 @@
+// What the dashboard needs from the gateway, in one interface: the owner's powers, no more. Each
+// method goes through the same code as the chat and the CLI (the terminal channel for chat, the
+// workspace opener for notes, the cron service for jobs, the pairing store for people). The
+// daemon builds it from the gateway context (gateway/dashboard-host.ts); tests may fake it.
+import type { ChannelStatus } from "../channels/channel.ts";
+import type { CliEvent } from "../channels/terminal/channel.ts";
+import type { NoteEntry, NoteRead, NoteSave } from "../memory/workspace-edit.ts";
+import type { JobInput } from "../scheduler/job-input.ts";
+import type { RecentRun } from "../scheduler/run-log.ts";
+import type { JobView } from "../scheduler/view.ts";
+import type { BudgetStatus } from "../spending/budget.ts";
+import type { UsageRecord } from "../spending/usage-record.ts";
+
+/** The daemon at a glance (a subset of `hearth status`). */
+export interface DashboardStatus {
+  pid: number;
+  startedAt: number;
+  model: string;
+  channels: Array<{ id: string } & ChannelStatus>;
+  sessions: Array<{ key: string; scope: "main" | "shared"; title?: string; lastActivityAt: number; contextPercent: number; running: boolean; runningForMs: number | null; queued: number }>;
+  budget: BudgetStatus;
+  damaged: string[];
+  terminalMailbox: number;
+}
+
+/** One line of the main conversation as the Chat page shows it. */
+export interface ChatLine {
+  role: "user" | "assistant";
+  text: string;
+  at: number;
+}
+
+export interface PendingCode {
+  code: string;
+  channel: string;
+  userId: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface PairedPerson {
+  channel: string;
+  userId: string;
+  name: string;
+  approvedAt: number;
+}
+
+/** A channel's access rules from config: who else may talk, and its rate limit. */
+export interface AccessRules {
+  channel: string;
+  dmPolicy: string;
+  allowFrom: string[];
+  groups: string[];
+  groupPolicy: string;
+  dmRateLimit: string;
+}
+
+export interface HeartbeatState {
+  every: string;
+  activeHours: string;
+  /** The newest heartbeat log lines' events ("heartbeat.ran", "heartbeat.skipped"…), newest first. */
+  lastTicks: Array<{ at: string; event: string; detail: string }>;
+}
+
+export interface DashboardHost {
+  status(): DashboardStatus;
+  /** The last `limit` user and assistant lines of the main session, oldest first. */
+  mainHistory(limit: number): ChatLine[];
+  chat: {
+    /** A web chat client connected; `write` gets its reply events and must not throw. */
+    attach(write: (e: CliEvent) => void): string;
+    detach(client: string): void;
+    /** The owner's message, as the terminal sends it (main session); returns the request id of its events. */
+    send(client: string, text: string, files: readonly string[]): string;
+    /** Stops main's active run (the Stop button, /stop). */
+    stop(): void;
+    /** Where an uploaded attachment is put before it is sent (a folder of the home, owner only). */
+    uploadDir(): string;
+  };
+  notes: {
+    list(): NoteEntry[];
+    read(relPath: string): NoteRead;
+    save(relPath: string, text: string, version: string): NoteSave;
+    /** memory_search in the main scope; the tool's text answer. */
+    search(query: string): Promise<string>;
+  };
+  cron: {
+    list(): JobView[];
+    add(input: JobInput): JobView;
+    update(id: string, input: JobInput): JobView;
+    remove(id: string): JobView;
+    runNow(id: string): { runId: string };
+    setEnabled(id: string, enabled: boolean): JobView;
+    recentRuns(limit: number): RecentRun[];
+    heartbeat(): HeartbeatState;
+  };
+  usage: {
+    /** usage.jsonl's records since `sinceMs`. */
+    records(sinceMs: number): UsageRecord[];
+    budget(): BudgetStatus;
+    timezone: string;
+  };
+  people: {
+    pending(): PendingCode[];
+    paired(): PairedPerson[];
+    approve(code: string): PairedPerson | null;
+    deny(code: string): PendingCode | null;
+    revoke(channel: string, userId: string): boolean;
+    rules(): AccessRules[];
+  };
+  logs: {
+    /** The newest JSON log lines, oldest first. */
+    lines(): string[];
+    subscribe(listener: (line: string) => void): () => void;
+  };
+  clock(): number;
+}

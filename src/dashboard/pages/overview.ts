@@ -1,0 +1,63 @@
+// Overview: the daemon at a glance — channels, sessions and their lanes, uptime, memory, spend,
+// the last problems logged, damaged files and who waits for pairing.
+import type { DashboardHost } from "../host.ts";
+import { ago, badge, esc, table, usd } from "../layout.ts";
+import type { Page } from "../pages.ts";
+
+export const page: Page = {
+  id: "overview",
+  path: "/",
+  title: "Overview",
+  order: 0,
+  render(host) {
+    const s = host.status();
+    const now = host.clock();
+    const rss = process.memoryUsage().rss;
+    const pending = host.people.pending();
+    const channelRows = s.channels.map((c) => {
+      const detail = c.state === "failed" ? c.reason : c.state === "reconnecting" ? c.detail : c.state === "running" ? (c.detail ?? "") : "";
+      return [`<strong>${esc(c.id)}</strong>`, badge(c.state, c.state === "running" ? "ok" : c.state === "failed" ? "bad" : "warn"), esc(detail)];
+    });
+    const sessionRows = s.sessions
+      .sort((a, b) => b.lastActivityAt - a.lastActivityAt)
+      .map((x) => [
+        `<strong>${esc(x.key)}</strong>${x.title ? `<br><span class="muted">${esc(x.title)}</span>` : ""}`,
+        badge(x.scope, x.scope === "main" ? "ok" : "muted"),
+        x.running ? badge(`answering ${Math.round((x.runningForMs ?? 0) / 1000)} s`, "warn") : badge("idle"),
+        esc(x.queued),
+        `${esc(x.contextPercent)} %`,
+        esc(ago(x.lastActivityAt, now)),
+      ]);
+    const problems = lastProblems(host);
+    const b = s.budget;
+    return `
+<section class="cards" aria-label="At a glance">
+  <div class="card"><div class="label">Up</div><div class="value">${esc(ago(s.startedAt, now).replace(" ago", ""))}</div><div class="muted">pid ${esc(s.pid)} · ${esc(s.model)}</div></div>
+  <div class="card"><div class="label">Memory</div><div class="value">${(rss / 1024 / 1024).toFixed(0)} MB</div><div class="muted">resident</div></div>
+  <div class="card"><div class="label">Today</div><div class="value">${usd(b.today.spentUsd)}</div><div class="muted">${b.today.limitUsd !== null ? `of ${usd(b.today.limitUsd)}` : "no daily budget"}</div></div>
+  <div class="card"><div class="label">Waiting</div><div class="value">${pending.length}</div><div class="muted"><a href="/people">pairing ${pending.length === 1 ? "code" : "codes"}</a></div></div>
+</section>
+<section aria-labelledby="ch"><h2 id="ch">Channels</h2>${table(["Channel", "State", "Detail"], channelRows, "No channels.", "Channels")}</section>
+<section aria-labelledby="se"><h2 id="se">Sessions</h2>${table(["Session", "Scope", "Lane", "Queued", "Context", "Last"], sessionRows, "No sessions yet.", "Sessions")}</section>
+<section aria-labelledby="pe"><h2 id="pe">Pending pairings</h2>${table(["Code", "Who", "Asked"], pending.map((p) => [`<code>${esc(p.code)}</code>`, `${esc(p.name)} <span class="muted">${esc(p.channel)}:${esc(p.userId)}</span>`, esc(ago(p.createdAt, now))]), "Nobody is waiting.", "Pending pairings")}</section>
+<section aria-labelledby="pr"><h2 id="pr">Last problems</h2>${table(["When", "Level", "Event"], problems, "No warnings or errors since the daemon started.", "Last problems")}</section>
+<section aria-labelledby="da"><h2 id="da">Damaged files</h2>${s.damaged.length ? `<ul>${s.damaged.map((d) => `<li>${esc(d)}</li>`).join("")}</ul>` : `<p class="empty">None.</p>`}</section>
+${s.terminalMailbox ? `<p>${s.terminalMailbox} message(s) wait in the terminal's mailbox.</p>` : ""}`;
+  },
+};
+
+function lastProblems(host: DashboardHost): string[][] {
+  const out: string[][] = [];
+  for (const line of host.logs.lines().reverse()) {
+    if (out.length >= 5) break;
+    try {
+      const { t, level, event, error } = JSON.parse(line) as Record<string, unknown>;
+      if (level !== "warn" && level !== "error") continue;
+      const message = error && typeof error === "object" ? String((error as { message?: unknown }).message ?? "") : "";
+      out.push([esc(String(t).slice(11, 19)), badge(String(level), level === "error" ? "bad" : "warn"), `<code>${esc(event)}</code>${message ? ` ${esc(message)}` : ""}`]);
+    } catch {
+      // not a JSON line
+    }
+  }
+  return out;
+}

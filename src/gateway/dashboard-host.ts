@@ -1,0 +1,121 @@
+// The dashboard's host (dashboard/host.ts) over the gateway context: the same stores and paths
+// the chat and the CLI use, so the dashboard has exactly the owner's powers.
+import path from "node:path";
+import { textOf } from "../agent/messages.ts";
+import { readTranscript } from "../agent/transcript.ts";
+import type { ChannelId } from "../channels/channel.ts";
+import type { CliChannel } from "../channels/terminal/channel.ts";
+import { homePaths } from "../config/home.ts";
+import type { AccessRules, ChatLine, DashboardHost } from "../dashboard/host.ts";
+import type { LogTail } from "../log.ts";
+import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
+import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
+import { readJsonLines } from "../storage.ts";
+import type { GatewayContext } from "./context.ts";
+import { gatewayStatus } from "./status.ts";
+
+export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTail | undefined): DashboardHost {
+  const { config, home, log } = ctx;
+  const paths = homePaths(home);
+  const noteLog = log.child({ component: "dashboard" });
+  return {
+    status: () => gatewayStatus(ctx),
+    mainHistory: (limit) => mainHistory(paths.sessionFile("main"), limit),
+    chat: {
+      attach: (write) => cli.attach(write),
+      detach: (client) => cli.detach(client),
+      send: (client, text, files) => cli.receive(client, text, undefined, files),
+      stop: () => ctx.lanes.stop("main"),
+      uploadDir: () => path.join(home, "dashboard-uploads"),
+    },
+    notes: {
+      list: () => listNotes(config.workspace),
+      read: (relPath) => readNoteForEdit(config.workspace, relPath, noteLog),
+      save: (relPath, text, version) => {
+        const saved = saveNote(config.workspace, relPath, text, version, noteLog);
+        if (saved.type === "saved") ctx.runtime.memory?.noteOwnerEdit(saved.relPath);
+        return saved;
+      },
+      search: async (query) => {
+        const tool = ctx.runtime.memory?.tools().find((t) => t.name === "memory_search");
+        if (!tool) return "Memory search is not available (no workspace memory).";
+        const input = tool.input.safeParse({ query });
+        if (!input.success) return "The search needs some words.";
+        const out = await tool.execute(input.data, { signal: AbortSignal.timeout(30_000), workspace: config.workspace, scope: "main", sessionKey: "main", log: noteLog });
+        return out.content;
+      },
+    },
+    cron: {
+      list: () => ctx.cron.list(),
+      add: (input) => ctx.cron.add(input, { createdBy: "cli" }),
+      update: (id, input) => ctx.cron.update(id, input),
+      remove: (id) => ctx.cron.remove(id),
+      runNow: (id) => ctx.cron.runNow(id),
+      setEnabled: (id, enabled) => ctx.cron.setEnabled(id, enabled),
+      recentRuns: (limit) => ctx.cron.recentRuns(limit),
+      heartbeat: () => ({
+        every: config.heartbeat.every,
+        activeHours: `${config.heartbeat.activeHours.start}–${config.heartbeat.activeHours.end}`,
+        lastTicks: heartbeatTicks(tail),
+      }),
+    },
+    usage: {
+      records: (sinceMs) => readJsonLines(usageFile(home), isUsageRecord).values.filter((r) => Date.parse(r.at) >= sinceMs),
+      budget: () => ctx.budget.status(),
+      timezone: config.timezone,
+    },
+    people: {
+      pending: () => ctx.pairing.list().pending,
+      paired: () => ctx.pairing.list().approved,
+      approve: (code) => ctx.pairing.approve(code),
+      deny: (code) => ctx.pairing.deny(code),
+      revoke: (channel, userId) => ctx.pairing.revoke(channel as ChannelId, userId),
+      rules: () => accessRules(ctx),
+    },
+    logs: {
+      lines: () => tail?.lines() ?? [],
+      subscribe: (listener) => tail?.subscribe(listener) ?? (() => {}),
+    },
+    clock: ctx.clock,
+  };
+}
+
+/** The line the runtime puts before a user turn for the model: "[2026-11-25 17:11 (Wed), UTC · cli · owner]". */
+const TURN_HEADER = /^\[[^\]\n]*\]\n/;
+
+function mainHistory(file: string, limit: number): ChatLine[] {
+  const lines: ChatLine[] = [];
+  for (const r of readTranscript(file).records) {
+    if (r.type !== "message") continue;
+    const m = r.message;
+    if (m.role === "user" && m.kind === "message") lines.push({ role: "user", text: m.text.replace(TURN_HEADER, ""), at: m.ts });
+    else if (m.role === "assistant") {
+      const text = textOf(m).trim();
+      if (text) lines.push({ role: "assistant", text, at: m.ts });
+    }
+  }
+  return lines.slice(-limit);
+}
+
+function accessRules(ctx: GatewayContext): AccessRules[] {
+  const out: AccessRules[] = [];
+  const { telegram, discord } = ctx.config.channels;
+  if (telegram) out.push({ channel: "telegram", dmPolicy: telegram.dmPolicy, allowFrom: telegram.allowFrom, groups: telegram.groups.allow, groupPolicy: telegram.groups.policy, dmRateLimit: `${telegram.dmRateLimit.perSender} per ${telegram.dmRateLimit.window}` });
+  if (discord) out.push({ channel: "discord", dmPolicy: discord.dmPolicy, allowFrom: discord.allowFrom, groups: discord.guilds.allow, groupPolicy: discord.guilds.policy, dmRateLimit: `${discord.dmRateLimit.perSender} per ${discord.dmRateLimit.window}` });
+  return out;
+}
+
+/** The heartbeat's newest log events, newest first. */
+function heartbeatTicks(tail: LogTail | undefined): Array<{ at: string; event: string; detail: string }> {
+  const out: Array<{ at: string; event: string; detail: string }> = [];
+  for (const line of (tail?.lines() ?? []).reverse()) {
+    if (out.length >= 10) break;
+    try {
+      const { t, event, reason, to, outcome } = JSON.parse(line) as Record<string, unknown>;
+      if (typeof event === "string" && event.startsWith("heartbeat.")) out.push({ at: String(t), event, detail: String(reason ?? to ?? outcome ?? "") });
+    } catch {
+      // not JSON: not ours to show
+    }
+  }
+  return out;
+}

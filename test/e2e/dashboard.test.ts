@@ -1,0 +1,400 @@
+// The dashboard against the real daemon, one daemon for the file. First in a real browser
+// (Debian's chromium driven by playwright-core): log in through the printed link, chat, edit
+// memory, add a job, read the usage chart, approve a pairing. Then over plain HTTP: nothing
+// without the session cookie a one-time link buys, a foreign Host header is refused (DNS
+// rebinding), a state-changing request needs the page's Origin and CSRF token, `--rotate` ends
+// sessions, and failed logins are rate-limited (last: it locks logins for a minute).
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { request } from "node:http";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectDaemon } from "../../src/cli/client.ts";
+import { hearthCmd } from "../../src/hearth-command.ts";
+import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { e2eLimit } from "../support/limits.ts";
+import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
+
+const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
+const NO_BROWSER = CHROMIUM ? "" : " (skipped: chromium is not installed; .ci/run installs it with apt)";
+/** Set to a folder to keep a screenshot of every page, desktop and phone (not part of the checks). */
+const SHOTS = process.env.HEARTH_DASHBOARD_SHOTS;
+const OWNER = 100;
+const STRANGER = 555;
+
+let fake: FakeModel;
+let emu: TelegramEmulator;
+let daemon: Daemon;
+let base: string;
+let host: string;
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A raw request, so the Host and Origin headers are exactly the test's. */
+function http(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
+  const url = new URL(path, base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers: { host, ...headers } }, (res) => {
+      let text = "";
+      res.on("data", (d: Buffer) => (text += d.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** What `hearth dashboard --url` prints, asked over the control socket in-process (a CLI process costs seconds). */
+async function loginUrl(): Promise<string> {
+  const client = (await connectDaemon(join(daemon.home, "gateway.sock")))!;
+  try {
+    return ((await client.rpc("dashboard.login", {})) as { url: string }).url;
+  } finally {
+    await client.close();
+  }
+}
+
+/** Logs in through a fresh link; the session cookie and the page's CSRF token. */
+async function login(): Promise<{ cookie: string; csrf: string }> {
+  const link = new URL(await loginUrl());
+  const r = await http("GET", link.pathname + link.search);
+  expect(r.status).toBe(200);
+  const cookie = String(r.headers["set-cookie"]).split(";")[0]!;
+  const page = await http("GET", "/", { cookie });
+  const csrf = /name="csrf-token" content="([^"]+)"/.exec(page.body)![1]!;
+  return { cookie, csrf };
+}
+
+const jobs = () => JSON.parse(readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8")) as { jobs: unknown[] };
+const jobsText = () => {
+  try {
+    return readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8");
+  } catch {
+    return "";
+  }
+};
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  emu = await startTelegramEmulator();
+  const home = makeHome({
+    dashboard: { enabled: true, port: 0 },
+    channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
+  });
+  daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+  const client = (await connectDaemon(join(home, "gateway.sock")))!;
+  base = (await client.status()).dashboard!;
+  await client.close();
+  host = new URL(base).host;
+});
+afterAll(async () => {
+  await cleanupDaemon(daemon);
+  await emu.stop();
+  await fake.close();
+});
+
+const workspaceFile = (rel: string) => join(daemon.home, "workspace", rel);
+const limit = () => e2eLimit();
+
+describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+    const { chromium } = await import("playwright-core");
+    browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: ["--no-sandbox"] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    page.setDefaultTimeout(limit());
+  });
+  afterAll(async () => {
+    if (SHOTS) await screenshots(browser, page);
+    await browser?.close();
+  });
+
+  it("logs in through the URL `hearth dashboard --url` prints; the overview lists the channels", async () => {
+    const printed = await daemon.hearth(["dashboard", "--url"]);
+    expect(printed.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{43}\n$/);
+    await page.goto(printed.stdout.trim());
+    await page.waitForURL(base);
+    expect(await page.textContent("h1")).toBe("Overview");
+    const channels = await page.locator('section[aria-labelledby="ch"] tbody tr').allInnerTexts();
+    expect(channels.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["cli running", "telegram running"]);
+  });
+
+  it("Chat: a typed message is answered, streamed, exactly once, in the main session", async () => {
+    fake.enqueue(text("Hello from the hearth, word by word.", { chunkSize: 6, chunkDelayMs: 120 }));
+    await page.goto(`${base}chat`);
+    // Every text the answer's bubble shows, in order: a streamed answer shows parts first.
+    await page.evaluate(`(() => {
+      const seen = (window.seen = []);
+      new MutationObserver(() => {
+        const last = [...document.querySelectorAll(".msg.assistant .text")].at(-1);
+        if (last && seen.at(-1) !== last.textContent) seen.push(last.textContent);
+      }).observe(document.getElementById("chat-log"), { subtree: true, childList: true, characterData: true });
+    })()`);
+    await page.fill("#chat-text", "Say hello");
+    await page.keyboard.press("Control+Enter");
+    await page.waitForSelector('.msg.assistant[data-done="final"]');
+    const seen = (await page.evaluate("window.seen")) as string[];
+    const partial = seen.filter((t) => t !== "…" && t !== "Hello from the hearth, word by word.");
+    expect(partial.length).toBeGreaterThan(1);
+    for (const p of partial) expect("Hello from the hearth, word by word.".startsWith(p)).toBe(true);
+    expect(await page.locator(".msg.assistant .text").allTextContents()).toEqual(["Hello from the hearth, word by word."]);
+    expect(await page.locator(".msg.user .text").allTextContents()).toEqual(["Say hello"]);
+    // Exactly once in the main session's transcript too, and the same after a reload.
+    const transcript = readFileSync(join(daemon.home, "sessions", "main.jsonl"), "utf8");
+    expect(transcript.split("Hello from the hearth, word by word.").length - 1).toBe(1);
+    expect(transcript.split('\\nSay hello"').length - 1).toBe(1);
+    await page.reload();
+    expect(await page.locator(".msg.assistant .text").allTextContents()).toEqual(["Hello from the hearth, word by word."]);
+    expect(await page.locator(".msg.user .text").allTextContents()).toEqual(["Say hello"]);
+  });
+
+  it("Chat: an attached file reaches the model, and the upload is gone once answered", async () => {
+    fake.enqueue(text("It lists three fruits."));
+    await page.fill("#chat-text", "What is in this file?");
+    await page.setInputFiles("#chat-files", { name: "fruits.txt", mimeType: "text/plain", buffer: Buffer.from("apple\nbanana\ncherry\n") });
+    await page.click("#chat-send");
+    await page.locator('.msg.assistant[data-done="final"]').waitFor();
+    expect(await page.locator(".msg.assistant .text").allTextContents()).toEqual(["Hello from the hearth, word by word.", "It lists three fruits."]);
+    expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("apple\\nbanana\\ncherry");
+    expect(readdirSync(join(daemon.home, "dashboard-uploads"))).toEqual([]);
+  });
+
+  it("the overview lists the main session, in light or dark as the system prefers", async () => {
+    await page.goto(base);
+    const sessions = await page.locator('section[aria-labelledby="se"] tbody tr').allInnerTexts();
+    expect(sessions.map((r) => r.split("\t")[0])).toEqual(["main"]);
+    const background = () => page.evaluate("getComputedStyle(document.body).backgroundColor");
+    await page.emulateMedia({ colorScheme: "light" });
+    expect(await background()).toBe("rgb(250, 248, 245)");
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await background()).toBe("rgb(23, 21, 19)");
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, "overview-desktop-dark.png"), fullPage: true });
+    await page.emulateMedia({ colorScheme: "light" });
+  });
+
+  it("Memory: editing USER.md writes exactly those bytes, and the next answer's request holds them", async () => {
+    const content = "# About the owner\n\nName: Ada Lovelace.\nLikes: strong tea, 🫖 and tidy notes.\n";
+    await page.goto(`${base}memory?file=USER.md`);
+    expect(await page.locator(".tree li", { hasText: "USER.md" }).innerText()).toContain("main only");
+    await page.fill("#note-text", content);
+    await page.click('form[data-editor] button[type="submit"]');
+    await page.waitForSelector('[data-saved]:text-matches("^Saved at ")');
+    expect(readFileSync(workspaceFile("USER.md"), "utf8")).toBe(content);
+
+    fake.enqueue(text("Noted, Ada."));
+    await page.goto(`${base}chat`);
+    await page.fill("#chat-text", "Who am I?");
+    await page.click("#chat-send");
+    await page.waitForSelector('.msg.assistant[data-done="final"]');
+    const last = fake.requests.at(-1)!;
+    expect(JSON.stringify(last.body.system)).toContain(JSON.stringify(content).slice(1, -1));
+    expect(requestText(last)).toContain("Who am I?");
+  });
+
+  it("Memory: a save is refused when the file changed on disk since it was opened, and both versions are shown", async () => {
+    await page.goto(`${base}memory?file=MEMORY.md`);
+    const onDisk = "# Memory\n\nWritten by another program meanwhile.\n";
+    writeFileSync(workspaceFile("MEMORY.md"), onDisk);
+    await page.fill("#note-text", "# Memory\n\nMine.\n");
+    await page.click('form[data-editor] button[type="submit"]');
+    await page.waitForSelector(".conflict:not([hidden])");
+    expect(await page.textContent("[data-theirs]")).toBe(onDisk);
+    expect(await page.textContent("[data-mine]")).toBe("# Memory\n\nMine.\n");
+    expect(await page.textContent(".toast")).toBe("The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
+    expect(readFileSync(workspaceFile("MEMORY.md"), "utf8")).toBe(onDisk);
+  });
+
+  it("Schedule: a job added on the page appears in `hearth cron list`", async () => {
+    await page.goto(`${base}schedule`);
+    await page.fill('input[name="name"]', "Water the plants");
+    await page.selectOption('select[name="kind"]', "every");
+    await page.fill('input[name="when"]', "6h");
+    await page.fill('textarea[name="message"]', "Remind me to water the plants.");
+    await page.click('#job-form button[type="submit"]');
+    await page.waitForSelector('section[aria-labelledby="jobs"] td:has-text("Water the plants")');
+    const list = await daemon.hearth(["cron", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain("Water the plants");
+    expect(list.stdout).toContain("every 6h");
+  });
+
+  it("Schedule: a job is edited and paused on the page, through the cron service", async () => {
+    const row = page.locator('section[aria-labelledby="jobs"] tbody tr', { hasText: "Water the plants" });
+    await row.locator("button", { hasText: "Edit" }).click();
+    expect(await page.textContent("#add")).toBe('Edit "Water the plants"');
+    await page.fill('input[name="when"]', "8h");
+    await page.click('#job-form button[type="submit"]');
+    await page.waitForSelector('section[aria-labelledby="jobs"] td:has-text("every 8h")');
+    await page.locator('section[aria-labelledby="jobs"] tbody tr', { hasText: "Water the plants" }).locator("button", { hasText: "Pause" }).click();
+    await page.waitForSelector('section[aria-labelledby="jobs"] tbody tr:has-text("Water the plants") .badge:has-text("paused")');
+    const [job] = (JSON.parse(readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8")) as { jobs: Array<{ name: string; schedule: unknown; enabled: boolean; delivery: unknown }> }).jobs;
+    expect(job).toMatchObject({ name: "Water the plants", schedule: { kind: "every", every: "8h" }, enabled: false, delivery: { to: "owner" } });
+  });
+
+  it("Usage: the chart's day totals are usage.jsonl's", async () => {
+    // Two earlier days, written as the ledger writes them.
+    const file = join(daemon.home, "usage.jsonl");
+    const records = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { day: string; at: string; costUsd: number });
+    const today = records[0]!.day;
+    const dayBefore = (n: number) => new Date(Date.parse(`${today}T12:00:00Z`) - n * 86_400_000).toISOString().slice(0, 10);
+    const old = [
+      { at: `${dayBefore(3)}T12:00:00.000Z`, day: dayBefore(3), session: "main", scope: "main", purpose: "chat", model: "claude-sonnet-5-5", costUsd: 0.42, inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 },
+      { at: `${dayBefore(3)}T13:00:00.000Z`, day: dayBefore(3), session: "cron:abc", scope: "main", purpose: "cron", model: "claude-sonnet-5-5", costUsd: 0.08, inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 },
+      { at: `${dayBefore(7)}T08:00:00.000Z`, day: dayBefore(7), session: "main", scope: "main", purpose: "heartbeat", model: "claude-haiku-4-5", costUsd: 0.015, inputTokens: 100, outputTokens: 10, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0 },
+    ];
+    appendFileSync(file, old.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const expected = new Map<string, number>();
+    for (const r of [...records, ...old]) expected.set(r.day, (expected.get(r.day) ?? 0) + r.costUsd);
+
+    await page.goto(`${base}usage`);
+    const bars = await page.locator("svg .bar").evaluateAll((gs) => gs.map((g) => [g.getAttribute("data-day"), Number(g.getAttribute("data-total"))] as const));
+    expect(bars).toHaveLength(30);
+    expect(bars.at(-1)![0]).toBe(today);
+    for (const [day, total] of bars) expect(total, day!).toBeCloseTo(expected.get(day!) ?? 0, 6);
+    expect(bars.filter(([, t]) => t > 0).map(([d]) => d)).toEqual([dayBefore(7), dayBefore(3), today]);
+    // The bars are drawn: the costliest day is the tallest.
+    const heights = await page.locator(`svg .bar[data-day="${dayBefore(3)}"] rect`).evaluateAll((rs) => rs.map((r) => r.getBoundingClientRect().height));
+    expect(heights).toHaveLength(2);
+    expect(heights.every((h) => h > 10)).toBe(true);
+  });
+
+  it("People: a pairing approved on the page lets that stranger talk", async () => {
+    const stranger = emu.user({ userId: STRANGER, firstName: "Sam" });
+    await stranger.send("hello?");
+    const [codeMessage] = await emu.waitForBotMessages(STRANGER, 1);
+    const code = /Your pairing code: ([A-Z0-9]{8})/.exec(codeMessage!.text)![1]!;
+    await page.goto(`${base}people`);
+    const row = page.locator('section[aria-labelledby="pe"] tbody tr', { hasText: code });
+    expect(await row.innerText()).toContain("Sam");
+    await row.locator("button", { hasText: "Approve" }).click();
+    await page.waitForSelector('section[aria-labelledby="pa"] td:has-text("Sam")');
+    expect(await page.textContent(".toast")).toBe("Sam may talk to Hearth now.");
+
+    fake.enqueue(text("Hi Sam, nice to meet you."));
+    await stranger.send("hi, I'm Sam");
+    await waitFor("the answer to Sam", () => emu.botMessages(STRANGER).some((m) => m.text === "Hi Sam, nice to meet you."));
+  });
+});
+
+/** Every page at desktop width and at 390 px (a phone), into SHOTS. */
+async function screenshots(browser: Browser, desktop: Page): Promise<void> {
+  mkdirSync(SHOTS!, { recursive: true });
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+  await phone.context().addCookies(await desktop.context().cookies());
+  for (const [name, path] of [["overview", ""], ["chat", "chat"], ["memory", "memory?file=USER.md"], ["schedule", "schedule"], ["usage", "usage"], ["people", "people"], ["logs", "logs"]]) {
+    for (const [kind, p] of [["desktop", desktop], ["phone", phone]] as const) {
+      await p.goto(`${base}${path}`);
+      await p.screenshot({ path: join(SHOTS!, `${name}-${kind}.png`), fullPage: true });
+    }
+  }
+  await phone.close();
+}
+
+describe("dashboard security (plain HTTP)", () => {
+  it("prints the address in `hearth status` and a one-time link with `hearth dashboard`", async () => {
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const text = await daemon.hearth(["status"]);
+    expect(text.stdout).toContain(`Dashboard: ${base} (\`${hearthCmd("dashboard")}\` prints a login link)`);
+    const r = await daemon.hearth(["dashboard"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^${base.replace(/[./]/g, "\\$&")}login\\?token=[A-Za-z0-9_-]{43}\\nThe link logs in once and works for 10 minutes; keep it to yourself\\.\\n$`));
+  });
+
+  it("answers every page, file and action without a session cookie with 401 and no data", async () => {
+    for (const [method, path] of [["GET", "/"], ["GET", "/memory?file=USER.md"], ["GET", "/usage"], ["GET", "/static/app.js"], ["GET", "/api/logs/stream"], ["POST", "/api/schedule/save"]] as const) {
+      const r = await http(method, path, { cookie: "hearth_session=made-up" });
+      expect(r.status, `${method} ${path}`).toBe(401);
+      expect(r.body).toBe("Not logged in. Run `hearth dashboard` on the machine Hearth runs on for a login link.\n");
+      expect(r.headers["access-control-allow-origin"]).toBeUndefined();
+    }
+    const page = await http("GET", "/", { cookie: (await login()).cookie });
+    expect(page.headers["access-control-allow-origin"]).toBeUndefined();
+    expect(page.headers["x-frame-options"]).toBe("DENY");
+    expect(page.headers["referrer-policy"]).toBe("no-referrer");
+    expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+  });
+
+  it("refuses a Host header that is not the dashboard's (DNS rebinding), even with a valid session", async () => {
+    const { cookie } = await login();
+    const port = new URL(base).port;
+    for (const h of [`evil.example:${port}`, "127.0.0.1:1", `127.0.0.1.nip.io:${port}`]) {
+      const r = await new Promise<Reply>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port, path: "/", headers: { host: h, cookie } }, (res) => {
+          let body = "";
+          res.on("data", (d: Buffer) => (body += d.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      expect(r.status, h).toBe(421);
+      expect(r.body).toBe("This address is not the dashboard's (Host header refused).\n");
+    }
+    const ok = await new Promise<number>((resolve) => request({ host: "127.0.0.1", port, path: "/", headers: { host: `localhost:${port}`, cookie } }, (res) => resolve(res.statusCode ?? 0)).end());
+    expect(ok).toBe(200);
+  });
+
+  it("sets an HttpOnly SameSite=Strict cookie, and refuses a login link used twice", async () => {
+    const link = new URL(await loginUrl());
+    const first = await http("GET", link.pathname + link.search);
+    expect(first.status).toBe(200);
+    expect(String(first.headers["set-cookie"])).toMatch(/^hearth_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    const second = await http("GET", link.pathname + link.search);
+    expect(second.status).toBe(403);
+    expect(second.headers["set-cookie"]).toBeUndefined();
+    expect(second.body).toBe("This login link was used already or has expired. Run `hearth dashboard` for a new one.\n");
+  });
+
+  it("refuses a POST with a foreign Origin, no Origin or no CSRF token with 403, and changes nothing", async () => {
+    const { cookie, csrf } = await login();
+    const before = jobsText();
+    const count = before ? jobs().jobs.length : 0;
+    const job = JSON.stringify({ name: "Evil", kind: "every", when: "1h", message: "exfiltrate", session: "isolated", deliver: "owner" });
+    const json = { cookie, "content-type": "application/json" };
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ ...json, origin: "http://evil.example", "x-csrf-token": csrf }, "Refused: the request did not come from the dashboard's own pages (Origin).\n"],
+      [{ ...json, "x-csrf-token": csrf }, "Refused: the request did not come from the dashboard's own pages (Origin).\n"],
+      [{ ...json, origin: `http://${host}` }, "Refused: the request lacks the dashboard's CSRF token. Reload the page.\n"],
+      [{ ...json, origin: `http://${host}`, "x-csrf-token": "x".repeat(43) }, "Refused: the request lacks the dashboard's CSRF token. Reload the page.\n"],
+    ];
+    for (const [headers, message] of cases) {
+      const r = await http("POST", "/api/schedule/save", headers, job);
+      expect(r.status).toBe(403);
+      expect(r.body).toBe(message);
+    }
+    expect(jobsText()).toBe(before);
+    // The same request from the page itself goes through.
+    const ok = await http("POST", "/api/schedule/save", { ...json, origin: `http://${host}`, "x-csrf-token": csrf }, job);
+    expect(ok.status).toBe(200);
+    expect(jobs().jobs).toHaveLength(count + 1);
+  });
+
+  it("`hearth dashboard --rotate` ends every session", async () => {
+    const { cookie } = await login();
+    expect((await http("GET", "/", { cookie })).status).toBe(200);
+    const r = await daemon.hearth(["dashboard", "--rotate"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Ended \d+ dashboard sessions? and every unused login link\. `(npx )?hearth dashboard` prints a new link\.\n$/);
+    expect((await http("GET", "/", { cookie })).status).toBe(401);
+  });
+
+  // Last: it locks logins for a minute.
+  it("rate-limits failed logins: after ten guesses a minute even a valid link waits", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await http("GET", `/login?token=guess${i}`)).status);
+    // The reused link of the test above was the first failure of this minute.
+    expect(statuses).toEqual([...Array(9).fill(403), 429]);
+    const link = new URL(await loginUrl());
+    const r = await http("GET", link.pathname + link.search);
+    expect(r.status).toBe(429);
+    expect(r.body).toBe("Too many failed logins; wait a minute, then use a new link from `hearth dashboard`.\n");
+  });
+});
