@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.ts";
 import { systemTimeZone } from "./fields.ts";
 import { homePaths } from "./home.ts";
+import { CONFIG_VERSION } from "./migrations.ts";
 
 /** The repo's template workspace, copied into new homes. */
 const templateDir = fileURLToPath(new URL("../../workspace/", import.meta.url));
@@ -110,6 +111,9 @@ export function configTemplate(): string {
 // TELEGRAM_BOT_TOKEN and DISCORD_BOT_TOKEN win over the values here (ANTHROPIC_BASE_URL too).
 // Check your changes with \`${hearthCmd("doctor")}\`; they take effect when the daemon restarts.
 {
+  // The configuration's version: Hearth migrates an older file when it starts (see CHANGELOG.md).
+  "version": ${CONFIG_VERSION},
+
   // Your files: SOUL.md, USER.md, MEMORY.md, memory/… A relative path is inside this folder.
   "workspace": "workspace",
 
