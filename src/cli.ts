@@ -149,13 +149,14 @@ function version(): string {
  */
 async function isConfigurationError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
-  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }] = await Promise.all([
+  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }, { NewerStateError }] = await Promise.all([
     import("./config/config.ts"),
     import("./config/credentials.ts"),
     import("./gateway/lock.ts"),
     import("./agent/tools/sandbox.ts"),
+    import("./state-versions.ts"),
   ]);
-  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError;
+  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError || err instanceof NewerStateError;
 }
 
 async function runInit(home: string, io: Io): Promise<number> {
