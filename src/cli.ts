@@ -85,6 +85,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
     }
     case "chat":
       return await runChat(home, rest, io);
+    case "setup":
+      return await (await import("./cli/setup.ts")).runSetup(home, rest, io);
     case "status": {
       const { values } = parse(rest, { json: { type: "boolean" } });
       return await (await import("./cli/status.ts")).runStatus(home, values.json === true, io);

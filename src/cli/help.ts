@@ -2,9 +2,17 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
+export type CommandName = "setup" | "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
 
 const LINES: Record<CommandName, string[]> = {
+  setup: [
+    "setup                        a wizard: model and key, Telegram/Discord bot, your owner id (checked as it goes)",
+    "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
+    "      [--telegram [--telegram-owner ID] [--telegram-api-root URL] [--handshake-timeout 5m]]",
+    "      [--discord --discord-owner ID [--discord-api-base URL]] [--pm2]",
+    "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
+    "                             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN",
+  ],
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
   chat: [
     "chat                         talk with Hearth in this terminal (your main session)",
