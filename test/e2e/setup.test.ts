@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PassThrough } from "node:stream";
+import { main } from "../../src/cli.ts";
 import { OWNER_GREETING } from "../../src/cli/setup.ts";
 import { CONFIG_VERSION } from "../../src/config/migrations.ts";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";
@@ -43,6 +45,22 @@ function newHome(): string {
   return home;
 }
 
+/** `hearth ARGS` in this process (the checks that fail before anything is written need no process of their own). */
+async function inProcess(args: string[], vars: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
+  const saved = { ...process.env };
+  let stdout = "";
+  const sink = new PassThrough();
+  sink.on("data", (d: Buffer) => (stdout += d.toString()));
+  Object.assign(process.env, vars);
+  try {
+    const code = await main(args, { stdin: new PassThrough(), stdout: sink, stderr: new PassThrough() });
+    return { code, stdout };
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
+
 const env = (home: string, extra: Record<string, string> = {}) => isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TELEGRAM_BOT_TOKEN: emu.token, ...extra });
 const setup = (...flags: string[]) => ["setup", "--non-interactive", "--base-url", fake.url, ...flags];
 
@@ -50,7 +68,7 @@ describe("hearth setup --non-interactive", () => {
   it("checks the key first: a refused key stops setup with nothing written", async () => {
     const home = newHome();
     const port = (refusing.address() as AddressInfo).port;
-    const r = await runHearth(["setup", "--non-interactive", "--base-url", `http://127.0.0.1:${port}`], env(home));
+    const r = await inProcess(["setup", "--non-interactive", "--base-url", `http://127.0.0.1:${port}`], env(home));
     expect(r.stdout).toBe(`Hearth setup: home ${home}\n✗ model: 127.0.0.1:${port} refused the key (HTTP 401); copy it again\nNothing was written.\n`);
     expect(r.code).toBe(1);
     expect(existsSync(home)).toBe(false);
@@ -59,7 +77,7 @@ describe("hearth setup --non-interactive", () => {
   it("checks the bot token: one Telegram refuses stops setup with nothing written", async () => {
     const home = newHome();
     emu.inject({ method: "getMe", reply: { status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } } });
-    const r = await runHearth(setup("--telegram", "--telegram-api-root", emu.apiRoot), env(home));
+    const r = await inProcess(setup("--telegram", "--telegram-api-root", emu.apiRoot), env(home));
     expect(r.stdout).toBe(
       `Hearth setup: home ${home}\n✓ model: ${new URL(fake.url).host} accepted the key; model claude-sonnet-5-5 is there\n` +
         `✗ telegram: Telegram refused the token; copy it again from @BotFather (/token)\nNothing was written.\n`,
