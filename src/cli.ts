@@ -97,8 +97,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
     case "pairing":
       return await (await import("./cli/pairing.ts")).runPairing(home, rest, io);
     case "doctor": {
-      const { values } = parse(rest, { online: { type: "boolean" } });
-      return await (await import("./cli/doctor.ts")).runDoctor(home, io, process.env, { online: values.online === true });
+      const { values } = parse(rest, { online: { type: "boolean" }, fix: { type: "boolean" } });
+      return await (await import("./cli/doctor.ts")).runDoctor(home, io, process.env, { online: values.online === true, fix: values.fix === true });
     }
     case "cron":
       return await (await import("./cli/cron.ts")).runCron(home, rest, io);

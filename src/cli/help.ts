@@ -24,7 +24,11 @@ const LINES: Record<CommandName, string[]> = {
     "usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]",
     "                             paid calls (models, transcriptions, web) and their cost, from usage.jsonl (default: last 30 days, by day)",
   ],
-  doctor: ["doctor                       check the setup; one line per check, with a fix for each problem"],
+  doctor: [
+    "doctor [--online]            check the setup; one line per check, with a fix for each problem",
+    "doctor --fix                 first repair what can be repaired (modes, a stale lock, damaged state set aside,",
+    "                             missing workspace files, an old config migrated) and say what was done",
+  ],
   init: ["init                         create the home folder, a commented config.json and the workspace"],
   cron: [
     "cron list [--json]           scheduled jobs with their next and last run",

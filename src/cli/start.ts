@@ -16,7 +16,9 @@ import { catchStopRequests, describeStop } from "../process-stop.ts";
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   // Caught already by bin/hearth.js; a request made since is replayed to the listener below.
   const stop = catchStopRequests();
-  // An older config.json is migrated in place (one log line per step), before it is read.
+  // An older config.json is migrated in place (one log line per step), once it is known to be
+  // valid: a file with a mistake is reported as it is, untouched.
+  loadConfig({ home });
   migrateConfigFile(home, daemonLogger(parseLevel(process.env.HEARTH_LOG, "info")));
   applySecrets(home);
   const config = loadConfig({ home });
