@@ -87,6 +87,26 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await runChat(home, rest, io);
     case "setup":
       return await (await import("./cli/setup.ts")).runSetup(home, rest, io);
+    case "stop":
+    case "restart": {
+      parse(rest, {});
+      const control = await import("./cli/daemon-control.ts");
+      return await (command === "stop" ? control.runStop(home, io) : control.runRestart(home, io));
+    }
+    case "logs": {
+      const { values } = parse(rest, { follow: { type: "boolean", short: "f" }, lines: { type: "string", short: "n" } });
+      const lines = Number(values.lines ?? 50);
+      if (!Number.isInteger(lines) || lines < 0) throw new UsageError("-n takes a number of lines");
+      return await (await import("./cli/daemon-control.ts")).runLogs(home, io, { follow: values.follow === true, lines });
+    }
+    case "completion": {
+      const { positionals } = parse(rest, {}, true);
+      const { completionScript, SHELLS } = await import("./cli/completion.ts");
+      const shell = SHELLS.find((s) => s === positionals[0]);
+      if (!shell || positionals.length !== 1) throw new UsageError(`completion takes one shell: ${SHELLS.join(", ")}`);
+      io.stdout.write(completionScript(shell));
+      return 0;
+    }
     case "status": {
       const { values } = parse(rest, { json: { type: "boolean" } });
       return await (await import("./cli/status.ts")).runStatus(home, values.json === true, io);

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "setup" | "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
+export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
 
 const LINES: Record<CommandName, string[]> = {
   setup: [
@@ -14,6 +14,10 @@ const LINES: Record<CommandName, string[]> = {
     "                             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN",
   ],
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
+  stop: ["stop                         stop the running daemon (through pm2 when pm2 runs it), waiting for a clean shutdown"],
+  restart: ["restart                      restart it: through pm2, or else in the background with its log in <home>/logs/"],
+  logs: ["logs [-f] [-n LINES]         the daemon's log (under pm2 or after restart); -f follows it"],
+  completion: ["completion bash|zsh|fish     a shell completion script, e.g.  source <(hearth completion bash)"],
   chat: [
     "chat                         talk with Hearth in this terminal (your main session)",
     'chat -m "TEXT"               send one message; the reply streams to stdout',

@@ -134,7 +134,11 @@ describe("hearth setup --non-interactive", () => {
     await waitFor("the answer", () => emu.botMessages(owner.chatId).some((m) => m.text === "Hello Ann, I am running."));
     expect(emu.botMessages(owner.chatId).map((m) => m.text)).toEqual([OWNER_GREETING, "Hello Ann, I am running."]);
     expect(daemon.log()).not.toContain(emu.token);
-    expect(await daemon.stop()).toBe(0);
+    // `hearth stop` stops a daemon running in a terminal cleanly, and waits for it.
+    const pid = daemon.proc.pid!;
+    const stopped = await runHearth(["stop"], env(home));
+    expect(stopped).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${pid}).\n`, stderr: "" });
+    expect(await daemon.exited).toBe(0);
     daemon = undefined;
 
     // The owner edits the file by hand; a second run changes the model only.
