@@ -113,34 +113,58 @@ async function waitStarted(home: string, spawned: number): Promise<LockRecord | 
   }
 }
 
-export async function runLogs(home: string, io: Io, opts: { follow: boolean; lines: number }): Promise<number> {
-  const file = logFile(home);
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch {
-    const holder = liveHolder(homePaths(home).lock);
-    return failed(io, `no log file at ${file}: ${holder ? `Hearth (pid ${holder.pid}) logs to the terminal it was started in` : "Hearth has not run under pm2 or `hearth restart` yet"}`);
-  }
-  const text = readFileSync(file, "utf8");
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  io.stdout.write(lines.slice(-opts.lines).map((l) => `${l}\n`).join(""));
-  if (!opts.follow) return 0;
-  // Follows the file as it grows (and from the start when pm2 rotates it) until Ctrl+C.
-  for (;;) {
-    await sleep(500);
-    let now: number;
+/** pm2 splits the log: info lines in hearth.out.log, warnings and errors in hearth.err.log. */
+const logFiles = (home: string): string[] => [path.join(home, "logs", "hearth.out.log"), logFile(home)];
+
+/** The lines of the log files, merged by their time ("t"; a line without one follows the line before it). */
+function mergedLines(files: string[]): string[] {
+  const all: { t: string; i: number; line: string }[] = [];
+  for (const file of files) {
+    let text: string;
     try {
-      now = statSync(file).size;
+      text = readFileSync(file, "utf8");
     } catch {
       continue;
     }
-    if (now < size) size = 0;
-    if (now > size) {
-      for await (const chunk of createReadStream(file, { start: size, end: now - 1 })) io.stdout.write(chunk);
-      size = now;
+    let t = "";
+    for (const line of text.split("\n")) {
+      if (!line) continue;
+      const m = /^\{"t":"([^"]+)"/.exec(line);
+      if (m) t = m[1]!;
+      all.push({ t, i: all.length, line });
     }
+  }
+  return all.sort((x, y) => (x.t < y.t ? -1 : x.t > y.t ? 1 : x.i - y.i)).map((l) => l.line);
+}
+
+export async function runLogs(home: string, io: Io, opts: { follow: boolean; lines: number }): Promise<number> {
+  const files = logFiles(home);
+  const sizes = files.map((f) => sizeOf(f));
+  if (sizes.every((s) => s === null)) {
+    const holder = liveHolder(homePaths(home).lock);
+    return failed(io, `no log file at ${logFile(home)}: ${holder ? `Hearth (pid ${holder.pid}) logs to the terminal it was started in` : "Hearth has not run under pm2 or \`hearth restart\` yet"}`);
+  }
+  io.stdout.write(mergedLines(files).slice(-opts.lines).map((l) => `${l}\n`).join(""));
+  if (!opts.follow) return 0;
+  // Follows the files as they grow (from the start when pm2 rotates one) until Ctrl+C.
+  for (;;) {
+    await sleep(500);
+    for (const [i, file] of files.entries()) {
+      const now = sizeOf(file);
+      if (now === null) continue;
+      let from = sizes[i] ?? 0;
+      if (now < from) from = 0;
+      if (now > from) for await (const chunk of createReadStream(file, { start: from, end: now - 1 })) io.stdout.write(chunk);
+      sizes[i] = now;
+    }
+  }
+}
+
+function sizeOf(file: string): number | null {
+  try {
+    return statSync(file).size;
+  } catch {
+    return null;
   }
 }
 

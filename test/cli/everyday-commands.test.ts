@@ -63,10 +63,12 @@ describe("hearth logs and stop without a daemon", () => {
     expect(r).toEqual({ code: 1, stdout: "", stderr: `hearth: no log file at ${path.join(home, "logs", "hearth.err.log")}: Hearth has not run under pm2 or \`hearth restart\` yet\n` });
   });
 
-  it("logs -n prints the last lines of the log pm2 writes", async () => {
+  it("logs -n prints the last lines of the two files pm2 writes, in time order", async () => {
     mkdirSync(path.join(home, "logs"));
-    writeFileSync(path.join(home, "logs", "hearth.err.log"), "one\ntwo\nthree\n");
-    expect(await hearth("logs", "-n", "2")).toEqual({ code: 0, stdout: "two\nthree\n", stderr: "" });
+    const line = (t: string, event: string) => `{"t":"2026-11-25T10:00:0${t}Z","event":"${event}"}`;
+    writeFileSync(path.join(home, "logs", "hearth.out.log"), `${line("1", "a")}\n${line("3", "c")}\n${line("5", "e")}\n`);
+    writeFileSync(path.join(home, "logs", "hearth.err.log"), `${line("2", "b")}\n${line("4", "d")}\nnot json, after d\n`);
+    expect(await hearth("logs", "-n", "4")).toEqual({ code: 0, stdout: `${line("3", "c")}\n${line("4", "d")}\nnot json, after d\n${line("5", "e")}\n`, stderr: "" });
   });
 
   it("stop with nothing running says so", async () => {
