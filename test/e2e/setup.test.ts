@@ -25,6 +25,8 @@ let emu: TelegramEmulator;
 let refusing: Server;
 let daemon: Daemon | undefined;
 const homes: string[] = [];
+/** Daemons `hearth restart` started in the background: killed at the end if a test failed first. */
+const background: number[] = [];
 
 beforeAll(async () => {
   [fake, emu] = await Promise.all([startFakeModel(), startTelegramEmulator()]);
@@ -33,6 +35,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await cleanupDaemon(daemon);
+  for (const pid of background) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
   for (const h of homes) rmSync(h, { recursive: true, force: true });
   await new Promise((resolve) => refusing.close(resolve));
   await emu.stop();
@@ -140,6 +149,16 @@ describe("hearth setup --non-interactive", () => {
     expect(stopped).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${pid}).\n`, stderr: "" });
     expect(await daemon.exited).toBe(0);
     daemon = undefined;
+
+    // `hearth restart` with no daemon running starts one in the background, logging to the
+    // file `hearth logs` reads; `hearth stop` stops it again.
+    const restarted = await runHearth(["restart"], env(home));
+    expect(restarted.code).toBe(0);
+    const bgPid = Number(/^Started Hearth in the background \(pid (\d+)\); its log: (.+)\n$/.exec(restarted.stdout)?.[1]);
+    expect(restarted.stdout).toBe(`Started Hearth in the background (pid ${bgPid}); its log: ${join(home, "logs", "hearth.err.log")}\n`);
+    background.push(bgPid);
+    await waitFor("the background daemon is ready", async () => (await runHearth(["logs", "-n", "1000"], env(home))).stdout.includes('"event":"gateway.ready"'));
+    expect(await runHearth(["stop"], env(home))).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${bgPid}).\n`, stderr: "" });
 
     // The owner edits the file by hand; a second run changes the model only.
     const edited = written.replace('"maxTurns": 25,', '"maxTurns": 7, // mine: short runs');
