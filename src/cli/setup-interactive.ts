@@ -6,11 +6,20 @@ import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config
 import { hearthCmd } from "../hearth-command.ts";
 import type { Io } from "../cli.ts";
 import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner } from "./setup-checks.ts";
-import { describeSender, finish, installPm2, OWNER_GREETING } from "./setup.ts";
+import { describeSender, DISCORD_API, finish, installPm2, OWNER_GREETING, TELEGRAM_API } from "./setup.ts";
 
 class Cancelled extends Error {}
 
-export async function interactiveSetup(home: string, io: Io, env: NodeJS.ProcessEnv, handshakeMs: number): Promise<number> {
+/** Where the wizard talks to: the public services unless flags named others (a proxy, a self-hosted Bot API server). */
+export interface Endpoints {
+  handshakeMs: number;
+  telegramApiRoot: string;
+  discordApiBase: string;
+  /** The model provider's address, for Anthropic (a proxy) and as the default for the others. */
+  baseUrl?: string;
+}
+
+export async function interactiveSetup(home: string, io: Io, env: NodeJS.ProcessEnv, at: Endpoints): Promise<number> {
   const streams = { input: io.stdin as Readable, output: io.stdout as Writable };
   const answer = <T>(v: T): Exclude<T, symbol> => {
     if (p.isCancel(v)) throw new Cancelled();
@@ -27,15 +36,15 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
     if (await yes("Connect a Telegram bot?")) {
       for (;;) {
         const token = await ask("Telegram bot token (from @BotFather)", { secret: true });
-        const bot = await checkTelegramToken(token, "https://api.telegram.org");
+        const bot = await checkTelegramToken(token, at.telegramApiRoot);
         if (!bot.ok) {
           p.log.error(bot.problem, streams);
           continue;
         }
         p.log.success(`The bot is @${bot.bot.username}`, streams);
         const spin = p.spinner(streams);
-        const owner = await awaitTelegramOwner(token, "https://api.telegram.org", {
-          signal: AbortSignal.timeout(handshakeMs),
+        const owner = await awaitTelegramOwner(token, at.telegramApiRoot, {
+          signal: AbortSignal.timeout(at.handshakeMs),
           ready: () => spin.start(`Send /start to @${bot.bot.username} in Telegram now: the first private message names the owner`),
           accept: async (s) => {
             spin.stop(`A message from ${describeSender(s)}`);
@@ -48,8 +57,8 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
           p.log.error("No private message arrived in time.", streams);
           continue;
         }
-        await greetOwner(token, "https://api.telegram.org", owner.id, OWNER_GREETING);
-        answers.telegram = { token, ownerId: owner.id };
+        await greetOwner(token, at.telegramApiRoot, owner.id, OWNER_GREETING);
+        answers.telegram = { token, ownerId: owner.id, ...(at.telegramApiRoot !== TELEGRAM_API ? { apiRoot: at.telegramApiRoot } : {}) };
         break;
       }
     }
@@ -57,14 +66,14 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
     if (await yes("Connect a Discord bot?", false)) {
       for (;;) {
         const token = await ask("Discord bot token (Developer Portal → Bot → Reset Token)", { secret: true });
-        const bot = await checkDiscordToken(token, "https://discord.com/api");
+        const bot = await checkDiscordToken(token, at.discordApiBase);
         if (!bot.ok) {
           p.log.error(bot.problem, streams);
           continue;
         }
         p.log.success(bot.detail, streams);
         const ownerId = await ask("Your Discord user id (Developer Mode → right-click yourself → Copy User ID)");
-        answers.discord = { token, ownerId };
+        answers.discord = { token, ownerId, ...(at.discordApiBase !== DISCORD_API ? { apiBase: at.discordApiBase } : {}) };
         break;
       }
     }
@@ -95,13 +104,13 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
       let m: ModelAnswer;
       if (kind === "anthropic") {
         const apiKey = env.ANTHROPIC_API_KEY?.trim() || (await ask("Anthropic API key (Console → Settings → API keys)", { secret: true }));
-        m = { kind, model: await ask("Model", { initialValue: "claude-sonnet-5-5" }), apiKey };
+        m = { kind, model: await ask("Model", { initialValue: "claude-sonnet-5-5" }), apiKey, ...(at.baseUrl ? { baseUrl: at.baseUrl } : {}) };
       } else if (kind === "openai") {
-        const baseUrl = await ask("Endpoint address (where /models is served)", { placeholder: "http://127.0.0.1:8000/v1" });
+        const baseUrl = await ask("Endpoint address (where /models is served)", at.baseUrl ? { initialValue: at.baseUrl } : { placeholder: "http://127.0.0.1:8000/v1" });
         const apiKey = env[ENDPOINT_KEY_ENV]?.trim() || (await ask("API key (empty if none)", { secret: true }));
         m = { kind, model: await ask("Model"), baseUrl, ...(apiKey ? { apiKey } : {}) };
       } else {
-        m = { kind, model: await ask("Model", { initialValue: "llama3.2" }), baseUrl: await ask("Ollama address", { initialValue: "http://127.0.0.1:11434/v1" }) };
+        m = { kind, model: await ask("Model", { initialValue: "llama3.2" }), baseUrl: await ask("Ollama address", { initialValue: at.baseUrl ?? "http://127.0.0.1:11434/v1" }) };
       }
       const spin = p.spinner(streams);
       spin.start("Checking the key");

@@ -32,8 +32,8 @@ const OPTIONS = {
 } as const;
 
 const DEFAULT_MODEL = { anthropic: "claude-sonnet-5-5", ollama: "llama3.2" } as const;
-const TELEGRAM_API = "https://api.telegram.org";
-const DISCORD_API = "https://discord.com/api";
+export const TELEGRAM_API = "https://api.telegram.org";
+export const DISCORD_API = "https://discord.com/api";
 export const OWNER_GREETING = "Hearth: you are now this bot's owner. Once Hearth runs, talk to it here.";
 
 type Env = NodeJS.ProcessEnv;
@@ -44,7 +44,12 @@ export async function runSetup(home: string, args: string[], io: Io, env: Env = 
   if (!handshakeMs) throw new UsageError(`--handshake-timeout takes a duration such as 5m`);
   if (values["non-interactive"]) return await nonInteractive(home, values, handshakeMs, io, env);
   if (!(io.stdin as NodeJS.ReadStream).isTTY) throw new UsageError("setup asks its questions in a terminal; in a script, use --non-interactive with flags (see below)");
-  return await (await import("./setup-interactive.ts")).interactiveSetup(home, io, env, handshakeMs);
+  return await (await import("./setup-interactive.ts")).interactiveSetup(home, io, env, {
+    handshakeMs,
+    telegramApiRoot: values["telegram-api-root"] ?? TELEGRAM_API,
+    discordApiBase: values["discord-api-base"] ?? DISCORD_API,
+    ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}),
+  });
 }
 
 type Values = ReturnType<typeof parse<typeof OPTIONS>>["values"];

@@ -1,8 +1,11 @@
-// `hearth setup --non-interactive` against the fake model and the Telegram emulator: the key and
+// `hearth setup` against the fake model and the Telegram emulator, in a pseudo-terminal
+// (test/support/pty-run.py; each answer typed once its question is on the screen) and with
+// `--non-interactive`: the key and
 // the token are checked before anything is written, the owner is found by the /start handshake,
 // the config it writes starts a daemon that answers the owner (keys only in the 0600 .env), a
 // second run keeps the first one's comments and the owner's own settings; an upgrade migrates an
 // old config.json, and one from a newer Hearth stops `start` with exit 2.
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,7 +17,7 @@ import { PassThrough } from "node:stream";
 import { main } from "../../src/cli.ts";
 import { OWNER_GREETING } from "../../src/cli/setup.ts";
 import { CONFIG_VERSION } from "../../src/config/migrations.ts";
-import { isolatedEnv, runHearth } from "../support/cli-process.ts";
+import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
@@ -186,5 +189,46 @@ describe("upgrades", () => {
     );
     expect(r.code).toBe(2);
     expect(readdirSync(home)).toEqual(["config.json"]);
+  });
+});
+
+describe("hearth setup in a terminal", () => {
+  const python = spawnSync("python3", ["--version"]).status === 0;
+  it.skipIf(!python)("asks each question, checks the key and the token, confirms the owner found by the handshake, and writes the config", async () => {
+    const home = newHome();
+    const child = spawn("python3", [join(import.meta.dirname, "..", "support", "pty-run.py"), process.execPath, hearthBin, "setup", "--base-url", fake.url, "--telegram-api-root", emu.apiRoot], {
+      cwd: repoRoot,
+      env: isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TERM: "xterm", COLUMNS: "200", LINES: "50" }),
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let screen = "";
+    child.stdout!.on("data", (d: Buffer) => (screen += d.toString().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      // Each answer is typed only once its question is on the screen.
+      const answer = async (question: string, keys: string) => {
+        await waitFor(`"${question}"`, () => screen.includes(question));
+        child.stdin!.write(keys);
+      };
+      await answer("Which model provider?", "\r");
+      await answer("Model", "\r");
+      await answer("Connect a Telegram bot?", "\r");
+      await answer("Telegram bot token", `${emu.token}\r`);
+      await waitFor("the handshake prompt", () => screen.includes("Send /start to @TestNameBot"));
+      await emu.user({ userId: 5151, firstName: "Bea", username: "bea" }).send("/start");
+      await answer("Is this you (the owner)?", "\r");
+      await answer("Connect a Discord bot?", "\r");
+      await answer("Run Hearth as a service with pm2 now", "\r");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(screen).toContain("accepted the key; model claude-sonnet-5-5 is there");
+    expect(screen).toContain("A message from Bea (@bea, id 5151)");
+    expect(screen).toContain("Start it with: npx hearth start");
+    const raw = parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any;
+    expect(raw.channels.telegram).toEqual({ ownerIds: ["5151"], apiRoot: emu.apiRoot });
+    expect(raw.model.baseUrl).toBe(fake.url);
+    expect(readFileSync(join(home, ".env"), "utf8")).toContain(`\nANTHROPIC_API_KEY=sk-ant-setup-test-key\nTELEGRAM_BOT_TOKEN=${emu.token}\n`);
   });
 });
