@@ -7,6 +7,7 @@ export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "com
 const LINES: Record<CommandName, string[]> = {
   setup: [
     "setup                        a wizard: model and key, Telegram/Discord bot, your owner id (checked as it goes)",
+    "      [--base-url URL] [--telegram-api-root URL] [--discord-api-base URL]   other addresses (a proxy, a Bot API server)",
     "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
     "      [--telegram [--telegram-owner ID] [--telegram-api-root URL] [--handshake-timeout 5m]]",
     "      [--discord --discord-owner ID [--discord-api-base URL]] [--pm2]",
