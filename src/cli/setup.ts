@@ -7,6 +7,7 @@
 // Nothing is written until every check passed.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { loadConfig } from "../config/config.ts";
 import { parseDuration } from "../config/fields.ts";
 import { homePaths } from "../config/home.ts";
 import { ENDPOINT_KEY_ENV, modelName, writeSetup, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
@@ -42,6 +43,9 @@ export async function runSetup(home: string, args: string[], io: Io, env: Env = 
   const { values } = parse(args, OPTIONS);
   const handshakeMs = parseDuration(values["handshake-timeout"] ?? "5m");
   if (!handshakeMs) throw new UsageError(`--handshake-timeout takes a duration such as 5m`);
+  // A config.json with a mistake (or from a newer Hearth) is reported as it is: setup edits a
+  // file it can read, or none.
+  loadConfig({ home, env });
   if (values["non-interactive"]) return await nonInteractive(home, values, handshakeMs, io, env);
   if (!(io.stdin as NodeJS.ReadStream).isTTY) throw new UsageError("setup asks its questions in a terminal; in a script, use --non-interactive with flags (see below)");
   return await (await import("./setup-interactive.ts")).interactiveSetup(home, io, env, {

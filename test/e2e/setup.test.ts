@@ -6,7 +6,7 @@
 // second run keeps the first one's comments and the owner's own settings; an upgrade migrates an
 // old config.json, and one from a newer Hearth stops `start` with exit 2.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -86,6 +86,16 @@ describe("hearth setup --non-interactive", () => {
     expect(existsSync(home)).toBe(false);
   });
 
+  it("leaves a config.json with a mistake as it is: exit 2 naming the line", async () => {
+    const home = newHome();
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, "config.json"), `{ "agent": { "maxTurns": 7 }, oops }\n`);
+    const r = await inProcess(setup(), env(home));
+    expect(r.code).toBe(2);
+    expect(readFileSync(join(home, "config.json"), "utf8")).toBe(`{ "agent": { "maxTurns": 7 }, oops }\n`);
+    expect(readdirSync(home)).toEqual(["config.json"]);
+  });
+
   it("checks the bot token: one Telegram refuses stops setup with nothing written", async () => {
     const home = newHome();
     emu.inject({ method: "getMe", reply: { status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } } });
@@ -102,7 +112,6 @@ describe("hearth setup --non-interactive", () => {
     const home = newHome();
     // An older Hearth's config (from before versions) is already there: setup migrates it first.
     const fixtures = join(import.meta.dirname, "..", "config", "fixtures", "config-versions");
-    const { mkdirSync } = await import("node:fs");
     mkdirSync(home, { recursive: true });
     copyFileSync(join(fixtures, "v0-init-template.jsonc"), join(home, "config.json"));
     const old = readFileSync(join(home, "config.json"), "utf8");
@@ -178,7 +187,6 @@ describe("hearth setup --non-interactive", () => {
 describe("upgrades", () => {
   it("a config.json from a newer Hearth stops start with exit 2 and a clear sentence, the file untouched", async () => {
     const home = newHome();
-    const { mkdirSync } = await import("node:fs");
     mkdirSync(home, { recursive: true });
     const file = join(home, "config.json");
     writeFileSync(file, `{ "version": ${CONFIG_VERSION + 1} }\n`);
