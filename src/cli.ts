@@ -85,6 +85,28 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
     }
     case "chat":
       return await runChat(home, rest, io);
+    case "setup":
+      return await (await import("./cli/setup.ts")).runSetup(home, rest, io);
+    case "stop":
+    case "restart": {
+      parse(rest, {});
+      const control = await import("./cli/daemon-control.ts");
+      return await (command === "stop" ? control.runStop(home, io) : control.runRestart(home, io));
+    }
+    case "logs": {
+      const { values } = parse(rest, { follow: { type: "boolean", short: "f" }, lines: { type: "string", short: "n" } });
+      const lines = Number(values.lines ?? 50);
+      if (!Number.isInteger(lines) || lines < 0) throw new UsageError("-n takes a number of lines");
+      return await (await import("./cli/daemon-control.ts")).runLogs(home, io, { follow: values.follow === true, lines });
+    }
+    case "completion": {
+      const { positionals } = parse(rest, {}, true);
+      const { completionScript, SHELLS } = await import("./cli/completion.ts");
+      const shell = SHELLS.find((s) => s === positionals[0]);
+      if (!shell || positionals.length !== 1) throw new UsageError(`completion takes one shell: ${SHELLS.join(", ")}`);
+      io.stdout.write(completionScript(shell));
+      return 0;
+    }
     case "status": {
       const { values } = parse(rest, { json: { type: "boolean" } });
       return await (await import("./cli/status.ts")).runStatus(home, values.json === true, io);
@@ -97,8 +119,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
     case "grants":
       return (await import("./cli/grants.ts")).runGrants(home, rest, io);
     case "doctor": {
-      const { values } = parse(rest, { online: { type: "boolean" } });
-      return await (await import("./cli/doctor.ts")).runDoctor(home, io, process.env, { online: values.online === true });
+      const { values } = parse(rest, { online: { type: "boolean" }, fix: { type: "boolean" } });
+      return await (await import("./cli/doctor.ts")).runDoctor(home, io, process.env, { online: values.online === true, fix: values.fix === true });
     }
     case "cron":
       return await (await import("./cli/cron.ts")).runCron(home, rest, io);
@@ -155,13 +177,14 @@ function version(): string {
  */
 async function isConfigurationError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
-  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }] = await Promise.all([
+  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }, { NewerStateError }] = await Promise.all([
     import("./config/config.ts"),
     import("./config/credentials.ts"),
     import("./gateway/lock.ts"),
     import("./agent/tools/sandbox.ts"),
+    import("./state-versions.ts"),
   ]);
-  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError;
+  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError || err instanceof NewerStateError;
 }
 
 async function runInit(home: string, io: Io): Promise<number> {

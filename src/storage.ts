@@ -29,39 +29,11 @@ import { z } from "zod";
 import { DAMAGED_MARK } from "./damaged-mark.ts";
 import type { Logger } from "./log.ts";
 import { isAlive } from "./process-info.ts";
+import { planStateMigration, type StateVersions } from "./state-versions.ts";
 
-// ---------------------------------------------------------------------------------------------
-// Disk full
+export { NewerStateError, type StateStep, type StateVersions } from "./state-versions.ts";
 
-/** ENOSPC (no space left) or EDQUOT (quota exceeded): the write failed for want of space. */
-export function isDiskFull(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  return code === "ENOSPC" || code === "EDQUOT";
-}
-
-/** Hearth cannot start (or go on) because the disk that holds its home folder is full. */
-export class DiskFullError extends Error {
-  override name = "DiskFullError";
-  readonly home: string;
-  constructor(home: string, cause: unknown) {
-    super(
-      `The disk that holds Hearth's home folder ${home} is full (${(cause as Error).message}). ` +
-        `Free some space on it (\`df -h ${home}\` shows how much is left), then start Hearth again; accepted messages are kept and answered then.`,
-      { cause },
-    );
-    this.home = home;
-  }
-}
-
-export const DISK_FULL_REPLY = "Hearth's disk is full; your message is kept and will be answered when there is space.";
-/** When even accepting the message failed: nothing of it is on disk, so it cannot be kept. */
-export const DISK_FULL_NOT_SAVED = "Hearth's disk is full, so this message could not be saved. Please send it again once there is space.";
-
-/** What the user is told when a run failed inside Hearth (not at the model) with `err`. */
-export function internalErrorText(err: unknown): string {
-  if (isDiskFull(err)) return DISK_FULL_REPLY;
-  return "Something went wrong inside Hearth while answering. Please try again.";
-}
+export { DISK_FULL_NOT_SAVED, DISK_FULL_REPLY, DiskFullError, internalErrorText, isDiskFull } from "./disk-full.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Appends
@@ -407,9 +379,30 @@ export type JsonFileLoad<T> =
   /** Nothing usable: the file was moved to `damagedCopy`; `path` no longer exists. */
   | { status: "damaged"; problem: string; damagedCopy: string };
 
+/**
+ * Brings a whole-file store's parsed value to its current version (state-versions.ts): an older
+ * file is kept as `<name>.v<N>.bak`, rewritten, and each step logged; a newer one throws.
+ */
+function migrateState(path: string, raw: unknown, versions: StateVersions, log: Logger): unknown {
+  const plan = planStateMigration(path, raw, versions);
+  if (!plan) return raw;
+  const backup = `${path}.v${plan.from}.bak`;
+  try {
+    copyFileSync(path, backup, constants.COPYFILE_EXCL);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    // An interrupted upgrade kept it already: that copy is the older one.
+  }
+  writeFileAtomic(path, `${JSON.stringify(plan.value, null, 1)}\n`);
+  for (const step of plan.steps) log.info("state.migrated", { file: path, from: step.from, to: step.from + 1, step: step.name, keptAs: backup });
+  return plan.value;
+}
+
 export interface JsonFileOptions<T> {
   schema: z.ZodType<T>;
   log: Logger;
+  /** The file's format versions; see StateVersions. */
+  versions?: StateVersions;
   /**
    * Called when the file is JSON but does not match `schema`: keeps the records that are valid
    * and names those dropped. Returns null when nothing can be kept (the file is set aside).
@@ -423,7 +416,8 @@ export interface JsonFileOptions<T> {
  * file is `missing`. A file that cannot be read or parsed, or that nothing can be salvaged
  * from, is moved aside to `<name>.damaged-<time>` and reported: the caller starts empty, and a
  * later save cannot overwrite what the owner may still need. When only some records are bad,
- * the good ones are returned and a copy of the file as it was is kept the same way.
+ * the good ones are returned and a copy of the file as it was is kept the same way. With
+ * `versions`, an older file is migrated first and a newer one throws NewerStateError.
  */
 export function loadJsonFile<T>(path: string, opts: JsonFileOptions<T>): JsonFileLoad<T> {
   const { log } = opts;
@@ -442,6 +436,7 @@ export function loadJsonFile<T>(path: string, opts: JsonFileOptions<T>): JsonFil
   } catch (err) {
     return setAside(path, `is not valid JSON (${(err as Error).message})`, opts);
   }
+  if (opts.versions) raw = migrateState(path, raw, opts.versions, log);
   const whole = checkValue(raw, opts.schema);
   if (whole.ok) return { status: "ok", value: whole.value };
   const salvaged = opts.salvage?.(raw) ?? null;

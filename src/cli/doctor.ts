@@ -13,6 +13,7 @@ import type { Config } from "../config/schema.ts";
 import { systemTimeZone } from "../config/fields.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
+import { CONFIG_VERSION } from "../config/migrations.ts";
 import { liveHolder, readLock } from "../gateway/lock.ts";
 import { JobStore } from "../scheduler/job-store.ts";
 import { nextRunAfter } from "../scheduler/schedule.ts";
@@ -42,7 +43,14 @@ const BWRAP_HINT = `install bubblewrap: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
 
-export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env, opts: { online?: boolean } = {}): Promise<number> {
+export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStream }, env: NodeJS.ProcessEnv = process.env, opts: { online?: boolean; fix?: boolean } = {}): Promise<number> {
+  if (opts.fix) {
+    const { fixHome } = await import("./doctor-fix.ts");
+    const { fixed, skipped } = fixHome(home, env);
+    io.stdout.write(fixed.length > 0 ? `Fixed:\n${fixed.map((l) => `  ✓ ${l}\n`).join("")}` : "Nothing needed fixing.\n");
+    if (skipped.length > 0) io.stdout.write(`Not fixed:\n${skipped.map((l) => `  - ${l}\n`).join("")}`);
+    io.stdout.write("\n");
+  }
   const checks = await doctor(home, env, opts);
   for (const c of checks) {
     // "!": works, but with a risk the owner should know about (the fix says how to remove it).
@@ -75,7 +83,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   }
 
   checks.push(checkApiKey(config, paths.config, env));
-  checks.push(...checkConfigMode(paths.config));
+  checks.push(...checkConfigMode(paths.config), ...checkConfigVersion(paths.config), ...checkSecretsFile(paths.secrets));
   checks.push(checkExecSandbox(config, home));
   checks.push(...checkChannels(config));
   checks.push(...checkWorkspace(config.workspace));
@@ -143,6 +151,31 @@ function checkConfigMode(configPath: string): Check[] {
   const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), ...providerKeys].some((v) => typeof v === "string" && v.trim() !== "");
   if (!held || (mode & 0o077) === 0) return [];
   return [problem("config file", `${configPath} holds a secret and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${configPath}`)];
+}
+
+/** An older config.json works (it is migrated in memory) but is rewritten at the next start. */
+function checkConfigVersion(configPath: string): Check[] {
+  let raw: unknown;
+  try {
+    raw = parseJsonc(readFileSync(configPath, "utf8"), [], { allowTrailingComma: true });
+  } catch {
+    return [];
+  }
+  const version = raw && typeof raw === "object" ? ((raw as { version?: unknown }).version ?? 0) : CONFIG_VERSION;
+  if (typeof version !== "number" || version >= CONFIG_VERSION) return [];
+  return [{ name: "config version", ok: true, detail: `config.json is version ${version}; the next start migrates it to ${CONFIG_VERSION} (keeping config.json.v${version}.bak)`, fix: `\`${hearthCmd("doctor --fix")}\` migrates it now` }];
+}
+
+/** The home's .env holds keys: owner-only. */
+function checkSecretsFile(file: string): Check[] {
+  let mode: number;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    return [];
+  }
+  if ((mode & 0o077) === 0) return [];
+  return [problem("secrets file", `${file} holds keys and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${file} (or \`${hearthCmd("doctor --fix")}\`)`)];
 }
 
 function checkExecSandbox(config: Config, home: string): Check {

@@ -2,10 +2,23 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard";
+export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard";
 
 const LINES: Record<CommandName, string[]> = {
+  setup: [
+    "setup                        a wizard: model and key, Telegram/Discord bot, your owner id (checked as it goes)",
+    "      [--base-url URL] [--telegram-api-root URL] [--discord-api-base URL]   other addresses (a proxy, a Bot API server)",
+    "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
+    "      [--telegram [--telegram-owner ID] [--telegram-api-root URL] [--handshake-timeout 5m]]",
+    "      [--discord --discord-owner ID [--discord-api-base URL]] [--pm2]",
+    "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
+    "                             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN",
+  ],
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
+  stop: ["stop                         stop the running daemon (through pm2 when pm2 runs it), waiting for a clean shutdown"],
+  restart: ["restart                      restart it: through pm2, or else in the background with its log in <home>/logs/"],
+  logs: ["logs [-f] [-n LINES]         the daemon's log (under pm2 or after restart); -f follows it"],
+  completion: ["completion bash|zsh|fish     a shell completion script, e.g.  source <(hearth completion bash)"],
   chat: [
     "chat                         talk with Hearth in this terminal (your main session)",
     'chat -m "TEXT"               send one message; the reply streams to stdout',
@@ -16,7 +29,11 @@ const LINES: Record<CommandName, string[]> = {
     "usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]",
     "                             paid calls (models, transcriptions, web) and their cost, from usage.jsonl (default: last 30 days, by day)",
   ],
-  doctor: ["doctor                       check the setup; one line per check, with a fix for each problem"],
+  doctor: [
+    "doctor [--online]            check the setup; one line per check, with a fix for each problem",
+    "doctor --fix                 first repair what can be repaired (modes, a stale lock, damaged state set aside,",
+    "                             missing workspace files, an old config migrated) and say what was done",
+  ],
   init: ["init                         create the home folder, a commented config.json and the workspace"],
   cron: [
     "cron list [--json]           scheduled jobs with their next and last run",

@@ -5,6 +5,8 @@
 // while stopping exits at once (1).
 import { assertModelCredentials } from "../config/credentials.ts";
 import { loadConfig } from "../config/config.ts";
+import { migrateConfigFile } from "../config/migrations.ts";
+import { applySecrets } from "../config/secrets.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";
@@ -14,6 +16,11 @@ import { catchStopRequests, describeStop } from "../process-stop.ts";
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   // Caught already by bin/hearth.js; a request made since is replayed to the listener below.
   const stop = catchStopRequests();
+  // An older config.json is migrated in place (one log line per step), once it is known to be
+  // valid: a file with a mistake is reported as it is, untouched.
+  loadConfig({ home });
+  migrateConfigFile(home, daemonLogger(parseLevel(process.env.HEARTH_LOG, "info")));
+  applySecrets(home);
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   const level = parseLevel(process.env.HEARTH_LOG, config.log.level);

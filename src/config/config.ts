@@ -6,29 +6,19 @@ import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
 import { PROVIDER_KEY_ENVS, PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
-import { redact, registerSecret } from "../log.ts";
+import { registerSecret } from "../log.ts";
 import { expandHome, homePaths } from "./home.ts";
+import { ConfigError } from "./config-error.ts";
 import { logLevels } from "./fields.ts";
+import { migrateConfigText } from "./migrations.ts";
+import { withSecrets } from "./secrets.ts";
 import { configSchema, type Config } from "./schema.ts";
 
 type Env = Record<string, string | undefined>;
 
 // ── loading ────────────────────────────────────────────────────────────────────────────────
 
-/** config.json is unreadable, not JSON, or fails validation. The CLI prints it and exits 2. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-  /** The config file. */
-  readonly path: string;
-  /** One `✖ problem → at key.path` block per problem. */
-  readonly issues: string;
-  constructor(file: string, issues: string) {
-    const text = redact(issues);
-    super(`${file}: invalid configuration\n${text}\nFix the file and try again (a key that is left out takes its default).`);
-    this.path = file;
-    this.issues = text;
-  }
-}
+export { ConfigError } from "./config-error.ts";
 
 export interface LoadConfigOptions {
   home: string;
@@ -36,10 +26,16 @@ export interface LoadConfigOptions {
   env?: Env;
 }
 
-/** Reads `<home>/config.json` (a missing file means all defaults) and validates it. Throws ConfigError. */
+/**
+ * Reads `<home>/config.json` (a missing file means all defaults), brings an older version to the
+ * current one in memory (migrations.ts; `hearth start` writes it), and validates it with the
+ * environment over the home's secrets file (`.env`). Throws ConfigError (NewerConfigError for a
+ * file from a newer Hearth).
+ */
 export function loadConfig({ home, env = process.env }: LoadConfigOptions): Config {
   const file = homePaths(home).config;
-  return parseConfig(readConfigFile(file), { home, env, file });
+  const { raw, secrets } = readConfigFile(file);
+  return parseConfig(raw, { home, env: { ...secrets, ...withSecrets(home, env) }, file });
 }
 
 /**
@@ -77,21 +73,23 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   return config;
 }
 
-function readConfigFile(file: string): unknown {
+/** The file's value at the current version, and the secrets a migration took out of it. */
+function readConfigFile(file: string): { raw: unknown; secrets: Record<string, string> } {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return {};
+    if (code === "ENOENT") return { raw: {}, secrets: {} };
     throw new ConfigError(file, `✖ cannot read the file (${code ?? (err as Error).message})`);
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (stripComments(text).trim() === "") return {};
+  if (stripComments(text).trim() === "") return { raw: {}, secrets: {} };
   const errors: ParseError[] = [];
-  const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
+  parseJsonc(text, errors, { allowTrailingComma: true });
   if (errors.length > 0) throw new ConfigError(file, describeSyntaxErrors(text, errors));
-  return value;
+  const plan = migrateConfigText(text, file);
+  return { raw: parseJsonc(plan.text, [], { allowTrailingComma: true }), secrets: plan.secrets };
 }
 
 // Positions only, never the offending text: the line may hold a token.

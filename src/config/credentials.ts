@@ -18,14 +18,18 @@ export class MissingApiKeyError extends Error {
       existsSync(configPath)
         ? `  or in ${configPath}:  ${json}\n`
         : `  or put it in a config file: \`${hearthCmd("init")}\` creates ${configPath}, then set ${json} there\n`;
+    // The wizard is the way in for a new home; it checks the key and keeps it out of config.json.
+    const setup = `  Run \`${hearthCmd("setup")}\`: it asks for the key, checks it and keeps it in ${homePaths(home).secrets}\n`;
     super(
       provider
         ? `Hearth needs an API key for the provider "${provider.name}" to talk to the model.\n` +
-            (provider.keyEnv ? `  Set it in your shell:  export ${provider.keyEnv}=...\n` : "") +
+            setup +
+            (provider.keyEnv ? `  or set it in your shell:  export ${provider.keyEnv}=...\n` : "") +
             inConfig(`"providers": { "${provider.name}": { "apiKey": "..." } }`) +
             `Then run the command again.`
         : `Hearth needs an Anthropic API key to talk to the model.\n` +
-            `  Set it in your shell:  export ANTHROPIC_API_KEY=sk-ant-...\n` +
+            setup +
+            `  or set it in your shell:  export ANTHROPIC_API_KEY=sk-ant-...\n` +
             inConfig(`"model": { "apiKey": "sk-ant-..." }`) +
             `Create a key in the Anthropic Console (Settings → API keys), then run the command again.`,
     );

@@ -22,6 +22,8 @@ export interface HomePaths {
   home: string;
   /** `config.json`: JSON with comments, validated by config.ts. */
   config: string;
+  /** `.env`: API keys and bot tokens as NAME=value lines, mode 0600 (config/secrets.ts). */
+  secrets: string;
   /** The default workspace; config `workspace` may point elsewhere. */
   workspace: string;
   sessions: string;
@@ -55,6 +57,7 @@ export function homePaths(home: string): HomePaths {
   return {
     home,
     config: at("config.json"),
+    secrets: at(".env"),
     workspace: at("workspace"),
     sessions,
     sessionsIndex: at("sessions", "index.json"),

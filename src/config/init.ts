@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.ts";
 import { systemTimeZone } from "./fields.ts";
 import { homePaths } from "./home.ts";
+import { CONFIG_VERSION } from "./migrations.ts";
 
 /** The repo's template workspace, copied into new homes. */
 const templateDir = fileURLToPath(new URL("../../workspace/", import.meta.url));
@@ -106,10 +107,14 @@ function configuredWorkspace(home: string): string {
 export function configTemplate(): string {
   return `// Hearth configuration: JSON with comments (trailing commas are fine too).
 // Every key is optional; the values below are the defaults, so a line you delete changes nothing.
-// Secrets can stay out of this file: the environment variables ANTHROPIC_API_KEY,
-// TELEGRAM_BOT_TOKEN and DISCORD_BOT_TOKEN win over the values here (ANTHROPIC_BASE_URL too).
+// Keep secrets out of this file: \`${hearthCmd("setup")}\` puts keys and tokens in .env beside it
+// (mode 600). ANTHROPIC_API_KEY, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN (and ANTHROPIC_BASE_URL),
+// set there or in the environment, win over the values here.
 // Check your changes with \`${hearthCmd("doctor")}\`; they take effect when the daemon restarts.
 {
+  // The configuration's version: Hearth migrates an older file when it starts (see CHANGELOG.md).
+  "version": ${CONFIG_VERSION},
+
   // Your files: SOUL.md, USER.md, MEMORY.md, memory/… A relative path is inside this folder.
   "workspace": "workspace",
 

@@ -5,6 +5,7 @@ import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
+import { CONFIG_VERSION } from "./migrations.ts";
 import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
@@ -127,6 +128,8 @@ const webSchema = strict({
  * resolve `workspace` against the home folder and register secrets with the log redactor.
  */
 export const configSchema = strict({
+  /** The file's configuration version; loadConfig brings older files to this one first (config/migrations.ts). */
+  version: z.literal(CONFIG_VERSION).default(CONFIG_VERSION),
   workspace: z.string().trim().min(1).default("workspace"),
   timezone: timeZone.default(systemTimeZone),
   model: modelSchema.prefault({}),

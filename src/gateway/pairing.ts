@@ -11,7 +11,7 @@ import { randomInt } from "node:crypto";
 import { z } from "zod";
 import type { ChannelId } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged } from "../storage.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged, type StateVersions } from "../storage.ts";
 
 /** No 0/O, 1/I/L: codes get read aloud and retyped. */
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -42,6 +42,7 @@ export interface ApprovedSender {
 }
 
 interface PairingFile {
+  version: 1;
   pending: PendingPairing[];
   approved: ApprovedSender[];
 }
@@ -50,7 +51,10 @@ const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodTy
 const pendingSchema = z.looseObject({ code: z.string(), channel: channelIdSchema, userId: z.string(), name: z.string(), createdAt: z.number() }) as z.ZodType<PendingPairing>;
 const approvedSchema = z.looseObject({ channel: channelIdSchema, userId: z.string(), name: z.string(), approvedAt: z.number() }) as z.ZodType<ApprovedSender>;
 /** pairing.json as `#save` writes it. */
-const pairingFileSchema: z.ZodType<PairingFile> = z.object({ pending: z.array(pendingSchema), approved: z.array(approvedSchema) });
+const pairingFileSchema: z.ZodType<PairingFile> = z.object({ version: z.literal(1), pending: z.array(pendingSchema), approved: z.array(approvedSchema) });
+
+/** pairing.json's format versions: 0 is the file from before versions ({ pending, approved }). */
+const PAIRING_VERSIONS: StateVersions = { current: 1, steps: [{ from: 0, name: "addVersion", apply: (raw) => raw }] };
 
 /** Keeps every pending code and approved sender that validates on its own. */
 function salvagePairing(raw: unknown): Salvaged<PairingFile> | null {
@@ -58,7 +62,9 @@ function salvagePairing(raw: unknown): Salvaged<PairingFile> | null {
   const r = raw as Record<string, unknown>;
   const pending = salvageArray(r.pending, "pending", pendingSchema);
   const approved = salvageArray(r.approved, "approved", approvedSchema);
-  return { value: { pending: pending.value, approved: approved.value }, dropped: [...pending.dropped, ...approved.dropped] };
+  const dropped = [...pending.dropped, ...approved.dropped];
+  if (r.version !== 1) dropped.push(`version: expected 1, found ${JSON.stringify(r.version)}`);
+  return { value: { version: 1, pending: pending.value, approved: approved.value }, dropped };
 }
 
 export type PairingRequest =
@@ -97,8 +103,8 @@ export class PairingStore {
    * as `pairing.json.damaged-<time>` (storage.ts) and the store starts with what validated.
    */
   static open(path: string, log: Logger, clock: () => number = Date.now): PairingStore {
-    const loaded = loadJsonFile(path, { schema: pairingFileSchema, log, salvage: salvagePairing, now: clock() });
-    return new PairingStore(path, loaded.status === "ok" ? loaded.value : { pending: [], approved: [] }, clock);
+    const loaded = loadJsonFile(path, { schema: pairingFileSchema, log, versions: PAIRING_VERSIONS, salvage: salvagePairing, now: clock() });
+    return new PairingStore(path, loaded.status === "ok" ? loaded.value : { version: 1, pending: [], approved: [] }, clock);
   }
 
   /** Re-reads the file: the CLI may have approved someone while the daemon runs. */

@@ -112,7 +112,7 @@ export class SessionStore {
 
   static open(path: string, log: Logger, timezone: string, clock: () => number = Date.now): SessionStore {
     const fresh: IndexFile = { version: 1, sessions: {}, today: { date: localDate(clock(), timezone), usage: emptyUsage(), costUsd: 0, runs: 0 } };
-    const loaded = loadJsonFile(path, { schema: indexFileSchema, log, salvage: (raw) => salvageIndex(raw, fresh), now: clock() });
+    const loaded = loadJsonFile(path, { schema: indexFileSchema, log, versions: { current: 1, steps: [] }, salvage: (raw) => salvageIndex(raw, fresh), now: clock() });
     return new SessionStore(path, loaded.status === "ok" ? loaded.value : fresh, log, timezone, clock);
   }
 

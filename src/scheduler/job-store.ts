@@ -44,7 +44,7 @@ export class JobStore {
    * that could be kept (written back at once, so the file on disk is valid again).
    */
   load(now: number = Date.now()): Job[] {
-    const loaded = loadJsonFile(this.path, { schema: this.#schema, log: this.#log, salvage: (raw) => this.#salvage(raw), now });
+    const loaded = loadJsonFile(this.path, { schema: this.#schema, log: this.#log, versions: { current: 1, steps: [] }, salvage: (raw) => this.#salvage(raw), now });
     if (loaded.status === "ok" && loaded.damagedCopy) this.save(loaded.value.jobs);
     const r = this.read();
     return r.ok ? r.jobs : [];

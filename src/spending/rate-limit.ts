@@ -78,7 +78,7 @@ export class RateLimiter {
   constructor(file?: RateLimiterFile) {
     this.#file = file;
     if (!file) return;
-    const loaded = loadJsonFile(file.path, { schema: stateSchema, log: file.log, now: file.clock() });
+    const loaded = loadJsonFile(file.path, { schema: stateSchema, log: file.log, versions: { current: 1, steps: [] }, now: file.clock() });
     if (loaded.status !== "ok") return;
     const kept = keptSince(Object.entries(loaded.value.hits), Object.entries(loaded.value.answeredAt), file.clock() - KEEP_MS);
     for (const [key, times] of Object.entries(kept.hits)) {

@@ -35,6 +35,7 @@ describe("loadConfig", () => {
   it("gives every default when there is no config file", async () => {
     const config = await load(null);
     expect(config).toEqual({
+      version: 2,
       workspace: path.join(home, "workspace"),
       timezone: systemTimeZone(),
       model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000, idleTimeoutMs: 60000 },

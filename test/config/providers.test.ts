@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { assertModelCredentials, MissingApiKeyError } from "../../src/config/credentials.ts";
+import { hearthCmd } from "../../src/hearth-command.ts";
 import { redact } from "../../src/log.ts";
 
 let home: string;
@@ -78,5 +79,14 @@ describe("providers in config", () => {
     const c = await load({ model: { name: "groq/llama-3.3-70b-versatile" } });
     expect(() => assertModelCredentials(c, home)).toThrow(MissingApiKeyError);
     expect(() => assertModelCredentials(c, home)).toThrow(/export GROQ_API_KEY=\.\.\./);
+  });
+
+  it("a new home without a key points to the setup wizard first", () => {
+    const message = new MissingApiKeyError(home).message;
+    expect(message.split("\n").slice(0, 3)).toEqual([
+      "Hearth needs an Anthropic API key to talk to the model.",
+      `  Run \`${hearthCmd("setup")}\`: it asks for the key, checks it and keeps it in ${path.join(home, ".env")}`,
+      "  or set it in your shell:  export ANTHROPIC_API_KEY=sk-ant-...",
+    ]);
   });
 });

@@ -33,7 +33,7 @@ describe("a provider whose key variable is unset", () => {
     const r = await runHearth(["chat", "-m", "hi"], isolatedEnv({ HEARTH_HOME: home }));
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain('Hearth needs an API key for the provider "lab" to talk to the model.\n  Set it in your shell:  export LAB_KEY=...\n');
+    expect(r.stderr).toContain(`Hearth needs an API key for the provider "lab" to talk to the model.\n  Run \`npx hearth setup\`: it asks for the key, checks it and keeps it in ${join(home, ".env")}\n  or set it in your shell:  export LAB_KEY=...\n`);
     expect(oai.requests).toHaveLength(0);
   });
 

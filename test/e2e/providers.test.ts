@@ -79,7 +79,7 @@ describe("OpenAI-compatible models (hearth chat -m, e2e)", () => {
     const r = await runHearth(["chat", "-m", "hi"], env());
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain('Hearth needs an API key for the provider "openrouter" to talk to the model.\n  Set it in your shell:  export OPENROUTER_API_KEY=...\n');
+    expect(r.stderr).toContain(`Hearth needs an API key for the provider "openrouter" to talk to the model.\n  Run \`npx hearth setup\`: it asks for the key, checks it and keeps it in ${join(home, ".env")}\n  or set it in your shell:  export OPENROUTER_API_KEY=...\n`);
   });
 
   it("retries a 429 after its retry-after and prints the answer once", async () => {

@@ -31,6 +31,7 @@ export class TerminalMailboxFile implements TerminalMailbox {
     const loaded = loadJsonFile(path, {
       schema: fileSchema,
       log,
+      versions: { current: 1, steps: [] },
       now,
       salvage: (raw) => {
         const letters = (raw as { letters?: unknown } | null)?.letters;

@@ -1,0 +1,125 @@
+// The terminal side of `hearth setup`: the same answers as the flags, asked with @clack/prompts.
+// A check that fails asks again; Ctrl+C at any prompt ends setup with nothing written.
+import * as p from "@clack/prompts";
+import type { Readable, Writable } from "node:stream";
+import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
+import { hearthCmd } from "../hearth-command.ts";
+import type { Io } from "../cli.ts";
+import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner } from "./setup-checks.ts";
+import { describeSender, DISCORD_API, finish, installPm2, OWNER_GREETING, TELEGRAM_API } from "./setup.ts";
+
+class Cancelled extends Error {}
+
+/** Where the wizard talks to: the public services unless flags named others (a proxy, a self-hosted Bot API server). */
+export interface Endpoints {
+  handshakeMs: number;
+  telegramApiRoot: string;
+  discordApiBase: string;
+  /** The model provider's address, for Anthropic (a proxy) and as the default for the others. */
+  baseUrl?: string;
+}
+
+export async function interactiveSetup(home: string, io: Io, env: NodeJS.ProcessEnv, at: Endpoints): Promise<number> {
+  const streams = { input: io.stdin as Readable, output: io.stdout as Writable };
+  const answer = <T>(v: T): Exclude<T, symbol> => {
+    if (p.isCancel(v)) throw new Cancelled();
+    return v as Exclude<T, symbol>;
+  };
+  const ask = async (message: string, opts: { placeholder?: string; initialValue?: string; secret?: boolean } = {}) =>
+    answer(opts.secret ? await p.password({ message, ...streams }) : await p.text({ message, ...streams, ...(opts.placeholder ? { placeholder: opts.placeholder } : {}), ...(opts.initialValue ? { initialValue: opts.initialValue } : {}) })).trim();
+  const yes = async (message: string, initialValue = true) => answer(await p.confirm({ message, initialValue, ...streams }));
+
+  try {
+    p.intro(`Hearth setup — home ${home}`, streams);
+    const answers: SetupAnswers = { model: await askModel() };
+
+    if (await yes("Connect a Telegram bot?")) {
+      for (;;) {
+        const token = await ask("Telegram bot token (from @BotFather)", { secret: true });
+        const bot = await checkTelegramToken(token, at.telegramApiRoot);
+        if (!bot.ok) {
+          p.log.error(bot.problem, streams);
+          continue;
+        }
+        p.log.success(`The bot is @${bot.bot.username}`, streams);
+        const spin = p.spinner(streams);
+        const owner = await awaitTelegramOwner(token, at.telegramApiRoot, {
+          signal: AbortSignal.timeout(at.handshakeMs),
+          ready: () => spin.start(`Send /start to @${bot.bot.username} in Telegram now: the first private message names the owner`),
+          accept: async (s) => {
+            spin.stop(`A message from ${describeSender(s)}`);
+            const mine = await yes("Is this you (the owner)?");
+            if (!mine) spin.start("Waiting for the owner's message");
+            return mine;
+          },
+        });
+        if (!owner) {
+          p.log.error("No private message arrived in time.", streams);
+          continue;
+        }
+        await greetOwner(token, at.telegramApiRoot, owner.id, OWNER_GREETING);
+        answers.telegram = { token, ownerId: owner.id, ...(at.telegramApiRoot !== TELEGRAM_API ? { apiRoot: at.telegramApiRoot } : {}) };
+        break;
+      }
+    }
+
+    if (await yes("Connect a Discord bot?", false)) {
+      for (;;) {
+        const token = await ask("Discord bot token (Developer Portal → Bot → Reset Token)", { secret: true });
+        const bot = await checkDiscordToken(token, at.discordApiBase);
+        if (!bot.ok) {
+          p.log.error(bot.problem, streams);
+          continue;
+        }
+        p.log.success(bot.detail, streams);
+        const ownerId = await ask("Your Discord user id (Developer Mode → right-click yourself → Copy User ID)");
+        answers.discord = { token, ownerId, ...(at.discordApiBase !== DISCORD_API ? { apiBase: at.discordApiBase } : {}) };
+        break;
+      }
+    }
+
+    finish(home, answers, io);
+    if (await yes("Run Hearth as a service with pm2 now (restarts on crash and at boot)?", false)) return installPm2(home, io);
+    p.outro(`Start it with: ${hearthCmd("start")}`, streams);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof Cancelled)) throw err;
+    p.cancel("Setup cancelled; nothing was written.", streams);
+    return 1;
+  }
+
+  async function askModel(): Promise<ModelAnswer> {
+    const kind = answer(
+      await p.select({
+        message: "Which model provider?",
+        options: [
+          { value: "anthropic" as const, label: "Anthropic (Claude)" },
+          { value: "openai" as const, label: "An OpenAI-compatible endpoint (OpenRouter, vLLM, LM Studio, …)" },
+          { value: "ollama" as const, label: "A local Ollama" },
+        ],
+        ...streams,
+      }),
+    );
+    for (;;) {
+      let m: ModelAnswer;
+      if (kind === "anthropic") {
+        const apiKey = env.ANTHROPIC_API_KEY?.trim() || (await ask("Anthropic API key (Console → Settings → API keys)", { secret: true }));
+        m = { kind, model: await ask("Model", { initialValue: "claude-sonnet-5-5" }), apiKey, ...(at.baseUrl ? { baseUrl: at.baseUrl } : {}) };
+      } else if (kind === "openai") {
+        const baseUrl = await ask("Endpoint address (where /models is served)", at.baseUrl ? { initialValue: at.baseUrl } : { placeholder: "http://127.0.0.1:8000/v1" });
+        const apiKey = env[ENDPOINT_KEY_ENV]?.trim() || (await ask("API key (empty if none)", { secret: true }));
+        m = { kind, model: await ask("Model"), baseUrl, ...(apiKey ? { apiKey } : {}) };
+      } else {
+        m = { kind, model: await ask("Model", { initialValue: "llama3.2" }), baseUrl: await ask("Ollama address", { initialValue: at.baseUrl ?? "http://127.0.0.1:11434/v1" }) };
+      }
+      const spin = p.spinner(streams);
+      spin.start("Checking the key");
+      const r = await checkModelKey(m);
+      if (r.ok) {
+        spin.stop(r.detail);
+        return m;
+      }
+      spin.error(r.problem);
+    }
+  }
+}

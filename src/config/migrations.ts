@@ -1,0 +1,186 @@
+// config.json's versions. The file carries `"version": N`; an older file is brought to
+// CONFIG_VERSION by small steps, each a pure edit of the text (comments and the owner's layout
+// kept), so that reading an old file and migrating it in place give the same configuration.
+// `hearth start` (and `hearth doctor --fix`) write the result, keeping the file as it was as
+// `config.json.v<N>.bak`; every other command migrates in memory only. A file from a newer
+// Hearth is refused: guessing at keys it does not know could lose the owner's settings.
+// Each step is listed in CHANGELOG.md under the version that introduced it.
+import { constants, copyFileSync, readFileSync } from "node:fs";
+import { applyEdits, modify, parse as parseJsonc, stripComments, type ParseError } from "jsonc-parser";
+import { PROVIDER_PRESETS } from "../agent/providers/presets.ts";
+import type { Logger } from "../log.ts";
+import { writeFileAtomic } from "../storage.ts";
+import { ConfigError } from "./config-error.ts";
+import { homePaths } from "./home.ts";
+import { writeSecrets } from "./secrets.ts";
+
+/** The version of config.json this Hearth writes and reads. */
+export const CONFIG_VERSION = 2;
+
+/** config.json was written by a newer Hearth than this one. The CLI exits 2 with the message. */
+export class NewerConfigError extends ConfigError {
+  override name = "NewerConfigError";
+  readonly version: number;
+  constructor(file: string, version: number) {
+    super(file, `✖ version ${version} is newer than this Hearth knows (it reads up to version ${CONFIG_VERSION})\n  → at version`);
+    this.version = version;
+    this.message =
+      `${file} is configuration version ${version}, written by a newer Hearth; this one reads versions up to ${CONFIG_VERSION}. ` +
+      `Update Hearth (git pull && npm install), or restore the file this version wrote (config.json.v${CONFIG_VERSION}.bak, if an upgrade left one).`;
+  }
+}
+
+/** What one step did, for the log: "moved model.apiKey to .env as ANTHROPIC_API_KEY". */
+export interface StepResult {
+  text: string;
+  /** Secrets the step took out of the file, by variable name. */
+  secrets: Record<string, string>;
+  did: string[];
+}
+
+interface Migration {
+  from: number;
+  to: number;
+  /** The step, named verb + object. */
+  name: string;
+  apply(text: string): StepResult;
+}
+
+const FORMAT = { insertSpaces: true, tabSize: 2, eol: "\n" };
+
+const setVersion = (text: string, version: number): string =>
+  applyEdits(text, modify(text, ["version"], version, { formattingOptions: FORMAT, getInsertionIndex: () => 0 }));
+
+/** Secret keys of config.json and the variable each moves to. */
+function secretKeys(raw: Record<string, unknown>): { path: string[]; variable: string; value: string }[] {
+  const at = (...keys: string[]): unknown => keys.reduce<unknown>((n, k) => (isObject(n) ? n[k] : undefined), raw);
+  const found: { path: string[]; variable: string; value: string }[] = [];
+  const take = (path: string[], variable: string) => {
+    const v = at(...path);
+    if (typeof v === "string" && v.trim()) found.push({ path, variable, value: v.trim() });
+  };
+  take(["model", "apiKey"], "ANTHROPIC_API_KEY");
+  take(["channels", "telegram", "token"], "TELEGRAM_BOT_TOKEN");
+  take(["channels", "discord", "token"], "DISCORD_BOT_TOKEN");
+  take(["tools", "web", "search", "apiKey"], "BRAVE_API_KEY");
+  take(["media", "transcription", "apiKey"], "HEARTH_TRANSCRIPTION_API_KEY");
+  const providers = at("providers");
+  if (isObject(providers)) {
+    for (const [name, p] of Object.entries(providers)) {
+      if (!isObject(p) || typeof p.apiKey !== "string" || !p.apiKey.trim()) continue;
+      // A provider that names its own variable keeps it; otherwise its preset's, else one made from its name.
+      const variable = typeof p.apiKeyEnv === "string" ? p.apiKeyEnv : name === "anthropic" ? "ANTHROPIC_API_KEY" : (PROVIDER_PRESETS[name]?.keyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
+      found.push({ path: ["providers", name, "apiKey"], variable, value: p.apiKey.trim() });
+    }
+  }
+  return found;
+}
+
+/** The steps, oldest first: step i goes from version i to i + 1. */
+const MIGRATIONS: Migration[] = [
+  {
+    from: 0,
+    to: 1,
+    name: "addVersion",
+    // Files from before versions: the shape is version 1's; only the number is added.
+    apply: (text) => ({ text: setVersion(text, 1), secrets: {}, did: ['added "version": 1'] }),
+  },
+  {
+    from: 1,
+    to: 2,
+    name: "moveSecretsToEnvFile",
+    apply(text) {
+      const raw = parseJsonc(text, [], { allowTrailingComma: true }) as Record<string, unknown>;
+      const secrets: Record<string, string> = {};
+      const did: string[] = [];
+      let out = text;
+      for (const s of secretKeys(raw)) {
+        if (secrets[s.variable] !== undefined && secrets[s.variable] !== s.value) {
+          did.push(`kept ${s.path.join(".")} in config.json: ${s.variable} already holds another key`);
+          continue;
+        }
+        secrets[s.variable] = s.value;
+        out = applyEdits(out, modify(out, s.path, undefined, { formattingOptions: FORMAT }));
+        // A provider without a preset variable must be told where its key now is.
+        const [section, provider] = s.path;
+        if (section === "providers" && provider && provider !== "anthropic" && !PROVIDER_PRESETS[provider]?.keyEnv) {
+          out = applyEdits(out, modify(out, ["providers", provider, "apiKeyEnv"], s.variable, { formattingOptions: FORMAT }));
+        }
+        did.push(`moved ${s.path.join(".")} to .env as ${s.variable}`);
+      }
+      return { text: setVersion(out, 2), secrets, did };
+    },
+  },
+];
+
+export interface MigrationPlan {
+  /** The version the file has (0: a file from before versions). */
+  from: number;
+  text: string;
+  secrets: Record<string, string>;
+  /** One entry per step that ran, in order. */
+  steps: { from: number; to: number; name: string; did: string[] }[];
+}
+
+/**
+ * Brings config.json's text to CONFIG_VERSION, in memory. An empty file (all defaults) needs
+ * no step. Throws NewerConfigError for a newer version, ConfigError for a version that is not a
+ * whole number; a syntax error is left for the loader to report.
+ */
+export function migrateConfigText(text: string, file: string): MigrationPlan {
+  const plan: MigrationPlan = { from: CONFIG_VERSION, text, secrets: {}, steps: [] };
+  if (stripComments(text).trim() === "") return plan;
+  const errors: ParseError[] = [];
+  const raw: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0 || !isObject(raw)) return plan;
+  const version = raw.version ?? 0;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 0) {
+    throw new ConfigError(file, `✖ "version" must be a whole number (this Hearth writes ${CONFIG_VERSION})\n  → at version`);
+  }
+  if (version > CONFIG_VERSION) throw new NewerConfigError(file, version);
+  plan.from = version;
+  for (const m of MIGRATIONS.slice(version)) {
+    const r = m.apply(plan.text);
+    plan.text = r.text;
+    Object.assign(plan.secrets, r.secrets);
+    plan.steps.push({ from: m.from, to: m.to, name: m.name, did: r.did });
+  }
+  return plan;
+}
+
+/**
+ * Migrates `<home>/config.json` in place when it is older than CONFIG_VERSION: the secrets the
+ * steps took out go to `<home>/.env` first, then the file as it was is kept as
+ * `config.json.v<N>.bak` (never overwritten), then the new text replaces it atomically. Logs one
+ * line per step. Returns the plan (no steps: nothing was written).
+ */
+export function migrateConfigFile(home: string, log: Logger): MigrationPlan {
+  const file = homePaths(home).config;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return { from: CONFIG_VERSION, text: "", secrets: {}, steps: [] };
+  }
+  const plan = migrateConfigText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file);
+  if (plan.steps.length === 0) return plan;
+  if (Object.keys(plan.secrets).length > 0) writeSecrets(home, plan.secrets);
+  const backup = `${file}.v${plan.from}.bak`;
+  try {
+    copyFileSync(file, backup, constants.COPYFILE_EXCL);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    // An earlier interrupted upgrade kept it already: that copy is the older one, keep it.
+  }
+  writeFileAtomic(file, plan.text, 0o600);
+  for (const step of plan.steps) log.info("config.migrated", { file, from: step.from, to: step.to, step: step.name, did: step.did, keptAs: backup });
+  return plan;
+}
+
+/** Writes `text` as the current config (used by the wizard): the version set first. */
+export function withCurrentVersion(text: string): string {
+  return setVersion(text, CONFIG_VERSION);
+}
+
+type JsonObject = Record<string, unknown>;
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);

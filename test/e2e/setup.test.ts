@@ -1,0 +1,242 @@
+// `hearth setup` against the fake model and the Telegram emulator, in a pseudo-terminal
+// (test/support/pty-run.py; each answer typed once its question is on the screen) and with
+// `--non-interactive`: the key and
+// the token are checked before anything is written, the owner is found by the /start handshake,
+// the config it writes starts a daemon that answers the owner (keys only in the 0600 .env), a
+// second run keeps the first one's comments and the owner's own settings; an upgrade migrates an
+// old config.json, and one from a newer Hearth stops `start` with exit 2.
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse as parseJsonc } from "jsonc-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PassThrough } from "node:stream";
+import { main } from "../../src/cli.ts";
+import { OWNER_GREETING } from "../../src/cli/setup.ts";
+import { CONFIG_VERSION } from "../../src/config/migrations.ts";
+import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
+import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
+
+const OWNER = 4242;
+let fake: FakeModel;
+let emu: TelegramEmulator;
+let refusing: Server;
+let daemon: Daemon | undefined;
+const homes: string[] = [];
+/** Daemons `hearth restart` started in the background: killed at the end if a test failed first. */
+const background: number[] = [];
+
+beforeAll(async () => {
+  [fake, emu] = await Promise.all([startFakeModel(), startTelegramEmulator()]);
+  refusing = createServer((_req, res) => res.writeHead(401, { "content-type": "application/json" }).end(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`));
+  await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+});
+afterAll(async () => {
+  await cleanupDaemon(daemon);
+  for (const pid of background) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+  await new Promise((resolve) => refusing.close(resolve));
+  await emu.stop();
+  await fake.close();
+});
+
+function newHome(): string {
+  const home = join(mkdtempSync(join(tmpdir(), "hearth-setup-")), "home");
+  homes.push(join(home, ".."));
+  return home;
+}
+
+/** `hearth ARGS` in this process (the checks that fail before anything is written need no process of their own). */
+async function inProcess(args: string[], vars: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
+  const saved = { ...process.env };
+  let stdout = "";
+  const sink = new PassThrough();
+  sink.on("data", (d: Buffer) => (stdout += d.toString()));
+  Object.assign(process.env, vars);
+  try {
+    const code = await main(args, { stdin: new PassThrough(), stdout: sink, stderr: new PassThrough() });
+    return { code, stdout };
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
+
+const env = (home: string, extra: Record<string, string> = {}) => isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TELEGRAM_BOT_TOKEN: emu.token, ...extra });
+const setup = (...flags: string[]) => ["setup", "--non-interactive", "--base-url", fake.url, ...flags];
+
+describe("hearth setup --non-interactive", () => {
+  it("checks the key first: a refused key stops setup with nothing written", async () => {
+    const home = newHome();
+    const port = (refusing.address() as AddressInfo).port;
+    const r = await inProcess(["setup", "--non-interactive", "--base-url", `http://127.0.0.1:${port}`], env(home));
+    expect(r.stdout).toBe(`Hearth setup: home ${home}\n✗ model: 127.0.0.1:${port} refused the key (HTTP 401); copy it again\nNothing was written.\n`);
+    expect(r.code).toBe(1);
+    expect(existsSync(home)).toBe(false);
+  });
+
+  it("leaves a config.json with a mistake as it is: exit 2 naming the line", async () => {
+    const home = newHome();
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, "config.json"), `{ "agent": { "maxTurns": 7 }, oops }\n`);
+    const r = await inProcess(setup(), env(home));
+    expect(r.code).toBe(2);
+    expect(readFileSync(join(home, "config.json"), "utf8")).toBe(`{ "agent": { "maxTurns": 7 }, oops }\n`);
+    expect(readdirSync(home)).toEqual(["config.json"]);
+  });
+
+  it("checks the bot token: one Telegram refuses stops setup with nothing written", async () => {
+    const home = newHome();
+    emu.inject({ method: "getMe", reply: { status: 401, body: { ok: false, error_code: 401, description: "Unauthorized" } } });
+    const r = await inProcess(setup("--telegram", "--telegram-api-root", emu.apiRoot), env(home));
+    expect(r.stdout).toBe(
+      `Hearth setup: home ${home}\n✓ model: ${new URL(fake.url).host} accepted the key; model claude-sonnet-5-5 is there\n` +
+        `✗ telegram: Telegram refused the token; copy it again from @BotFather (/token)\nNothing was written.\n`,
+    );
+    expect(r.code).toBe(1);
+    expect(existsSync(home)).toBe(false);
+  });
+
+  it("finds the owner by the /start handshake, writes a config that starts and answers the owner, and a second run keeps the first one's comments and settings", async () => {
+    const home = newHome();
+    // An older Hearth's config (from before versions) is already there: setup migrates it first.
+    const fixtures = join(import.meta.dirname, "..", "config", "fixtures", "config-versions");
+    mkdirSync(home, { recursive: true });
+    copyFileSync(join(fixtures, "v0-init-template.jsonc"), join(home, "config.json"));
+    const old = readFileSync(join(home, "config.json"), "utf8");
+
+    let stdout = "";
+    const running = runHearth(setup("--telegram", "--telegram-api-root", emu.apiRoot), env(home), {
+      onSpawn: (child) => child.stdout!.on("data", (d: Buffer) => (stdout += d.toString())),
+    });
+    await waitFor("the handshake prompt", () => stdout.includes("Send /start"));
+    const owner = emu.user({ userId: OWNER, firstName: "Ann", username: "ann" });
+    await owner.send("/start");
+    const r = await running;
+    expect(r.stdout).toBe(
+      `Hearth setup: home ${home}\n` +
+        `✓ model: ${new URL(fake.url).host} accepted the key; model claude-sonnet-5-5 is there\n` +
+        `✓ telegram: the bot is @TestNameBot\n` +
+        `… Send /start to @TestNameBot in Telegram now; the first private message names the owner (waiting up to 5m).\n` +
+        `✓ telegram owner: Ann (@ann, id ${OWNER})\n` +
+        `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
+        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+    );
+    expect(r.code).toBe(0);
+    expect((await emu.waitForBotMessages(owner.chatId, 1)).map((m) => m.text)).toEqual([OWNER_GREETING]);
+
+    const written = readFileSync(join(home, "config.json"), "utf8");
+    const raw = parseJsonc(written) as any;
+    expect(raw.version).toBe(CONFIG_VERSION);
+    expect(raw.channels.telegram).toEqual({ ownerIds: [String(OWNER)], apiRoot: emu.apiRoot });
+    expect(raw.model.baseUrl).toBe(fake.url);
+    expect(written).not.toContain(emu.token);
+    expect(written).not.toContain("sk-ant-setup-test-key");
+    expect(written).toContain("// Your files: SOUL.md, USER.md, MEMORY.md, memory/… A relative path is inside this folder.");
+    expect(readFileSync(join(home, "config.json.v0.bak"), "utf8")).toBe(old);
+    expect(statSync(join(home, ".env")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(home, ".env"), "utf8")).toContain(`\nANTHROPIC_API_KEY=sk-ant-setup-test-key\nTELEGRAM_BOT_TOKEN=${emu.token}\n`);
+
+    // The daemon gets no key from its environment: they come from the home's .env.
+    fake.enqueue(text("Hello Ann, I am running."));
+    daemon = await startDaemon(home, {});
+    await owner.send("are you there?");
+    await waitFor("the answer", () => emu.botMessages(owner.chatId).some((m) => m.text === "Hello Ann, I am running."));
+    expect(emu.botMessages(owner.chatId).map((m) => m.text)).toEqual([OWNER_GREETING, "Hello Ann, I am running."]);
+    expect(daemon.log()).not.toContain(emu.token);
+    // `hearth stop` stops a daemon running in a terminal cleanly, and waits for it.
+    const pid = daemon.proc.pid!;
+    const stopped = await runHearth(["stop"], env(home));
+    expect(stopped).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${pid}).\n`, stderr: "" });
+    expect(await daemon.exited).toBe(0);
+    daemon = undefined;
+
+    // `hearth restart` with no daemon running starts one in the background, logging to the
+    // file `hearth logs` reads; `hearth stop` stops it again.
+    const restarted = await runHearth(["restart"], env(home));
+    expect(restarted.code).toBe(0);
+    const bgPid = Number(/^Started Hearth in the background \(pid (\d+)\); its log: (.+)\n$/.exec(restarted.stdout)?.[1]);
+    expect(restarted.stdout).toBe(`Started Hearth in the background (pid ${bgPid}); its log: ${join(home, "logs", "hearth.err.log")}\n`);
+    background.push(bgPid);
+    await waitFor("the background daemon is ready", async () => (await runHearth(["logs", "-n", "1000"], env(home))).stdout.includes('"event":"gateway.ready"'));
+    expect(await runHearth(["stop"], env(home))).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${bgPid}).\n`, stderr: "" });
+
+    // The owner edits the file by hand; a second run changes the model only.
+    const edited = written.replace('"maxTurns": 25,', '"maxTurns": 7, // mine: short runs');
+    expect(edited).not.toBe(written);
+    writeFileSync(join(home, "config.json"), edited);
+    const again = await runHearth(setup("--model", "claude-haiku-5", "--telegram", "--telegram-owner", String(OWNER), "--telegram-api-root", emu.apiRoot), env(home));
+    expect(again.code).toBe(0);
+    const second = readFileSync(join(home, "config.json"), "utf8");
+    expect(second).toBe(edited.replace('"name": "claude-sonnet-5-5"', '"name": "claude-haiku-5"'));
+    expect(readdirSync(home).filter((n) => n.includes(".bak"))).toEqual(["config.json.v0.bak"]);
+  });
+});
+
+describe("upgrades", () => {
+  it("a config.json from a newer Hearth stops start with exit 2 and a clear sentence, the file untouched", async () => {
+    const home = newHome();
+    mkdirSync(home, { recursive: true });
+    const file = join(home, "config.json");
+    writeFileSync(file, `{ "version": ${CONFIG_VERSION + 1} }\n`);
+    const r = await runHearth(["start"], env(home));
+    expect(r.stderr).toBe(
+      `hearth: ${file} is configuration version ${CONFIG_VERSION + 1}, written by a newer Hearth; this one reads versions up to ${CONFIG_VERSION}. ` +
+        `Update Hearth (git pull && npm install), or restore the file this version wrote (config.json.v${CONFIG_VERSION}.bak, if an upgrade left one).\n`,
+    );
+    expect(r.code).toBe(2);
+    expect(readdirSync(home)).toEqual(["config.json"]);
+  });
+});
+
+describe("hearth setup in a terminal", () => {
+  const python = spawnSync("python3", ["--version"]).status === 0;
+  it.skipIf(!python)("asks each question, checks the key and the token, confirms the owner found by the handshake, and writes the config", async () => {
+    const home = newHome();
+    const child = spawn("python3", [join(import.meta.dirname, "..", "support", "pty-run.py"), process.execPath, hearthBin, "setup", "--base-url", fake.url, "--telegram-api-root", emu.apiRoot], {
+      cwd: repoRoot,
+      env: isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TERM: "xterm", COLUMNS: "200", LINES: "50" }),
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let screen = "";
+    child.stdout!.on("data", (d: Buffer) => (screen += d.toString().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      // Each answer is typed only once its question is on the screen.
+      const answer = async (question: string, keys: string) => {
+        await waitFor(`"${question}"`, () => screen.includes(question));
+        child.stdin!.write(keys);
+      };
+      await answer("Which model provider?", "\r");
+      await answer("Model", "\r");
+      await answer("Connect a Telegram bot?", "\r");
+      await answer("Telegram bot token", `${emu.token}\r`);
+      await waitFor("the handshake prompt", () => screen.includes("Send /start to @TestNameBot"));
+      await emu.user({ userId: 5151, firstName: "Bea", username: "bea" }).send("/start");
+      await answer("Is this you (the owner)?", "\r");
+      await answer("Connect a Discord bot?", "\r");
+      await answer("Run Hearth as a service with pm2 now", "\r");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(screen).toContain("accepted the key; model claude-sonnet-5-5 is there");
+    expect(screen).toContain("A message from Bea (@bea, id 5151)");
+    expect(screen).toContain("Start it with: npx hearth start");
+    const raw = parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any;
+    expect(raw.channels.telegram).toEqual({ ownerIds: ["5151"], apiRoot: emu.apiRoot });
+    expect(raw.model.baseUrl).toBe(fake.url);
+    expect(readFileSync(join(home, ".env"), "utf8")).toContain(`\nANTHROPIC_API_KEY=sk-ant-setup-test-key\nTELEGRAM_BOT_TOKEN=${emu.token}\n`);
+  });
+});
