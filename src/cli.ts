@@ -108,6 +108,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/skills.ts")).runSkills(home, rest, io);
     case "mcp":
       return await (await import("./cli/mcp.ts")).runMcp(home, rest, io);
+    case "backup":
+      return await (await import("./cli/backup.ts")).runBackup(home, rest, io, version());
     default:
       command satisfies never;
       return 2;

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "backup";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -36,6 +36,11 @@ const LINES: Record<CommandName, string[]> = {
     "pairing list                 pending pairing codes and approved senders",
     "pairing approve CODE         let the person who got CODE talk to Hearth",
     "pairing revoke CHANNEL:USERID",
+  ],
+  backup: [
+    "backup create [--out FILE] [--include-secrets]  one compressed archive of the home, with a manifest",
+    "backup verify FILE           check every file of an archive against its manifest",
+    "backup restore FILE [--home DIR] [--force]  restore into an empty home (--force moves a non-empty one aside)",
   ],
 };
 
