@@ -110,6 +110,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/mcp.ts")).runMcp(home, rest, io);
     case "backup":
       return await (await import("./cli/backup.ts")).runBackup(home, rest, io, version());
+    case "memory":
+      return await (await import("./cli/memory.ts")).runMemory(home, rest, io);
     default:
       command satisfies never;
       return 2;

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "backup";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "backup" | "memory";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -41,6 +41,11 @@ const LINES: Record<CommandName, string[]> = {
     "backup create [--out FILE] [--include-secrets]  one compressed archive of the home, with a manifest",
     "backup verify FILE           check every file of an archive against its manifest",
     "backup restore FILE [--home DIR] [--force]  restore into an empty home (--force moves a non-empty one aside)",
+  ],
+  memory: [
+    "memory log [FILE]            the history of the workspace's markdown files: who changed what, when",
+    "memory diff [REV]            what REV changed (default: changes not yet recorded)",
+    "memory restore FILE --at REV put FILE back as it was at REV",
   ],
 };
 
