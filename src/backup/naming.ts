@@ -1,4 +1,5 @@
 // Names and words shared by `hearth backup` and the scheduled backups.
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expandHome } from "../config/home.ts";
 import type { LeftOut } from "./snapshot.ts";
@@ -35,4 +36,9 @@ export function leftOutLine(l: LeftOut): string {
       l.reason satisfies never;
       return `Left out: ${l.path}`;
   }
+}
+
+/** Hearth's version (package.json), recorded in each manifest. */
+export function hearthVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
