@@ -38,9 +38,11 @@ const LINES: Record<CommandName, string[]> = {
     "pairing revoke CHANNEL:USERID",
   ],
   backup: [
-    "backup create [--out FILE] [--include-secrets]  one compressed archive of the home, with a manifest",
+    "backup create [--out FILE] [--include-secrets]",
+    "                             one compressed archive of the home with a manifest (secrets left out unless asked)",
     "backup verify FILE           check every file of an archive against its manifest",
-    "backup restore FILE [--home DIR] [--force]  restore into an empty home (--force moves a non-empty one aside)",
+    "backup restore FILE [--home DIR] [--force]",
+    "                             restore into an empty home (--force moves a non-empty one aside first)",
   ],
   memory: [
     "memory log [FILE]            the history of the workspace's markdown files: who changed what, when",
