@@ -1,5 +1,6 @@
 // The memory history on real files and a real git repository: who made each change, batches,
 // changes nobody announced, and /undo's exact bytes.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,6 +58,20 @@ describe("memory history", () => {
       ["owner", "owner: USER.md"],
       ["hearth", "Hearth: MEMORY.md"],
     ]);
+  });
+
+  it.skipIf(!hasGit())("writes a repository that git itself reads and finds sound", async () => {
+    mkdirSync(join(ws, "memory", "chats", "telegram_-100", "sub"), { recursive: true });
+    write("memory/chats/telegram_-100/sub/x.md", "x\n");
+    write("memory/chats/telegram_-100.md", "sorted before the folder of that name\n");
+    await history.flush();
+    write("MEMORY.md", "# Memory\n- changed\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    const git = (...args: string[]) => execFileSync("git", [`--git-dir=${gitdir}`, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    git("fsck", "--strict", "--no-dangling");
+    expect(git("log", "--format=%an <%ae>|%s").trimEnd().split("\n")).toEqual(["Hearth <hearth@localhost>|Hearth: MEMORY.md", "Hearth <hearth@localhost>|Hearth: the memory history starts (4 files)"]);
+    expect(git("show", "main:MEMORY.md")).toBe("# Memory\n- changed\n");
   });
 
   it("keeps the owner's edit apart from Hearth's append to the same file in one batch", async () => {
@@ -117,3 +132,12 @@ describe("unifiedDiff", () => {
     expect(unifiedDiff("same.md", "x\n", "x\n")).toBe("");
   });
 });
+
+function hasGit(): boolean {
+  try {
+    execFileSync("git", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}

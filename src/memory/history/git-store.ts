@@ -1,10 +1,14 @@
 // The memory history's storage: a bare git repository at `<home>/history.git`, outside the
-// workspace (so no tool, search or sandboxed command reaches it), written with isomorphic-git
-// (pure JS, loaded on first use). One branch, `main`. Hearth writes only flat snapshots: a
-// commit is the whole tree of tracked files, built from a path → blob map.
+// workspace (so no tool, search or sandboxed command reaches it). One branch, `main`. A commit is
+// the whole tree of tracked files, built from a path → blob map. Recording, which happens every
+// minute in the daemon, writes loose objects itself (a zlib-deflated `type size\0body` under
+// `objects/xx/…`: a few lines, no library to load); reading — `/undo`, `hearth memory …` — goes
+// through isomorphic-git (pure JS, loaded on first use), which also reads packs should the owner
+// ever run `git gc` on it. Any git reads the repository.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { deflateSync } from "node:zlib";
 import { writeFileAtomic } from "../../storage.ts";
 
 export type Author = "hearth" | "owner";
@@ -43,9 +47,10 @@ export class GitStore {
   static async open(gitdir: string, opts: { create: boolean }): Promise<GitStore | null> {
     if (!fs.existsSync(path.join(gitdir, "HEAD"))) {
       if (!opts.create) return null;
-      fs.mkdirSync(gitdir, { recursive: true, mode: 0o700 });
-      const git = await loadGit();
-      await git.init({ fs, gitdir, bare: true, defaultBranch: "main" });
+      for (const dir of ["objects", "refs/heads", "refs/tags"]) fs.mkdirSync(path.join(gitdir, dir), { recursive: true, mode: 0o700 });
+      writeFileAtomic(path.join(gitdir, "config"), "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n");
+      // HEAD last: its presence says the repository is complete.
+      writeFileAtomic(path.join(gitdir, "HEAD"), "ref: refs/heads/main\n");
     }
     return new GitStore(gitdir);
   }
@@ -120,8 +125,19 @@ export class GitStore {
   }
 
   async writeBlob(bytes: Uint8Array): Promise<string> {
-    const git = await loadGit();
-    return git.writeBlob({ fs, gitdir: this.gitdir, blob: bytes });
+    return this.writeObject("blob", bytes);
+  }
+
+  /** Stores one loose object (if it is not there yet) and returns its id. */
+  private writeObject(type: "blob" | "tree" | "commit", body: Uint8Array): string {
+    const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
+    const oid = createHash("sha1").update(raw).digest("hex");
+    const file = path.join(this.gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+    if (!fs.existsSync(file)) {
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      writeFileAtomic(file, deflateSync(raw), 0o400);
+    }
+    return oid;
   }
 
   /**
@@ -129,10 +145,11 @@ export class GitStore {
    * replaced atomically, so a crash leaves the old or the new commit, never a broken ref.
    */
   async commit(files: Map<string, string>, parent: string | null, author: Author, message: string, at: number): Promise<string> {
-    const git = await loadGit();
-    const tree = await this.writeTreeOf(git, files);
-    const person = { ...PEOPLE[author], timestamp: Math.floor(at / 1000), timezoneOffset: 0 };
-    const oid = await git.writeCommit({ fs, gitdir: this.gitdir, commit: { message, tree, parent: parent ? [parent] : [], author: person, committer: { ...PEOPLE.hearth, timestamp: person.timestamp, timezoneOffset: 0 } } });
+    const tree = this.writeTreeOf(files);
+    const when = `${Math.floor(at / 1000)} +0000`;
+    const person = (who: Author) => `${PEOPLE[who].name} <${PEOPLE[who].email}> ${when}`;
+    const text = `tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${person(author)}\ncommitter ${person("hearth")}\n\n${message}`;
+    const oid = this.writeObject("commit", Buffer.from(text, "utf8"));
     fs.mkdirSync(path.dirname(this.refFile), { recursive: true, mode: 0o700 });
     writeFileAtomic(this.refFile, `${oid}\n`);
     writeFileAtomic(this.headCache, JSON.stringify({ commit: oid, files: Object.fromEntries(files) }));
@@ -153,7 +170,7 @@ export class GitStore {
     }
   }
 
-  private async writeTreeOf(git: Git, files: Map<string, string>): Promise<string> {
+  private writeTreeOf(files: Map<string, string>): string {
     type Node = { blobs: Map<string, string>; dirs: Map<string, Node> };
     const root: Node = { blobs: new Map(), dirs: new Map() };
     for (const [p, oid] of files) {
@@ -166,11 +183,13 @@ export class GitStore {
       }
       node.blobs.set(parts.at(-1)!, oid);
     }
-    const write = async (node: Node): Promise<string> => {
-      const tree: Array<{ mode: string; path: string; oid: string; type: "blob" | "tree" }> = [];
-      for (const [name, oid] of node.blobs) tree.push({ mode: "100644", path: name, oid, type: "blob" });
-      for (const [name, child] of node.dirs) tree.push({ mode: "040000", path: name, oid: await write(child), type: "tree" });
-      return git.writeTree({ fs, gitdir: this.gitdir, tree });
+    const write = (node: Node): string => {
+      // git orders a tree's entries by name, a folder's name as if it ended in "/".
+      const entries = [
+        ...[...node.blobs].map(([name, oid]) => ({ key: name, mode: "100644", name, oid })),
+        ...[...node.dirs].map(([name, child]) => ({ key: `${name}/`, mode: "40000", name, oid: write(child) })),
+      ].sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+      return this.writeObject("tree", Buffer.concat(entries.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, "hex")])));
     };
     return write(root);
   }
