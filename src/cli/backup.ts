@@ -33,15 +33,19 @@ async function create(home: string, args: string[], io: BackupIo, hearth: string
   const now = new Date();
   const out = path.resolve(values.out ?? backupFileName(now));
   const dirs = [homePaths(home).backups];
+  let outside: string | null = null;
   // A config that does not load still gets backed up; only its backup folder is then unknown.
   try {
     const config = loadConfig({ home });
     if (config.backup) dirs.push(backupDirOf(home, config.backup.dir));
+    const rel = path.relative(home, config.workspace);
+    if (rel.startsWith("..") || path.isAbsolute(rel)) outside = config.workspace;
   } catch {}
   const made = await createBackup({ home, out, includeSecrets: values["include-secrets"] === true, backupDirs: dirs, hearth, now });
   io.stdout.write(`Backup written: ${made.file} (${made.files} files, ${formatBytes(made.bytes)})\n`);
   for (const l of made.left) io.stdout.write(`${leftOutLine(l)}\n`);
   if (made.redacted.length) io.stdout.write(`Left out: the secret values in config.json (${made.redacted.join(", ")}); add --include-secrets to keep them\n`);
+  if (outside) io.stdout.write(`Not in this backup: the workspace at ${outside}, which is outside the home; back it up separately\n`);
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // Backup archives are outside content: a link, an unlisted file or a manifest path that leaves the
 // home fails verification, and restore then changes nothing.
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
@@ -53,6 +53,20 @@ describe("hostile archives", () => {
     const result = await verifyBackup(file);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.problems[0]).toBe("manifest.json: not a Hearth backup manifest (must be a plain relative path)");
+  });
+});
+
+describe("a damaged archive", () => {
+  it("a cut-off archive fails verification, saying where it broke", async () => {
+    const file = await archiveWith((staging) => {
+      writeFileSync(join(staging, "home", "big.md"), randomBytes(200_000));
+      return ["home/big.md"];
+    });
+    const bytes = readFileSync(file);
+    writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    const result = await verifyBackup(file);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems[0]).toMatch(/^the archive is damaged at big\.md: /u);
   });
 });
 
