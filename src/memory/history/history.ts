@@ -113,7 +113,12 @@ export class MemoryHistory {
     this.changes = [];
     const now = this.files.scan();
     if (head.oid === null) {
-      await this.commitTree(store, now, "hearth", `Hearth: the memory history starts (${now.size} files)`, [...now.keys()]);
+      const files = new Map<string, string>();
+      for (const p of now.keys()) {
+        const bytes = this.files.read(p);
+        if (bytes) files.set(p, await store.writeBlob(bytes));
+      }
+      await this.commitTree(store, files, "hearth", `Hearth: the memory history starts (${files.size} files)`, [...files.keys()]);
       return;
     }
     // What changed with no announcement: before the batch's first change of that file (a file
@@ -156,8 +161,7 @@ export class MemoryHistory {
     await this.commitTree(store, files, author, `${author === "hearth" ? "Hearth" : "owner"}: ${listFiles(changed)}`, changed);
   }
 
-  private async commitTree(store: GitStore, files: Map<string, string>, author: Author, message: string, changed: string[], writeBlobs = true): Promise<string> {
-    if (writeBlobs && this.head!.oid === null) for (const p of files.keys()) await store.writeBlob(this.files.read(p) ?? Buffer.alloc(0));
+  private async commitTree(store: GitStore, files: Map<string, string>, author: Author, message: string, changed: string[]): Promise<string> {
     const oid = await store.commit(files, this.head!.oid, author, `${message}\n`, this.opts.clock());
     this.head = { oid, files };
     this.opts.log.info("memory.history_commit", { commit: oid.slice(0, 7), author, files: changed.length });
@@ -184,7 +188,7 @@ export class MemoryHistory {
             if (oid) next.set(p, oid);
             else next.delete(p);
           }
-          await this.commitTree(store, next, "owner", `owner: /undo of ${commit.oid.slice(0, 7)} (${listFiles(files)})\n\nUndoes: ${commit.oid}`, files, false);
+          await this.commitTree(store, next, "owner", `owner: /undo of ${commit.oid.slice(0, 7)} (${listFiles(files)})\n\nUndoes: ${commit.oid}`, files);
           return { type: "undone", commit, files };
         }
       }
