@@ -73,6 +73,9 @@ describe("memory history", () => {
     const restored = await cli(["restore", "MEMORY.md", "--at", hearthRev]);
     expect(restored.out).toMatch(new RegExp(`^Restored MEMORY\\.md as it was at ${hearthRev} \\(\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}\\)\\.\n$`, "u"));
     expect(readFileSync(join(ws, "MEMORY.md"), "utf8")).toContain("Ada has a cat named Pixel.");
+    // Not recorded yet (the daemon's batch is a minute): diff without a revision shows it.
+    const pending = await cli(["diff"]);
+    expect(pending.out).toMatch(/^--- a\/MEMORY\.md\n\+\+\+ b\/MEMORY\.md\n@@ [^\n]+ @@\n(?:[ +][^\n]*\n)*\+.*Ada has a cat named Pixel\.\n/u);
     // A path outside the workspace is a usage error (exit 2), before anything is opened.
     await expect(cli(["restore", "../config.json", "--at", hearthRev])).rejects.toThrow("../config.json: the memory history records the workspace's markdown files");
   }, 60_000);
