@@ -139,6 +139,8 @@ async function undo(ctx: GatewayContext, origin: CommandOrigin): Promise<string>
       return "There is no change of mine to your memory files to undo.";
     case "undone":
       return `Undone: ${outcome.files.join(", ")} ${outcome.files.length === 1 ? "is" : "are"} back as ${outcome.files.length === 1 ? "it was" : "they were"} before my change ${outcome.commit.oid.slice(0, 7)}.`;
+    case "failed":
+      return `Not undone: ${outcome.reason}.`;
     case "changed-since":
       return `Not undone: ${outcome.files.join(", ")} changed after my change ${outcome.commit.oid.slice(0, 7)}, so I left everything as it is. \`${hearthCmd("memory log")}\` shows the history and \`${hearthCmd("memory restore FILE --at REV")}\` puts back any version.`;
   }

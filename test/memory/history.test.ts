@@ -125,6 +125,25 @@ describe("memory history", () => {
   });
 });
 
+describe("memory history against links", () => {
+  it("/undo never writes through a folder that became a link: the file counts as changed, nothing is written", async () => {
+    await history.flush();
+    write("memory/chats/telegram_-100/notes.md", "before\n");
+    await history.flush();
+    write("memory/chats/telegram_-100/notes.md", "before\nhearth's line\n");
+    history.note("memory/chats/telegram_-100/notes.md", "hearth");
+    await history.flush();
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, "notes.md"), "before\nhearth's line\n");
+    rmSync(join(ws, "memory", "chats", "telegram_-100"), { recursive: true });
+    symlinkSync(elsewhere, join(ws, "memory", "chats", "telegram_-100"));
+    const result = await history.undoLast();
+    expect(result.type).toBe("changed-since");
+    expect(readFileSync(join(elsewhere, "notes.md"), "utf8")).toBe("before\nhearth's line\n");
+  });
+});
+
 describe("unifiedDiff", () => {
   it("shows changed lines with context and hunk headers", () => {
     expect(unifiedDiff("MEMORY.md", "a\nb\nc\n", "a\nB\nc\nd\n")).toBe("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n");

@@ -26,7 +26,9 @@ interface Change {
 export type UndoResult =
   | { type: "undone"; commit: HistoryCommit; files: string[] }
   | { type: "nothing" }
-  | { type: "changed-since"; files: string[]; commit: HistoryCommit };
+  | { type: "changed-since"; files: string[]; commit: HistoryCommit }
+  /** The history could not be read or a file not written (a folder replaced by a link…): logged. */
+  | { type: "failed"; reason: string };
 
 export interface MemoryHistoryOptions {
   gitdir: string;
@@ -88,7 +90,12 @@ export class MemoryHistory {
     await this.flush();
     let result: UndoResult = { type: "nothing" };
     this.running = this.running.then(async () => {
-      result = await this.undo();
+      try {
+        result = await this.undo();
+      } catch (err) {
+        this.opts.log.error("memory.undo_failed", { error: err });
+        result = { type: "failed", reason: err instanceof Error ? err.message : String(err) };
+      }
     });
     await this.running;
     return result;
