@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BackupService } from "../../src/backup/service.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { hearthCmd } from "../../src/hearth-command.ts";
 import { silentLogger } from "../../src/log.ts";
 import { waitFor } from "../support/daemon.ts";
@@ -23,6 +24,14 @@ const DAY = 86_400_000;
 function service(config: { every?: string; keep?: number; dir?: string }, told: string[] = [], now = Date.UTC(2026, 10, 25, 12)) {
   return new BackupService({ home, config: { every: "1d", keep: 7, dir: "backups", ...config }, hearth: "0.1.0", host: { tellOwner: async (t) => void told.push(t) }, log: silentLogger, clock: () => now });
 }
+
+describe("the backup section of config.json", () => {
+  it("is off when absent, has defaults when present, and refuses a period under a minute", () => {
+    expect(parseConfig({}, { home, env: {} }).backup).toBeUndefined();
+    expect(parseConfig({ backup: {} }, { home, env: {} }).backup).toEqual({ every: "1d", keep: 7, dir: "backups" });
+    expect(() => parseConfig({ backup: { every: "30s" } }, { home, env: {} })).toThrow(/must be at least a minute, such as "1d" or "12h"[\s\S]*backup\.every/u);
+  });
+});
 
 describe("scheduled backups", () => {
   it("are due at once without a backup, else `every` after the newest", () => {
