@@ -113,6 +113,20 @@ describe("memory history", () => {
     expect(await history.undoLast()).toEqual({ type: "nothing" });
   });
 
+  it("a second /undo takes back the change before", async () => {
+    await history.flush();
+    const original = read("MEMORY.md");
+    write("MEMORY.md", original + "- one\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    write("USER.md", "# User\n- two\n");
+    history.note("USER.md", "hearth");
+    expect(await history.undoLast()).toMatchObject({ type: "undone", files: ["USER.md"] });
+    expect(await history.undoLast()).toMatchObject({ type: "undone", files: ["MEMORY.md"] });
+    expect([read("MEMORY.md"), read("USER.md")]).toEqual([original, "# User\n"]);
+    expect(await history.undoLast()).toEqual({ type: "nothing" });
+  });
+
   it("/undo leaves a file alone that changed after Hearth's change", async () => {
     await history.flush();
     write("MEMORY.md", "# Memory\n- hearth wrote this\n");
