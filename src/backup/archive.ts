@@ -29,27 +29,21 @@ export interface Created {
 
 /** Writes the archive next to `out` and renames it into place (mode 600: it holds private notes). */
 export async function createBackup(opts: CreateOptions): Promise<Created> {
-  const { files, left } = snapshotHome(opts.home, { includeSecrets: opts.includeSecrets, backupDirs: opts.backupDirs });
-  const manifest: Manifest = {
-    format: "hearth-backup",
-    version: 1,
-    createdAt: (opts.now ?? new Date()).toISOString(),
-    hearth: opts.hearth,
-    files: files.map((f) => ({ path: f.path, size: f.bytes.length, sha256: sha256(f.bytes), ...(f.redacted ? { redacted: f.redacted } : {}) })),
-    left,
-  };
   const out = path.resolve(opts.out);
   const staging = `${out}.staging-${process.pid}`;
   const temp = `${out}.tmp-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
+  let files: Manifest["files"] = [];
+  let left: LeftOut[] = [];
   try {
     mkdirSync(path.join(staging, "home"), { recursive: true, mode: 0o700 });
-    writeFileSync(path.join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
-    for (const f of files) {
+    ({ files, left } = snapshotHome(opts.home, { includeSecrets: opts.includeSecrets, backupDirs: opts.backupDirs, scratch: staging }, (f) => {
       const dest = path.join(staging, "home", ...f.path.split("/"));
       mkdirSync(path.dirname(dest), { recursive: true, mode: 0o700 });
       writeFileSync(dest, f.bytes, { mode: 0o600 });
-    }
+    }));
+    const manifest: Manifest = { format: "hearth-backup", version: 1, createdAt: (opts.now ?? new Date()).toISOString(), hearth: opts.hearth, files, left };
+    writeFileSync(path.join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     const tar = await import("tar");
     // Only the files: folders come back from their paths, and an empty one is not worth keeping.
     await tar.c({ gzip: true, file: temp, cwd: staging, portable: true }, [MANIFEST_NAME, ...files.map((f) => `home/${f.path}`)]);

@@ -25,6 +25,8 @@ export interface SnapshotOptions {
   includeSecrets: boolean;
   /** Folders inside the home that hold backups (never archived again). Absolute paths. */
   backupDirs: string[];
+  /** The backup's own work folder, when it lies inside the home: skipped without a word. */
+  scratch?: string;
 }
 
 /** The search index: a cache the daemon rebuilds when it is missing. */
@@ -36,14 +38,27 @@ const TEMP_FILE = /\.tmp-\d+$/u;
 /** The home's secrets files (`.env`, `secrets.env`, …) at its top level. */
 const SECRETS_FILE = /^(\.env(\..+)?|.+\.env|secrets(\..+)?)$/u;
 
+/** What the manifest says of a file taken. */
+export interface TakenFile {
+  path: string;
+  size: number;
+  sha256: string;
+  redacted?: string[];
+}
+
 /**
- * Walks the home and reads each file once. Never follows a link. JSON-lines files are cut at
- * their last newline (a record being appended is left for the next backup); other state files
- * are replaced atomically, so one open reads one whole version.
+ * Walks the home and reads each file once, handing it to `take` (which stores it) before the
+ * next is read, so a large home never sits in memory. Never follows a link. JSON-lines files are
+ * cut at their last newline (a record being appended is left for the next backup); other state
+ * files are replaced atomically, so one open reads one whole version.
  */
-export function snapshotHome(home: string, opts: SnapshotOptions): { files: SnapshotFile[]; left: LeftOut[] } {
-  const files: SnapshotFile[] = [];
+export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: SnapshotFile) => void): { files: TakenFile[]; left: LeftOut[] } {
+  const files: TakenFile[] = [];
   const left: LeftOut[] = [];
+  const push = (f: SnapshotFile) => {
+    take(f);
+    files.push({ path: f.path, size: f.bytes.length, sha256: sha256(f.bytes), ...(f.redacted ? { redacted: f.redacted } : {}) });
+  };
   const skipDirs = new Set(opts.backupDirs.map((d) => path.resolve(d)));
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
@@ -57,6 +72,7 @@ export function snapshotHome(home: string, opts: SnapshotOptions): { files: Snap
       }
       if (rel === "" && RUNTIME.has(name)) continue;
       if (st.isDirectory()) {
+        if (opts.scratch && abs === path.resolve(opts.scratch)) continue;
         if (skipDirs.has(abs)) left.push({ path: relPath, reason: "backups" });
         else walk(abs, relPath);
         continue;
@@ -77,10 +93,10 @@ export function snapshotHome(home: string, opts: SnapshotOptions): { files: Snap
       }
       if (rel === "" && name === "config.json" && !opts.includeSecrets) {
         const { text, redacted } = withoutSecrets(bytes.toString("utf8"));
-        files.push(redacted.length ? { path: relPath, bytes: Buffer.from(text, "utf8"), redacted } : { path: relPath, bytes });
+        push(redacted.length ? { path: relPath, bytes: Buffer.from(text, "utf8"), redacted } : { path: relPath, bytes });
         continue;
       }
-      files.push({ path: relPath, bytes: name.endsWith(".jsonl") ? upToRecordBoundary(bytes) : bytes });
+      push({ path: relPath, bytes: name.endsWith(".jsonl") ? upToRecordBoundary(bytes) : bytes });
     }
   };
   walk(home, "");

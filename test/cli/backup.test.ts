@@ -1,6 +1,6 @@
 // `hearth backup` and `hearth memory` on the command line, in this process: usage errors exit 2
 // before anything is opened, and create says when the workspace lies outside the home.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -55,6 +55,20 @@ describe("hearth backup and hearth memory on the command line", () => {
     const r = await hearth(["backup", "create", "--out", join(root, "b.tar.gz")]);
     expect(r.code).toBe(0);
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe(`Not in this backup: the workspace at ${elsewhere}, which is outside the home; back it up separately`);
+  });
+
+  it("an archive written inside the home holds neither itself nor its work folder", async () => {
+    const home = process.env.HEARTH_HOME!;
+    const out = join(home, "inside.tar.gz");
+    const first = await hearth(["backup", "create", "--out", out]);
+    expect(first.code).toBe(0);
+    const again = await hearth(["backup", "create", "--out", join(home, "again.tar.gz")]);
+    expect(again.stdout).not.toContain("staging");
+    const verified = await hearth(["backup", "verify", join(home, "again.tar.gz")]);
+    expect(verified.code).toBe(0);
+    const list = await hearth(["backup", "restore", join(home, "again.tar.gz"), "--home", join(root, "copy")]);
+    expect(list.code).toBe(0);
+    expect(readdirSync(join(root, "copy")).sort()).toEqual(["config.json", "inside.tar.gz"]);
   });
 
   it("memory log before any history says so", async () => {
