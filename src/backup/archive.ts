@@ -2,6 +2,7 @@
 // restore (verified first, never over a non-empty home without `force`). tar loads on first use.
 // An archive is outside content: its entries are checked against the manifest, links and
 // special files are never extracted, and a path that leaves `home/` is refused.
+import { createHash } from "node:crypto";
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HOME_PREFIX, MANIFEST_NAME, manifestSchema, type Manifest } from "./manifest.ts";
@@ -65,6 +66,9 @@ export async function createBackup(opts: CreateOptions): Promise<Created> {
   };
 }
 
+/** A manifest larger than this is not one Hearth wrote (a million files take about 150 MB). */
+const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
+
 export type Verified = { ok: true; manifest: Manifest } | { ok: false; problems: string[]; manifest: Manifest | null };
 
 /** Reads the whole archive and checks every file against the manifest; each problem names its file. */
@@ -80,12 +84,18 @@ export async function verifyBackup(file: string): Promise<Verified> {
       strict: true,
       onReadEntry: (entry) => {
         current = entry.path;
-        const chunks: Buffer[] = [];
-        entry.on("data", (c: Buffer) => chunks.push(c));
+        // Hashed as it streams; only the manifest is kept whole.
+        const hash = createHash("sha256");
+        const manifestChunks: Buffer[] = [];
+        let size = 0;
+        entry.on("data", (c: Buffer) => {
+          size += c.length;
+          hash.update(c);
+          if (entry.path === MANIFEST_NAME && size <= MAX_MANIFEST_BYTES) manifestChunks.push(c);
+        });
         entry.on("end", () => {
-          const bytes = Buffer.concat(chunks);
-          if (entry.path === MANIFEST_NAME) manifestText = bytes.toString("utf8");
-          else if (entry.type === "File" || entry.type === "OldFile") seen.set(entry.path, { size: bytes.length, sha256: sha256(bytes) });
+          if (entry.path === MANIFEST_NAME) manifestText = size <= MAX_MANIFEST_BYTES ? Buffer.concat(manifestChunks).toString("utf8") : "";
+          else if (entry.type === "File" || entry.type === "OldFile") seen.set(entry.path, { size, sha256: hash.digest("hex") });
           else if (entry.type !== "Directory") problems.push(`${entry.path}: a ${entry.type} entry; a Hearth backup holds only files`);
         });
       },
