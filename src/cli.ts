@@ -136,6 +136,10 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/tasks.ts")).runTasks(home, rest, io);
     case "dashboard":
       return await (await import("./cli/dashboard.ts")).runDashboard(home, rest, io);
+    case "backup":
+      return await (await import("./cli/backup.ts")).runBackup(home, rest, io, version());
+    case "memory":
+      return await (await import("./cli/memory.ts")).runMemory(home, rest, io);
     default:
       command satisfies never;
       return 2;

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard";
+export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory";
 
 const LINES: Record<CommandName, string[]> = {
   setup: [
@@ -63,6 +63,18 @@ const LINES: Record<CommandName, string[]> = {
     "grants                       what you allowed for a while or always, numbered",
     "grants revoke N              take grant N back: its commands are asked about again",
     "grants --log                 the last 50 approval decisions (approvals.jsonl)",
+  ],
+  backup: [
+    "backup create [--out FILE] [--include-secrets]",
+    "                             one compressed archive of the home with a manifest (secrets left out unless asked)",
+    "backup verify FILE           check every file of an archive against its manifest",
+    "backup restore FILE [--home DIR] [--force]",
+    "                             restore into an empty home (--force moves a non-empty one aside first)",
+  ],
+  memory: [
+    "memory log [FILE]            the history of the workspace's markdown files: who changed what, when",
+    "memory diff [REV]            what REV changed (default: changes not yet recorded)",
+    "memory restore FILE --at REV put FILE back as it was at REV",
   ],
 };
 

@@ -44,6 +44,10 @@ export interface HomePaths {
   /** The search index folder; everything in it is a cache that is safe to delete. */
   index: string;
   memoryDb: string;
+  /** The memory history: a bare git repository of the workspace's markdown files (memory/history/). */
+  history: string;
+  /** The default folder of scheduled backups (config `backup.dir`). */
+  backups: string;
   /** The control socket. Unix sockets allow about 100 bytes of path: keep homes short. */
   socket: string;
   lock: string;
@@ -72,6 +76,8 @@ export function homePaths(home: string): HomePaths {
     mailbox: at("terminal-mailbox.json"),
     index: at("index"),
     memoryDb: at("index", "memory.db"),
+    history: at("history.git"),
+    backups: at("backups"),
     socket: at("gateway.sock"),
     lock: at("gateway.lock"),
     sessionFile: (key) => path.join(sessions, `${sessionFileName(key)}.jsonl`),

@@ -268,6 +268,9 @@ export function configTemplate(): string {
 
   // "compaction": { "model": "claude-haiku-4-5" }, // summaries and the memory flush; default the main model
 
+  // Scheduled backups of this folder (secrets left out); \`${hearthCmd("backup restore FILE")}\` brings one back.
+  // "backup": { "every": "1d", "keep": 7, "dir": "backups" },
+
   // Photos, documents and voice notes.
   "media": {
     // Voice notes → text (key: HEARTH_TRANSCRIPTION_API_KEY); the README lists Groq and local servers.

@@ -6,7 +6,7 @@ import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
-import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, parseDuration, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
@@ -208,6 +208,12 @@ export const configSchema = strict({
     .default({}),
   /** The model of compaction summaries and the memory flush; default the main model. */
   compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
+  /** Scheduled backups of the home (src/backup/); absent: none. `dir` is relative to the home unless absolute. */
+  backup: strict({
+    every: duration.refine((s) => (parseDuration(s) ?? 0) >= 60_000, "must be at least a minute, such as \"1d\" or \"12h\"").default("1d"),
+    keep: positiveInt.default(7),
+    dir: z.string().trim().min(1).default("backups"),
+  }).optional(),
   /** Photos, documents and voice notes (src/media/). */
   media: strict({
     /** Largest attachment downloaded, in bytes (Telegram's bot download limit). */

@@ -69,6 +69,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: "grants", summary: "what you allowed for a while or always (owner); /revoke N takes grant N back", who: "owner", listed: true, slash: {} },
   { name: "revoke", usage: "N", summary: "take grant N back (owner)", who: "owner", listed: false },
   { name: "tasks", usage: "[cancel ID]", summary: "background tasks, running and recent; stop one (owner)", who: "owner", listed: true },
+  { name: "undo", summary: "take back my last change to your memory files (owner)", who: "owner", listed: true },
   { name: "help", summary: "this list", who: "anyone", listed: true },
   { name: "start", summary: "this list", who: "anyone", listed: false },
   { name: "approve", usage: "CODE", summary: "approve a pairing code", who: "owner", listed: false },
@@ -163,6 +164,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     case "grants":
     case "revoke":
       return grantsCommand(ctx, origin, cmd);
+    case "undo":
+      return undo(ctx, origin);
     case "approve": {
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
@@ -196,6 +199,31 @@ function model(ctx: GatewayContext, origin: CommandOrigin, name: string): string
   }
   ctx.sessions.touch(origin.sessionKey, origin.scope, { model: info.name === ctx.config.model.name ? undefined : info.name });
   return `Model for this conversation: ${info.name}.${info.tools ? "" : " It cannot call tools, so it answers without them."}`;
+}
+
+/**
+ * `/undo`: Hearth's newest memory change goes back (memory/history/history.ts). The owner's own
+ * chat only: a shared chat never rewrites memory through the history, and its reply would name
+ * the owner's files.
+ */
+async function undo(ctx: GatewayContext, origin: CommandOrigin): Promise<string> {
+  if (!origin.isOwner || origin.scope !== "main") return "Only the owner can undo memory changes, in their own chat.";
+  const memory = ctx.runtime.memory;
+  if (!memory) return "No memory history is kept here, so there is nothing to undo.";
+  const outcome = await ctx.lanes.exclusive(origin.sessionKey, () => memory.undoLast());
+  if (outcome === "busy") return "I'm answering right now. Send /undo again when I'm done, or /stop first.";
+  switch (outcome?.type) {
+    case undefined:
+      return "No memory history is kept here, so there is nothing to undo.";
+    case "nothing":
+      return "There is no change of mine to your memory files to undo.";
+    case "undone":
+      return `Undone: ${outcome.files.join(", ")} ${outcome.files.length === 1 ? "is" : "are"} back as ${outcome.files.length === 1 ? "it was" : "they were"} before my change ${outcome.commit.oid.slice(0, 7)}.`;
+    case "failed":
+      return `Not undone: ${outcome.reason}.`;
+    case "changed-since":
+      return `Not undone: ${outcome.files.join(", ")} changed after my change ${outcome.commit.oid.slice(0, 7)}, so I left everything as it is. \`${hearthCmd("memory log")}\` shows the history and \`${hearthCmd("memory restore FILE --at REV")}\` puts back any version.`;
+  }
 }
 
 /** The line /status adds when the session's model runs without tools. */

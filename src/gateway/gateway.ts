@@ -30,6 +30,8 @@ import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./control/rpc.ts";
 import { gatewayHost } from "./scheduler-host.ts";
+import { BackupService } from "../backup/service.ts";
+import { hearthVersion } from "../backup/naming.ts";
 import type { Timers } from "../scheduler/engine.ts";
 import { CronService } from "../scheduler/service.ts";
 import { TaskService } from "../tasks/service.ts";
@@ -254,6 +256,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await cron.startEngine();
       // Undone first of all: no new job or heartbeat starts while the runs drain.
       undo.push(["scheduler timers", () => cron.pause()]);
+      if (config.backup) {
+        const backups = new BackupService({ home, config: config.backup, hearth: hearthVersion(), host: { tellOwner: (text) => notifyOwner(ctx, text) }, log: log.child({ component: "backup" }), clock });
+        backups.start();
+        undo.push(["backups", () => backups.stop()]);
+      }
     }
 
     continueUnlessStopped();

@@ -50,6 +50,7 @@ export function gatewayOptions(home: string, config: Config, log: Logger, opts: 
         log: log.child({ component: "memory" }),
         ...(opts.clock ? { clock: opts.clock } : {}),
         restoreWorkspace: () => ensureHome(home, { workspace: config.workspace }),
+        historyDir: homePaths(home).history,
       }),
   };
 }

@@ -12,6 +12,7 @@ import { type IndexWork, SearchIndex } from "./search/search-index.ts";
 import { createMemoryTools } from "./tools.ts";
 import type { MemoryScope } from "./visibility.ts";
 import { isInChatFolder, WorkspaceWatcher, type WorkspaceEvent } from "./watcher.ts";
+import { MemoryHistory, type UndoResult } from "./history/history.ts";
 
 export interface MemoryService {
   /** The scoped workspace context for a session's system prompt, stable within its epoch. */
@@ -55,6 +56,8 @@ export interface MemoryService {
   watchedFolders(): number;
   /** What the search index read and wrote since start (diagnostics and tests). */
   indexWork(): IndexWork;
+  /** `/undo`: reverts Hearth's newest memory change (history/history.ts); null without a history. */
+  undoLast(): Promise<UndoResult | null>;
   close(): Promise<void>;
 }
 
@@ -67,6 +70,8 @@ export interface MemoryOptions {
   clock?: () => number;
   /** Puts the template files back when the workspace folder was deleted while running. */
   restoreWorkspace: () => void;
+  /** `<home>/history.git`: where the memory history is kept; absent, none is kept. */
+  historyDir?: string;
 }
 
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
@@ -75,6 +80,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const cache = new ContextCache({ workspace, timezone, log });
   const epochs = new ContextEpochs(cache);
   const index = SearchIndex.open(opts.indexPath, log);
+  const history = opts.historyDir ? new MemoryHistory({ gitdir: opts.historyDir, workspace, log, clock }) : null;
 
   let lastChangeAt = 0;
   const refresh = (relPath: string) => {
@@ -99,6 +105,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     // edit by someone else needs the file read again, and syncFile's content hash keeps an
     // edit that changed nothing from rewriting anything.
     if (e.handEdit) {
+      history?.note(e.relPath, "owner");
       refresh(e.relPath);
       log.info("memory.hand_edit", { path: e.relPath, kind: e.kind });
       epochs.noteHandEdit(e.relPath);
@@ -127,6 +134,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     seen.set(relPath, now);
     if (before === undefined || before === now) return;
     log.info("memory.hand_edit", { path: relPath, kind: now === "none" ? "unlink" : "change" });
+    history?.note(relPath, "owner");
     refresh(relPath);
     epochs.noteHandEdit(relPath);
   };
@@ -148,6 +156,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     if (unwatched(relPath)) seen.set(relPath, signature(relPath));
     watcher?.expectOwnWrite(relPath);
     epochs.noteOwnWrite(relPath);
+    history?.note(relPath, "hearth");
   };
   const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
 
@@ -194,6 +203,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   return {
     startBackground() {
       if (background || closing) return;
+      history?.start();
       background = runBackground().catch((err: unknown) => log.error("memory.index_scan_failed", { error: err }));
     },
     watching: () => watching,
@@ -238,12 +248,14 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       return () => listeners.delete(listener);
     },
     indexWork: () => ({ ...index.work }),
+    undoLast: async () => (history ? history.undoLast() : null),
     watchedFolders: () => watcher?.watchedFolders() ?? 0,
     async close() {
       closing = true;
       markClosed();
       await watcher?.close();
       await background;
+      await history?.close();
       index.close();
     },
   };

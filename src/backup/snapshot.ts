@@ -1,0 +1,174 @@
+// What a backup holds: every regular file of the home, read so that each one is whole even while
+// the daemon runs, minus what is rebuilt or must not travel. The choice lives here, in one place,
+// so `create`, the scheduled backup and the tests agree on it.
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants } from "node:fs";
+import path from "node:path";
+import { applyEdits, modify, parseTree, findNodeAtLocation, type JSONPath } from "jsonc-parser";
+
+/** One file as it goes into the archive. */
+export interface SnapshotFile {
+  /** Relative to the home, forward slashes. */
+  path: string;
+  bytes: Buffer;
+  /** config.json with its secret values blanked (without --include-secrets). */
+  redacted?: string[];
+}
+
+/** Something of the home that is not in the archive, and why. */
+export interface LeftOut {
+  path: string;
+  reason: "rebuilt" | "secret" | "runtime" | "not a regular file" | "backups" | "unreadable";
+}
+
+export interface SnapshotOptions {
+  includeSecrets: boolean;
+  /** Folders inside the home that hold backups (never archived again). Absolute paths. */
+  backupDirs: string[];
+  /** The backup's own work folder, when it lies inside the home: skipped without a word. */
+  scratch?: string;
+}
+
+/** The search index: a cache the daemon rebuilds when it is missing. */
+const REBUILT = new Set(["index"]);
+/** The running daemon's lock and socket: meaningless in another process. */
+const RUNTIME = new Set(["gateway.lock", "gateway.sock"]);
+/** A writer's temp file (`<name>.tmp-<pid>`, storage.ts writeFileAtomic): half a file by design. */
+const TEMP_FILE = /\.tmp-\d+$/u;
+/** The home's secrets files (`.env`, `secrets.env`, …) at its top level. */
+const SECRETS_FILE = /^(\.env(\..+)?|.+\.env|secrets(\..+)?)$/u;
+
+/** What the manifest says of a file taken. */
+export interface TakenFile {
+  path: string;
+  size: number;
+  sha256: string;
+  redacted?: string[];
+}
+
+/**
+ * Walks the home and reads each file once, handing it to `take` (which stores it) before the
+ * next is read, so a large home never sits in memory. Never follows a link. JSON-lines files are
+ * cut at their last newline (a record being appended is left for the next backup); other state
+ * files are replaced atomically, so one open reads one whole version.
+ */
+export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: SnapshotFile) => void): { files: TakenFile[]; left: LeftOut[] } {
+  const files: TakenFile[] = [];
+  const left: LeftOut[] = [];
+  const push = (f: SnapshotFile) => {
+    take(f);
+    files.push({ path: f.path, size: f.bytes.length, sha256: sha256(f.bytes), ...(f.redacted ? { redacted: f.redacted } : {}) });
+  };
+  const skipDirs = new Set(opts.backupDirs.map((d) => path.resolve(d)));
+  const walk = (dir: string, rel: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const abs = path.join(dir, name);
+      const relPath = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(abs, { throwIfNoEntry: false });
+      if (!st) continue; // removed while we walked
+      if (rel === "" && REBUILT.has(name)) {
+        left.push({ path: relPath, reason: "rebuilt" });
+        continue;
+      }
+      if (rel === "" && RUNTIME.has(name)) continue;
+      if (st.isDirectory()) {
+        if (opts.scratch && abs === path.resolve(opts.scratch)) continue;
+        if (skipDirs.has(abs)) left.push({ path: relPath, reason: "backups" });
+        else walk(abs, relPath);
+        continue;
+      }
+      if (!st.isFile()) {
+        left.push({ path: relPath, reason: "not a regular file" });
+        continue;
+      }
+      if (TEMP_FILE.test(name)) continue;
+      if (rel === "" && SECRETS_FILE.test(name) && !opts.includeSecrets) {
+        left.push({ path: relPath, reason: "secret" });
+        continue;
+      }
+      const bytes = readWhole(abs);
+      if (!bytes) {
+        left.push({ path: relPath, reason: "unreadable" });
+        continue;
+      }
+      if (rel === "" && name === "config.json" && !opts.includeSecrets) {
+        const { text, redacted } = withoutSecrets(bytes.toString("utf8"));
+        push(redacted.length ? { path: relPath, bytes: Buffer.from(text, "utf8"), redacted } : { path: relPath, bytes });
+        continue;
+      }
+      push({ path: relPath, bytes: name.endsWith(".jsonl") ? upToRecordBoundary(bytes) : bytes });
+    }
+  };
+  walk(home, "");
+  return { files, left };
+}
+
+export const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
+
+/** Reads a regular file through one descriptor opened without following links; null if that fails. */
+function readWhole(abs: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const chunks: Buffer[] = [];
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(1 << 20);
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      chunks.push(chunk.subarray(0, n));
+    }
+    return Buffer.concat(chunks);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bytes up to and including the last newline: whole records only. */
+export function upToRecordBoundary(bytes: Buffer): Buffer {
+  const end = bytes.lastIndexOf(0x0a);
+  return end === bytes.length - 1 ? bytes : bytes.subarray(0, end + 1);
+}
+
+/** The config keys whose values are secrets (fields.ts `secret`), and maps whose values may be. */
+const SECRET_PATHS: JSONPath[] = [
+  ["model", "apiKey"],
+  ["channels", "telegram", "token"],
+  ["channels", "discord", "token"],
+  ["tools", "web", "search", "apiKey"],
+  ["media", "transcription", "apiKey"],
+];
+
+/**
+ * config.json with every secret value set to "" (comments and everything else kept), and the
+ * keys that were blanked. A config that does not parse is kept as it is: it holds nothing a
+ * start could use, and the owner's comments are worth more than a guess.
+ */
+export function withoutSecrets(text: string): { text: string; redacted: string[] } {
+  const tree = parseTree(text);
+  if (!tree) return { text, redacted: [] };
+  const paths: JSONPath[] = [...SECRET_PATHS];
+  const mapKeys = (at: JSONPath) => findNodeAtLocation(tree, at)?.children?.map((p) => p.children?.[0]?.value as string).filter((k) => typeof k === "string") ?? [];
+  for (const p of mapKeys(["providers"])) {
+    paths.push(["providers", p, "apiKey"]);
+    for (const h of mapKeys(["providers", p, "headers"])) paths.push(["providers", p, "headers", h]);
+  }
+  for (const s of mapKeys(["mcp", "servers"])) {
+    for (const field of ["env", "headers"]) for (const k of mapKeys(["mcp", "servers", s, field])) paths.push(["mcp", "servers", s, field, k]);
+  }
+  let out = text;
+  const redacted: string[] = [];
+  for (const p of paths) {
+    const node = findNodeAtLocation(parseTree(out)!, p);
+    if (node?.type !== "string" || node.value === "") continue;
+    out = applyEdits(out, modify(out, p, "", {}));
+    redacted.push(p.join("."));
+  }
+  return { text: out, redacted };
+}

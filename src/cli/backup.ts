@@ -1,0 +1,104 @@
+// `hearth backup create [--out FILE] [--include-secrets]`, `backup verify FILE` and
+// `backup restore FILE [--home DIR] [--force]`. They work on the files; the daemon may run
+// during create and verify, never on the home a restore replaces.
+import path from "node:path";
+import { createBackup, restoreBackup, verifyBackup } from "../backup/archive.ts";
+import { backupDirOf, backupFileName, leftOutLine } from "../backup/naming.ts";
+import { loadConfig } from "../config/config.ts";
+import { homePaths } from "../config/home.ts";
+import { liveHolder } from "../gateway/lock.ts";
+import { parse, UsageError } from "./args.ts";
+
+interface BackupIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export async function runBackup(home: string, args: string[], io: BackupIo, hearth: string): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case "create":
+      return create(home, rest, io, hearth);
+    case "verify":
+      return verify(rest, io);
+    case "restore":
+      return restore(home, rest, io);
+    default:
+      throw new UsageError(sub === undefined ? "backup needs a subcommand: create, verify or restore." : `Unknown backup subcommand "${sub}" (create, verify or restore).`);
+  }
+}
+
+async function create(home: string, args: string[], io: BackupIo, hearth: string): Promise<number> {
+  const { values } = parse(args, { out: { type: "string" }, "include-secrets": { type: "boolean" } });
+  const now = new Date();
+  const out = path.resolve(values.out ?? backupFileName(now));
+  const dirs = [homePaths(home).backups];
+  let outside: string | null = null;
+  // A config that does not load still gets backed up; only its backup folder is then unknown.
+  try {
+    const config = loadConfig({ home });
+    if (config.backup) dirs.push(backupDirOf(home, config.backup.dir));
+    const rel = path.relative(home, config.workspace);
+    if (rel.startsWith("..") || path.isAbsolute(rel)) outside = config.workspace;
+  } catch {}
+  const made = await createBackup({ home, out, includeSecrets: values["include-secrets"] === true, backupDirs: dirs, hearth, now });
+  io.stdout.write(`Backup written: ${made.file} (${made.files} files, ${formatBytes(made.bytes)})\n`);
+  for (const l of made.left) io.stdout.write(`${leftOutLine(l)}\n`);
+  if (made.redacted.length) io.stdout.write(`Left out: the secret values in config.json (${made.redacted.join(", ")}); add --include-secrets to keep them\n`);
+  if (outside) io.stdout.write(`Not in this backup: the workspace at ${outside}, which is outside the home; back it up separately\n`);
+  return 0;
+}
+
+async function verify(args: string[], io: BackupIo): Promise<number> {
+  const { positionals } = parse(args, {}, true);
+  const file = onlyFile(positionals, "backup verify");
+  const result = await verifyBackup(file);
+  if (result.ok) {
+    io.stdout.write(`OK: all ${result.manifest.files.length} files match the manifest (made ${result.manifest.createdAt} by Hearth ${result.manifest.hearth}).\n`);
+    return 0;
+  }
+  io.stdout.write(`FAILED: ${file}\n${result.problems.map((p) => `  ${p}\n`).join("")}`);
+  return 1;
+}
+
+async function restore(home: string, args: string[], io: BackupIo): Promise<number> {
+  const { values, positionals } = parse(args, { home: { type: "string" }, force: { type: "boolean" } }, true);
+  const file = onlyFile(positionals, "backup restore");
+  const target = path.resolve(values.home ?? home);
+  const holder = liveHolder(homePaths(target).lock);
+  if (holder) {
+    io.stderr.write(`hearth: Hearth is running on ${target} (pid ${holder.pid}); nothing was changed. Stop it first, then restore.\n`);
+    return 1;
+  }
+  const result = await restoreBackup(file, target, { force: values.force === true });
+  switch (result.type) {
+    case "invalid":
+      io.stderr.write(`hearth: not restored, nothing was changed: ${file} failed verification:\n${result.problems.map((p) => `  ${p}\n`).join("")}`);
+      return 1;
+    case "not-empty":
+      io.stderr.write(`hearth: ${target} is not empty; nothing was changed. Restore into an empty folder (--home DIR), or add --force to move the current home aside first.\n`);
+      return 1;
+    case "restored": {
+      io.stdout.write(`Restored ${result.files} files into ${target}.\n`);
+      if (result.replaced) io.stdout.write(`The previous home was moved to ${result.replaced}.\n`);
+      for (const l of result.manifest.left) io.stdout.write(`${leftOutLine(l)}\n`);
+      const redacted = result.manifest.files.flatMap((f) => f.redacted ?? []);
+      if (redacted.length) io.stdout.write(`config.json came without its secret values (${redacted.join(", ")}): set them again (or their environment variables) before starting.\n`);
+      return 0;
+    }
+    default:
+      result satisfies never;
+      return 1;
+  }
+}
+
+function onlyFile(positionals: string[], command: string): string {
+  if (positionals.length !== 1) throw new UsageError(`${command} takes one archive file${positionals.length > 1 ? ` (got ${positionals.length})` : ""}.`);
+  return path.resolve(positionals[0]!);
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} kB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

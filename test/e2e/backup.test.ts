@@ -1,0 +1,164 @@
+// Backups through the real CLI and daemon: made while the daemon runs, verified, restored into a
+// new folder byte for byte, and started on; damage and a non-empty target are refused.
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanupDaemon, makeHome, startDaemon, type Daemon } from "../support/daemon.ts";
+import { main } from "../../src/cli.ts";
+import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+
+let fake: FakeModel;
+let daemon: Daemon | undefined;
+let restored: Daemon | undefined;
+let work: string;
+let home: string;
+let manifest: { files: Array<{ path: string; size: number; sha256: string }>; left: Array<{ path: string; reason: string }> };
+
+const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+
+/** `hearth ARGS` in this process, on `home` (HEARTH_HOME) — the same code as the command, without a process start per call. */
+async function hearth(args: string[], on = home): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = { code: 0, stdout: "", stderr: "" };
+  const sink = (key: "stdout" | "stderr") => new Writable({ write: (c, _e, cb) => ((r[key] += String(c)), cb()) });
+  const saved = process.env.HEARTH_HOME;
+  process.env.HEARTH_HOME = on;
+  try {
+    r.code = await main(args, { stdin: process.stdin, stdout: sink("stdout"), stderr: sink("stderr") });
+  } finally {
+    if (saved === undefined) delete process.env.HEARTH_HOME;
+    else process.env.HEARTH_HOME = saved;
+  }
+  return r;
+}
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  work = mkdtempSync(join(tmpdir(), "hearth-bk-"));
+  home = makeHome({ channels: { telegram: { token: "123:secret-token-value", ownerIds: ["42"] } } });
+  writeFileSync(join(home, ".env"), "ANTHROPIC_API_KEY=sk-never-in-a-backup\n", { mode: 0o600 });
+  daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+  fake.enqueue(text("Noted: your cat is called Pixel."));
+  expect((await daemon.hearth(["chat", "-m", "my cat is called Pixel"])).code).toBe(0);
+  expect((await hearth(["cron", "add", "--name", "Stretch", "--every", "1h", "--message", "time to stretch"])).code).toBe(0);
+  mkdirSync(join(home, "workspace", "media", "2026-11"), { recursive: true });
+  writeFileSync(join(home, "workspace", "media", "2026-11", "2026-11-25-0123456789ab.jpg"), Buffer.from([0xff, 0xd8, 0xff, 0x00, 0x01, 0x02]));
+  // A record half-written at the moment of the backup: the archive stops at the last whole one.
+  writeFileSync(join(home, "usage.jsonl"), readFileSync(join(home, "usage.jsonl"), "utf8") + '{"half":');
+}, 120_000);
+
+afterAll(async () => {
+  await cleanupDaemon(daemon);
+  await cleanupDaemon(restored);
+  await fake.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("hearth backup", () => {
+  it("round trip: create while running → verify → restore elsewhere → same bytes, and the daemon remembers", async () => {
+    const archive = join(work, "home.tar.gz");
+    const made = await hearth(["backup", "create", "--out", archive]);
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
+    const lines = made.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^Backup written: ${archive} \\(\\d+ files, [\\d.]+ kB\\)$`));
+    expect(lines.slice(1)).toEqual([
+      "Left out: .env (secrets; add --include-secrets to keep them)",
+      "Left out: index (the search index; rebuilt at the next start)",
+      "Left out: the secret values in config.json (channels.telegram.token); add --include-secrets to keep them",
+    ]);
+    expect(statSync(archive).mode & 0o777).toBe(0o600);
+
+    const verified = await hearth(["backup", "verify", archive]);
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/^OK: all \d+ files match the manifest \(made .+ by Hearth 0\.1\.0\)\.\n$/);
+
+    const target = join(work, "restored");
+    const restore = await hearth(["backup", "restore", archive, "--home", target]);
+    expect(restore.stderr).toBe("");
+    expect(restore.code).toBe(0);
+    expect(restore.stdout).toMatch(new RegExp(`^Restored \\d+ files into ${target}\\.\n`));
+    expect(restore.stdout).toContain("config.json came without its secret values (channels.telegram.token): set them again (or their environment variables) before starting.\n");
+
+    manifest = JSON.parse(gunzipToManifest(readFileSync(archive)));
+    const paths = manifest.files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(["sessions/main.jsonl", "cron/jobs.json", "usage.jsonl", "workspace/media/2026-11/2026-11-25-0123456789ab.jpg", "config.json"]));
+    expect(paths.some((p) => p.startsWith("index/") || p === ".env" || p === "gateway.lock" || p === "gateway.sock")).toBe(false);
+    for (const f of manifest.files) {
+      const bytes = readFileSync(join(target, f.path));
+      expect(sha(bytes), f.path).toBe(f.sha256);
+      if (!["usage.jsonl", "config.json", "inbox.jsonl", "outbox.jsonl", "sessions/index.json"].includes(f.path) && !f.path.startsWith("history.git/")) {
+        expect(bytes.equals(readFileSync(join(home, f.path))), f.path).toBe(true);
+      }
+    }
+    // Whole records only; the secret blanked, the comments and everything else kept.
+    expect(readFileSync(join(target, "usage.jsonl"), "utf8")).toBe(readFileSync(join(home, "usage.jsonl"), "utf8").replace(/\{"half":$/u, ""));
+    expect(JSON.parse(readFileSync(join(target, "config.json"), "utf8")).channels.telegram).toEqual({ token: "", ownerIds: ["42"] });
+    expect(readdirSync(target)).not.toContain(".env");
+    expect(statSync(target).mode & 0o777).toBe(0o700);
+
+    // The restored home starts (its index rebuilt) and the next request holds the old conversation.
+    await daemon!.stop();
+    writeFileSync(join(target, "config.json"), "{}");
+    restored = await startDaemon(target, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+    fake.enqueue(text("Pixel, of course."));
+    const asked = await restored.hearth(["chat", "-m", "what is my cat called?"]);
+    expect(asked.stdout).toBe("Pixel, of course.\n");
+    const last = requestText(fake.requests.at(-1)!);
+    expect(last).toContain("my cat is called Pixel");
+    expect(last).toContain("Noted: your cat is called Pixel.");
+  }, 120_000);
+
+  it("one flipped byte fails verify, naming the file; restore refuses it and changes nothing", async () => {
+    const archive = join(work, "home.tar.gz");
+    const tarBytes = gunzipSync(readFileSync(archive));
+    const needle = Buffer.from("time to stretch");
+    const at = tarBytes.indexOf(needle);
+    expect(at).toBeGreaterThan(0);
+    tarBytes[at] = tarBytes[at]! ^ 0x01;
+    const damaged = join(work, "damaged.tar.gz");
+    writeFileSync(damaged, gzipSync(tarBytes));
+    const verified = await hearth(["backup", "verify", damaged]);
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(new RegExp(`^FAILED: ${damaged}\n  cron/jobs\\.json: its bytes do not match the manifest \\(sha256 [0-9a-f]{12}…, expected [0-9a-f]{12}…\\)\n$`));
+
+    const target = join(work, "never");
+    const restore = await hearth(["backup", "restore", damaged, "--home", target]);
+    expect(restore.code).toBe(1);
+    expect(restore.stderr).toContain("cron/jobs.json: its bytes do not match the manifest");
+    expect(() => statSync(target)).toThrow();
+  }, 60_000);
+
+  it("restore onto a non-empty home without --force is refused and changes nothing; --force moves it aside", async () => {
+    const archive = join(work, "home.tar.gz");
+    const target = join(work, "occupied");
+    mkdirSync(target);
+    writeFileSync(join(target, "notes.md"), "mine\n");
+    const refused = await hearth(["backup", "restore", archive, "--home", target]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`hearth: ${target} is not empty; nothing was changed. Restore into an empty folder (--home DIR), or add --force to move the current home aside first.\n`);
+    expect(readdirSync(target)).toEqual(["notes.md"]);
+
+    const running = await hearth(["backup", "restore", archive, "--home", restored!.home, "--force"]);
+    expect(running.code).toBe(1);
+    expect(running.stderr).toBe(`hearth: Hearth is running on ${restored!.home} (pid ${restored!.proc.pid}); nothing was changed. Stop it first, then restore.\n`);
+
+    const forced = await hearth(["backup", "restore", archive, "--home", target, "--force"]);
+    expect(forced.code).toBe(0);
+    const aside = /The previous home was moved to (.+)\.\n/u.exec(forced.stdout)?.[1];
+    expect(aside).toBeDefined();
+    expect(readFileSync(join(aside!, "notes.md"), "utf8")).toBe("mine\n");
+    expect(readFileSync(join(target, "cron", "jobs.json"), "utf8")).toContain("time to stretch");
+  }, 60_000);
+});
+
+/** The manifest's bytes, read straight from the tar (its first entry: a 512-byte header, then the data). */
+function gunzipToManifest(gz: Buffer): string {
+  const tarBytes = gunzipSync(gz);
+  expect(tarBytes.subarray(0, 13).toString()).toBe("manifest.json");
+  const size = parseInt(tarBytes.subarray(124, 136).toString().replace(/\0.*$/u, "").trim(), 8);
+  return tarBytes.subarray(512, 512 + size).toString("utf8");
+}

@@ -1,0 +1,176 @@
+// The memory history on real files and a real git repository: who made each change, batches,
+// changes nobody announced, and /undo's exact bytes.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.ts";
+import { GitStore } from "../../src/memory/history/git-store.ts";
+import { MemoryHistory } from "../../src/memory/history/history.ts";
+import { unifiedDiff } from "../../src/memory/history/line-diff.ts";
+
+let root: string;
+let ws: string;
+let gitdir: string;
+let history: MemoryHistory;
+let now = Date.UTC(2026, 10, 25, 9, 0);
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "hearth-hist-"));
+  ws = join(root, "workspace");
+  gitdir = join(root, "history.git");
+  mkdirSync(join(ws, "memory", "chats", "telegram_-100"), { recursive: true });
+  writeFileSync(join(ws, "MEMORY.md"), "# Memory\n- likes tea\n");
+  writeFileSync(join(ws, "USER.md"), "# User\n");
+  history = new MemoryHistory({ gitdir, workspace: ws, log: silentLogger, clock: () => (now += 1000), batchMs: 3_600_000 });
+});
+afterEach(async () => {
+  await history.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function commits(): Promise<Array<{ author: string; message: string; files: Map<string, string> }>> {
+  const store = (await GitStore.open(gitdir, { create: false }))!;
+  const out = [];
+  for (let oid = store.head(); oid; ) {
+    const c = await store.readCommit(oid);
+    out.push({ author: c.author, message: c.message.trimEnd(), files: await store.files(oid) });
+    oid = c.parent;
+  }
+  return out.reverse();
+}
+
+const write = (rel: string, text: string) => writeFileSync(join(ws, rel), text);
+const read = (rel: string) => readFileSync(join(ws, rel), "utf8");
+
+describe("memory history", () => {
+  it("records a hand edit and Hearth's write as two commits in order, with their authors", async () => {
+    await history.flush();
+    write("USER.md", "# User\nName: Ada\n");
+    history.note("USER.md", "owner");
+    write("MEMORY.md", "# Memory\n- likes tea\n- allergic to cats\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    const all = await commits();
+    expect(all.map((c) => [c.author, c.message])).toEqual([
+      ["hearth", "Hearth: the memory history starts (2 files)"],
+      ["owner", "owner: USER.md"],
+      ["hearth", "Hearth: MEMORY.md"],
+    ]);
+  });
+
+  it.skipIf(!hasGit())("writes a repository that git itself reads and finds sound", async () => {
+    mkdirSync(join(ws, "memory", "chats", "telegram_-100", "sub"), { recursive: true });
+    write("memory/chats/telegram_-100/sub/x.md", "x\n");
+    write("memory/chats/telegram_-100.md", "sorted before the folder of that name\n");
+    await history.flush();
+    write("MEMORY.md", "# Memory\n- changed\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    const git = (...args: string[]) => execFileSync("git", [`--git-dir=${gitdir}`, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    git("fsck", "--strict", "--no-dangling");
+    expect(git("log", "--format=%an <%ae>|%s").trimEnd().split("\n")).toEqual(["Hearth <hearth@localhost>|Hearth: MEMORY.md", "Hearth <hearth@localhost>|Hearth: the memory history starts (4 files)"]);
+    expect(git("show", "main:MEMORY.md")).toBe("# Memory\n- changed\n");
+  });
+
+  it("keeps the owner's edit apart from Hearth's append to the same file in one batch", async () => {
+    await history.flush();
+    write("MEMORY.md", "# Memory\n- likes green tea\n");
+    history.note("MEMORY.md", "owner");
+    write("MEMORY.md", "# Memory\n- likes green tea\n- has a cat\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    const [, owner, hearth] = await commits();
+    const store = (await GitStore.open(gitdir, { create: false }))!;
+    expect((await store.readBlob(owner!.files.get("MEMORY.md")!)).toString()).toBe("# Memory\n- likes green tea\n");
+    expect((await store.readBlob(hearth!.files.get("MEMORY.md")!)).toString()).toBe("# Memory\n- likes green tea\n- has a cat\n");
+  });
+
+  it("finds unannounced edits (a chat folder, links ignored) and gives them to the owner", async () => {
+    await history.flush();
+    write("memory/chats/telegram_-100/notes.md", "group notes\n");
+    symlinkSync(join(ws, "USER.md"), join(ws, "memory", "chats", "telegram_-100", "link.md"));
+    await history.flush();
+    const last = (await commits()).at(-1)!;
+    expect(last.message).toBe("owner: memory/chats/telegram_-100/notes.md");
+    expect([...last.files.keys()].sort()).toEqual(["MEMORY.md", "USER.md", "memory/chats/telegram_-100/notes.md"]);
+  });
+
+  it("/undo puts back the exact bytes before Hearth's last change, keeps the daily log, and only once", async () => {
+    const before = "# Memory\r\n- likes tea  \n\u00e9\n";
+    write("MEMORY.md", before);
+    await history.flush();
+    write("MEMORY.md", before + "- wrong fact\n");
+    history.note("MEMORY.md", "hearth");
+    write("memory/2026-11-25.md", "# 2026-11-25\n\nexchange\n");
+    history.note("memory/2026-11-25.md", "hearth");
+    const undone = await history.undoLast();
+    expect(undone).toMatchObject({ type: "undone", files: ["MEMORY.md"] });
+    expect(readFileSync(join(ws, "MEMORY.md")).equals(Buffer.from(before))).toBe(true);
+    expect(read("memory/2026-11-25.md")).toBe("# 2026-11-25\n\nexchange\n");
+    expect((await commits()).at(-1)!.message).toMatch(/^owner: \/undo of [0-9a-f]{7} \(MEMORY\.md\)\n\nUndoes: [0-9a-f]{40}$/u);
+    expect(await history.undoLast()).toEqual({ type: "nothing" });
+  });
+
+  it("a second /undo takes back the change before", async () => {
+    await history.flush();
+    const original = read("MEMORY.md");
+    write("MEMORY.md", original + "- one\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    write("USER.md", "# User\n- two\n");
+    history.note("USER.md", "hearth");
+    expect(await history.undoLast()).toMatchObject({ type: "undone", files: ["USER.md"] });
+    expect(await history.undoLast()).toMatchObject({ type: "undone", files: ["MEMORY.md"] });
+    expect([read("MEMORY.md"), read("USER.md")]).toEqual([original, "# User\n"]);
+    expect(await history.undoLast()).toEqual({ type: "nothing" });
+  });
+
+  it("/undo leaves a file alone that changed after Hearth's change", async () => {
+    await history.flush();
+    write("MEMORY.md", "# Memory\n- hearth wrote this\n");
+    history.note("MEMORY.md", "hearth");
+    await history.flush();
+    write("MEMORY.md", "# Memory\n- the owner rewrote it\n");
+    const result = await history.undoLast();
+    expect(result).toMatchObject({ type: "changed-since", files: ["MEMORY.md"] });
+    expect(read("MEMORY.md")).toBe("# Memory\n- the owner rewrote it\n");
+  });
+});
+
+describe("memory history against links", () => {
+  it("/undo never writes through a folder that became a link: the file counts as changed, nothing is written", async () => {
+    await history.flush();
+    write("memory/chats/telegram_-100/notes.md", "before\n");
+    await history.flush();
+    write("memory/chats/telegram_-100/notes.md", "before\nhearth's line\n");
+    history.note("memory/chats/telegram_-100/notes.md", "hearth");
+    await history.flush();
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(elsewhere);
+    writeFileSync(join(elsewhere, "notes.md"), "before\nhearth's line\n");
+    rmSync(join(ws, "memory", "chats", "telegram_-100"), { recursive: true });
+    symlinkSync(elsewhere, join(ws, "memory", "chats", "telegram_-100"));
+    const result = await history.undoLast();
+    expect(result.type).toBe("changed-since");
+    expect(readFileSync(join(elsewhere, "notes.md"), "utf8")).toBe("before\nhearth's line\n");
+  });
+});
+
+describe("unifiedDiff", () => {
+  it("shows changed lines with context and hunk headers", () => {
+    expect(unifiedDiff("MEMORY.md", "a\nb\nc\n", "a\nB\nc\nd\n")).toBe("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n");
+    expect(unifiedDiff("new.md", null, "x\n")).toBe("--- /dev/null\n+++ b/new.md\n@@ -0,0 +1,1 @@\n+x\n");
+    expect(unifiedDiff("same.md", "x\n", "x\n")).toBe("");
+  });
+});
+
+function hasGit(): boolean {
+  try {
+    execFileSync("git", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
