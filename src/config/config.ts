@@ -51,7 +51,8 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   const file = opts.file ?? homePaths(opts.home).config;
   const { value, fromEnv } = applyEnv(raw, env);
   registerSecrets(value);
-  for (const variable of [...PROVIDER_KEY_ENVS, TRANSCRIPTION_KEY_ENV]) {
+  const ttsKeyEnv = isObject(value) && isObject(value.voice) && isObject(value.voice.tts) ? value.voice.tts.apiKeyEnv : undefined;
+  for (const variable of [...PROVIDER_KEY_ENVS, TRANSCRIPTION_KEY_ENV, ...(typeof ttsKeyEnv === "string" ? [ttsKeyEnv] : [])]) {
     const key = env[variable]?.trim();
     if (key) registerSecret(key);
   }
@@ -222,7 +223,7 @@ function registerSecrets(value: unknown): void {
     keys.reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), value);
   const providers = at("providers");
   const providerKeys = isObject(providers) ? Object.values(providers).map((p) => (isObject(p) ? p.apiKey : undefined)) : [];
-  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), at("tools", "web", "search", "apiKey"), ...providerKeys]) {
+  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), at("tools", "web", "search", "apiKey"), at("voice", "tts", "apiKey"), ...providerKeys]) {
     if (typeof s === "string") {
       registerSecret(s);
       registerSecret(s.trim());

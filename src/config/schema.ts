@@ -5,7 +5,7 @@ import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
-import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+import { clockTime, dmPolicy, dmRateLimit, duration, envName, groupRules, speechFormats, voiceReplyModes, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
@@ -69,7 +69,7 @@ const providerSchema = strict({
   baseUrl: httpUrl.optional(),
   apiKey: secret.optional(),
   /** The environment variable that holds the key (instead of apiKey). */
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name such as MY_API_KEY").optional(),
+  apiKeyEnv: envName.optional(),
   headers: z.record(z.string(), z.string()).optional(),
   models: z.record(z.string().min(1), modelSpecSchema).default({}),
 });
@@ -198,6 +198,24 @@ export const configSchema = strict({
       /** The service's price; absent: the known price of the model, or 0 for a local server (spending/pricing.ts transcriptionPricePerMinute). */
       pricing: strict({ perMinuteUsd: z.number().finite().min(0) }).optional(),
     }).optional(),
+  }).prefault({}),
+  /** Spoken replies (src/media/speech.ts, gateway/delivery/spoken-reply.ts). */
+  voice: strict({
+    /** Text → speech through an OpenAI-compatible `POST <baseUrl>/audio/speech`; absent: Hearth answers in text only. */
+    tts: strict({
+      baseUrl: httpUrl,
+      apiKey: secret.optional(),
+      /** The variable that holds the key (instead of apiKey); a local server may need neither. */
+      apiKeyEnv: envName.optional(),
+      model: z.string().trim().min(1).default("gpt-4o-mini-tts"),
+      voice: z.string().trim().min(1).default("alloy"),
+      /** `opus`: OGG/Opus, what Telegram plays as a voice message. */
+      format: z.enum(speechFormats).default("opus"),
+      /** The service's price; absent: the known price of the model, or 0 for a local server (spending/pricing.ts speechPricePerMillionChars). */
+      pricing: strict({ perMillionCharsUsd: z.number().finite().min(0) }).optional(),
+    }).optional(),
+    /** `auto`: a voice note is answered with a voice note too; `always`; `never`. `/voice on|off` overrides it per chat. */
+    reply: z.enum(voiceReplyModes).default("auto"),
   }).prefault({}),
 });
 

@@ -13,6 +13,9 @@ import type { SessionStore } from "./sessions.ts";
 import type { Budget } from "../spending/budget.ts";
 import type { RateLimiter } from "../spending/rate-limit.ts";
 import type { UsageLedger } from "../spending/ledger.ts";
+import type { Speaker } from "./delivery/spoken-reply.ts";
+import type { InboxEntry } from "./inbox.ts";
+import type { Scope } from "../agent/messages.ts";
 
 export interface GatewayContext {
   config: Config;
@@ -37,4 +40,6 @@ export interface GatewayContext {
   budget: Budget;
   /** Shared scopes' per-sender and per-chat limits. */
   rateLimits: RateLimiter;
+  /** The speaker of an answer (voice-replies.ts speakerFor), or null: text only. Absent: answers are never spoken. */
+  speakerFor?: (entry: Pick<InboxEntry, "sessionKey" | "voiceNote" | "message">, scope: Scope) => Speaker | null;
 }

@@ -23,8 +23,9 @@ import { Outbox } from "./outbox.ts";
 import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
-import { localSearchPricePerThousand, pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts";
+import { localSearchPricePerThousand, pricingFor, speechPricePerMillionChars, transcriptionPricePerMinute } from "../spending/pricing.ts";
 import { openAnswerReply } from "./delivery/reply-files.ts";
+import { speakerFor } from "./voice-replies.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./control/rpc.ts";
@@ -136,7 +137,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const rateLimits = new RateLimiter({ path: paths.rateLimits, log, clock });
     undo.push(["rate limits", () => rateLimits.flush()]);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
-    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
+    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), speechPerMillionCharsUsd: speechPricePerMillionChars(config.voice.tts), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
     const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: cron.tools(), recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();
@@ -148,6 +149,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
+    ctx.speakerFor = (entry, scope) => speakerFor(ctx, entry, scope);
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
     undo.push(["disk retry", () => diskRetry.stop()]);

@@ -18,7 +18,7 @@ export interface UsageTag {
 }
 
 /** What a record paid for: a model call, Hearth's own web tools, or a transcription. */
-export const usageKinds = ["model", "web", "transcription"] as const;
+export const usageKinds = ["model", "web", "transcription", "speech"] as const;
 export type UsageKind = (typeof usageKinds)[number];
 
 interface RecordBase extends UsageTag {
@@ -62,7 +62,14 @@ export interface TranscriptionUsageRecord extends RecordBase {
   audioSeconds: number | null;
 }
 
-export type UsageRecord = TokenUsageRecord | TranscriptionUsageRecord;
+/** One spoken reply (or one part of a long one) sent to the speech service. */
+export interface SpeechUsageRecord extends RecordBase {
+  kind: "speech";
+  /** Characters of text spoken (what speech services bill). */
+  characters: number;
+}
+
+export type UsageRecord = TokenUsageRecord | TranscriptionUsageRecord | SpeechUsageRecord;
 
 /** A record's kind; a line without one is a model call (or web use, by its model), as before kinds. */
 export const kindOf = (r: UsageRecord): UsageKind => r.kind ?? (r.model === LOCAL_WEB_MODEL ? "web" : "model");
@@ -115,6 +122,10 @@ export function transcriptionRecord(tag: UsageTag, model: string, audioSeconds: 
   };
 }
 
+export function speechRecord(tag: UsageTag, model: string, characters: number, costUsd: number, at: number, day: string): SpeechUsageRecord {
+  return { kind: "speech", ...recordHead(tag, at, day), model, characters, costUsd };
+}
+
 const isCount = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 export function isUsageRecord(v: unknown): v is UsageRecord {
@@ -133,6 +144,7 @@ export function isUsageRecord(v: unknown): v is UsageRecord {
   }
   const kind = (r as { kind?: unknown }).kind;
   if (kind === "transcription") return r.audioSeconds === null || isCount(r.audioSeconds);
+  if (kind === "speech") return isCount((r as { characters?: unknown }).characters);
   // A model or web record (or a line from before kinds): the token counts the report sums.
   return (kind === undefined || kind === "model" || kind === "web") && [r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWrite5mTokens, r.cacheWrite1hTokens].every(isCount);
 }

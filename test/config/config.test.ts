@@ -58,6 +58,7 @@ describe("loadConfig", () => {
       pricing: {},
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },
+      voice: { reply: "auto" },
     });
   });
 
