@@ -17,6 +17,8 @@ export interface ToolRunEnv {
   scope: Scope;
   workspace: string;
   sessionKey: string;
+  /** See ToolContext.person. */
+  person?: string | undefined;
   signal: AbortSignal;
   steering: SteeringSource;
   emit: AgentEventSink;
@@ -135,6 +137,7 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
         workspace: env.workspace,
         scope: env.scope,
         sessionKey: env.sessionKey,
+        ...(env.person !== undefined ? { person: env.person } : {}),
         log: env.log,
         ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
       });

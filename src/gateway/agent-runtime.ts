@@ -54,6 +54,11 @@ export interface SessionRunRequest {
   origin?: { channel: string; sender: string };
   /** Sends a file to the chat the run answers (send_file); absent: the run answers no chat. */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /**
+   * In a shared chat, the sender id of the member every message of the run comes from: their
+   * notes are in the context and memory_write target person writes them. Absent: nobody's.
+   */
+  person?: string | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -271,8 +276,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     return t;
   };
 
-  const systemFor = (key: string, scope: Scope) => {
-    const context = memory?.context(key, memoryScopeFor(scope, key), clock());
+  const systemFor = (key: string, scope: Scope, person?: string) => {
+    const context = memory?.context(key, memoryScopeFor(scope, key, person), clock());
     const skillsBlock = skills?.promptBlock(scope);
     return buildSystemPrompt({ scope, ...(context ? { context } : {}), ...(skillsBlock ? { skills: skillsBlock } : {}) });
   };
@@ -410,8 +415,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         await compactBeforeRun(req.key, req.scope, m, req.input, req.signal);
         const result = await runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools, clock, log }, transcriptFor(req.key), {
           scope: req.scope,
+          ...(req.person !== undefined ? { person: req.person } : {}),
           workspace: config.workspace,
-          system: systemFor(req.key, req.scope),
+          system: systemFor(req.key, req.scope, req.person),
           input: req.input,
           maxTurns: config.agent.maxTurns,
           mediaKeepTurns: config.media.keepTurns,

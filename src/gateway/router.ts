@@ -225,6 +225,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     },
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
+    ...(ctx.sessions.get(entry.sessionKey)?.scope === "shared" ? { person: m.sender.id } : {}),
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),

@@ -4,7 +4,8 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { IDENTITY_FILES } from "../visibility.ts";
 
 /** Bumped whenever the schema or the chunking changes: an older database is rebuilt. */
-const SCHEMA_VERSION = 2;
+// 3: members' notes in a chat (people/<id>.md) carry a scope token of their own.
+const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
   CREATE TABLE files (
