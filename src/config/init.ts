@@ -250,6 +250,13 @@ export function configTemplate(): string {
     "keepTurns": 3                            // pictures stay in view for a group of this many of your messages
   },
 
+  // Spoken replies: answers also as audio (a Telegram voice message, a Discord attachment).
+  // "voice": {
+  //   "tts": { "baseUrl": "https://api.openai.com/v1", "apiKeyEnv": "OPENAI_API_KEY", "model": "gpt-4o-mini-tts", "voice": "alloy",
+  //     "pricing": { "perMillionCharsUsd": 15 } },  // what a million spoken characters cost (a local server: 0)
+  //   "reply": "auto"                        // auto: answer a voice note with a voice note | always | never
+  // },
+
   "log": { "level": "info" }                  // debug | info | warn | error (or set HEARTH_LOG)
 }
 `;
