@@ -178,6 +178,21 @@ export const configSchema = strict({
       strict({ input: pricePerMillion, output: pricePerMillion, cacheWrite5m: pricePerMillion.optional(), cacheWrite1h: pricePerMillion.optional(), cacheRead: pricePerMillion.optional() }),
     )
     .default({}),
+  /** Memory search: optional embeddings for hybrid recall (src/memory/search/hybrid.ts). */
+  memory: strict({
+    /** An OpenAI-compatible `POST <baseUrl>/embeddings`; absent: keyword search alone. */
+    embeddings: strict({
+      baseUrl: httpUrl,
+      model: z.string().trim().min(1),
+      apiKey: secret.optional(),
+      /** The variable that holds the key (instead of apiKey); a local server (Ollama) needs none. */
+      apiKeyEnv: envName.optional(),
+      /** Shorter vectors, for models that offer them (text-embedding-3-*). */
+      dimensions: positiveInt.optional(),
+      /** The service's price; absent: the known price of the model, or 0 for a local server. */
+      pricing: strict({ perMillionTokensUsd: z.number().finite().min(0) }).optional(),
+    }).optional(),
+  }).prefault({}),
   /** The model of compaction summaries and the memory flush; default the main model. */
   compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
   /** Photos, documents and voice notes (src/media/). */

@@ -10,6 +10,8 @@ import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } 
 import { ContextEpochs } from "./epochs.ts";
 import { type IndexWork, SearchIndex } from "./search/search-index.ts";
 import { createMemoryTools } from "./tools.ts";
+import type { EmbeddingsConfig } from "./search/embeddings.ts";
+import type { HybridHooks } from "./search/hybrid.ts";
 import type { MemoryScope } from "./visibility.ts";
 import { isInChatFolder, WorkspaceWatcher, type WorkspaceEvent } from "./watcher.ts";
 
@@ -49,6 +51,8 @@ export interface MemoryService {
   watchedFolders(): number;
   /** What the search index read and wrote since start (diagnostics and tests). */
   indexWork(): IndexWork;
+  /** Metering and the budget for embeddings calls (set once the ledger exists); nothing without embeddings. */
+  setEmbeddingHooks(hooks: HybridHooks): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +65,8 @@ export interface MemoryOptions {
   clock?: () => number;
   /** Puts the template files back when the workspace folder was deleted while running. */
   restoreWorkspace: () => void;
+  /** Hybrid recall (search/hybrid.ts): the embeddings service and `<home>/index/vectors.db`; absent: keywords alone. */
+  embeddings?: { config: EmbeddingsConfig; file: string };
 }
 
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
@@ -69,10 +75,13 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const cache = new ContextCache({ workspace, timezone, log });
   const epochs = new ContextEpochs(cache);
   const index = SearchIndex.open(opts.indexPath, log);
+  // Loaded only when embeddings are configured: without them nothing of hybrid recall runs.
+  const hybrid = opts.embeddings ? (await import("./search/hybrid.ts")).HybridSearch.open({ index, ...opts.embeddings, log }) : null;
 
   let lastChangeAt = 0;
   const refresh = (relPath: string) => {
     lastChangeAt = clock();
+    hybrid?.schedule();
     try {
       index.refreshFile(workspace, relPath);
     } catch (err) {
@@ -139,11 +148,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
   const noteOwnWrite = (relPath: string) => {
     lastChangeAt = clock();
+    hybrid?.schedule();
     if (unwatched(relPath)) seen.set(relPath, signature(relPath));
     watcher?.expectOwnWrite(relPath);
     epochs.noteOwnWrite(relPath);
   };
-  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
+  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log, ...(hybrid ? { hybrid } : {}) });
 
   let closing = false;
   const shouldStop = () => closing;
@@ -183,6 +193,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     if (closing) return;
     const total = { added: first.added + again.added, updated: first.updated + again.updated, removed: first.removed + again.removed };
     log.info("memory.index_ready", { ...total, ms: clock() - started });
+    hybrid?.schedule(0);
   };
 
   return {
@@ -224,12 +235,16 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       return () => listeners.delete(listener);
     },
     indexWork: () => ({ ...index.work }),
+    setEmbeddingHooks(hooks) {
+      if (hybrid) hybrid.hooks = hooks;
+    },
     watchedFolders: () => watcher?.watchedFolders() ?? 0,
     async close() {
       closing = true;
       markClosed();
       await watcher?.close();
       await background;
+      hybrid?.close();
       index.close();
     },
   };

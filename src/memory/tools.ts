@@ -30,6 +30,8 @@ export interface MemoryToolDeps {
   onOwnWrite: (relPath: string) => void;
   /** Where refused and unreadable files are logged (once per path); default: the run's logger. */
   log?: Logger;
+  /** Keyword and vector search fused (hybrid.ts), when embeddings are configured; absent: keywords alone. */
+  hybrid?: { search(query: string, scope: MemoryScope, limit: number): Promise<SearchHit[]> };
 }
 
 const DEFAULT_HITS = 8;
@@ -59,7 +61,8 @@ function memorySearchTool(deps: MemoryToolDeps): Tool {
       if (input.query.trim() === "") return failure("The query is empty; give a few keywords to look for.");
       let hits;
       try {
-        hits = deps.index.search(input.query, scope, Math.min(MAX_HITS, input.limit ?? DEFAULT_HITS));
+        const limit = Math.min(MAX_HITS, input.limit ?? DEFAULT_HITS);
+        hits = deps.hybrid ? await deps.hybrid.search(input.query, scope, limit) : deps.index.search(input.query, scope, limit);
       } catch (err) {
         ctx.log.error("memory_search_failed", { err });
         return failure(`memory_search failed (${err instanceof Error ? err.message : String(err)}); try memory_get on a likely file instead.`);

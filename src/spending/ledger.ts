@@ -7,7 +7,7 @@ import type { Logger } from "../log.ts";
 import { appendRecord, readJsonLines } from "../storage.ts";
 import { localDate } from "../time.ts";
 import { priceUsage, type PricingTable } from "./pricing.ts";
-import { isUsageRecord, LOCAL_WEB_MODEL, speechRecord, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
+import { embeddingRecord, isUsageRecord, LOCAL_WEB_MODEL, speechRecord, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
 
 interface DayTotal {
   costUsd: number;
@@ -32,6 +32,8 @@ export interface LedgerOptions {
   transcriptionPerMinuteUsd?: number;
   /** USD per million characters sent to voice.tts (speechPricePerMillionChars); 0 when free or unset. */
   speechPerMillionCharsUsd?: number;
+  /** USD per million tokens sent to memory.embeddings (embeddingPricePerMillionTokens); 0 when free or unset. */
+  embeddingPerMillionTokensUsd?: number;
   /** USD per 1,000 of Hearth's own web searches (localSearchPricePerThousand); 0 when unset. */
   localSearchPerThousandUsd?: number;
   log: Logger;
@@ -87,6 +89,13 @@ export class UsageLedger {
     const now = this.#o.clock();
     const costUsd = Math.round(characters * (this.#o.speechPerMillionCharsUsd ?? 0) * 1e3) / 1e9;
     return this.#append(speechRecord(tag, model, characters, costUsd, now, localDate(now, this.#o.timezone)));
+  }
+
+  /** Prices and appends one embeddings call that read `tokens` tokens. Never throws. */
+  recordEmbedding(tag: UsageTag, model: string, tokens: number): UsageRecord {
+    const now = this.#o.clock();
+    const costUsd = Math.round(tokens * (this.#o.embeddingPerMillionTokensUsd ?? 0) * 1e3) / 1e9;
+    return this.#append(embeddingRecord(tag, model, tokens, costUsd, now, localDate(now, this.#o.timezone)));
   }
 
   #append(r: UsageRecord): UsageRecord {

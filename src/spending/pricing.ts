@@ -158,6 +158,27 @@ export function speechPricePerMillionChars(t: { baseUrl: string; model: string; 
   return KNOWN_SPEECH_MODELS[best ?? "tts-1-hd"]!;
 }
 
+/** List prices of embedding models, USD per million tokens (the longest matching prefix wins). */
+export const KNOWN_EMBEDDING_MODELS: Record<string, number> = {
+  "text-embedding-3-small": 0.02,
+  "text-embedding-3-large": 0.13,
+  "text-embedding-ada-002": 0.1,
+};
+
+/**
+ * USD per million tokens for `memory.embeddings`: its `pricing.perMillionTokensUsd`; else 0 for a
+ * server on this machine or the local network (Ollama); else the known price of the model; else
+ * text-embedding-3-large's, the dearest known.
+ */
+export function embeddingPricePerMillionTokens(e: { baseUrl: string; model: string; pricing?: { perMillionTokensUsd: number } | undefined } | undefined): number {
+  if (!e) return 0;
+  if (e.pricing) return e.pricing.perMillionTokensUsd;
+  if (isLocalAddress(new URL(e.baseUrl).hostname)) return 0;
+  let best: string | undefined;
+  for (const key of Object.keys(KNOWN_EMBEDDING_MODELS)) if (e.model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return KNOWN_EMBEDDING_MODELS[best ?? "text-embedding-3-large"]!;
+}
+
 /** Brave Search API's list price, USD per 1,000 requests. */
 export const BRAVE_SEARCH_PER_THOUSAND_USD = 5;
 

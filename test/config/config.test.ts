@@ -59,6 +59,7 @@ describe("loadConfig", () => {
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },
       voice: { reply: "auto" },
+      memory: {},
     });
   });
 

@@ -46,6 +46,7 @@ export interface Statements {
   searchShared: StatementSync;
   nthNewest: StatementSync;
   countUpTo: StatementSync;
+  allChunks: StatementSync;
 }
 
 export interface FileRow {
@@ -85,6 +86,7 @@ export function prepareStatements(db: DatabaseSync): Statements {
     searchShared: prepare(`${SELECT_HITS} ${SHARED_FILTER} ORDER BY bm25 LIMIT :limit`),
     nthNewest: prepare("SELECT rowid FROM chunks WHERE chunks MATCH :match ORDER BY rowid DESC LIMIT 1 OFFSET :skip"),
     countUpTo: prepare("SELECT count(*) AS n FROM (SELECT rowid FROM chunks WHERE chunks MATCH :match LIMIT :max)"),
+    allChunks: prepare("SELECT rowid, path, line, heading, text FROM chunks"),
   };
 }
 
