@@ -241,6 +241,10 @@ export function configTemplate(): string {
 
   // "compaction": { "model": "claude-haiku-4-5" }, // summaries and the memory flush; default the main model
 
+  // Hybrid recall: memory_search by meaning too (the README shows Ollama's nomic-embed-text).
+  // "memory": { "embeddings": { "baseUrl": "https://api.openai.com/v1", "model": "text-embedding-3-small", "apiKeyEnv": "OPENAI_API_KEY",
+  //   "pricing": { "perMillionTokensUsd": 0.02 } } },
+
   // Photos, documents and voice notes.
   "media": {
     // Voice notes → text (key: HEARTH_TRANSCRIPTION_API_KEY); the README lists Groq and local servers.
