@@ -56,7 +56,7 @@ export interface FakeEmbeddings {
   /** Give this as memory.embeddings.baseUrl. */
   readonly baseUrl: string;
   /** Every request's inputs, in order. */
-  readonly requests: Array<{ model: string; input: string[]; authorization: string | undefined }>;
+  readonly requests: Array<{ model: string; input: string[]; authorization: string | undefined; at: number }>;
   /** The next `n` requests fail with HTTP 500. */
   failNext(n: number): void;
   close(): Promise<void>;
@@ -69,7 +69,7 @@ export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
     void (async () => {
       const body = JSON.parse((await buffer(req)).toString("utf8")) as { model: string; input: string | string[] };
       const input = Array.isArray(body.input) ? body.input : [body.input];
-      requests.push({ model: body.model, input, authorization: req.headers.authorization });
+      requests.push({ model: body.model, input, authorization: req.headers.authorization, at: Date.now() });
       if (failing > 0) {
         failing--;
         res.writeHead(500, { "content-type": "application/json" });

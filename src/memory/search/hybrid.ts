@@ -150,6 +150,7 @@ export class HybridSearch {
     }
     this.#prune(entries);
     if (done > 0) this.#o.log.info("memory.embedded", { chunks: done, stored: this.#vectors.size });
+    this.#o.log.debug("memory.embeddings_pass", { embedded: done, chunks: entries.length });
     return done;
   }
 
