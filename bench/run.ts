@@ -9,6 +9,7 @@ import { heartbeatBench } from "./heartbeat.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
 import { memorySearchBench } from "./memory-search.bench.ts";
 import { parsersBench } from "./parsers.bench.ts";
+import { recallBench } from "./recall.bench.ts";
 import { scaleBench } from "./scale.bench.ts";
 import { startupBench } from "./startup.bench.ts";
 import { telegramBench } from "./telegram.bench.ts";
@@ -28,6 +29,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["heartbeat", heartbeatBench],
   ["scale", scaleBench],
   ["parsers", parsersBench],
+  ["recall", recallBench],
 ];
 
 const only = process.argv.slice(2);

@@ -37,6 +37,8 @@ export interface LoopDeps {
 export interface RunSpec {
   sessionKey: string;
   scope: Scope;
+  /** See ToolContext.person. */
+  person?: string | undefined;
   workspace: string;
   system: SystemBlock[];
   /** The model's view of the conversation before this run. Not modified. */

@@ -17,6 +17,8 @@ export interface ToolRunEnv {
   scope: Scope;
   workspace: string;
   sessionKey: string;
+  /** See ToolContext.person. */
+  person?: string | undefined;
   signal: AbortSignal;
   steering: SteeringSource;
   emit: AgentEventSink;
@@ -147,6 +149,7 @@ async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, env:
       workspace: env.workspace,
       scope: env.scope,
       sessionKey: env.sessionKey,
+      ...(env.person !== undefined ? { person: env.person } : {}),
       log: env.log,
       ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
     });

@@ -18,6 +18,11 @@ export interface ToolContext {
   workspace: string;
   scope: Scope;
   sessionKey: string;
+  /**
+   * In a shared chat, the sender id of the member the run answers (every message of the run is
+   * theirs): their own notes are part of the memory scope. Absent: nobody's notes are.
+   */
+  person?: string;
   log: Logger;
   /**
    * Sends a file to the chat the run answers, at most once per tool call (and per file and

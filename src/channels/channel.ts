@@ -63,6 +63,8 @@ export interface OutboundFile {
   name: string;
   mime: string;
   asPhoto: boolean;
+  /** A spoken answer: Telegram sends it as a voice message (OGG/Opus); others as an audio file. */
+  voice?: boolean;
   caption?: string;
 }
 

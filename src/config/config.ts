@@ -47,7 +47,11 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   const file = opts.file ?? homePaths(opts.home).config;
   const { value, fromEnv } = applyEnv(raw, env);
   registerSecrets(value);
-  for (const variable of [...PROVIDER_KEY_ENVS, TRANSCRIPTION_KEY_ENV]) {
+  const keyEnvAt = (section: string, key: string): string[] => {
+    const node = isObject(value) && isObject(value[section]) ? (value[section] as JsonObject)[key] : undefined;
+    return isObject(node) && typeof node.apiKeyEnv === "string" ? [node.apiKeyEnv] : [];
+  };
+  for (const variable of [...PROVIDER_KEY_ENVS, TRANSCRIPTION_KEY_ENV, ...keyEnvAt("voice", "tts"), ...keyEnvAt("memory", "embeddings")]) {
     const key = env[variable]?.trim();
     if (key) registerSecret(key);
   }
@@ -220,7 +224,7 @@ function registerSecrets(value: unknown): void {
     keys.reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), value);
   const providers = at("providers");
   const providerKeys = isObject(providers) ? Object.values(providers).map((p) => (isObject(p) ? p.apiKey : undefined)) : [];
-  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), at("tools", "web", "search", "apiKey"), ...providerKeys]) {
+  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), at("tools", "web", "search", "apiKey"), at("voice", "tts", "apiKey"), at("memory", "embeddings", "apiKey"), ...providerKeys]) {
     if (typeof s === "string") {
       registerSecret(s);
       registerSecret(s.trim());

@@ -126,6 +126,12 @@ export const groupRules = (platform: Platform) =>
     rateLimit: rateLimit(10, 30),
   }).prefault({});
 
+/** The name of an environment variable that holds a key (instead of writing the key in config.json). */
+export const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name such as MY_API_KEY");
+
+export const speechFormats = ["opus", "mp3", "aac", "flac", "wav"] as const;
+export const voiceReplyModes = ["auto", "always", "never"] as const;
+
 export const usd = z.number().positive("must be a positive amount of US dollars");
 export const pricePerMillion = z.number().min(0, "must be a price in USD per million tokens (0 or more)");
 

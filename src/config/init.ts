@@ -270,6 +270,9 @@ export function configTemplate(): string {
 
   // Scheduled backups of this folder (secrets left out); \`${hearthCmd("backup restore FILE")}\` brings one back.
   // "backup": { "every": "1d", "keep": 7, "dir": "backups" },
+  // Hybrid recall: memory_search by meaning too (the README shows Ollama's nomic-embed-text).
+  // "memory": { "embeddings": { "baseUrl": "https://api.openai.com/v1", "model": "text-embedding-3-small", "apiKeyEnv": "OPENAI_API_KEY",
+  //   "pricing": { "perMillionTokensUsd": 0.02 } } },
 
   // Photos, documents and voice notes.
   "media": {
@@ -279,6 +282,13 @@ export function configTemplate(): string {
     "maxBytes": 20971520,                     // the largest attachment downloaded (20 MB, Telegram's limit)
     "keepTurns": 3                            // pictures stay in view for a group of this many of your messages
   },
+
+  // Spoken replies: answers also as audio (a Telegram voice message, a Discord attachment).
+  // "voice": {
+  //   "tts": { "baseUrl": "https://api.openai.com/v1", "apiKeyEnv": "OPENAI_API_KEY", "model": "gpt-4o-mini-tts", "voice": "alloy",
+  //     "pricing": { "perMillionCharsUsd": 15 } },  // what a million spoken characters cost (a local server: 0)
+  //   "reply": "auto"                        // auto: answer a voice note with a voice note | always | never
+  // },
 
   "log": { "level": "info" }                  // debug | info | warn | error (or set HEARTH_LOG)
 }

@@ -6,7 +6,7 @@ import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
-import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, parseDuration, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+import { clockTime, dmPolicy, dmRateLimit, duration, envName, groupRules, speechFormats, voiceReplyModes, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, parseDuration, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
@@ -71,7 +71,7 @@ const providerSchema = strict({
   baseUrl: httpUrl.optional(),
   apiKey: secret.optional(),
   /** The environment variable that holds the key (instead of apiKey). */
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name such as MY_API_KEY").optional(),
+  apiKeyEnv: envName.optional(),
   headers: z.record(z.string(), z.string()).optional(),
   models: z.record(z.string().min(1), modelSpecSchema).default({}),
 });
@@ -206,6 +206,21 @@ export const configSchema = strict({
       strict({ input: pricePerMillion, output: pricePerMillion, cacheWrite5m: pricePerMillion.optional(), cacheWrite1h: pricePerMillion.optional(), cacheRead: pricePerMillion.optional() }),
     )
     .default({}),
+  /** Memory search: optional embeddings for hybrid recall (src/memory/search/hybrid.ts). */
+  memory: strict({
+    /** An OpenAI-compatible `POST <baseUrl>/embeddings`; absent: keyword search alone. */
+    embeddings: strict({
+      baseUrl: httpUrl,
+      model: z.string().trim().min(1),
+      apiKey: secret.optional(),
+      /** The variable that holds the key (instead of apiKey); a local server (Ollama) needs none. */
+      apiKeyEnv: envName.optional(),
+      /** Shorter vectors, for models that offer them (text-embedding-3-*). */
+      dimensions: positiveInt.optional(),
+      /** The service's price; absent: the known price of the model, or 0 for a local server. */
+      pricing: strict({ perMillionTokensUsd: z.number().finite().min(0) }).optional(),
+    }).optional(),
+  }).prefault({}),
   /** The model of compaction summaries and the memory flush; default the main model. */
   compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
   /** Scheduled backups of the home (src/backup/); absent: none. `dir` is relative to the home unless absolute. */
@@ -243,6 +258,24 @@ export const configSchema = strict({
     allowRemote: z.boolean().default(false),
   }).superRefine((d, ctx) => {
     if (!isLoopbackHost(d.host) && !d.allowRemote) ctx.addIssue({ code: "custom", path: ["host"], message: `"${d.host}" is not a loopback address; set dashboard.allowRemote to true to serve the dashboard beyond this machine` });
+  }).prefault({}),
+  /** Spoken replies (src/media/speech.ts, gateway/delivery/spoken-reply.ts). */
+  voice: strict({
+    /** Text → speech through an OpenAI-compatible `POST <baseUrl>/audio/speech`; absent: Hearth answers in text only. */
+    tts: strict({
+      baseUrl: httpUrl,
+      apiKey: secret.optional(),
+      /** The variable that holds the key (instead of apiKey); a local server may need neither. */
+      apiKeyEnv: envName.optional(),
+      model: z.string().trim().min(1).default("gpt-4o-mini-tts"),
+      voice: z.string().trim().min(1).default("alloy"),
+      /** `opus`: OGG/Opus, what Telegram plays as a voice message. */
+      format: z.enum(speechFormats).default("opus"),
+      /** The service's price; absent: the known price of the model, or 0 for a local server (spending/pricing.ts speechPricePerMillionChars). */
+      pricing: strict({ perMillionCharsUsd: z.number().finite().min(0) }).optional(),
+    }).optional(),
+    /** `auto`: a voice note is answered with a voice note too; `always`; `never`. `/voice on|off` overrides it per chat. */
+    reply: z.enum(voiceReplyModes).default("auto"),
   }).prefault({}),
 });
 

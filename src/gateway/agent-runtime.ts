@@ -58,6 +58,11 @@ export interface SessionRunRequest {
   gate?: ToolGate | undefined;
   /** Only these tools, by name (a background task given a narrower set); absent: the scope's. */
   tools?: readonly string[] | undefined;
+  /**
+   * In a shared chat, the sender id of the member every message of the run comes from: their
+   * notes are in the context and memory_write target person writes them. Absent: nobody's.
+   */
+  person?: string | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -275,8 +280,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     return t;
   };
 
-  const systemFor = (key: string, scope: Scope) => {
-    const context = memory?.context(key, memoryScopeFor(scope, key), clock());
+  const systemFor = (key: string, scope: Scope, person?: string) => {
+    const context = memory?.context(key, memoryScopeFor(scope, key, person), clock());
     const skillsBlock = skills?.promptBlock(scope);
     return buildSystemPrompt({ scope, ...(context ? { context } : {}), ...(skillsBlock ? { skills: skillsBlock } : {}) });
   };
@@ -416,8 +421,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         const runTools = only ? tools.refusing((name) => (only.includes(name) ? null : `${name} is not among the tools this background task was given (${only.join(", ")}).`)) : tools;
         const result = await runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools: runTools, clock, log }, transcriptFor(req.key), {
           scope: req.scope,
+          ...(req.person !== undefined ? { person: req.person } : {}),
           workspace: config.workspace,
-          system: systemFor(req.key, req.scope),
+          system: systemFor(req.key, req.scope, req.person),
           input: req.input,
           maxTurns: config.agent.maxTurns,
           mediaKeepTurns: config.media.keepTurns,

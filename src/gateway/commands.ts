@@ -58,6 +58,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     listed: true,
     slash: { option: { name: "name", description: "the model to switch to (provider/model), or default" } },
   },
+  { name: "voice", usage: "[on|off|auto]", summary: "whether my answers in this chat are spoken (owner)", who: "owner", listed: true },
   {
     name: "budget",
     usage: "[raise N]",
@@ -166,6 +167,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       return grantsCommand(ctx, origin, cmd);
     case "undo":
       return undo(ctx, origin);
+    case "voice":
+      return voice(ctx, origin, cmd.args);
     case "approve": {
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
@@ -178,6 +181,19 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     default:
       return HELP;
   }
+}
+
+/** `/voice`: whether this chat's answers are spoken — on, off, or as voice.reply says (owner only). */
+function voice(ctx: GatewayContext, origin: CommandOrigin, arg: string): string {
+  const setting = ctx.sessions.get(origin.sessionKey)?.voice;
+  const current = setting === "on" ? "on (every answer is spoken)" : setting === "off" ? "off (text only)" : `${ctx.config.voice.reply} (the default)`;
+  const choice = arg.toLowerCase();
+  if (!origin.isOwner) return choice ? "Only the owner can change spoken answers." : `Spoken answers here: ${current}.`;
+  if (!choice) return `Spoken answers here: ${current}.${ctx.config.voice.tts ? "" : " No speech service is set up (voice.tts in config.json)."}\nChoose with /voice on|off|auto.`;
+  if (choice !== "on" && choice !== "off" && choice !== "auto") return `Unknown choice "${arg}". Accepted: on, off, auto.`;
+  ctx.sessions.touch(origin.sessionKey, origin.scope, { voice: choice === "auto" ? undefined : choice });
+  const note = ctx.config.voice.tts || choice === "off" ? "" : " (No speech service is set up yet: add voice.tts to config.json.)";
+  return choice === "on" ? `Spoken answers here: on.${note}` : choice === "off" ? "Spoken answers here: off." : `Spoken answers here: ${ctx.config.voice.reply} (the default).${note}`;
 }
 
 /** `/model`: the session's model, or a switch to another one (owner only). The next run uses it. */

@@ -17,6 +17,9 @@ import type { Budget } from "../spending/budget.ts";
 import type { RateLimiter } from "../spending/rate-limit.ts";
 import type { UsageLedger } from "../spending/ledger.ts";
 import type { DashboardServer } from "../dashboard/server.ts";
+import type { Speaker } from "./delivery/spoken-reply.ts";
+import type { InboxEntry } from "./inbox.ts";
+import type { Scope } from "../agent/messages.ts";
 
 export interface GatewayContext {
   config: Config;
@@ -49,4 +52,6 @@ export interface GatewayContext {
   ownerQuestions: OwnerQuestions;
   /** The web dashboard, when enabled and serving (the daemon). */
   dashboard?: DashboardServer;
+  /** The speaker of an answer (voice-replies.ts speakerFor), or null: text only. Absent: answers are never spoken. */
+  speakerFor?: (entry: Pick<InboxEntry, "sessionKey" | "voiceNote" | "message">, scope: Scope) => Speaker | null;
 }

@@ -24,8 +24,9 @@ import { Outbox } from "./outbox.ts";
 import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./lock.ts";
 import { PairingStore } from "./pairing.ts";
-import { localSearchPricePerThousand, pricingFor, transcriptionPricePerMinute } from "../spending/pricing.ts";
+import { embeddingPricePerMillionTokens, localSearchPricePerThousand, pricingFor, speechPricePerMillionChars, transcriptionPricePerMinute } from "../spending/pricing.ts";
 import { openAnswerReply } from "./delivery/reply-files.ts";
+import { speakerFor } from "./voice-replies.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./control/rpc.ts";
@@ -147,7 +148,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const rateLimits = new RateLimiter({ path: paths.rateLimits, log, clock });
     undo.push(["rate limits", () => rateLimits.flush()]);
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
-    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
+    const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), speechPerMillionCharsUsd: speechPricePerMillionChars(config.voice.tts), embeddingPerMillionTokensUsd: embeddingPricePerMillionTokens(config.memory.embeddings), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
     // Background tasks: their model calls count toward their cost cap as they are recorded.
     const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock });
@@ -165,6 +166,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
+    ctx.speakerFor = (entry, scope) => speakerFor(ctx, entry, scope);
+    const embeddingModel = config.memory.embeddings?.model;
+    if (memory && embeddingModel) {
+      // Background work for the owner's memory: metered under its own session, and paused by a
+      // budget limit like a scheduled job.
+      memory.setEmbeddingHooks({
+        onEmbedded: (tokens) => void usage.recordEmbedding({ session: "memory", scope: "main", purpose: "cron" }, embeddingModel, tokens),
+        mayEmbed: () => ctx.budget.check({ scope: "main", purpose: "cron", sessionKey: "memory" }).type === "allow",
+      });
+    }
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
     undo.push(["disk retry", () => diskRetry.stop()]);

@@ -49,6 +49,8 @@ export const InboxEntrySchema = z.object({
     .optional(),
   /** Transcripts of its voice notes the owner is shown ("🎤 heard: …"), once, before the answer. */
   heard: z.array(z.string()).optional(),
+  /** The message was (or held) a voice note: `voice.reply: "auto"` answers it with a voice note too. */
+  voiceNote: z.literal(true).optional(),
   /** Runs of it that started before the file was last compacted (absent: none). */
   attempts: z.number().int().nonnegative().optional(),
   /** Of those, trials: runs that held it alone after the daemon was stable (absent: none). */
@@ -78,6 +80,8 @@ export interface InboxEntry {
   media?: MediaRef[];
   /** See InboxEntrySchema. */
   heard?: string[];
+  /** See InboxEntrySchema. */
+  voiceNote?: true;
   /** Runs of this entry that started, in this life and earlier ones. */
   attempts: number;
   /** Of those, trials: runs that held it alone, with the daemon to itself, after the daemon was stable. */
@@ -159,12 +163,12 @@ export class Inbox {
    * Records an accepted message, on disk before this returns (the platform is told we have it
    * only afterwards). Returns null, and records nothing, for a duplicate.
    */
-  accept(message: InboundMessage, sessionKey: string, preface?: string, media?: MediaRef[], heard?: string[]): InboxEntry | null {
+  accept(message: InboundMessage, sessionKey: string, preface?: string, media?: MediaRef[], heard?: string[], voiceNote = false): InboxEntry | null {
     const id = inboxId(message);
     if (this.has(id)) return null;
     // Attachments carry live download functions; what is kept of them is `media`.
     const { attachments: _live, ...kept } = message;
-    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, trials: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}), ...(heard?.length ? { heard } : {}) };
+    const entry: InboxEntry = { id, sessionKey, message: kept, acceptedAt: this.#clock(), attempts: 0, trials: 0, ...(preface ? { preface } : {}), ...(media?.length ? { media } : {}), ...(heard?.length ? { heard } : {}), ...(voiceNote ? { voiceNote: true as const } : {}) };
     this.#append({ type: "accepted", entry }, true);
     this.#open.set(id, entry);
     return entry;

@@ -48,6 +48,12 @@ export interface LaneItem {
   /** Only these tools for the run this item starts (a background task's `tools`); absent: the scope's. */
   tools?: readonly string[];
   /**
+   * In a shared chat, the sender id of the member who wrote it: their own notes are shown to a
+   * run that answers only them, so a message of another member never steers into that run or
+   * joins its collected batch (it queues behind it). Absent for the owner's main session.
+   */
+  person?: string;
+  /**
    * Run it in a run of its own that no message joins, whatever the queue mode (a message
    * retried after a crash continues in its own reply, never inside someone else's).
    */
@@ -186,7 +192,7 @@ export class LaneManager {
     } else {
       switch (mode) {
         case "steer":
-          if (run.open && !run.abort.signal.aborted) run.pendingSteer.push(item);
+          if (run.open && !run.abort.signal.aborted && run.items.every((i) => i.person === item.person)) run.pendingSteer.push(item);
           else this.#enqueue(lane, { kind: "single", items: [item] }, true);
           break;
         case "followup":
@@ -194,7 +200,7 @@ export class LaneManager {
           break;
         case "collect": {
           const last = lane.backlog.at(-1);
-          if (last?.kind === "collect") last.items.push(item);
+          if (last?.kind === "collect" && last.items.every((i) => i.person === item.person)) last.items.push(item);
           else this.#enqueue(lane, { kind: "collect", items: [item] });
           break;
         }

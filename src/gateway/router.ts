@@ -130,6 +130,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
 
     let media: MediaRef[] | undefined;
     let heard: string[] = [];
+    let voiceNote = false;
     if (m.attachments?.length) {
       // Taking in files can cost money (a transcription): the budget is asked first, as the run
       // would ask it, so a message the run would refuse costs nothing and gets the same answer.
@@ -163,6 +164,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       if (intake.voice.length > 0) {
         if (decision.isOwner && ctx.config.media.transcription?.showHeard !== false) heard = intake.voice;
         m = { ...m, text: withVoice(m.text, intake.voice) };
+        voiceNote = true;
       }
       if (ctx.inbox.has(inboxId(m))) return; // delivered again while it downloaded
     }
@@ -173,7 +175,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       ctx.sessions.setOwnerContact({ channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) });
     }
     const preface = m.chat.type === "group" ? ctx.recent.take(m, ctx.config.timezone) : undefined;
-    const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media, heard);
+    const entry = ctx.inbox.accept(m, decision.sessionKey, preface, media, heard, voiceNote);
     if (!entry) return;
     submitEntry(ctx, entry);
   } catch (err) {
@@ -227,6 +229,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     },
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
+    ...(ctx.sessions.get(entry.sessionKey)?.scope === "shared" ? { person: m.sender.id } : {}),
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),

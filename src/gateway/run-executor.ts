@@ -15,6 +15,9 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     // Background work (a job, the heartbeat in its own session) is the owner's: main scope.
     const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
+    // A member's notes are shown only to a run that answers that member alone (a backlog merged
+    // past its cap may hold several members: then nobody's).
+    const person = first?.person !== undefined && run.items.every((i) => i.person === first.person) ? first.person : undefined;
     if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();
     // Results of background tasks that ended while this session was busy join its transcript now.
@@ -36,6 +39,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
         taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
       }),
       ...(first?.tools ? { tools: first.tools } : {}),
+      ...(scope === "shared" && person !== undefined ? { person } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

@@ -23,6 +23,8 @@ export interface SessionRecord {
   queueMode?: QueueMode;
   /** The model chosen with /model; absent means model.name. */
   model?: string;
+  /** `/voice on|off`: this chat's answers are always / never spoken; absent means voice.reply. */
+  voice?: "on" | "off";
 }
 
 export interface UsageDay {
@@ -55,6 +57,7 @@ const sessionRecordSchema: z.ZodType<SessionRecord> = z.looseObject({
   contextTokens: count,
   queueMode: z.enum(queueModes).optional(),
   model: z.string().min(1).optional(),
+  voice: z.enum(["on", "off"]).optional(),
 }) as z.ZodType<SessionRecord>;
 
 const usageDaySchema: z.ZodType<UsageDay> = z.object({ date: z.string(), usage: usageSchema, costUsd: count, runs: count });

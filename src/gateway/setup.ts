@@ -1,5 +1,6 @@
 // Builds the gateway's parts from the configuration: the chat channels that have credentials
 // and the memory service. Shared by `hearth start` and the embedded gateway of `hearth chat`.
+import { join } from "node:path";
 import type { Channel } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { openMemory } from "../memory/memory.ts";
@@ -34,6 +35,9 @@ export async function chatChannels(config: Config, log: Logger): Promise<Channel
 }
 
 export function gatewayOptions(home: string, config: Config, log: Logger, opts: { daemon: boolean; clock?: () => number }): GatewayOptions {
+  const e = config.memory.embeddings;
+  const apiKey = e ? (e.apiKey ?? (e.apiKeyEnv ? process.env[e.apiKeyEnv]?.trim() : undefined)) : undefined;
+  const embeddings = e ? { baseUrl: e.baseUrl, model: e.model, ...(apiKey ? { apiKey } : {}), ...(e.dimensions ? { dimensions: e.dimensions } : {}) } : undefined;
   return {
     home,
     config,
@@ -51,6 +55,7 @@ export function gatewayOptions(home: string, config: Config, log: Logger, opts: 
         ...(opts.clock ? { clock: opts.clock } : {}),
         restoreWorkspace: () => ensureHome(home, { workspace: config.workspace }),
         historyDir: homePaths(home).history,
+        ...(embeddings ? { embeddings: { config: embeddings, file: join(homePaths(home).index, "vectors.db") } } : {}),
       }),
   };
 }

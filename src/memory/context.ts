@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Logger } from "../log.ts";
 import { localDate } from "../time.ts";
 import { dailyLogRelPath, previousDate } from "./daily-log.ts";
-import { canSee, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
+import { canSee, IDENTITY_FILES, personNotePath, type MemoryScope } from "./visibility.ts";
 import { cutText, problemLogFor, readWorkspaceFile, type ProblemLog, truncationMarker, type CappedRead, type Keep } from "./workspace-files.ts";
 
 export interface ContextFile {
@@ -21,13 +21,17 @@ export interface ContextFile {
 /**
  * The files of `scope`'s context on `date` (the owner's local date), in prompt order:
  * main → SOUL, IDENTITY, AGENTS, USER, MEMORY, yesterday's log, today's log;
- * shared → SOUL, IDENTITY, AGENTS, the chat's own log of today. HEARTBEAT.md is never part of it.
+ * shared → SOUL, IDENTITY, AGENTS, the notes about the member addressing Hearth (scope.person),
+ * the chat's own log of today. HEARTBEAT.md is never part of it.
  */
 export function contextFiles(scope: MemoryScope, date: string): ContextFile[] {
   const note = (relPath: string): ContextFile => ({ relPath, heading: relPath, keep: "head" });
   const log = (relPath: string, day: "today" | "yesterday"): ContextFile => ({ relPath, heading: `${relPath} (${day})`, keep: "tail" });
   const identity = IDENTITY_FILES.map(note);
-  if (scope.kind === "shared") return [...identity, log(dailyLogRelPath(scope, date), "today")];
+  if (scope.kind === "shared") {
+    const person = scope.person === undefined ? [] : [{ relPath: personNotePath(scope.chat, scope.person), heading: `${personNotePath(scope.chat, scope.person)} (your notes about the person writing to you now)`, keep: "head" as const }];
+    return [...identity, ...person, log(dailyLogRelPath(scope, date), "today")];
+  }
   return [
     ...identity,
     note("USER.md"),
@@ -155,7 +159,7 @@ export class ContextCache {
   }
 }
 
-export const scopeKey = (scope: MemoryScope): string => (scope.kind === "main" ? "main" : `shared:${scope.chat}`);
+export const scopeKey = (scope: MemoryScope): string => (scope.kind === "main" ? "main" : `shared:${scope.chat}${scope.person === undefined ? "" : `:${scope.person}`}`);
 
 /** "./memory//x.md" → "memory/x.md": the form cache keys and `canSee` use. */
 export const normalizeRel = (relPath: string): string => path.posix.normalize(relPath.split(path.sep).join("/")).replace(/^\.\//, "");

@@ -10,6 +10,8 @@ import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } 
 import { ContextEpochs } from "./epochs.ts";
 import { type IndexWork, SearchIndex } from "./search/search-index.ts";
 import { createMemoryTools } from "./tools.ts";
+import type { EmbeddingsConfig } from "./search/embeddings.ts";
+import type { HybridHooks } from "./search/hybrid.ts";
 import type { MemoryScope } from "./visibility.ts";
 import { isInChatFolder, WorkspaceWatcher, type WorkspaceEvent } from "./watcher.ts";
 import { MemoryHistory, type UndoResult } from "./history/history.ts";
@@ -58,6 +60,8 @@ export interface MemoryService {
   indexWork(): IndexWork;
   /** `/undo`: reverts Hearth's newest memory change (history/history.ts); null without a history. */
   undoLast(): Promise<UndoResult | null>;
+  /** Metering and the budget for embeddings calls (set once the ledger exists); nothing without embeddings. */
+  setEmbeddingHooks(hooks: HybridHooks): void;
   close(): Promise<void>;
 }
 
@@ -72,6 +76,8 @@ export interface MemoryOptions {
   restoreWorkspace: () => void;
   /** `<home>/history.git`: where the memory history is kept; absent, none is kept. */
   historyDir?: string;
+  /** Hybrid recall (search/hybrid.ts): the embeddings service and `<home>/index/vectors.db`; absent: keywords alone. */
+  embeddings?: { config: EmbeddingsConfig; file: string };
 }
 
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
@@ -81,10 +87,13 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const epochs = new ContextEpochs(cache);
   const index = SearchIndex.open(opts.indexPath, log);
   const history = opts.historyDir ? new MemoryHistory({ gitdir: opts.historyDir, workspace, log, clock }) : null;
+  // Loaded only when embeddings are configured: without them nothing of hybrid recall runs.
+  const hybrid = opts.embeddings ? (await import("./search/hybrid.ts")).HybridSearch.open({ index, ...opts.embeddings, log }) : null;
 
   let lastChangeAt = 0;
   const refresh = (relPath: string) => {
     lastChangeAt = clock();
+    hybrid?.schedule();
     try {
       index.refreshFile(workspace, relPath);
     } catch (err) {
@@ -153,12 +162,13 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   // the epochs (so running sessions keep their prompt bytes) at once; the event comes later.
   const noteOwnWrite = (relPath: string) => {
     lastChangeAt = clock();
+    hybrid?.schedule();
     if (unwatched(relPath)) seen.set(relPath, signature(relPath));
     watcher?.expectOwnWrite(relPath);
     epochs.noteOwnWrite(relPath);
     history?.note(relPath, "hearth");
   };
-  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log });
+  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log, ...(hybrid ? { hybrid } : {}) });
 
   let closing = false;
   const shouldStop = () => closing;
@@ -198,6 +208,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     if (closing) return;
     const total = { added: first.added + again.added, updated: first.updated + again.updated, removed: first.removed + again.removed };
     log.info("memory.index_ready", { ...total, ms: clock() - started });
+    hybrid?.schedule(0);
   };
 
   return {
@@ -249,6 +260,9 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     },
     indexWork: () => ({ ...index.work }),
     undoLast: async () => (history ? history.undoLast() : null),
+    setEmbeddingHooks(hooks) {
+      if (hybrid) hybrid.hooks = hooks;
+    },
     watchedFolders: () => watcher?.watchedFolders() ?? 0,
     async close() {
       closing = true;
@@ -256,6 +270,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       await watcher?.close();
       await background;
       await history?.close();
+      hybrid?.close();
       index.close();
     },
   };

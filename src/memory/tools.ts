@@ -10,7 +10,7 @@ import { decodeText, lineWindow, sizeProblem } from "../agent/tools/files.ts";
 import type { Logger } from "../log.ts";
 import { appendToDailyLog, appendToWorkspaceFile, dailyLogRelPath, localDate, localTime, WorkspaceWriteError } from "./daily-log.ts";
 import type { SearchHit, SearchIndex } from "./search/search-index.ts";
-import { CHATS_DIR, IDENTITY_FILES, isMediaText, memoryScopeFor, type MemoryScope } from "./visibility.ts";
+import { CHATS_DIR, IDENTITY_FILES, isMediaText, memoryScopeFor, personNotePath, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
 import { normalizeRelPath, NOT_VISIBLE, openWorkspaceFile, type Opened } from "./workspace-open.ts";
 
@@ -30,6 +30,8 @@ export interface MemoryToolDeps {
   onOwnWrite: (relPath: string) => void;
   /** Where refused and unreadable files are logged (once per path); default: the run's logger. */
   log?: Logger;
+  /** Keyword and vector search fused (hybrid.ts), when embeddings are configured; absent: keywords alone. */
+  hybrid?: { search(query: string, scope: MemoryScope, limit: number): Promise<SearchHit[]> };
 }
 
 const DEFAULT_HITS = 8;
@@ -59,7 +61,8 @@ function memorySearchTool(deps: MemoryToolDeps): Tool {
       if (input.query.trim() === "") return failure("The query is empty; give a few keywords to look for.");
       let hits;
       try {
-        hits = deps.index.search(input.query, scope, Math.min(MAX_HITS, input.limit ?? DEFAULT_HITS));
+        const limit = Math.min(MAX_HITS, input.limit ?? DEFAULT_HITS);
+        hits = deps.hybrid ? await deps.hybrid.search(input.query, scope, limit) : deps.index.search(input.query, scope, limit);
       } catch (err) {
         ctx.log.error("memory_search_failed", { err });
         return failure(`memory_search failed (${err instanceof Error ? err.message : String(err)}); try memory_get on a likely file instead.`);
@@ -113,10 +116,13 @@ function memoryGetTool(deps: MemoryToolDeps): Tool {
 function memoryWriteTool(deps: MemoryToolDeps): Tool {
   return defineTool({
     name: "memory_write",
-    description: "Save a note to today's memory log, or with target memory a lasting fact to MEMORY.md.",
+    description: "Save a note: to today's log, a lasting fact (target memory), or a fact about who is talking in a group (person).",
     input: z.object({
       text: z.string().describe("The note"),
-      target: z.enum(["log", "memory"]).optional().describe('"log" (default): today\'s log; "memory": MEMORY.md'),
+      target: z
+        .enum(["log", "memory", "person"])
+        .optional()
+        .describe('"log" (default): today\'s log; "memory": MEMORY.md; "person": notes on the sender, shown only when they write here'),
     }),
     readOnly: false,
     async execute(input, ctx) {
@@ -129,7 +135,13 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       const now = deps.clock();
       const target = input.target ?? "log";
       if (target === "memory" && scope.kind !== "main") {
-        return failure("Not available in this conversation: MEMORY.md is the owner's private memory. Save the note to this chat's log instead (target log).");
+        return failure("Not available in this conversation: MEMORY.md is the owner's private memory. Save the note to this chat's log instead (target log), or a fact about the person writing to you with target person.");
+      }
+      if (target === "person" && scope.kind === "main") {
+        return failure("Target person is for notes about a member of a shared chat; in the owner's own conversation save lasting facts with target memory.");
+      }
+      if (target === "person" && scope.kind === "shared" && scope.person === undefined) {
+        return failure("Not available in this run: it answers several people at once, so there is no one person to note this about. Save it to this chat's log instead (target log).");
       }
       // Opened by openWorkspaceFile: never through a symlink, a hard link or a linked folder.
       const problems = problemLogFor(deps.log ?? ctx.log);
@@ -137,12 +149,12 @@ function memoryWriteTool(deps: MemoryToolDeps): Tool {
       let offset: number;
       try {
         ({ relPath, offset } =
-          target === "memory"
-            ? appendToWorkspaceFile(deps.workspace, MEMORY_FILE, scope, bullet(text), { separate: true }, problems)
-            : appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true }));
+          target === "log"
+            ? appendToDailyLog(deps.workspace, scope, now, deps.timezone, bullet(`${localTime(now, deps.timezone)} ${text}`), problems, { separate: true })
+            : appendToWorkspaceFile(deps.workspace, noteFile(target, scope), scope, bullet(text), { separate: true }, problems));
       } catch (err) {
         if (!(err instanceof WorkspaceWriteError)) throw err;
-        const named = target === "memory" ? MEMORY_FILE : dailyLogRelPath(scope, localDate(now, deps.timezone));
+        const named = target === "log" ? dailyLogRelPath(scope, localDate(now, deps.timezone)) : noteFile(target, scope);
         return failure(`Could not save the note to ${named} (${err.reason}). Hearth writes only to plain files inside the workspace (no symlink, no hard link, no linked folder); ask the owner to fix it.`);
       }
       deps.onOwnWrite(relPath);
@@ -177,7 +189,11 @@ export function describeMediaText(relPath: string): string {
   return `transcript of the voice note ${stored}`;
 }
 
-const scopeOf = (ctx: ToolContext): MemoryScope => memoryScopeFor(ctx.scope, ctx.sessionKey);
+/** MEMORY.md, or the notes about the member addressing Hearth in a shared chat. */
+const noteFile = (target: "memory" | "person", scope: MemoryScope): string =>
+  target === "person" && scope.kind === "shared" && scope.person !== undefined ? personNotePath(scope.chat, scope.person) : MEMORY_FILE;
+
+const scopeOf = (ctx: ToolContext): MemoryScope => memoryScopeFor(ctx.scope, ctx.sessionKey, ctx.person);
 
 /**
  * Opens what memory_get may read at `requested` (relative to the workspace; the main scope may

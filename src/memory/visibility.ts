@@ -4,8 +4,12 @@
 import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
 
-/** Where a run's memory lives: the owner's main memory, or one shared chat's own folder. */
-export type MemoryScope = { kind: "main" } | { kind: "shared"; chat: string };
+/**
+ * Where a run's memory lives: the owner's main memory, or one shared chat's own folder. In a
+ * shared chat, `person` is the member addressing Hearth (personSlug of their sender id): their
+ * own notes (personNotePath) are part of the scope; every other member's are not.
+ */
+export type MemoryScope = { kind: "main" } | { kind: "shared"; chat: string; person?: string };
 
 /** Files every scope sees: who the assistant is and how it behaves. */
 export const IDENTITY_FILES = ["SOUL.md", "IDENTITY.md", "AGENTS.md"] as const;
@@ -13,6 +17,14 @@ export const IDENTITY_FILES = ["SOUL.md", "IDENTITY.md", "AGENTS.md"] as const;
 export const PRIVATE_FILES = ["USER.md", "MEMORY.md", "HEARTBEAT.md"] as const;
 
 export const CHATS_DIR = "memory/chats";
+/** A chat's notes about each of its members, one file per sender id: `memory/chats/<chat>/people/<id>.md`. */
+export const PEOPLE_DIR = "people";
+
+/** A sender id as a file name: only letters, digits, `_` and `-` survive (ids are digits on Telegram and Discord). */
+export const personSlug = (senderId: string): string => senderId.replace(/[^A-Za-z0-9_-]/g, "-") || "someone";
+
+/** The notes about member `person` of shared chat `chat`, relative to the workspace. */
+export const personNotePath = (chat: string, person: string): string => `${CHATS_DIR}/${chat}/${PEOPLE_DIR}/${person}.md`;
 
 /**
  * Text the media store keeps (media/store.ts, gateway/media-intake.ts): a voice note's
@@ -37,8 +49,19 @@ export function chatSlug(sessionKey: string): string {
   return slug || "chat";
 }
 
-export function memoryScopeFor(scope: Scope, sessionKey: string): MemoryScope {
-  return scope === "main" ? { kind: "main" } : { kind: "shared", chat: chatSlug(sessionKey) };
+/** `senderId`: the member addressing Hearth in a shared chat, whose own notes the scope includes. */
+export function memoryScopeFor(scope: Scope, sessionKey: string, senderId?: string): MemoryScope {
+  if (scope === "main") return { kind: "main" };
+  return { kind: "shared", chat: chatSlug(sessionKey), ...(senderId !== undefined ? { person: personSlug(senderId) } : {}) };
+}
+
+/**
+ * Whether a path in shared chat `scope`'s folder is another member's notes (or any member's,
+ * when nobody in particular is addressing Hearth): those stay out of the scope.
+ */
+function isOthersNote(scope: Extract<MemoryScope, { kind: "shared" }>, p: string): boolean {
+  if (!p.startsWith(`${CHATS_DIR}/${scope.chat}/${PEOPLE_DIR}/`)) return false;
+  return scope.person === undefined || p !== personNotePath(scope.chat, scope.person);
 }
 
 /** The folder daily logs of this scope go to, relative to the workspace. */
@@ -52,14 +75,15 @@ export function dailyLogDir(scope: MemoryScope): string {
  * - main: every markdown file in the workspace (the owner may look into any chat's log) and the
  *   text of every stored media file (isMediaText).
  * - shared: the identity files, and markdown files and media text in its own chat folder,
- *   nothing else: never the owner's `media/`.
+ *   nothing else: never the owner's `media/`, and of the chat's `people/` only the notes about
+ *   the member addressing Hearth (`scope.person`).
  */
 export function canSee(scope: MemoryScope, relPath: string): boolean {
   const p = path.posix.normalize(relPath);
   if (p.startsWith("../") || p.startsWith("/") || !(p.endsWith(".md") || isMediaText(p))) return false;
   if ((IDENTITY_FILES as readonly string[]).includes(p)) return true;
   if (scope.kind === "main") return true;
-  return p.startsWith(`${CHATS_DIR}/${scope.chat}/`);
+  return p.startsWith(`${CHATS_DIR}/${scope.chat}/`) && !isOthersNote(scope, p);
 }
 
 /**
@@ -71,5 +95,5 @@ export function canSee(scope: MemoryScope, relPath: string): boolean {
 export function canSend(scope: MemoryScope, relPath: string): boolean {
   const p = path.posix.normalize(relPath);
   if (p.startsWith("../") || p.startsWith("/")) return false;
-  return scope.kind === "main" || p.startsWith(`${CHATS_DIR}/${scope.chat}/`);
+  return scope.kind === "main" || (p.startsWith(`${CHATS_DIR}/${scope.chat}/`) && !isOthersNote(scope, p));
 }

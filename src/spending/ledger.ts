@@ -7,7 +7,7 @@ import type { Logger } from "../log.ts";
 import { appendRecord, readJsonLines } from "../storage.ts";
 import { localDate } from "../time.ts";
 import { priceUsage, type PricingTable } from "./pricing.ts";
-import { isUsageRecord, LOCAL_WEB_MODEL, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
+import { embeddingRecord, isUsageRecord, LOCAL_WEB_MODEL, speechRecord, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
 
 interface DayTotal {
   costUsd: number;
@@ -30,6 +30,10 @@ export interface LedgerOptions {
   pricing: PricingTable;
   /** USD per minute of audio sent to media.transcription (transcriptionPricePerMinute); 0 when free or unset. */
   transcriptionPerMinuteUsd?: number;
+  /** USD per million characters sent to voice.tts (speechPricePerMillionChars); 0 when free or unset. */
+  speechPerMillionCharsUsd?: number;
+  /** USD per million tokens sent to memory.embeddings (embeddingPricePerMillionTokens); 0 when free or unset. */
+  embeddingPerMillionTokensUsd?: number;
   /** USD per 1,000 of Hearth's own web searches (localSearchPricePerThousand); 0 when unset. */
   localSearchPerThousandUsd?: number;
   log: Logger;
@@ -78,6 +82,20 @@ export class UsageLedger {
     // To the nano-dollar, so that 90 s at $0.006 a minute is written as 0.009, not 0.009000000000000001.
     const costUsd = Math.round(((audioSeconds ?? 0) / 60) * perMinute * 1e9) / 1e9;
     return this.#append(transcriptionRecord(tag, model, audioSeconds, costUsd, now, localDate(now, this.#o.timezone)));
+  }
+
+  /** Prices and appends one speech synthesis of `characters` characters. Never throws. */
+  recordSpeech(tag: UsageTag, model: string, characters: number): UsageRecord {
+    const now = this.#o.clock();
+    const costUsd = Math.round(characters * (this.#o.speechPerMillionCharsUsd ?? 0) * 1e3) / 1e9;
+    return this.#append(speechRecord(tag, model, characters, costUsd, now, localDate(now, this.#o.timezone)));
+  }
+
+  /** Prices and appends one embeddings call that read `tokens` tokens. Never throws. */
+  recordEmbedding(tag: UsageTag, model: string, tokens: number): UsageRecord {
+    const now = this.#o.clock();
+    const costUsd = Math.round(tokens * (this.#o.embeddingPerMillionTokensUsd ?? 0) * 1e3) / 1e9;
+    return this.#append(embeddingRecord(tag, model, tokens, costUsd, now, localDate(now, this.#o.timezone)));
   }
 
   #append(r: UsageRecord): UsageRecord {

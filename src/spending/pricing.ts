@@ -133,6 +133,52 @@ export function transcriptionPricePerMinute(t: { baseUrl: string; model: string;
   return KNOWN_TRANSCRIPTION_MODELS[best ?? "whisper-1"]!;
 }
 
+/**
+ * List prices of speech models, USD per million characters spoken (the longest matching prefix
+ * wins): OpenAI's tts-1 and tts-1-hd; gpt-4o-mini-tts is billed by tokens (about $0.015 a
+ * minute), counted here as tts-1's per-character price, which comes to about the same.
+ */
+export const KNOWN_SPEECH_MODELS: Record<string, number> = {
+  "tts-1": 15,
+  "tts-1-hd": 30,
+  "gpt-4o-mini-tts": 15,
+};
+
+/**
+ * USD per million characters for `voice.tts`: its `pricing.perMillionCharsUsd`; else 0 for a
+ * server on this machine or the local network; else the known price of the model; else
+ * tts-1-hd's, the dearest known.
+ */
+export function speechPricePerMillionChars(t: { baseUrl: string; model: string; pricing?: { perMillionCharsUsd: number } | undefined } | undefined): number {
+  if (!t) return 0;
+  if (t.pricing) return t.pricing.perMillionCharsUsd;
+  if (isLocalAddress(new URL(t.baseUrl).hostname)) return 0;
+  let best: string | undefined;
+  for (const key of Object.keys(KNOWN_SPEECH_MODELS)) if (t.model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return KNOWN_SPEECH_MODELS[best ?? "tts-1-hd"]!;
+}
+
+/** List prices of embedding models, USD per million tokens (the longest matching prefix wins). */
+export const KNOWN_EMBEDDING_MODELS: Record<string, number> = {
+  "text-embedding-3-small": 0.02,
+  "text-embedding-3-large": 0.13,
+  "text-embedding-ada-002": 0.1,
+};
+
+/**
+ * USD per million tokens for `memory.embeddings`: its `pricing.perMillionTokensUsd`; else 0 for a
+ * server on this machine or the local network (Ollama); else the known price of the model; else
+ * text-embedding-3-large's, the dearest known.
+ */
+export function embeddingPricePerMillionTokens(e: { baseUrl: string; model: string; pricing?: { perMillionTokensUsd: number } | undefined } | undefined): number {
+  if (!e) return 0;
+  if (e.pricing) return e.pricing.perMillionTokensUsd;
+  if (isLocalAddress(new URL(e.baseUrl).hostname)) return 0;
+  let best: string | undefined;
+  for (const key of Object.keys(KNOWN_EMBEDDING_MODELS)) if (e.model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
+  return KNOWN_EMBEDDING_MODELS[best ?? "text-embedding-3-large"]!;
+}
+
 /** Brave Search API's list price, USD per 1,000 requests. */
 export const BRAVE_SEARCH_PER_THOUSAND_USD = 5;
 

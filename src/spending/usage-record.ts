@@ -18,7 +18,7 @@ export interface UsageTag {
 }
 
 /** What a record paid for: a model call, Hearth's own web tools, or a transcription. */
-export const usageKinds = ["model", "web", "transcription"] as const;
+export const usageKinds = ["model", "web", "transcription", "speech", "embedding"] as const;
 export type UsageKind = (typeof usageKinds)[number];
 
 interface RecordBase extends UsageTag {
@@ -62,7 +62,21 @@ export interface TranscriptionUsageRecord extends RecordBase {
   audioSeconds: number | null;
 }
 
-export type UsageRecord = TokenUsageRecord | TranscriptionUsageRecord;
+/** One spoken reply (or one part of a long one) sent to the speech service. */
+export interface SpeechUsageRecord extends RecordBase {
+  kind: "speech";
+  /** Characters of text spoken (what speech services bill). */
+  characters: number;
+}
+
+/** One call to the embeddings service (memory search: chunks in the background, or a query). */
+export interface EmbeddingUsageRecord extends RecordBase {
+  kind: "embedding";
+  /** Tokens the service read. */
+  tokens: number;
+}
+
+export type UsageRecord = TokenUsageRecord | TranscriptionUsageRecord | SpeechUsageRecord | EmbeddingUsageRecord;
 
 /** A record's kind; a line without one is a model call (or web use, by its model), as before kinds. */
 export const kindOf = (r: UsageRecord): UsageKind => r.kind ?? (r.model === LOCAL_WEB_MODEL ? "web" : "model");
@@ -115,6 +129,14 @@ export function transcriptionRecord(tag: UsageTag, model: string, audioSeconds: 
   };
 }
 
+export function embeddingRecord(tag: UsageTag, model: string, tokens: number, costUsd: number, at: number, day: string): EmbeddingUsageRecord {
+  return { kind: "embedding", ...recordHead(tag, at, day), model, tokens, costUsd };
+}
+
+export function speechRecord(tag: UsageTag, model: string, characters: number, costUsd: number, at: number, day: string): SpeechUsageRecord {
+  return { kind: "speech", ...recordHead(tag, at, day), model, characters, costUsd };
+}
+
 const isCount = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 export function isUsageRecord(v: unknown): v is UsageRecord {
@@ -133,6 +155,8 @@ export function isUsageRecord(v: unknown): v is UsageRecord {
   }
   const kind = (r as { kind?: unknown }).kind;
   if (kind === "transcription") return r.audioSeconds === null || isCount(r.audioSeconds);
+  if (kind === "speech") return isCount((r as { characters?: unknown }).characters);
+  if (kind === "embedding") return isCount((r as { tokens?: unknown }).tokens);
   // A model or web record (or a line from before kinds): the token counts the report sums.
   return (kind === undefined || kind === "model" || kind === "web") && [r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWrite5mTokens, r.cacheWrite1hTokens].every(isCount);
 }

@@ -33,6 +33,10 @@ const zero = (): UsageTotals => ({ calls: 0, inputTokens: 0, outputTokens: 0, ca
 /** Adds one record: a model call or a transcription is a call; Hearth's own web tools add searches and fetches only. */
 function add(t: UsageTotals, r: UsageRecord): void {
   t.costUsd += r.costUsd;
+  if (r.kind === "speech" || r.kind === "embedding") {
+    t.calls++;
+    return;
+  }
   if (r.kind === "transcription") {
     t.calls++;
     t.audioSeconds += r.audioSeconds ?? 0;

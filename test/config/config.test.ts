@@ -62,6 +62,8 @@ describe("loadConfig", () => {
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },
       dashboard: { enabled: false, host: "127.0.0.1", port: 7420, allowRemote: false },
+      voice: { reply: "auto" },
+      memory: {},
     });
   });
 

@@ -114,6 +114,7 @@ describe("initHome", () => {
     expect(config.channels.discord?.guilds.allow).toEqual(["123456789"]);
     expect(config.model.apiKey).toBe("123456789");
     expect(config.media.transcription).toMatchObject({ baseUrl: "https://api.openai.com/v1", model: "gpt-4o-transcribe", showHeard: true });
+    expect(config.voice).toEqual({ tts: { baseUrl: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY", model: "gpt-4o-mini-tts", voice: "alloy", format: "opus", pricing: { perMillionCharsUsd: 15 } }, reply: "auto" });
     expect(config.providers.lab).toMatchObject({ type: "openai", baseUrl: "http://10.0.0.5:8080/v1", models: { qwen3: { contextWindow: 32768, maxTokens: 4096, tools: true } } });
   });
 });

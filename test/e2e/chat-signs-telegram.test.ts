@@ -47,6 +47,7 @@ describe("telegram chat signs (daemon e2e)", () => {
     ];
     const owner = [
       ...everyone.slice(0, 6),
+      { command: "voice", description: "whether my answers in this chat are spoken (owner)" },
       { command: "budget", description: "spending against the limits; raise today's limit by N dollars (owner)" },
       { command: "grants", description: "what you allowed for a while or always (owner); /revoke N takes grant N back" },
       { command: "tasks", description: "background tasks, running and recent; stop one (owner)" },

@@ -137,6 +137,32 @@ describe("lanes", () => {
     expect(rec.finals.get("b")).toEqual(["answer 2"]);
   });
 
+  it("a group member's message never steers into, or is collected with, a run that answers another member (their notes are in it)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const runs: Array<{ items: string[]; steered: string[] }> = [];
+    const { lanes, rec } = manager(async (ctx) => {
+      const run = { items: ctx.items.map((i) => i.entryId), steered: [] as string[] };
+      runs.push(run);
+      if (runs.length === 1) {
+        await gate;
+        run.steered = ctx.steering.take().map((t) => t.text);
+      }
+      return { status: "completed", text: "ok" };
+    });
+    const from = (id: string, person: string) => ({ ...item(id, rec, "telegram:-1"), person });
+    lanes.submit("g", from("ann1", "200"), "steer");
+    await until("run 1", () => runs.length === 1);
+    lanes.submit("g", from("bob1", "300"), "steer");
+    lanes.submit("g", from("ann2", "200"), "steer");
+    release();
+    await until("all done", () => rec.done.length === 3);
+    expect(runs).toEqual([
+      { items: ["ann1"], steered: ["ann2"] },
+      { items: ["bob1"], steered: [] },
+    ]);
+  });
+
   it("gives a taken steering message the run's final answer, once", async () => {
     const { lanes, rec } = manager(async (ctx) => {
       await until("b to be queued", () => ctx.steering.pending());

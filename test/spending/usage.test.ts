@@ -36,7 +36,7 @@ const records = (home: string): TokenUsageRecord[] => {
   const { values, badLines } = readJsonLines(usageFile(home), isUsageRecord);
   expect(badLines).toEqual([]);
   return values.map((r) => {
-    if (r.kind === "transcription") throw new Error("unexpected transcription record");
+    if (r.kind === "transcription" || r.kind === "speech" || r.kind === "embedding") throw new Error(`unexpected ${r.kind} record`);
     return r;
   });
 };

@@ -27,7 +27,7 @@ import TelegramServerClass from "telegram-test-api";
 import type { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
 import { waitFor } from "./daemon.ts";
 
-/** A file the bot uploaded with sendPhoto or sendDocument. */
+/** A file the bot uploaded with sendPhoto, sendDocument or sendVoice. */
 export interface SentBotFile {
   method: string;
   chatId: string;
@@ -155,7 +155,7 @@ export interface TelegramEmulator {
   chatActions(chatId?: number | string): Array<{ chatId: string; action: string; at: number }>;
   /** Every request to the file download route, with the bytes served. */
   readonly fileDownloads: Array<{ path: string; bytes: number }>;
-  /** Files the bot sent (sendPhoto, sendDocument: multipart uploads), in order. */
+  /** Files the bot sent (sendPhoto, sendDocument, sendVoice: multipart uploads), in order. */
   readonly sentFiles: SentBotFile[];
   stop(): Promise<void>;
 }
@@ -278,8 +278,9 @@ export async function startTelegramEmulator(opts: { token?: string; chatActions?
         return undefined;
       }
       case "sendPhoto":
-      case "sendDocument": {
-        const field = method === "sendPhoto" ? "photo" : "document";
+      case "sendDocument":
+      case "sendVoice": {
+        const field = method === "sendPhoto" ? "photo" : method === "sendVoice" ? "voice" : "document";
         // grammY sends the file under a random field and `photo: "attach://<field>"`.
         const ref = String(body[field] ?? "");
         const key = ref.startsWith("attach://") ? ref.slice("attach://".length) : field;
@@ -288,7 +289,12 @@ export async function startTelegramEmulator(opts: { token?: string; chatActions?
         const messageId = 900_000 + sentFiles.length + 1;
         sentFiles.push({ method, chatId: String(body.chat_id), caption: body.caption, threadId: body.message_thread_id === undefined ? undefined : Number(body.message_thread_id), name: file.name, bytes: file.bytes });
         const chat = { id: Number(body.chat_id), type: Number(body.chat_id) < 0 ? "supergroup" : "private" };
-        const media = method === "sendPhoto" ? { photo: [{ file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, width: 1, height: 1 }] } : { document: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, file_name: file.name } };
+        const media =
+          method === "sendPhoto"
+            ? { photo: [{ file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, width: 1, height: 1 }] }
+            : method === "sendVoice"
+              ? { voice: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, duration: 1 } }
+              : { document: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, file_name: file.name } };
         return { status: 200, body: { ok: true, result: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, ...(body.caption ? { caption: body.caption } : {}), ...media } } };
       }
       // Not in the emulator: answered as Telegram does, and recorded in `calls` for the tests.

@@ -207,7 +207,11 @@ class TelegramChannel implements Channel {
       ...(file.caption ? { caption: file.caption.slice(0, 1024) } : {}),
       ...(target.threadId !== undefined ? { message_thread_id: target.threadId } : {}),
     };
-    const sent = file.asPhoto ? await bot.api.sendPhoto(target.chatId, input, extra) : await bot.api.sendDocument(target.chatId, input, extra);
+    const sent = file.voice
+      ? await bot.api.sendVoice(target.chatId, input, extra)
+      : file.asPhoto
+        ? await bot.api.sendPhoto(target.chatId, input, extra)
+        : await bot.api.sendDocument(target.chatId, input, extra);
     return String(sent.message_id);
   }
 

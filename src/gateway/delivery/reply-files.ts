@@ -18,14 +18,17 @@ import type { Logger } from "../../log.ts";
 import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../../media/markdown-images.ts";
 import { showActivityWhile } from "./chat-activity.ts";
 import { announceHeard, holdUntil, type DeliveryDeps, type HeardEntry } from "./heard-line.ts";
+import { withSpokenReply, type Speaker } from "./spoken-reply.ts";
 
 /** What an answer's reply needs besides DeliveryDeps: the entry it answers and where its files may come from. */
 export interface AnswerReplyDeps extends DeliveryDeps {
   /** The inbox entry named `id` (Inbox.get); undefined once it is done or unknown. */
-  inbox: { get(id: string): (HeardEntry & { sessionKey: string }) | undefined };
+  inbox: { get(id: string): (HeardEntry & { sessionKey: string; voiceNote?: true }) | undefined };
   /** The session's record (SessionStore.get), for its scope; undefined for a new session. */
   sessions: { get(key: string): { scope: Scope } | undefined };
   config: { workspace: string };
+  /** The speaker of the answer to `entry` (voice-replies.ts), or null: text only. Absent: never spoken. Must not throw. */
+  speakerFor?: (entry: HeardEntry & { sessionKey: string; voiceNote?: true }, scope: Scope) => Speaker | null;
 }
 
 /**
@@ -57,13 +60,15 @@ export function openAnswerReply(ctx: AnswerReplyDeps, m: InboundMessage, journal
   const entry = ctx.inbox.get(journal.key);
   // The heard line of a voice note comes first, also when the answer is re-delivered after a crash.
   const sink = entry?.heard?.length ? holdUntil(announceHeard(ctx, entry), ctx.channels.openReply(m, journal)) : ctx.channels.openReply(m, journal);
-  if (!ctx.channels.get(m.channel)?.sendFile) return sink;
   const sessionKey = entry?.sessionKey;
-  if (sessionKey === undefined) return sink;
+  if (entry === undefined || sessionKey === undefined) return sink;
   const scope: Scope = ctx.sessions.get(sessionKey)?.scope ?? (sessionKey === "main" ? "main" : "shared");
+  const speaker = ctx.speakerFor?.(entry, scope) ?? null;
+  const spoken = (s: ReplySink) => (speaker ? withSpokenReply(s, ctx, journal.key, m, speaker) : s);
+  if (!ctx.channels.get(m.channel)?.sendFile) return spoken(sink);
   const log = ctx.log.child({ reply: journal.key });
   const request = (requested: string) => ({ workspace: ctx.config.workspace, scope, sessionKey, requested });
-  return withMarkdownImages(sink, {
+  return spoken(withMarkdownImages(sink, {
     check: (target) => checkOutgoing(request(target), log),
     send: async (image) => {
       const file = readOutgoing(request(image.target), log);
@@ -72,7 +77,7 @@ export function openAnswerReply(ctx: AnswerReplyDeps, m: InboundMessage, journal
       await sendFileOnce(ctx, journal.key, m, { ...file.file, ...(image.caption !== undefined ? { caption: image.caption } : {}) });
     },
     log,
-  });
+  }));
 }
 
 export interface MarkdownImageDeps {

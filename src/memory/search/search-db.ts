@@ -4,7 +4,8 @@ import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { IDENTITY_FILES } from "../visibility.ts";
 
 /** Bumped whenever the schema or the chunking changes: an older database is rebuilt. */
-const SCHEMA_VERSION = 2;
+// 3: members' notes in a chat (people/<id>.md) carry a scope token of their own.
+const SCHEMA_VERSION = 3;
 
 const SCHEMA = `
   CREATE TABLE files (
@@ -45,6 +46,7 @@ export interface Statements {
   searchShared: StatementSync;
   nthNewest: StatementSync;
   countUpTo: StatementSync;
+  allChunks: StatementSync;
 }
 
 export interface FileRow {
@@ -84,6 +86,7 @@ export function prepareStatements(db: DatabaseSync): Statements {
     searchShared: prepare(`${SELECT_HITS} ${SHARED_FILTER} ORDER BY bm25 LIMIT :limit`),
     nthNewest: prepare("SELECT rowid FROM chunks WHERE chunks MATCH :match ORDER BY rowid DESC LIMIT 1 OFFSET :skip"),
     countUpTo: prepare("SELECT count(*) AS n FROM (SELECT rowid FROM chunks WHERE chunks MATCH :match LIMIT :max)"),
+    allChunks: prepare("SELECT rowid, path, line, heading, text FROM chunks"),
   };
 }
 

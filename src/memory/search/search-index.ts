@@ -35,6 +35,17 @@ export interface SearchHit {
   snippet: string;
   /** Relevance, higher is better (negated bm25). */
   score: number;
+  /** The chunk it comes from (its rowid): the same chunk found by two searches is one hit. */
+  chunk: number;
+}
+
+/** One indexed chunk, as the embeddings pass reads them (hybrid.ts). */
+export interface IndexedChunk {
+  rowid: number;
+  path: string;
+  line: number;
+  heading: string;
+  text: string;
 }
 
 export type SyncResult = "added" | "updated" | "unchanged";
@@ -385,6 +396,11 @@ export class SearchIndex {
     return hits;
   }
 
+  /** Every chunk of the index (for the embeddings pass; a few thousand rows, read in one go). */
+  chunks(): IndexedChunk[] {
+    return this.#sql.allChunks.all() as unknown as IndexedChunk[];
+  }
+
   close(): void {
     if (this.#db.isOpen) this.#db.close();
   }
@@ -467,7 +483,7 @@ const MARK_CLOSE = "\u0003";
 
 function toHit(row: HitRow): SearchHit {
   const snippet = row.snippet.replaceAll(MARK_OPEN, "[").replaceAll(MARK_CLOSE, "]").replace(/\s+/g, " ").trim();
-  return { path: row.path, line: matchLine(row), heading: row.heading, snippet, score: -row.bm25 };
+  return { path: row.path, line: matchLine(row), heading: row.heading, snippet, score: -row.bm25, chunk: row.rowid };
 }
 
 /** The line of the chunk that holds the snippet's first highlighted word, else the chunk's first. */

@@ -1,6 +1,6 @@
 // The query language of the memory index: how free text becomes a safe FTS5 match, and the
 // scope tokens that put a shared chat's visibility into the match itself.
-import { CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "../visibility.ts";
+import { CHATS_DIR, IDENTITY_FILES, PEOPLE_DIR, type MemoryScope } from "../visibility.ts";
 
 const MAX_QUERY_TERMS = 16;
 
@@ -12,6 +12,8 @@ const MAX_QUERY_TERMS = 16;
 const IDENTITY_TOKEN = "identityfile";
 const PRIVATE_TOKEN = "privatefile";
 const chatToken = (chat: string): string => `chat${Buffer.from(chat).toString("hex")}`;
+/** A member's notes in a chat (people/<id>.md) are seen only while that member addresses Hearth. */
+const personToken = (chat: string, person: string): string => `person${Buffer.from(`${chat}/${person}`).toString("hex")}`;
 
 /** Words of a free-text query, as the unicode61 tokenizer would cut them; stop words go first. */
 export function queryTerms(query: string): string[] {
@@ -27,13 +29,16 @@ const quoteTerm = (term: string): string => `"${term.replaceAll('"', '""')}"`;
 export function matchExpression(terms: string[], op: "AND" | "OR", scope: MemoryScope): string {
   const words = `{heading text}: (${terms.map(quoteTerm).join(` ${op} `)})`;
   if (scope.kind === "main") return words;
-  return `${words} AND {scope}: (${quoteTerm(IDENTITY_TOKEN)} OR ${quoteTerm(chatToken(scope.chat))})`;
+  const person = scope.person === undefined ? "" : ` OR ${quoteTerm(personToken(scope.chat, scope.person))}`;
+  return `${words} AND {scope}: (${quoteTerm(IDENTITY_TOKEN)} OR ${quoteTerm(chatToken(scope.chat))}${person})`;
 }
 
 /** The scope token of a file: who besides main may see it (mirrors canSee). */
 export function scopeToken(rel: string): string {
   if ((IDENTITY_FILES as readonly string[]).includes(rel)) return IDENTITY_TOKEN;
   const chat = rel.startsWith(`${CHATS_DIR}/`) ? rel.slice(CHATS_DIR.length + 1).split("/") : [];
+  if (chat.length === 3 && chat[1] === PEOPLE_DIR && chat[2]!.endsWith(".md")) return personToken(chat[0]!, chat[2]!.slice(0, -".md".length));
+  if (chat.length >= 3 && chat[1] === PEOPLE_DIR) return PRIVATE_TOKEN;
   return chat.length >= 2 ? chatToken(chat[0]!) : PRIVATE_TOKEN;
 }
 
