@@ -30,7 +30,10 @@ const LINES: Record<CommandName, string[]> = {
     "skills                       workspace skills: scope, description, problems",
     "skills add PATH|GIT_URL [--yes]  show a skill folder's SKILL.md and scripts, then add it",
   ],
-  mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers"],
+  mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers",
+    "mcp login NAME [--no-browser] log in to an OAuth-protected MCP server",
+    "mcp logout NAME              forget an MCP server's tokens",
+    "mcp call NAME TOOL [JSON]    call one tool of an MCP server and print its result"],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
   pairing: [
     "pairing list                 pending pairing codes and approved senders",

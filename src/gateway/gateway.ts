@@ -126,7 +126,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // which start in the background once the agent has swept what a killed daemon left.
     const skills = new SkillRegistry({ workspace: config.workspace, log: log.child({ component: "skills" }) });
     if (memory) undo.push(["skills feed", memory.onWorkspaceEvent((e) => skills.noteWorkspaceEvent(e.relPath))]);
-    const mcp = new McpManager({ config: config.mcp, log, markerPrefix: markerPrefixFor(home), ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}) });
+    // A server that needs a login sends its link to the owner once the channels are up (ctx).
+    let owner: GatewayContext | null = null;
+    const mcp = new McpManager({
+      config: config.mcp,
+      log,
+      markerPrefix: markerPrefixFor(home),
+      authDir: paths.mcpAuth,
+      notifyOwner: async (text) => (owner ? notifyOwner(owner, text) : log.warn("mcp.login_unsent", { reason: "the channels are not up yet" })),
+      ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}),
+    });
     undo.push(["mcp servers", () => mcp.stop()]);
 
     // 4. Sessions, pairing, the agent and the lanes.
@@ -147,6 +156,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const ch of chat) channels.register(ch);
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
+    owner = ctx;
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });

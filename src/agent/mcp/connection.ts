@@ -12,10 +12,14 @@ import type { Tool, ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
 import { commandEnv } from "../tools/exec.ts";
 import { expandVariables, type McpServerConfig } from "./config.ts";
+import { httpAuthFor } from "./http-auth.ts";
+import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
+import type { McpAuthStore } from "./oauth-store.ts";
 import { toToolOutput } from "./results.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 
-export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "stopped";
+/** `needs_login`: an OAuth-protected server that waits for the owner to log in (no retries meanwhile). */
+export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "needs_login" | "stopped";
 export type TransportKind = "stdio" | "http" | "sse";
 
 /** What `hearth mcp`, `/status` and doctor show of a server. */
@@ -50,6 +54,13 @@ export interface ConnectionOptions {
   backoff?: Partial<Backoff>;
   /** Called after the tool list changed (connect, list_changed). Must not throw. */
   onToolsChanged: () => void;
+  /** Where OAuth tokens of HTTP servers are kept; absent: HTTP servers get no authorization. */
+  authStore?: McpAuthStore;
+  /**
+   * Called when the server needs the owner to log in (`scope`: the scopes a step-up asks for).
+   * Must not throw; the connection waits in `needs_login` until reconnect() is called.
+   */
+  onNeedsLogin?: (scope: string | undefined) => void;
 }
 
 /** A server that stayed up this long has its backoff reset when it exits. */
@@ -66,6 +77,8 @@ export class McpConnection {
   readonly #markerPrefix: string | undefined;
   readonly #backoff: Backoff;
   readonly #onToolsChanged: () => void;
+  readonly #authStore: McpAuthStore | undefined;
+  readonly #onNeedsLogin: (scope: string | undefined) => void;
   #status: ServerStatus;
   #transportKind: TransportKind;
   #client: Client | null = null;
@@ -92,6 +105,8 @@ export class McpConnection {
     this.#markerPrefix = opts.markerPrefix;
     this.#backoff = { baseMs: opts.backoff?.baseMs ?? 1000, maxMs: opts.backoff?.maxMs ?? 60_000 };
     this.#onToolsChanged = opts.onToolsChanged;
+    this.#authStore = opts.authStore;
+    this.#onNeedsLogin = opts.onNeedsLogin ?? (() => {});
     this.#status = opts.config.enabled ? "starting" : "disabled";
     this.#transportKind = opts.config.command ? "stdio" : "http";
   }
@@ -122,6 +137,23 @@ export class McpConnection {
   /** Its tools for the model: the same objects while the list is unchanged; kept while it restarts. */
   tools(): readonly Tool[] {
     return this.#tools;
+  }
+
+  /**
+   * Connects again now (after a login): the current connection, if any, is closed first and the
+   * backoff starts over. Does nothing to a stopped or disabled server.
+   */
+  async reconnect(): Promise<void> {
+    if (this.#status === "stopped" || this.#status === "disabled") return;
+    clearTimeout(this.#timer);
+    await this.#connecting?.catch(() => {});
+    const client = this.#client;
+    this.#client = null;
+    await client?.close().catch(() => {});
+    this.#attempt = 0;
+    this.#status = "starting";
+    this.#connecting = this.#connect();
+    await this.#connecting;
   }
 
   /** Stops it for good: no more restarts; a stdio child (and what it started) is ended. */
@@ -158,7 +190,8 @@ export class McpConnection {
       this.#log.info("mcp.ready", { server: this.name, transport: this.#transportKind, tools: this.#tools.length });
     } catch (err) {
       await client?.close().catch(() => {});
-      this.#fail(this.#describe(err));
+      if (err instanceof LoginRequiredError) this.#needLogin(err.message, undefined);
+      else this.#fail(this.#describe(err));
     } finally {
       this.#opening = null;
       this.#connecting = null;
@@ -172,14 +205,16 @@ export class McpConnection {
     const headers = expandVariables(this.config.headers, this.#env, `mcp.servers.${this.name}.headers`);
     for (const v of Object.values(headers)) registerSecret(v);
     const requestInit = { headers };
+    const auth = this.#authStore ? httpAuthFor(this.name, this.config, this.#authStore, this.#env) : {};
     try {
       this.#transportKind = "http";
-      return await this.#connectWith(new sdk.StreamableHTTPClientTransport(url, { requestInit }));
+      return await this.#connectWith(new sdk.StreamableHTTPClientTransport(url, { requestInit, ...auth }));
     } catch (httpErr) {
+      if (httpErr instanceof LoginRequiredError || (httpErr instanceof Error && httpErr.name === "PkceUnsupportedError")) throw httpErr;
       // Older servers speak only the 2024 HTTP+SSE transport; the spec's fallback is to try it.
       this.#transportKind = "sse";
       try {
-        return await this.#connectWith(new sdk.SSEClientTransport(url, { requestInit }));
+        return await this.#connectWith(new sdk.SSEClientTransport(url, { requestInit, ...auth }));
       } catch {
         this.#transportKind = "http";
         throw httpErr;
@@ -263,6 +298,15 @@ export class McpConnection {
     this.#timer.unref();
   }
 
+  #needLogin(error: string, scope: string | undefined): void {
+    if (this.#status === "stopped") return;
+    this.#status = "needs_login";
+    this.#lastError = error;
+    clearTimeout(this.#timer);
+    this.#log.warn("mcp.needs_login", { server: this.name, ...(scope ? { scope } : {}) });
+    this.#onNeedsLogin(scope);
+  }
+
   /** An SDK error of that code (the SDK is loaded by then: it was needed to connect). */
   #isMcpError(err: unknown, code: "ConnectionClosed" | "RequestTimeout"): boolean {
     const sdk = this.#sdk;
@@ -320,6 +364,19 @@ export class McpConnection {
       const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs });
       return toToolOutput(result as Record<string, unknown>);
     } catch (err) {
+      if (err instanceof StepUpRequiredError) {
+        this.#authStore?.update(this.name, this.config.url!, (r) => ({ ...r, scope: err.scope }));
+        this.#log.warn("mcp.step_up", { server: this.name, tool, scope: err.scope });
+        this.#onNeedsLogin(err.scope);
+        return { isError: true, content: `${tool} on the MCP server "${this.name}" needs more permission (scope "${err.scope}"). The owner has been asked to log in again to grant it.` };
+      }
+      if (err instanceof LoginRequiredError) {
+        const c = this.#client;
+        this.#client = null;
+        void c?.close().catch(() => {});
+        this.#needLogin(err.message, undefined);
+        return { isError: true, content: err.message };
+      }
       if (signal.aborted) return { isError: true, content: `Cancelled: the run was stopped while ${this.name} ran ${tool}.` };
       if (this.#isMcpError(err, "RequestTimeout")) {
         return { isError: true, content: `${tool} on the MCP server "${this.name}" timed out after ${this.config.timeoutMs} ms and was cancelled.` };
