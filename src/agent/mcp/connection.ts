@@ -141,7 +141,8 @@ export class McpConnection {
 
   /**
    * Connects again now (after a login): the current connection, if any, is closed first and the
-   * backoff starts over. Does nothing to a stopped or disabled server.
+   * backoff starts over and the last error is forgotten (it described the state before the
+   * login). Does nothing to a stopped or disabled server.
    */
   async reconnect(): Promise<void> {
     if (this.#status === "stopped" || this.#status === "disabled") return;
@@ -151,6 +152,7 @@ export class McpConnection {
     this.#client = null;
     await client?.close().catch(() => {});
     this.#attempt = 0;
+    this.#lastError = undefined;
     this.#status = "starting";
     this.#connecting = this.#connect();
     await this.#connecting;
