@@ -63,6 +63,8 @@ export interface RunSpec {
   mediaKeepTurns?: number;
   /** Sends a file to the chat the run answers (send_file); absent: no chat. */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /** Asks the person the run answers a question in their chat (ToolContext.ask); absent: no chat. */
+  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
 }
 
 export interface RunResult {

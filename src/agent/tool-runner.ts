@@ -24,6 +24,8 @@ export interface ToolRunEnv {
   clock: () => number;
   /** Sends a file to the run's chat, keyed by the tool call (see ToolContext.sendFile). */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /** Asks the run's chat a question (see ToolContext.ask). */
+  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
 }
 
 export interface ToolBatchOutcome {
@@ -137,6 +139,7 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
         sessionKey: env.sessionKey,
         log: env.log,
         ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
+        ...(env.ask ? { ask: env.ask } : {}),
       });
     } catch (err) {
       env.log.warn("tool.threw", { tool: call.name, error: err });

@@ -54,6 +54,8 @@ export interface SessionRunRequest {
   origin?: { channel: string; sender: string };
   /** Sends a file to the chat the run answers (send_file); absent: the run answers no chat. */
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
+  /** Asks the person the run answers a question in their chat (MCP elicitation); absent: no chat. */
+  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -416,6 +418,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           maxTurns: config.agent.maxTurns,
           mediaKeepTurns: config.media.keepTurns,
           ...(req.sendFile ? { sendFile: req.sendFile } : {}),
+          ...(req.ask ? { ask: req.ask } : {}),
           maxTokens: m.resolved.maxTokens,
           signal: req.signal,
           steering: req.steering ?? noSteering,

@@ -7,6 +7,7 @@ import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { Outbox } from "./outbox.ts";
 import type { PairingStore } from "./pairing.ts";
+import type { PendingQuestions } from "./questions.ts";
 import type { RecentChats } from "./router.ts";
 import type { CronService } from "../scheduler/service.ts";
 import type { SessionStore } from "./sessions.ts";
@@ -37,4 +38,6 @@ export interface GatewayContext {
   budget: Budget;
   /** Shared scopes' per-sender and per-chat limits. */
   rateLimits: RateLimiter;
+  /** Questions tools ask in a chat (MCP elicitation), waiting for their answer. */
+  questions: PendingQuestions;
 }

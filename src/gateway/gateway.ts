@@ -13,6 +13,7 @@ import { createAgentRuntime } from "./agent-runtime.ts";
 import { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
+import { PendingQuestions } from "./questions.ts";
 import { startControlSocket, type ControlSocket } from "./control/socket.ts";
 import { DiskRetry } from "./disk-retry.ts";
 import { homePaths } from "../config/home.ts";
@@ -133,6 +134,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       log,
       markerPrefix: markerPrefixFor(home),
       authDir: paths.mcpAuth,
+      workspace: config.workspace,
       notifyOwner: async (text) => (owner ? notifyOwner(owner, text) : log.warn("mcp.login_unsent", { reason: "the channels are not up yet" })),
       ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}),
     });
@@ -155,7 +157,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions() } as GatewayContext;
     owner = ctx;
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).

@@ -29,6 +29,8 @@ export interface LaneItem {
   openReply: () => ReplySink;
   /** Sends a file to the item's chat as part of its reply (send_file); absent: no chat to send to. */
   sendFile?: (file: OutgoingFile, callId: string) => Promise<SentFile>;
+  /** Asks the item's sender a question in its chat (MCP elicitation); absent: no chat to ask. */
+  ask?: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>;
   arrivedAt: number;
   /**
    * False for a run that answers someone else (a scheduled job, the heartbeat): messages that

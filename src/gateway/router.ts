@@ -110,6 +110,12 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       return;
     }
 
+    // The answer to a question a tool asked in this chat goes to that tool, not to the agent.
+    if (ctx.questions?.answer(m)) {
+      log.debug("inbound.answer");
+      return;
+    }
+
     const command = parseCommand(m.text);
     if (command) {
       const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
@@ -227,6 +233,10 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
     sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
+    ask: (text, opts) => {
+      const to = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
+      return ctx.questions.ask(to, m.sender.id, text, (t) => ctx.channels.send(to, t, { from: "Hearth" }), opts);
+    },
     arrivedAt: ctx.clock(),
     ...(alone ? { solo: true } : {}),
     ...(alone === "isolated" ? { isolated: true } : {}),

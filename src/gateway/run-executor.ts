@@ -27,6 +27,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       purpose,
       ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),
       ...(first?.sendFile ? { sendFile: first.sendFile } : {}),
+      ...(first?.ask ? { ask: first.ask } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

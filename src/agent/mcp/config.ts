@@ -43,6 +43,8 @@ export const mcpServerSchema = z
     scope: z.enum(["main", "shared"]).default("main"),
     /** Per call, and for the connection handshake. */
     timeoutMs: z.int().positive().max(3_600_000).default(60_000),
+    /** How long the person asked a server's question (elicitation) has to answer before it is declined; the call's timeout stops meanwhile. */
+    answerTimeoutMs: z.int().positive().max(86_400_000).default(300_000),
     tools: z
       .strictObject({
         /** Only these tools of the server (absent: all of them). */

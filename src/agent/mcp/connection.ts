@@ -8,10 +8,11 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { registerSecret, type Logger } from "../../log.ts";
-import type { Tool, ToolOutput } from "../tool.ts";
+import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
 import { commandEnv } from "../tools/exec.ts";
 import { expandVariables, type McpServerConfig } from "./config.ts";
+import { CLIENT_CAPABILITIES, installClientFeatures, type ActiveCall } from "./client-features.ts";
 import { httpAuthFor } from "./http-auth.ts";
 import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";
@@ -61,6 +62,8 @@ export interface ConnectionOptions {
    * Must not throw; the connection waits in `needs_login` until reconnect() is called.
    */
   onNeedsLogin?: (scope: string | undefined) => void;
+  /** The folders offered as roots (main-scope servers: the workspace). Default none. */
+  roots?: readonly string[];
 }
 
 /** A server that stayed up this long has its backoff reset when it exits. */
@@ -79,6 +82,9 @@ export class McpConnection {
   readonly #onToolsChanged: () => void;
   readonly #authStore: McpAuthStore | undefined;
   readonly #onNeedsLogin: (scope: string | undefined) => void;
+  readonly #roots: readonly string[];
+  /** Calls under way that can ask their chat a question (elicitation), oldest first. */
+  readonly #calls: ActiveCall[] = [];
   #status: ServerStatus;
   #transportKind: TransportKind;
   #client: Client | null = null;
@@ -107,6 +113,7 @@ export class McpConnection {
     this.#onToolsChanged = opts.onToolsChanged;
     this.#authStore = opts.authStore;
     this.#onNeedsLogin = opts.onNeedsLogin ?? (() => {});
+    this.#roots = opts.roots ?? [];
     this.#status = opts.config.enabled ? "starting" : "disabled";
     this.#transportKind = opts.config.command ? "stdio" : "http";
   }
@@ -248,7 +255,7 @@ export class McpConnection {
     const client = new this.#sdk!.Client(
       { name: "hearth", version: "0.1.0" },
       {
-        capabilities: {},
+        capabilities: CLIENT_CAPABILITIES,
         listChanged: {
           tools: {
             onChanged: (err, tools) => {
@@ -263,6 +270,13 @@ export class McpConnection {
     client.onclose = () => {
       if (this.#client === client) this.#onExit();
     };
+    installClientFeatures(client, this.#sdk!, {
+      server: this.name,
+      roots: this.#roots,
+      activeCall: () => this.#calls.at(-1),
+      answerTimeoutMs: this.config.answerTimeoutMs,
+      log: this.#log,
+    });
     this.#opening = client;
     try {
       await client.connect(transport, { timeout: this.config.timeoutMs });
@@ -351,21 +365,36 @@ export class McpConnection {
       input: anyObject,
       inputSchema: { ...(t.inputSchema as Record<string, unknown>), type: "object" },
       readOnly: t.annotations?.readOnlyHint === true,
-      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal),
+      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal, ctx.ask),
     };
   }
 
   /** Calls one of its tools; cancelled on `signal` and after `timeoutMs`. Never throws. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, ask?: ToolContext["ask"]): Promise<ToolOutput> {
     const client = this.#client;
     if (!client) {
       const why = this.#status === "stopped" ? "Hearth is shutting down" : `it is ${this.#status}${this.#lastError ? ` (${this.#lastError})` : ""}`;
       return { isError: true, content: `The MCP server "${this.name}" cannot take calls now: ${why}. It restarts on its own; try again shortly.` };
     }
+    // The call's own timer (not the SDK's): it stops while a person answers the server's
+    // question and starts over on progress.
+    const timedOut = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const startTimer = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => timedOut.abort(), this.config.timeoutMs);
+    };
+    const both = AbortSignal.any([signal, timedOut.signal]);
+    const active: ActiveCall | undefined = ask ? { ask, signal: both, pauseTimer: () => clearTimeout(timer), resumeTimer: startTimer } : undefined;
+    if (active) this.#calls.push(active);
+    startTimer();
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs });
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal: both, timeout: 2_147_483_647, onprogress: startTimer });
       return toToolOutput(result as Record<string, unknown>);
     } catch (err) {
+      if (timedOut.signal.aborted && !signal.aborted) {
+        return { isError: true, content: `${tool} on the MCP server "${this.name}" timed out after ${this.config.timeoutMs} ms and was cancelled.` };
+      }
       if (err instanceof StepUpRequiredError) {
         this.#authStore?.update(this.name, this.config.url!, (r) => ({ ...r, scope: err.scope }));
         this.#log.warn("mcp.step_up", { server: this.name, tool, scope: err.scope });
@@ -387,6 +416,9 @@ export class McpConnection {
         return { isError: true, content: `The MCP server "${this.name}" exited during the call to ${tool}. Hearth restarts it; try again shortly.` };
       }
       return { isError: true, content: `${tool} on the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
+    } finally {
+      clearTimeout(timer);
+      if (active) this.#calls.splice(this.#calls.indexOf(active), 1);
     }
   }
 }

@@ -24,6 +24,8 @@ export interface McpManagerOptions {
    * nobody is told (`hearth mcp` and doctor probes). Must not throw.
    */
   notifyOwner?: (text: string) => Promise<void>;
+  /** The workspace folder: the root offered to main-scope servers (shared ones get none). */
+  workspace?: string;
   /** How long a login link sent to the owner stays valid (default 10 minutes). */
   loginTimeoutMs?: number;
 }
@@ -57,6 +59,7 @@ export class McpManager implements DynamicToolSource {
               this.#tools = null;
             },
             ...(this.#store ? { authStore: this.#store } : {}),
+            ...(opts.workspace && opts.config.servers[name]!.scope === "main" ? { roots: [opts.workspace] } : {}),
             onNeedsLogin: () => void this.#startLogin(name),
           }),
       );
