@@ -2,6 +2,7 @@
 // when there is one, else by starting them here for a moment. Also doctor's server checks.
 import { McpManager } from "../agent/mcp/manager.ts";
 import type { ServerView } from "../agent/mcp/connection.ts";
+import { READ_RESOURCE_TOOL, type Catalog } from "../agent/mcp/resources.ts";
 import { loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
@@ -35,14 +36,27 @@ export async function runMcp(home: string, args: string[], io: McpIO): Promise<n
     if (!name || extra.length) throw new UsageError("mcp tools needs one server NAME.");
     const config = loadConfig({ home });
     if (!config.mcp.servers[name]) throw new UsageError(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
-    const tools = await fromDaemonOr(home, (d) => d.rpc("mcp.tools", { name }) as Promise<ToolLine[]>, io, async () => {
-      const { manager, views } = await probeWith(config, [name], home);
-      const view = views[0]!;
-      if (view.status !== "ready") throw new Error(`The MCP server "${name}" did not start: ${view.lastError ?? view.status}`);
-      return manager.toolsOf(name) ?? [];
-    });
+    const { tools, catalog } = await fromDaemonOr(
+      home,
+      async (d) => ({ tools: (await d.rpc("mcp.tools", { name })) as ToolLine[], catalog: (await d.rpc("mcp.catalog", { name })) as Catalog | { error: string } }),
+      io,
+      async () => {
+        const { manager, views, catalog } = await probeWith(config, [name], home, name);
+        const view = views[0]!;
+        if (view.status !== "ready") throw new Error(`The MCP server "${name}" did not start: ${view.lastError ?? view.status}`);
+        return { tools: manager.toolsOf(name) ?? [], catalog: catalog ?? { resources: [], prompts: [] } };
+      },
+    );
     if (tools.length === 0) io.stdout.write(`The MCP server "${name}" offers no tools (or none its tools.allow/deny lets through).\n`);
     for (const t of tools) io.stdout.write(`${t.name}\n    ${oneLine(t.description)}\n`);
+    if ("error" in catalog) {
+      io.stderr.write(`${catalog.error}\n`);
+      return 1;
+    }
+    if (catalog.resources.length) io.stdout.write(`\nResources (${READ_RESOURCE_TOOL} reads them):\n`);
+    for (const r of catalog.resources) io.stdout.write(`${r.uri}\n    ${oneLine(r.name + (r.description ? ` — ${r.description}` : ""))}\n`);
+    if (catalog.prompts.length) io.stdout.write("\nPrompts:\n");
+    for (const p of catalog.prompts) io.stdout.write(`${p.name}\n    ${oneLine(p.description)}\n`);
     return 0;
   }
   if (action === "login") return (await import("./mcp-auth.ts")).runMcpLogin(home, rest, io);
@@ -69,14 +83,17 @@ export async function probeServers(config: Config, only?: string[], home?: strin
   return (await probeWith(config, only, home)).views;
 }
 
-/** `home`: where the servers' OAuth tokens are (absent: HTTP servers are tried without them). */
-async function probeWith(config: Config, only?: string[], home?: string): Promise<{ manager: McpManager; views: ServerView[] }> {
+/**
+ * `home`: where the servers' OAuth tokens are (absent: HTTP servers are tried without them);
+ * `catalogOf`: a server whose resources and prompts are listed before they stop.
+ */
+async function probeWith(config: Config, only?: string[], home?: string, catalogOf?: string): Promise<{ manager: McpManager; views: ServerView[]; catalog?: Catalog | { error: string } | null }> {
   const servers = Object.fromEntries(Object.entries(config.mcp.servers).filter(([n]) => !only || only.includes(n)));
   const manager = new McpManager({ config: { servers }, log: silentLogger, ...(home ? { authDir: homePaths(home).mcpAuth } : {}) });
   manager.start();
   try {
     await manager.settled();
-    return { manager, views: manager.views() };
+    return { manager, views: manager.views(), ...(catalogOf ? { catalog: await manager.catalog(catalogOf) } : {}) };
   } finally {
     await manager.stop();
   }

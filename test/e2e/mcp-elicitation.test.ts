@@ -19,7 +19,7 @@ beforeAll(async () => {
   fake = await startFakeModel();
   home = makeHome({
     channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } },
-    mcp: { servers: { asker: { command: process.execPath, args: [FAULT] }, hasty: { command: process.execPath, args: [FAULT], answerTimeoutMs: 1000 } } },
+    mcp: { servers: { asker: { command: process.execPath, args: [FAULT, "--ask"] }, hasty: { command: process.execPath, args: [FAULT, "--ask"], answerTimeoutMs: 1000 } } },
   });
   daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
   await waitFor("the MCP servers", () => daemon!.log().split('"event":"mcp.ready"').length === 3);

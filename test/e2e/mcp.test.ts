@@ -150,7 +150,8 @@ describe("server-filesystem rooted at a temp folder", () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => rmSync(outside, { recursive: true, force: true }));
     writeFileSync(join(dir, "notes.txt"), "milk, eggs, bread\n");
     writeFileSync(join(outside, "secret.txt"), "not for you\n");
-    await gatewayWith({ files: { command: NODE, args: [FILESYSTEM, dir] } });
+    // Offered the workspace as a root, server-filesystem would serve it instead of its folder.
+    await gatewayWith({ files: { command: NODE, args: [FILESYSTEM, dir], roots: "none" } });
     fake.enqueue(
       toolCall("mcp__files__read_text_file", { path: join(dir, "notes.txt") }),
       toolCall("mcp__files__read_text_file", { path: join(outside, "secret.txt") }),

@@ -45,6 +45,11 @@ export const mcpServerSchema = z
     timeoutMs: z.int().positive().max(3_600_000).default(60_000),
     /** How long the person asked a server's question (elicitation) has to answer before it is declined; the call's timeout stops meanwhile. */
     answerTimeoutMs: z.int().positive().max(86_400_000).default(300_000),
+    /**
+     * The roots offered to the server: "workspace" (main-scope servers only; shared ones get
+     * none) or "none". Some servers (server-filesystem) replace their own folders with them.
+     */
+    roots: z.enum(["workspace", "none"]).default("workspace"),
     tools: z
       .strictObject({
         /** Only these tools of the server (absent: all of them). */

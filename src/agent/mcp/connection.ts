@@ -17,6 +17,7 @@ import { httpAuthFor } from "./http-auth.ts";
 import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";
 import { toToolOutput } from "./results.ts";
+import { resourceOutput, type Catalog } from "./resources.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 
 /** `needs_login`: an OAuth-protected server that waits for the owner to log in (no retries meanwhile). */
@@ -139,6 +140,49 @@ export class McpConnection {
       ...(this.#lastError ? { lastError: this.#lastError } : {}),
       restarts: this.#restarts,
     };
+  }
+
+  /** Whether the server said it has resources (known once it connected). */
+  hasResources(): boolean {
+    return this.#client?.getServerCapabilities()?.resources !== undefined;
+  }
+
+  /** Its resources and prompts (the first 100 pages of each); `error` when it cannot answer now. */
+  async catalog(signal?: AbortSignal): Promise<Catalog | { error: string }> {
+    const client = this.#client;
+    if (!client) return { error: `The MCP server "${this.name}" is ${this.#status}${this.#lastError ? ` (${this.#lastError})` : ""}.` };
+    const caps = client.getServerCapabilities() ?? {};
+    const opts = { timeout: this.config.timeoutMs, ...(signal ? { signal } : {}) };
+    try {
+      const resources: Catalog["resources"] = [];
+      const prompts: Catalog["prompts"] = [];
+      for (let page = 0, cursor: string | undefined; caps.resources && page < 100; page++) {
+        const r = await client.listResources(cursor ? { cursor } : {}, opts);
+        resources.push(...r.resources.map((x) => ({ name: x.name, uri: x.uri, description: x.description ?? "" })));
+        if (!(cursor = r.nextCursor)) break;
+      }
+      for (let page = 0, cursor: string | undefined; caps.prompts && page < 100; page++) {
+        const r = await client.listPrompts(cursor ? { cursor } : {}, opts);
+        prompts.push(...r.prompts.map((x) => ({ name: x.name, description: x.description ?? "" })));
+        if (!(cursor = r.nextCursor)) break;
+      }
+      return { resources, prompts };
+    } catch (err) {
+      return { error: `The MCP server "${this.name}" could not list its resources and prompts: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
+  /** Reads one resource; never throws. */
+  async readResource(uri: string, signal: AbortSignal): Promise<ToolOutput> {
+    const client = this.#client;
+    if (!client) return { isError: true, content: `The MCP server "${this.name}" cannot take calls now: it is ${this.#status}.` };
+    try {
+      const r = await client.readResource({ uri }, { signal, timeout: this.config.timeoutMs });
+      return resourceOutput(r.contents);
+    } catch (err) {
+      if (signal.aborted) return { isError: true, content: `Cancelled: the run was stopped while ${this.name} read ${uri}.` };
+      return { isError: true, content: `Reading ${uri} from the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
   }
 
   /** Its tools for the model: the same objects while the list is unchanged; kept while it restarts. */

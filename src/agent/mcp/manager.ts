@@ -7,6 +7,7 @@ import { hearthCmd } from "../../hearth-command.ts";
 import type { McpConfig } from "./config.ts";
 import { McpConnection, type Backoff, type ServerView } from "./connection.ts";
 import { McpAuthStore } from "./oauth-store.ts";
+import { READ_RESOURCE_TOOL, readResourceTool, type Catalog } from "./resources.ts";
 
 export const MCP_TOOL_PREFIX = "mcp__";
 
@@ -39,6 +40,7 @@ export class McpManager implements DynamicToolSource {
   readonly #logins = new Map<string, { cancel: () => Promise<void> }>();
   #stopped = false;
   #tools: readonly Tool[] | null = null;
+  readonly #readResource: Tool = readResourceTool(() => this.#servers) as unknown as Tool;
 
   constructor(opts: McpManagerOptions) {
     const log = (this.#log = opts.log.child({ component: "mcp" }));
@@ -59,7 +61,7 @@ export class McpManager implements DynamicToolSource {
               this.#tools = null;
             },
             ...(this.#store ? { authStore: this.#store } : {}),
-            ...(opts.workspace && opts.config.servers[name]!.scope === "main" ? { roots: [opts.workspace] } : {}),
+            ...(opts.workspace && opts.config.servers[name]!.scope === "main" && opts.config.servers[name]!.roots === "workspace" ? { roots: [opts.workspace] } : {}),
             onNeedsLogin: () => void this.#startLogin(name),
           }),
       );
@@ -126,7 +128,9 @@ export class McpManager implements DynamicToolSource {
 
   /** Every server's tools, sorted by name; the same array until a server's list changes. */
   tools(): readonly Tool[] {
-    this.#tools ??= this.#servers.flatMap((s) => s.tools()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.#tools ??= [...this.#servers.flatMap((s) => s.tools()), ...(this.#servers.some((s) => s.hasResources()) ? [this.#readResource] : [])].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     return this.#tools;
   }
 
@@ -134,6 +138,12 @@ export class McpManager implements DynamicToolSource {
   toolsOf(server: string): Array<{ name: string; description: string }> | null {
     const s = this.#servers.find((x) => x.name === server);
     return s ? s.tools().map((t) => ({ name: t.name, description: t.description })) : null;
+  }
+
+  /** One server's resources and prompts; null when no server has that name. */
+  async catalog(server: string): Promise<Catalog | { error: string } | null> {
+    const s = this.#servers.find((x) => x.name === server);
+    return s ? s.catalog() : null;
   }
 
   /** The connection of one server (tests, `hearth mcp call`); undefined when none has that name. */
@@ -151,6 +161,8 @@ export class McpManager implements DynamicToolSource {
    */
   permission(toolName: string, scope: Scope): string | null {
     if (scope === "main") return null;
+    // The tool itself refuses a main-only server's resources (resources.ts).
+    if (toolName === READ_RESOURCE_TOOL) return this.#servers.some((s) => s.config.scope === "shared") ? null : `${toolName} reads MCP servers that only the owner's private chat may use.`;
     const server = this.#servers.find((s) => toolName.startsWith(`${MCP_TOOL_PREFIX}${s.name}__`));
     if (server?.config.scope === "shared") return null;
     return `${toolName} belongs to an MCP server that only the owner's private chat may use.`;
