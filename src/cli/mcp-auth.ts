@@ -2,6 +2,7 @@
 // owner's side of an OAuth-protected MCP server, and a way to try any server's tool by hand with
 // the daemon's own client code (authorization included).
 import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { beginLogin } from "../agent/mcp/login.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
 import type { ServerView } from "../agent/mcp/connection.ts";
@@ -15,6 +16,7 @@ import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
 
 export interface McpIO {
+  stdin?: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }
@@ -128,11 +130,48 @@ export async function runMcpCall(home: string, args: string[], io: McpIO): Promi
       io.stderr.write(`The MCP server "${name}" did not start: ${view.lastError ?? view.status}\n`);
       return 1;
     }
-    const out = await conn.call(tool, input, new AbortController().signal);
+    const terminal = terminalAsker(io);
+    const out = await conn.call(tool, input, new AbortController().signal, terminal.ask).finally(() => terminal.close());
     const text = [out.content, ...(out.images ?? []).map((i) => `[image: ${i.mediaType}, ${Math.round((i.data.length * 3) / 4)} bytes]`)].filter(Boolean).join("\n");
     (out.isError ? io.stderr : io.stdout).write(`${text}\n`);
     return out.isError ? 1 : 0;
   } finally {
     await manager.stop();
   }
+}
+
+/**
+ * A server's questions asked on the terminal: the question on stdout, the answer one line of
+ * stdin (an empty line takes the field's default). No stdin, or stdin closed: no answer (null).
+ */
+function terminalAsker(io: McpIO): { ask: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>; close: () => void } {
+  if (!io.stdin) return { ask: async () => null, close: () => {} };
+  const rl = createInterface({ input: io.stdin, terminal: false });
+  const lines: string[] = [];
+  const waiting: Array<(line: string | null) => void> = [];
+  let closed = false;
+  rl.on("line", (l) => (waiting.length ? waiting.shift()!(l) : lines.push(l)));
+  rl.on("close", () => {
+    closed = true;
+    for (const w of waiting.splice(0)) w(null);
+  });
+  return {
+    ask: (text, opts) => {
+      io.stdout.write(`${text}\n> `);
+      if (lines.length) return Promise.resolve(lines.shift()!);
+      if (closed) return Promise.resolve(null);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => settle(null), opts.timeoutMs);
+        const settle = (l: string | null) => {
+          clearTimeout(timer);
+          const i = waiting.indexOf(settle);
+          if (i >= 0) waiting.splice(i, 1);
+          resolve(l);
+        };
+        opts.signal.addEventListener("abort", () => settle(null), { once: true });
+        waiting.push(settle);
+      });
+    },
+    close: () => rl.close(),
+  };
 }

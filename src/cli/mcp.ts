@@ -12,6 +12,8 @@ import { connectDaemon } from "./client.ts";
 import { hearthCmd } from "../hearth-command.ts";
 
 interface McpIO {
+  /** `mcp call`: a server's questions are answered here. */
+  stdin?: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }

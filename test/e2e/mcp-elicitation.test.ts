@@ -3,6 +3,7 @@
 // validated values; "decline" declines; no answer declines after the timeout.
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
@@ -69,6 +70,19 @@ describe("elicitation through the chat", () => {
     await waitFor("the answer", () => texts().includes("No answer."));
     expect(resultAt(5)).toBe("decline");
     expect(fake.requests).toHaveLength(6);
+  });
+});
+
+describe("elicitation on the terminal (hearth mcp call)", () => {
+  it("asks one question per field; an empty line takes the default; the tool gets the values", async () => {
+    const r = await runHearth(["mcp", "call", "asker", "ask"], daemon!.env, { input: "Bo\nyes\n" });
+    expect(r).toEqual({
+      code: 0,
+      stdout: `${QUESTION}\n> Go ahead?\n(yes or no, required)\n> accept {"name":"Bo","ok":true}\n`,
+      stderr: "",
+    });
+    const none = await runHearth(["mcp", "call", "asker", "ask"], daemon!.env, { input: "" });
+    expect(none).toEqual({ code: 0, stdout: `${QUESTION}\n> decline\n`, stderr: "" });
   });
 });
 

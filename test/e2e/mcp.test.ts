@@ -174,7 +174,8 @@ describe("MCP servers and shared chats", () => {
     });
     fake.enqueue(toolCall("mcp__everything__get-env", {}), toolCall("mcp__team__echo", { message: "hi team" }), text("Done."));
     expect(await ask({ type: "group", chat: "-100", sender: "5" })).toBe("Done.");
-    expect(toolNames(fake.requests[0]!)).toEqual(["memory_search", "memory_get", "memory_write", "send_file", "mcp__team__echo"]);
+    // The shared server has resources: the group may read them (never the main-only server's).
+    expect(toolNames(fake.requests[0]!)).toEqual(["memory_search", "memory_get", "memory_write", "send_file", "mcp__team__echo", "mcp_read_resource"]);
     expect(toolResult(fake.requests[1]!)).toEqual({
       type: "tool_result",
       tool_use_id: expect.any(String),

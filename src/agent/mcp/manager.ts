@@ -162,7 +162,7 @@ export class McpManager implements DynamicToolSource {
   permission(toolName: string, scope: Scope): string | null {
     if (scope === "main") return null;
     // The tool itself refuses a main-only server's resources (resources.ts).
-    if (toolName === READ_RESOURCE_TOOL) return this.#servers.some((s) => s.config.scope === "shared") ? null : `${toolName} reads MCP servers that only the owner's private chat may use.`;
+    if (toolName === READ_RESOURCE_TOOL) return this.#servers.some((s) => s.config.scope === "shared" && s.hasResources()) ? null : `${toolName} reads MCP servers that only the owner's private chat may use.`;
     const server = this.#servers.find((s) => toolName.startsWith(`${MCP_TOOL_PREFIX}${s.name}__`));
     if (server?.config.scope === "shared") return null;
     return `${toolName} belongs to an MCP server that only the owner's private chat may use.`;
