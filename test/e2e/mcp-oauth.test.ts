@@ -61,18 +61,13 @@ describe("an OAuth-protected MCP server with the real daemon", () => {
     expect(out.stdout).toBe('Logged out of "prot": its tokens and client registration are forgotten.\nHearth reconnected "prot": needs_login (The MCP server "prot" is not authorized: it needs you to log in. Log in with `hearth mcp login prot`.).\n');
     await waitFor("a second login link", () => linksInMailbox().length === 2);
 
-    const child = spawn(process.execPath, [hearthBin, "mcp", "login", "prot", "--no-browser"], { env: d.env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    await waitFor("the login link on stdout", () => LINK.test(stdout));
-    const link = LINK.exec(stdout)![0];
-    expect(await playBrowser(link)).toBe(200);
-    expect(await exited).toBe(0);
-    expect(stdout).toBe(`Open this link in a browser on this machine to log in to "prot":\n${link}\nLogged in to "prot".\nHearth reconnected "prot": ready, 2 tools.\n`);
-    expect(stderr).toBe("Waiting for the browser to come back…\n");
+    const login = await withBrowser(d, ["mcp", "login", "prot", "--no-browser"]);
+    expect(login).toEqual({
+      code: 0,
+      stdout: `Open this link in a browser on this machine to log in to "prot":\n${login.link}\nLogged in to "prot".\nHearth reconnected "prot": ready, 2 tools.\n`,
+      stderr: "Waiting for the browser to come back…\n",
+      link: login.link,
+    });
 
     const call = await d.hearth(["mcp", "call", "prot", "whoami"]);
     expect(call).toEqual({ code: 0, stdout: "authorized with scopes: read\n", stderr: "" });
@@ -80,9 +75,35 @@ describe("an OAuth-protected MCP server with the real daemon", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("nosuch");
     expect(statMode(join(home, "mcp-auth", "prot.json"))).toBe(0o600);
+
+    // A call to a server that needs a login logs in first, as `login` does.
+    expect((await d.hearth(["mcp", "logout", "prot"])).code).toBe(0);
+    const call2 = await withBrowser(d, ["mcp", "call", "prot", "whoami", "--no-browser"]);
+    expect(call2.stdout).toBe(`Open this link in a browser on this machine to log in to "prot":\n${call2.link}\nLogged in to "prot".\nauthorized with scopes: read\n`);
+    expect(call2.code).toBe(0);
     expect(d.log()).not.toMatch(/at-[0-9a-f-]{36}|rt-[0-9a-f-]{36}/);
   });
 });
+
+/** Runs a hearth command that prints a login link, plays the browser for it, and waits for the exit. */
+async function withBrowser(d: Daemon, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; link: string }> {
+  const child = spawn(process.execPath, [hearthBin, ...args], { env: d.env, cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  try {
+    await waitFor("the login link on stdout", () => LINK.test(stdout));
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw new Error(`${(err as Error).message}\nstdout: ${stdout}\nstderr: ${stderr}`);
+  }
+  const link = LINK.exec(stdout)![0];
+  expect(await playBrowser(link)).toBe(200);
+  const code = await exited;
+  return { code, stdout, stderr, link };
+}
 
 function statMode(path: string): number {
   return statSync(path).mode & 0o777;
