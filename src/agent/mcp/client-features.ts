@@ -9,7 +9,8 @@ import type { ToolContext } from "../tool.ts";
 import { elicitForm, elicitUrl, type FormRequest } from "./elicitation.ts";
 import type { McpSdk } from "./sdk.ts";
 
-export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, roots: { listChanged: true } };
+// The workspace does not change while Hearth runs (a new one needs a restart): no roots list_changed.
+export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, roots: {} };
 
 /** A tool call under way that may be asked a question; its timer stops while the person answers. */
 export interface ActiveCall {
