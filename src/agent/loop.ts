@@ -67,6 +67,8 @@ export interface RunSpec {
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
   /** The owner's approvals for this run's tool calls (ToolGate); absent: every call runs. */
   gate?: ToolGate | undefined;
+  /** Asks the person the run answers a question in their chat (ToolContext.ask); absent: no chat. */
+  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
 }
 
 export interface RunResult {

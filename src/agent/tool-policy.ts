@@ -35,7 +35,7 @@ export function withExtensions(
 ): ToolPermission {
   return (toolName, scope) => {
     if (scope === "main") return base(toolName, scope);
-    if (toolName.startsWith("mcp__")) return ext.mcp(toolName, scope);
+    if (toolName.startsWith("mcp__") || toolName === "mcp_read_resource") return ext.mcp(toolName, scope);
     if (toolName === "read" && !ext.sharedAllow.includes("read") && ext.hasSharedSkills()) return null;
     return base(toolName, scope);
   };

@@ -28,6 +28,8 @@ export interface ToolRunEnv {
   sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
   /** Asked before each call acts, told after each result (the owner's approvals); absent: every call runs. */
   gate?: ToolGate | undefined;
+  /** Asks the run's chat a question (see ToolContext.ask). */
+  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
 }
 
 export interface ToolBatchOutcome {
@@ -152,6 +154,7 @@ async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, env:
       ...(env.person !== undefined ? { person: env.person } : {}),
       log: env.log,
       ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
+      ...(env.ask ? { ask: env.ask } : {}),
     });
   } catch (err) {
     env.log.warn("tool.threw", { tool: call.name, error: err });

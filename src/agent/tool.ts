@@ -30,6 +30,12 @@ export interface ToolContext {
    * chat (a scheduled job, the heartbeat). Rejects when the platform refused the file.
    */
   sendFile?: (file: OutgoingFile) => Promise<SentFile>;
+  /**
+   * Asks the person the run answers a question in their chat, as a plain message, and resolves
+   * with their next message there (which then goes nowhere else); null when none came within
+   * `timeoutMs` or `signal` aborted. Absent when the run answers no chat. Never rejects.
+   */
+  ask?: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>;
 }
 
 /**

@@ -91,7 +91,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
-  checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config)));
+  checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config, home)));
   if (opts.online) checks.push(...(await checkProvidersOnline(config, env)));
   return checks;
 }

@@ -47,7 +47,10 @@ const LINES: Record<CommandName, string[]> = {
     "skills                       workspace skills: scope, description, problems",
     "skills add PATH|GIT_URL [--yes]  show a skill folder's SKILL.md and scripts, then add it",
   ],
-  mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers"],
+  mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers",
+    "mcp login NAME [--no-browser] log in to an OAuth-protected MCP server",
+    "mcp logout NAME              forget an MCP server's tokens",
+    "mcp call NAME TOOL [JSON]    call one tool of an MCP server and print its result"],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
   tasks: ["tasks [ID] [--json]          background tasks, running and recent; one with its progress and result", "tasks cancel ID              stop a background task (needs the daemon)"],
   dashboard: [

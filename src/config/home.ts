@@ -51,6 +51,8 @@ export interface HomePaths {
   /** The control socket. Unix sockets allow about 100 bytes of path: keep homes short. */
   socket: string;
   lock: string;
+  /** `mcp-auth/<server>.json`: OAuth tokens and client registrations of MCP servers (0600). */
+  mcpAuth: string;
   /** The transcript of one session: `sessions/<key>.jsonl`, the key made safe for a file name. */
   sessionFile(key: string): string;
 }
@@ -80,6 +82,7 @@ export function homePaths(home: string): HomePaths {
     backups: at("backups"),
     socket: at("gateway.sock"),
     lock: at("gateway.lock"),
+    mcpAuth: at("mcp-auth"),
     sessionFile: (key) => path.join(sessions, `${sessionFileName(key)}.jsonl`),
   };
 }

@@ -63,6 +63,8 @@ export interface SessionRunRequest {
    * notes are in the context and memory_write target person writes them. Absent: nobody's.
    */
   person?: string | undefined;
+  /** Asks the person the run answers a question in their chat (MCP elicitation); absent: no chat. */
+  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -429,6 +431,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           mediaKeepTurns: config.media.keepTurns,
           ...(req.sendFile ? { sendFile: req.sendFile } : {}),
           ...(req.gate ? { gate: req.gate } : {}),
+          ...(req.ask ? { ask: req.ask } : {}),
           maxTokens: m.resolved.maxTokens,
           signal: req.signal,
           steering: req.steering ?? noSteering,

@@ -9,6 +9,7 @@ import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { Outbox } from "./outbox.ts";
 import type { PairingStore } from "./pairing.ts";
+import type { PendingQuestions } from "./questions.ts";
 import type { RecentChats } from "./router.ts";
 import type { CronService } from "../scheduler/service.ts";
 import type { TaskService } from "../tasks/service.ts";
@@ -54,4 +55,6 @@ export interface GatewayContext {
   dashboard?: DashboardServer;
   /** The speaker of an answer (voice-replies.ts speakerFor), or null: text only. Absent: answers are never spoken. */
   speakerFor?: (entry: Pick<InboxEntry, "sessionKey" | "voiceNote" | "message">, scope: Scope) => Speaker | null;
+  /** Questions tools ask in a chat (MCP elicitation), waiting for their answer. */
+  questions: PendingQuestions;
 }

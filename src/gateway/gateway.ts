@@ -14,6 +14,7 @@ import { routePlatformCommand } from "./platform-commands.ts";
 import { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
+import { PendingQuestions } from "./questions.ts";
 import { startControlSocket, type ControlSocket } from "./control/socket.ts";
 import { DiskRetry } from "./disk-retry.ts";
 import { homePaths } from "../config/home.ts";
@@ -138,7 +139,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // which start in the background once the agent has swept what a killed daemon left.
     const skills = new SkillRegistry({ workspace: config.workspace, log: log.child({ component: "skills" }) });
     if (memory) undo.push(["skills feed", memory.onWorkspaceEvent((e) => skills.noteWorkspaceEvent(e.relPath))]);
-    const mcp = new McpManager({ config: config.mcp, log, markerPrefix: markerPrefixFor(home), ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}) });
+    // A server that needs a login sends its link to the owner once the channels are up (ctx).
+    let owner: GatewayContext | null = null;
+    const mcp = new McpManager({
+      config: config.mcp,
+      log,
+      markerPrefix: markerPrefixFor(home),
+      authDir: paths.mcpAuth,
+      workspace: config.workspace,
+      notifyOwner: async (text) => (owner ? notifyOwner(owner, text) : log.warn("mcp.login_unsent", { reason: "the channels are not up yet" })),
+      ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}),
+    });
     undo.push(["mcp servers", () => mcp.stop()]);
 
     // 4. Sessions, pairing, the agent and the lanes.
@@ -161,7 +172,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions() } as GatewayContext;
+    owner = ctx;
     ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock });
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));

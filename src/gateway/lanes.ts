@@ -33,6 +33,8 @@ export interface LaneItem {
   chat?: DeliveryTarget;
   /** Set when the item carries outside content (another person's words): the run starts tainted. */
   taintedBy?: string;
+  /** Asks the item's sender a question in its chat (MCP elicitation); absent: no chat to ask. */
+  ask?: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>;
   arrivedAt: number;
   /**
    * False for a run that answers someone else (a scheduled job, the heartbeat): messages that

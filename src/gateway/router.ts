@@ -112,6 +112,12 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       return;
     }
 
+    // The answer to a question a tool asked in this chat goes to that tool, not to the agent.
+    if (ctx.questions?.answer(m)) {
+      log.debug("inbound.answer");
+      return;
+    }
+
     const command = parseCommand(m.text);
     if (command) {
       const reply = await handleCommand(ctx, command, { message: m, sessionKey: decision.sessionKey, scope: decision.scope, isOwner: decision.isOwner });
@@ -237,6 +243,10 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     chat: { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) },
     // Another person's words (or a group's talk before the mention) are outside content.
     ...(!m.sender.isOwner ? { taintedBy: `a message from ${m.sender.name}` } : entry.preface ? { taintedBy: "other people's messages in this chat" } : {}),
+    ask: (text, opts) => {
+      const to = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
+      return ctx.questions.ask(to, m.sender.id, text, (t) => ctx.channels.send(to, t, { from: "Hearth" }), opts);
+    },
     arrivedAt: ctx.clock(),
     ...(alone ? { solo: true } : {}),
     ...(alone === "isolated" ? { isolated: true } : {}),

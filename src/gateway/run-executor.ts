@@ -40,6 +40,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       }),
       ...(first?.tools ? { tools: first.tools } : {}),
       ...(scope === "shared" && person !== undefined ? { person } : {}),
+      ...(first?.ask ? { ask: first.ask } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
       steering: run.steering,

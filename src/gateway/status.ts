@@ -1,6 +1,7 @@
 // A snapshot of the running gateway, for /status and `hearth status`.
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import type { ServerView } from "../agent/mcp/connection.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { ModelInfo } from "./agent-runtime.ts";
@@ -47,10 +48,12 @@ export interface GatewayStatus {
 
 /** "MCP server github is down: <last error>" per enabled server that is not ready. */
 export function mcpDownLines(servers: readonly ServerView[]): string[] {
+  const login = servers.filter((v) => v.status === "needs_login").map((v) => `MCP server ${v.name} needs a login: \`${hearthCmd(`mcp login ${v.name}`)}\``);
   return servers
     .filter((v) => v.status === "down" || v.status === "starting")
     // A server starting again after a failure is down until it is ready: say so, with why.
-    .map((v) => `MCP server ${v.name} is ${v.status === "down" || v.lastError ? "down" : "still starting"}${v.lastError ? `: ${v.lastError}` : ""}`);
+    .map((v) => `MCP server ${v.name} is ${v.status === "down" || v.lastError ? "down" : "still starting"}${v.lastError ? `: ${v.lastError}` : ""}`)
+    .concat(login);
 }
 
 export function gatewayStatus(ctx: GatewayContext): GatewayStatus {

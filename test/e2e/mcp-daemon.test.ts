@@ -56,7 +56,7 @@ describe.skipIf(process.platform !== "linux")("MCP servers of the real daemon", 
       "SERVER           STATE     VIA   SCOPE  TOOLS\n" +
         "broken           down      stdio main   0 tools\n" +
         "    last error: the server exited before it was ready: fault server: refusing to start (--crash-at-start)\n" +
-        "everything       ready     stdio main   13 tools\n",
+        "everything       ready     stdio main   16 tools\n",
     );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(1);

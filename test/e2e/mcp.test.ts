@@ -150,7 +150,8 @@ describe("server-filesystem rooted at a temp folder", () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => rmSync(outside, { recursive: true, force: true }));
     writeFileSync(join(dir, "notes.txt"), "milk, eggs, bread\n");
     writeFileSync(join(outside, "secret.txt"), "not for you\n");
-    await gatewayWith({ files: { command: NODE, args: [FILESYSTEM, dir] } });
+    // Offered the workspace as a root, server-filesystem would serve it instead of its folder.
+    await gatewayWith({ files: { command: NODE, args: [FILESYSTEM, dir], roots: "none" } });
     fake.enqueue(
       toolCall("mcp__files__read_text_file", { path: join(dir, "notes.txt") }),
       toolCall("mcp__files__read_text_file", { path: join(outside, "secret.txt") }),
@@ -173,7 +174,8 @@ describe("MCP servers and shared chats", () => {
     });
     fake.enqueue(toolCall("mcp__everything__get-env", {}), toolCall("mcp__team__echo", { message: "hi team" }), text("Done."));
     expect(await ask({ type: "group", chat: "-100", sender: "5" })).toBe("Done.");
-    expect(toolNames(fake.requests[0]!)).toEqual(["memory_search", "memory_get", "memory_write", "send_file", "mcp__team__echo"]);
+    // The shared server has resources: the group may read them (never the main-only server's).
+    expect(toolNames(fake.requests[0]!)).toEqual(["memory_search", "memory_get", "memory_write", "send_file", "mcp__team__echo", "mcp_read_resource"]);
     expect(toolResult(fake.requests[1]!)).toEqual({
       type: "tool_result",
       tool_use_id: expect.any(String),

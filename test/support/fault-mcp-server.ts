@@ -1,7 +1,9 @@
 // A small MCP server (stdio) that misbehaves on request, for Hearth's fault tests.
-//   node fault-mcp-server.ts [--crash-at-start]
+//   node fault-mcp-server.ts [--crash-at-start] [--ask]
 // Tools: echo {text}; crash (exits mid-call); hang (never answers); big (1 MB of text);
-// grow (adds the tool "extra", which sends tools/list_changed); env {name} (a variable's value).
+// grow (adds the tool "extra", which sends tools/list_changed); env {name} (a variable's value);
+// with --ask also ask (asks the user for a name and a yes/no through elicitation, returns what
+// came back).
 // Each start appends a line to $FAULT_MCP_STARTS when that is set, so tests can count restarts.
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -31,6 +33,14 @@ server.registerTool("grow", { description: "Adds the tool extra." }, () => {
 server.registerTool("env", { description: "Returns an environment variable.", inputSchema: { name: z.string() } }, ({ name }) =>
   text(process.env[name] === undefined ? `${name} is not set` : `${name}=${process.env[name]}`),
 );
+
+if (process.argv.includes("--ask")) server.registerTool("ask", { description: "Asks the user who they are." }, async () => {
+  const r = await server.server.elicitInput({
+    message: "Who are you?",
+    requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name", minLength: 2 }, ok: { type: "boolean", title: "Go ahead?" } }, required: ["name", "ok"] },
+  });
+  return text(`${r.action}${r.content ? ` ${JSON.stringify(r.content)}` : ""}`);
+});
 
 await server.connect(new StdioServerTransport());
 // The daemon's stdin closing means it is gone: leave with it.

@@ -6,6 +6,36 @@ export const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
 const stringMap = z.record(z.string(), z.string()).default({});
 
+/**
+ * How Hearth authorizes itself to an HTTP server (values may use ${VAR}). Absent: the MCP
+ * authorization flow runs when the server answers 401 (discovery, registration, a login by the
+ * owner through `hearth mcp login`).
+ */
+export const mcpAuthSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("oauth"),
+    /** A client registered by hand with the authorization server (else dynamic registration). */
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    /** Scopes to ask for when the server names none. */
+    scope: z.string().min(1).optional(),
+    /** An HTTPS URL of a client ID metadata document, used where the server supports them. */
+    clientMetadataUrl: z.url({ protocol: /^https$/ }).optional(),
+  }),
+  z
+    .strictObject({
+      type: z.literal("client_credentials"),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1).optional(),
+      /** A PKCS#8 PEM private key (or ${VAR}) for private_key_jwt client authentication. */
+      privateKeyJwt: z.strictObject({ privateKey: z.string().min(1), algorithm: z.string().min(1).default("RS256") }).optional(),
+      scope: z.string().min(1).optional(),
+    })
+    .refine((a) => (a.clientSecret === undefined) !== (a.privateKeyJwt === undefined), { message: 'give "clientSecret" or "privateKeyJwt" (exactly one)' }),
+]);
+
+export type McpAuthConfig = z.output<typeof mcpAuthSchema>;
+
 export const mcpServerSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
@@ -13,6 +43,13 @@ export const mcpServerSchema = z
     scope: z.enum(["main", "shared"]).default("main"),
     /** Per call, and for the connection handshake. */
     timeoutMs: z.int().positive().max(3_600_000).default(60_000),
+    /** How long the person asked a server's question (elicitation) has to answer before it is declined; the call's timeout stops meanwhile. */
+    answerTimeoutMs: z.int().positive().max(86_400_000).default(300_000),
+    /**
+     * The roots offered to the server: "workspace" (main-scope servers only; shared ones get
+     * none) or "none". Some servers (server-filesystem) replace their own folders with them.
+     */
+    roots: z.enum(["workspace", "none"]).default("workspace"),
     tools: z
       .strictObject({
         /** Only these tools of the server (absent: all of them). */
@@ -30,9 +67,11 @@ export const mcpServerSchema = z
     url: z.url({ protocol: /^https?$/ }).optional(),
     /** Sent with every request; values may use ${VAR}. */
     headers: stringMap,
+    auth: mcpAuthSchema.optional(),
   })
   .superRefine((s, ctx) => {
     if (s.command && s.url) ctx.addIssue({ code: "custom", message: 'give either "command" (stdio) or "url" (HTTP), not both' });
+    if (s.command && s.auth) ctx.addIssue({ code: "custom", path: ["auth"], message: '"auth" is for HTTP servers ("url"); a stdio server gets its credentials through "env"' });
     if (!s.command && !s.url) ctx.addIssue({ code: "custom", message: 'give "command" (a stdio server) or "url" (a Streamable HTTP server)' });
   });
 

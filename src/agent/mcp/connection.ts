@@ -8,14 +8,20 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { registerSecret, type Logger } from "../../log.ts";
-import type { Tool, ToolOutput } from "../tool.ts";
+import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
 import { commandEnv } from "../tools/exec.ts";
 import { expandVariables, type McpServerConfig } from "./config.ts";
+import { CLIENT_CAPABILITIES, installClientFeatures, type ActiveCall } from "./client-features.ts";
+import { httpAuthFor } from "./http-auth.ts";
+import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
+import type { McpAuthStore } from "./oauth-store.ts";
 import { toToolOutput } from "./results.ts";
+import { resourceOutput, type Catalog } from "./resources.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
 
-export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "stopped";
+/** `needs_login`: an OAuth-protected server that waits for the owner to log in (no retries meanwhile). */
+export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "needs_login" | "stopped";
 export type TransportKind = "stdio" | "http" | "sse";
 
 /** What `hearth mcp`, `/status` and doctor show of a server. */
@@ -50,6 +56,15 @@ export interface ConnectionOptions {
   backoff?: Partial<Backoff>;
   /** Called after the tool list changed (connect, list_changed). Must not throw. */
   onToolsChanged: () => void;
+  /** Where OAuth tokens of HTTP servers are kept; absent: HTTP servers get no authorization. */
+  authStore?: McpAuthStore;
+  /**
+   * Called when the server needs the owner to log in (`scope`: the scopes a step-up asks for).
+   * Must not throw; the connection waits in `needs_login` until reconnect() is called.
+   */
+  onNeedsLogin?: (scope: string | undefined) => void;
+  /** The folders offered as roots (main-scope servers: the workspace). Default none. */
+  roots?: readonly string[];
 }
 
 /** A server that stayed up this long has its backoff reset when it exits. */
@@ -66,6 +81,11 @@ export class McpConnection {
   readonly #markerPrefix: string | undefined;
   readonly #backoff: Backoff;
   readonly #onToolsChanged: () => void;
+  readonly #authStore: McpAuthStore | undefined;
+  readonly #onNeedsLogin: (scope: string | undefined) => void;
+  readonly #roots: readonly string[];
+  /** Calls under way that can ask their chat a question (elicitation), oldest first. */
+  readonly #calls: ActiveCall[] = [];
   #status: ServerStatus;
   #transportKind: TransportKind;
   #client: Client | null = null;
@@ -92,6 +112,9 @@ export class McpConnection {
     this.#markerPrefix = opts.markerPrefix;
     this.#backoff = { baseMs: opts.backoff?.baseMs ?? 1000, maxMs: opts.backoff?.maxMs ?? 60_000 };
     this.#onToolsChanged = opts.onToolsChanged;
+    this.#authStore = opts.authStore;
+    this.#onNeedsLogin = opts.onNeedsLogin ?? (() => {});
+    this.#roots = opts.roots ?? [];
     this.#status = opts.config.enabled ? "starting" : "disabled";
     this.#transportKind = opts.config.command ? "stdio" : "http";
   }
@@ -119,9 +142,71 @@ export class McpConnection {
     };
   }
 
+  /** Whether the server said it has resources (known once it connected). */
+  hasResources(): boolean {
+    return this.#client?.getServerCapabilities()?.resources !== undefined;
+  }
+
+  /** Its resources and prompts (the first 100 pages of each); `error` when it cannot answer now. */
+  async catalog(signal?: AbortSignal): Promise<Catalog | { error: string }> {
+    const client = this.#client;
+    if (!client) return { error: `The MCP server "${this.name}" is ${this.#status}${this.#lastError ? ` (${this.#lastError})` : ""}.` };
+    const caps = client.getServerCapabilities() ?? {};
+    const opts = { timeout: this.config.timeoutMs, ...(signal ? { signal } : {}) };
+    try {
+      const resources: Catalog["resources"] = [];
+      const prompts: Catalog["prompts"] = [];
+      for (let page = 0, cursor: string | undefined; caps.resources && page < 100; page++) {
+        const r = await client.listResources(cursor ? { cursor } : {}, opts);
+        resources.push(...r.resources.map((x) => ({ name: x.name, uri: x.uri, description: x.description ?? "" })));
+        if (!(cursor = r.nextCursor)) break;
+      }
+      for (let page = 0, cursor: string | undefined; caps.prompts && page < 100; page++) {
+        const r = await client.listPrompts(cursor ? { cursor } : {}, opts);
+        prompts.push(...r.prompts.map((x) => ({ name: x.name, description: x.description ?? "" })));
+        if (!(cursor = r.nextCursor)) break;
+      }
+      return { resources, prompts };
+    } catch (err) {
+      return { error: `The MCP server "${this.name}" could not list its resources and prompts: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
+  /** Reads one resource; never throws. */
+  async readResource(uri: string, signal: AbortSignal): Promise<ToolOutput> {
+    const client = this.#client;
+    if (!client) return { isError: true, content: `The MCP server "${this.name}" cannot take calls now: it is ${this.#status}.` };
+    try {
+      const r = await client.readResource({ uri }, { signal, timeout: this.config.timeoutMs });
+      return resourceOutput(r.contents);
+    } catch (err) {
+      if (signal.aborted) return { isError: true, content: `Cancelled: the run was stopped while ${this.name} read ${uri}.` };
+      return { isError: true, content: `Reading ${uri} from the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
   /** Its tools for the model: the same objects while the list is unchanged; kept while it restarts. */
   tools(): readonly Tool[] {
     return this.#tools;
+  }
+
+  /**
+   * Connects again now (after a login): the current connection, if any, is closed first and the
+   * backoff starts over and the last error is forgotten (it described the state before the
+   * login). Does nothing to a stopped or disabled server.
+   */
+  async reconnect(): Promise<void> {
+    if (this.#status === "stopped" || this.#status === "disabled") return;
+    clearTimeout(this.#timer);
+    await this.#connecting?.catch(() => {});
+    const client = this.#client;
+    this.#client = null;
+    await client?.close().catch(() => {});
+    this.#attempt = 0;
+    this.#lastError = undefined;
+    this.#status = "starting";
+    this.#connecting = this.#connect();
+    await this.#connecting;
   }
 
   /** Stops it for good: no more restarts; a stdio child (and what it started) is ended. */
@@ -158,7 +243,8 @@ export class McpConnection {
       this.#log.info("mcp.ready", { server: this.name, transport: this.#transportKind, tools: this.#tools.length });
     } catch (err) {
       await client?.close().catch(() => {});
-      this.#fail(this.#describe(err));
+      if (err instanceof LoginRequiredError) this.#needLogin(err.message, undefined);
+      else this.#fail(this.#describe(err));
     } finally {
       this.#opening = null;
       this.#connecting = null;
@@ -172,14 +258,16 @@ export class McpConnection {
     const headers = expandVariables(this.config.headers, this.#env, `mcp.servers.${this.name}.headers`);
     for (const v of Object.values(headers)) registerSecret(v);
     const requestInit = { headers };
+    const auth = this.#authStore ? httpAuthFor(this.name, this.config, this.#authStore, this.#env) : {};
     try {
       this.#transportKind = "http";
-      return await this.#connectWith(new sdk.StreamableHTTPClientTransport(url, { requestInit }));
+      return await this.#connectWith(new sdk.StreamableHTTPClientTransport(url, { requestInit, ...auth }));
     } catch (httpErr) {
+      if (httpErr instanceof LoginRequiredError || (httpErr instanceof Error && httpErr.name === "PkceUnsupportedError")) throw httpErr;
       // Older servers speak only the 2024 HTTP+SSE transport; the spec's fallback is to try it.
       this.#transportKind = "sse";
       try {
-        return await this.#connectWith(new sdk.SSEClientTransport(url, { requestInit }));
+        return await this.#connectWith(new sdk.SSEClientTransport(url, { requestInit, ...auth }));
       } catch {
         this.#transportKind = "http";
         throw httpErr;
@@ -211,7 +299,7 @@ export class McpConnection {
     const client = new this.#sdk!.Client(
       { name: "hearth", version: "0.1.0" },
       {
-        capabilities: {},
+        capabilities: CLIENT_CAPABILITIES,
         listChanged: {
           tools: {
             onChanged: (err, tools) => {
@@ -226,6 +314,13 @@ export class McpConnection {
     client.onclose = () => {
       if (this.#client === client) this.#onExit();
     };
+    installClientFeatures(client, this.#sdk!, {
+      server: this.name,
+      roots: this.#roots,
+      activeCall: () => this.#calls.at(-1),
+      answerTimeoutMs: this.config.answerTimeoutMs,
+      log: this.#log,
+    });
     this.#opening = client;
     try {
       await client.connect(transport, { timeout: this.config.timeoutMs });
@@ -261,6 +356,15 @@ export class McpConnection {
       this.#connecting = this.#connect();
     }, delay);
     this.#timer.unref();
+  }
+
+  #needLogin(error: string, scope: string | undefined): void {
+    if (this.#status === "stopped") return;
+    this.#status = "needs_login";
+    this.#lastError = error;
+    clearTimeout(this.#timer);
+    this.#log.warn("mcp.needs_login", { server: this.name, ...(scope ? { scope } : {}) });
+    this.#onNeedsLogin(scope);
   }
 
   /** An SDK error of that code (the SDK is loaded by then: it was needed to connect). */
@@ -305,21 +409,49 @@ export class McpConnection {
       input: anyObject,
       inputSchema: { ...(t.inputSchema as Record<string, unknown>), type: "object" },
       readOnly: t.annotations?.readOnlyHint === true,
-      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal),
+      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal, ctx.ask),
     };
   }
 
   /** Calls one of its tools; cancelled on `signal` and after `timeoutMs`. Never throws. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, ask?: ToolContext["ask"]): Promise<ToolOutput> {
     const client = this.#client;
     if (!client) {
       const why = this.#status === "stopped" ? "Hearth is shutting down" : `it is ${this.#status}${this.#lastError ? ` (${this.#lastError})` : ""}`;
       return { isError: true, content: `The MCP server "${this.name}" cannot take calls now: ${why}. It restarts on its own; try again shortly.` };
     }
+    // The call's own timer (not the SDK's): it stops while a person answers the server's
+    // question and starts over on progress.
+    const timedOut = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const startTimer = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => timedOut.abort(), this.config.timeoutMs);
+    };
+    const both = AbortSignal.any([signal, timedOut.signal]);
+    const active: ActiveCall | undefined = ask ? { ask, signal: both, pauseTimer: () => clearTimeout(timer), resumeTimer: startTimer } : undefined;
+    if (active) this.#calls.push(active);
+    startTimer();
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.config.timeoutMs });
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal: both, timeout: 2_147_483_647, onprogress: startTimer });
       return toToolOutput(result as Record<string, unknown>);
     } catch (err) {
+      if (timedOut.signal.aborted && !signal.aborted) {
+        return { isError: true, content: `${tool} on the MCP server "${this.name}" timed out after ${this.config.timeoutMs} ms and was cancelled.` };
+      }
+      if (err instanceof StepUpRequiredError) {
+        this.#authStore?.update(this.name, this.config.url!, (r) => ({ ...r, scope: err.scope }));
+        this.#log.warn("mcp.step_up", { server: this.name, tool, scope: err.scope });
+        this.#onNeedsLogin(err.scope);
+        return { isError: true, content: `${tool} on the MCP server "${this.name}" needs more permission (scope "${err.scope}"). The owner has been asked to log in again to grant it.` };
+      }
+      if (err instanceof LoginRequiredError) {
+        const c = this.#client;
+        this.#client = null;
+        void c?.close().catch(() => {});
+        this.#needLogin(err.message, undefined);
+        return { isError: true, content: err.message };
+      }
       if (signal.aborted) return { isError: true, content: `Cancelled: the run was stopped while ${this.name} ran ${tool}.` };
       if (this.#isMcpError(err, "RequestTimeout")) {
         return { isError: true, content: `${tool} on the MCP server "${this.name}" timed out after ${this.config.timeoutMs} ms and was cancelled.` };
@@ -328,6 +460,9 @@ export class McpConnection {
         return { isError: true, content: `The MCP server "${this.name}" exited during the call to ${tool}. Hearth restarts it; try again shortly.` };
       }
       return { isError: true, content: `${tool} on the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
+    } finally {
+      clearTimeout(timer);
+      if (active) this.#calls.splice(this.#calls.indexOf(active), 1);
     }
   }
 }

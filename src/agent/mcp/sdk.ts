@@ -4,7 +4,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 export interface McpSdk {
   Client: typeof Client;
@@ -13,6 +13,8 @@ export interface McpSdk {
   StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
   ErrorCode: typeof ErrorCode;
   McpError: typeof McpError;
+  ElicitRequestSchema: typeof ElicitRequestSchema;
+  ListRootsRequestSchema: typeof ListRootsRequestSchema;
 }
 
 let loaded: Promise<McpSdk> | null = null;
@@ -32,6 +34,8 @@ export function loadMcpSdk(): Promise<McpSdk> {
     StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     ErrorCode: types.ErrorCode,
     McpError: types.McpError,
+    ElicitRequestSchema: types.ElicitRequestSchema,
+    ListRootsRequestSchema: types.ListRootsRequestSchema,
   }));
   return loaded;
 }

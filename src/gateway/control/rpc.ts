@@ -39,6 +39,17 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
       if (!tools) throw new Error(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
       return tools;
     },
+    "mcp.catalog": async (p) => {
+      const name = stringParam(p, "name");
+      const catalog = await ctx.runtime.mcp?.catalog(name);
+      if (!catalog) throw new Error(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
+      return catalog;
+    },
+    "mcp.reconnect": async (p) => {
+      const name = stringParam(p, "name");
+      if (!(await ctx.runtime.mcp?.reconnect(name))) throw new Error(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
+      return ctx.runtime.mcp!.views().find((v) => v.name === name);
+    },
   };
   return async (method, params) => {
     const handler = methods[method];

@@ -9,6 +9,8 @@ describe("mcp.servers", () => {
       enabled: true,
       scope: "main",
       timeoutMs: 60_000,
+      answerTimeoutMs: 300_000,
+      roots: "workspace",
       tools: { deny: [] },
       command: "npx",
       args: ["-y", "x"],

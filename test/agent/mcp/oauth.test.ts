@@ -1,0 +1,160 @@
+// The MCP authorization flow against an OAuth-protected server built on the SDK's server-side
+// auth: discovery, registration, PKCE with S256 and the resource indicator, the loopback
+// callback and its state, refresh after expiry, client credentials, step-up on
+// insufficient_scope, and an authorization server without PKCE refused.
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpServerSchema, type McpServerConfig } from "../../../src/agent/mcp/config.ts";
+import { beginLogin, type LoginStart } from "../../../src/agent/mcp/login.ts";
+import { McpManager } from "../../../src/agent/mcp/manager.ts";
+import { McpAuthStore } from "../../../src/agent/mcp/oauth-store.ts";
+import { createLogger } from "../../../src/log.ts";
+import { startOAuthMcpServer, type OAuthMcpServer } from "../../support/oauth-mcp-server.ts";
+
+let srv: OAuthMcpServer;
+let dir: string;
+beforeAll(async () => {
+  srv = await startOAuthMcpServer({ machineClient: { id: "machine-1", secret: "machine-secret-value-123" } });
+  dir = mkdtempSync(join(tmpdir(), "hearth-oauth-"));
+});
+afterAll(async () => {
+  await srv.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const signal = () => new AbortController().signal;
+
+/** Plays the browser: opens the authorization URL, follows its redirect to the loopback callback. */
+async function playBrowser(authorizationUrl: string): Promise<{ status: number; body: string }> {
+  const consent = await fetch(authorizationUrl, { redirect: "manual" });
+  const to = consent.headers.get("location");
+  if (!to) throw new Error(`no redirect from the authorization endpoint: ${consent.status} ${await consent.text()}`);
+  const back = await fetch(to);
+  return { status: back.status, body: await back.text() };
+}
+
+function setup(name: string, config: McpServerConfig) {
+  const authDir = join(dir, name);
+  const lines: string[] = [];
+  const needs: Array<string | undefined> = [];
+  const log = createLogger({ level: "debug", sink: { write: (l) => lines.push(l) } });
+  const manager = new McpManager({ config: { servers: { [name]: config } }, log, authDir, backoff: { baseMs: 60_000 } });
+  const conn = manager.server(name)!;
+  return { store: new McpAuthStore(authDir), manager, conn, lines, needs, authDir };
+}
+
+async function loginThroughBrowser(name: string, config: McpServerConfig, store: McpAuthStore): Promise<LoginStart & { type: "redirect" }> {
+  const start = await beginLogin({ name, config, store, timeoutMs: 60_000 });
+  if (start.type !== "redirect") throw new Error("expected a redirect");
+  const page = await playBrowser(start.authorizationUrl);
+  expect(page.status).toBe(200);
+  expect(page.body).toContain("Hearth is logged in. You can close this tab.");
+  expect(await start.done).toEqual({ type: "authorized" });
+  return start;
+}
+
+describe("logging in to an OAuth-protected MCP server", () => {
+  it("with no tokens the server waits for a login; after the login it connects, and a token that expired is refreshed without the owner", async () => {
+    const config = mcpServerSchema.parse({ url: srv.url });
+    const { store, manager, conn, lines, authDir } = setup("prot", config);
+    try {
+      manager.start();
+      await manager.settled();
+      expect(conn.view()).toMatchObject({ status: "needs_login", lastError: 'The MCP server "prot" is not authorized: it needs you to log in. Log in with `hearth mcp login prot`.' });
+      expect(srv.seen.registrations).toBe(0);
+
+      srv.tokenTtlMs = 1;
+      const start = await loginThroughBrowser("prot", config, store);
+      srv.tokenTtlMs = 3_600_000;
+      const authorize = srv.seen.authorize.at(-1)!;
+      expect(authorize).toEqual({ resource: srv.url, scopes: ["read"], method: "S256" });
+      expect(new URL(start.authorizationUrl).searchParams.get("redirect_uri")).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+      expect(srv.seen.token.map((t) => [t.grant, t.resource])).toEqual([["authorization_code", srv.url]]);
+      expect(statSync(join(authDir, "prot.json")).mode & 0o777).toBe(0o600);
+
+      await conn.reconnect();
+      expect(conn.view().status).toBe("ready");
+      expect(srv.seen.token.map((t) => [t.grant, t.resource])).toEqual([["authorization_code", srv.url], ["refresh_token", srv.url]]);
+      expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read");
+      const tokens = store.read("prot", srv.url).tokens!;
+      expect(lines.join("\n")).not.toContain(String(tokens.access_token));
+    } finally {
+      await manager.stop();
+    }
+  });
+
+  it("a callback without the login's state is refused and the login keeps waiting for the real one", async () => {
+    const config = mcpServerSchema.parse({ url: srv.url });
+    const store = new McpAuthStore(join(dir, "state"));
+    const start = await beginLogin({ name: "state", config, store, timeoutMs: 60_000 });
+    if (start.type !== "redirect") throw new Error("expected a redirect");
+    const redirect = new URL(start.authorizationUrl).searchParams.get("redirect_uri")!;
+    const forged = await fetch(`${redirect}?code=stolen&state=guess`);
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).toBe("This login link is not the one Hearth is waiting for (the state does not match).\n");
+    expect((await playBrowser(start.authorizationUrl)).status).toBe(200);
+    expect(await start.done).toEqual({ type: "authorized" });
+  });
+
+  it("a tool that needs a wider scope asks for a login with the scopes the server named, and works after it", async () => {
+    const config = mcpServerSchema.parse({ url: srv.url });
+    const { store, manager, conn } = setup("stepup", config);
+    try {
+      await loginThroughBrowser("stepup", config, store);
+      manager.start();
+      await manager.settled();
+      const refused = await conn.call("admin", {}, signal());
+      expect(refused).toEqual({ isError: true, content: 'admin on the MCP server "stepup" needs more permission (scope "read admin"). The owner has been asked to log in again to grant it.' });
+      expect(store.read("stepup", srv.url).scope).toBe("read admin");
+      await loginThroughBrowser("stepup", config, store);
+      expect(srv.seen.authorize.at(-1)!.scopes).toEqual(["read", "admin"]);
+      await conn.reconnect();
+      expect(await conn.call("admin", {}, signal())).toEqual({ content: "admin done" });
+    } finally {
+      await manager.stop();
+    }
+  });
+
+  it("client_credentials gets a token with the resource indicator and no owner", async () => {
+    const config = mcpServerSchema.parse({ url: srv.url, auth: { type: "client_credentials", clientId: "machine-1", clientSecret: "${MACHINE_SECRET}" } });
+    const authDir = join(dir, "machine");
+    const manager = new McpManager({ config: { servers: { m: config } }, log: createLogger({ level: "silent" }), authDir, env: { MACHINE_SECRET: "machine-secret-value-123" } });
+    try {
+      manager.start();
+      await manager.settled();
+      const conn = manager.server("m")!;
+      expect(conn.view().status).toBe("ready");
+      expect(srv.seen.token.at(-1)).toEqual({ grant: "client_credentials", resource: srv.url });
+      expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read");
+    } finally {
+      await manager.stop();
+    }
+  });
+});
+
+describe("an authorization server without PKCE", () => {
+  let bare: OAuthMcpServer;
+  beforeAll(async () => {
+    bare = await startOAuthMcpServer({ withoutPkce: true });
+  });
+  afterAll(() => bare.close());
+
+  it("is refused with a clear sentence, by a login and by the daemon's connection", async () => {
+    const config = mcpServerSchema.parse({ url: bare.url });
+    const sentence =
+      `The authorization server of the MCP server "nopkce" (${bare.origin}/) does not say it supports PKCE with S256 ` +
+      "(code_challenge_methods_supported in its metadata), so Hearth refuses to log in there: the MCP authorization spec requires it.";
+    await expect(beginLogin({ name: "nopkce", config, store: new McpAuthStore(join(dir, "nopkce")) })).rejects.toThrow(sentence);
+    expect(bare.seen.authorize).toEqual([]);
+    const { manager, conn } = setup("nopkce", config);
+    try {
+      manager.start();
+      await manager.settled();
+      expect(conn.view()).toMatchObject({ status: "down", lastError: sentence });
+    } finally {
+      await manager.stop();
+    }
+  });
+});
