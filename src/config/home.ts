@@ -43,6 +43,8 @@ export interface HomePaths {
   /** The control socket. Unix sockets allow about 100 bytes of path: keep homes short. */
   socket: string;
   lock: string;
+  /** `known_hosts`: the SSH host keys of tools.exec.hosts that `hearth hosts trust` recorded. */
+  knownHosts: string;
   /** The transcript of one session: `sessions/<key>.jsonl`, the key made safe for a file name. */
   sessionFile(key: string): string;
 }
@@ -68,6 +70,7 @@ export function homePaths(home: string): HomePaths {
     memoryDb: at("index", "memory.db"),
     socket: at("gateway.sock"),
     lock: at("gateway.lock"),
+    knownHosts: at("known_hosts"),
     sessionFile: (key) => path.join(sessions, `${sessionFileName(key)}.jsonl`),
   };
 }

@@ -5,6 +5,7 @@ import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
+import { execHostsSchema } from "../agent/tools/hosts/config.ts";
 import { clockTime, dmPolicy, dmRateLimit, duration, groupRules, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
@@ -139,6 +140,8 @@ export const configSchema = strict({
       sandbox: z.enum(sandboxModes).default("auto"),
       /** Whether sandboxed commands may use the network. */
       network: z.boolean().default(true),
+      /** Other machines `exec` may run on over SSH (main scope only); see agent/tools/hosts/config.ts. */
+      hosts: execHostsSchema,
     }).prefault({}),
     /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
     shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
