@@ -108,6 +108,10 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/skills.ts")).runSkills(home, rest, io);
     case "mcp":
       return await (await import("./cli/mcp.ts")).runMcp(home, rest, io);
+    case "hosts":
+      return await (await import("./cli/hosts.ts")).runHosts(home, rest, io);
+    case "service":
+      return await (await import("./cli/service.ts")).runService(home, rest, io);
     default:
       command satisfies never;
       return 2;

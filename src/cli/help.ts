@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing";
+export type CommandName = "start" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "hosts" | "service";
 
 const LINES: Record<CommandName, string[]> = {
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
@@ -31,6 +31,14 @@ const LINES: Record<CommandName, string[]> = {
     "skills add PATH|GIT_URL [--yes]  show a skill folder's SKILL.md and scripts, then add it",
   ],
   mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers"],
+  hosts: [
+    "hosts                        SSH hosts of tools.exec.hosts: reachable, latency, host key",
+    "hosts trust NAME [--yes]     show a host's key, then record it in known_hosts",
+  ],
+  service: [
+    "service install              write and enable a systemd user unit that runs Hearth (no pm2)",
+    "service uninstall            stop, disable and remove that unit",
+  ],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
   pairing: [
     "pairing list                 pending pairing codes and approved senders",
