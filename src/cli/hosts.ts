@@ -85,10 +85,13 @@ export function formatProbe(p: HostProbe, cfg: SshHostConfig): string {
 
 async function trustHost(name: string, cfg: SshHostConfig, defaultKnownHostsFile: string, yes: boolean, io: HostsIO): Promise<number> {
   const file = knownHostsFileOf(cfg, { defaultKnownHostsFile });
-  let offered: HostKey | undefined;
+  let offered: HostKey;
   try {
-    // Only the key is wanted: the verifier refuses, so nothing is sent after the key exchange.
-    await connectHost(name, cfg, { defaultKnownHostsFile, acceptUnknown: (key) => ((offered = key), false) });
+    // An unknown key is refused before anything is sent: the error carries it.
+    // Connected: the key is known already.
+    const { client, key } = await connectHost(name, cfg, { defaultKnownHostsFile });
+    client.end();
+    offered = key;
   } catch (err) {
     if (!(err instanceof HostKeyError)) {
       io.stderr.write(`hearth: ${(err as Error).message}\n`);
@@ -100,7 +103,6 @@ async function trustHost(name: string, cfg: SshHostConfig, defaultKnownHostsFile
     }
     offered = err.offered;
   }
-  if (!offered) return 1;
   const knownName = knownHostName(cfg.host, cfg.port);
   if (checkHostKey(await readKnownHosts(file), knownName, offered).status === "known") {
     io.stdout.write(`${name} (${knownName}) is already trusted: ${offered.type} ${offered.fingerprint}.\n`);

@@ -1,7 +1,7 @@
 // `exec` on another host, against a real OpenSSH server on a loopback port (skipped, saying why,
 // where openssh-server is not installed). One sshd for the whole file.
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExecTool } from "../../src/agent/tools/exec.ts";
@@ -9,6 +9,8 @@ import { SshHosts } from "../../src/agent/tools/hosts/ssh-hosts.ts";
 import type { ExecHostsConfig } from "../../src/agent/tools/hosts/config.ts";
 import type { ToolContext, ToolOutput } from "../../src/agent/tool.ts";
 import { silentLogger } from "../../src/log.ts";
+import { runHosts } from "../../src/cli/hosts.ts";
+import { hearthCommand } from "../../src/hearth-command.ts";
 import { E2E_WAIT_MS } from "../support/limits.ts";
 import { sshdMissing, startSshd, type Sshd } from "../support/sshd.ts";
 
@@ -152,5 +154,38 @@ describe.skipIf(missing !== null)("exec on an SSH host", () => {
     const before = sshd.logins();
     expect(await exec(hosts, { command: "echo back", host: "nas" })).toEqual({ content: "back\n[exit code 0]", isError: false });
     expect(sshd.logins() - before).toBe(1);
+  });
+});
+
+describe.skipIf(missing !== null)("hearth hosts", () => {
+  function cli(home: string, args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { stdin: process.stdin, stdout: { write: (t: string) => out.push(t) }, stderr: { write: (t: string) => err.push(t) } } as never;
+    return runHosts(home, args, io).then((code) => ({ code, out: out.join(""), err: err.join("") }));
+  }
+
+  it("shows an untrusted host with its key, trusts it on request, then lists it reachable", async () => {
+    const home = path.join(sshd.dir, "home");
+    mkdirSync(home, { recursive: true });
+    const cfg = { type: "ssh", host: "127.0.0.1", port: sshd.port, user: sshd.user, identityFile: sshd.identityFile };
+    writeFileSync(path.join(home, "config.json"), JSON.stringify({ tools: { exec: { hosts: { nas: cfg } } } }));
+    const where = `${sshd.user}@127.0.0.1:${sshd.port}`;
+
+    const before = await cli(home, []);
+    expect(before).toEqual({ code: 1, out: `nas  ${where}  refused: host key not trusted yet  ssh-ed25519 ${sshd.fingerprint}  (check it, then: ${hearthCommand()} hosts trust nas)\n`, err: "" });
+
+    const trusted = await cli(home, ["trust", "nas", "--yes"]);
+    expect(trusted).toEqual({
+      code: 0,
+      out: `nas ([127.0.0.1]:${sshd.port}) offers the ssh-ed25519 key ${sshd.fingerprint}.\nCompare it with the server's own: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\nRecorded in ${home}/known_hosts.\n`,
+      err: "",
+    });
+    expect(readFileSync(path.join(home, "known_hosts"), "utf8")).toBe(`${sshd.knownHostsLine}\n`);
+
+    const after = await cli(home, []);
+    expect(after.code).toBe(0);
+    expect(after.out).toMatch(new RegExp(`^nas  ${where}  reachable  \\d+ ms  ssh-ed25519 ${sshd.fingerprint.replace(/[+/]/g, "\\$&")}\n$`));
+    expect(await cli(home, ["trust", "nas"])).toEqual({ code: 0, out: `nas ([127.0.0.1]:${sshd.port}) is already trusted: ssh-ed25519 ${sshd.fingerprint}.\n`, err: "" });
   });
 });

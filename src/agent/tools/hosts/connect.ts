@@ -87,6 +87,9 @@ export async function connectHost(name: string, cfg: SshHostConfig, opts: Connec
       return false;
     },
   };
+  // An error with no listener would crash the daemon: a later one (a dropped idle connection, an
+  // EPIPE after a refusal) is followed by "close", which is what callers watch.
+  client.on("error", () => {});
   return await new Promise((resolve, reject) => {
     const fail = (err: Error) => {
       client.end();
