@@ -10,6 +10,7 @@ import type { ExecHostsConfig } from "../../src/agent/tools/hosts/config.ts";
 import type { ToolContext, ToolOutput } from "../../src/agent/tool.ts";
 import { silentLogger } from "../../src/log.ts";
 import { runHosts } from "../../src/cli/hosts.ts";
+import { doctor } from "../../src/cli/doctor.ts";
 import { hearthCommand } from "../../src/hearth-command.ts";
 import { E2E_WAIT_MS } from "../support/limits.ts";
 import { sshdMissing, startSshd, type Sshd } from "../support/sshd.ts";
@@ -172,6 +173,10 @@ describe.skipIf(missing !== null)("hearth hosts", () => {
     writeFileSync(path.join(home, "config.json"), JSON.stringify({ tools: { exec: { hosts: { nas: cfg } } } }));
     const where = `${sshd.user}@127.0.0.1:${sshd.port}`;
 
+    const doctorBefore = await doctor(home, {});
+    expect(doctorBefore.filter((c) => c.name === "host nas")).toEqual([
+      { name: "host nas", ok: false, detail: `host key not trusted yet: ssh-ed25519 ${sshd.fingerprint}`, fix: `check the key on the server, then: ${hearthCommand()} hosts trust nas` },
+    ]);
     const before = await cli(home, []);
     expect(before).toEqual({ code: 1, out: `nas  ${where}  refused: host key not trusted yet  ssh-ed25519 ${sshd.fingerprint}  (check it, then: ${hearthCommand()} hosts trust nas)\n`, err: "" });
 
@@ -186,6 +191,8 @@ describe.skipIf(missing !== null)("hearth hosts", () => {
     const after = await cli(home, []);
     expect(after.code).toBe(0);
     expect(after.out).toMatch(new RegExp(`^nas  ${where}  reachable  \\d+ ms  ssh-ed25519 ${sshd.fingerprint.replace(/[+/]/g, "\\$&")}\n$`));
+    const checks = await doctor(home, {});
+    expect(checks.filter((c) => c.name === "host nas")).toEqual([{ name: "host nas", ok: true, detail: expect.stringMatching(new RegExp(`^reachable, \\d+ ms, ssh-ed25519 ${sshd.fingerprint.replace(/[+/]/g, "\\$&")}$`)) }]);
     expect(await cli(home, ["trust", "nas"])).toEqual({ code: 0, out: `nas ([127.0.0.1]:${sshd.port}) is already trusted: ssh-ed25519 ${sshd.fingerprint}.\n`, err: "" });
   });
 });
