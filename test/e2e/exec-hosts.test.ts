@@ -13,6 +13,8 @@ import { runHosts } from "../../src/cli/hosts.ts";
 import { doctor } from "../../src/cli/doctor.ts";
 import { hearthCommand } from "../../src/hearth-command.ts";
 import { E2E_WAIT_MS } from "../support/limits.ts";
+import { cleanupDaemon, makeHome, startDaemon } from "../support/daemon.ts";
+import { lastUserContent, startFakeModel, text } from "../support/fake-model.ts";
 import { sshdMissing, startSshd, type Sshd } from "../support/sshd.ts";
 
 const missing = sshdMissing();
@@ -195,4 +197,22 @@ describe.skipIf(missing !== null)("hearth hosts", () => {
     expect(checks.filter((c) => c.name === "host nas")).toEqual([{ name: "host nas", ok: true, detail: expect.stringMatching(new RegExp(`^reachable, \\d+ ms, ssh-ed25519 ${sshd.fingerprint.replace(/[+/]/g, "\\$&")}$`)) }]);
     expect(await cli(home, ["trust", "nas"])).toEqual({ code: 0, out: `nas ([127.0.0.1]:${sshd.port}) is already trusted: ssh-ed25519 ${sshd.fingerprint}.\n`, err: "" });
   });
+});
+
+describe.skipIf(missing !== null)("exec on an SSH host through the daemon", () => {
+  it("the owner's chat runs a command on nas and the model gets the remote output", async () => {
+    const fake = await startFakeModel();
+    const home = makeHome({ heartbeat: { every: "0" }, tools: { exec: { hosts: hostsFor({ env: { WHERE: "on nas" } }) } } });
+    const daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "sk-ant-api03-hosts-test-0123456789abcdef", ANTHROPIC_BASE_URL: fake.url });
+    try {
+      fake.enqueue({ type: "message", blocks: [{ tool: "exec", input: { command: 'echo "$WHERE"', host: "nas" } }] }, text("It says: on nas."));
+      const r = await daemon.hearth(["chat", "-m", "where are you?"], { timeoutMs: 60_000 });
+      expect(r.stdout).toBe("It says: on nas.\n");
+      const result = lastUserContent(fake.requests[1]!).find((b) => b.type === "tool_result");
+      expect(result?.content).toBe("on nas\n[exit code 0]");
+    } finally {
+      await cleanupDaemon(daemon, home);
+      await fake.close();
+    }
+  }, E2E_WAIT_MS);
 });
