@@ -140,6 +140,10 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (await import("./cli/backup.ts")).runBackup(home, rest, io, version());
     case "memory":
       return await (await import("./cli/memory.ts")).runMemory(home, rest, io);
+    case "hosts":
+      return await (await import("./cli/hosts.ts")).runHosts(home, rest, io);
+    case "service":
+      return await (await import("./cli/service.ts")).runService(home, rest, io);
     default:
       command satisfies never;
       return 2;

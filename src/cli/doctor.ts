@@ -92,8 +92,28 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(checkIndex(paths.memoryDb));
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
   checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config, home)));
+  checks.push(...(await checkExecHosts(config, home)));
   if (opts.online) checks.push(...(await checkProvidersOnline(config, env)));
   return checks;
+}
+
+/** Each SSH host of tools.exec.hosts, connected to as `exec` would (strict host key). */
+async function checkExecHosts(config: Config, home: string): Promise<Check[]> {
+  const entries = Object.entries(config.tools.exec.hosts);
+  if (entries.length === 0) return [];
+  const { probeHost } = await import("./hosts.ts");
+  const probes = await Promise.all(entries.map(([name, cfg]) => probeHost(name, cfg, homePaths(home).knownHosts)));
+  return probes.map((p): Check => {
+    const name = `host ${p.name}`;
+    switch (p.type) {
+      case "reachable":
+        return ok(name, `reachable, ${p.latencyMs} ms, ${p.key.type} ${p.key.fingerprint}`);
+      case "refused":
+        return problem(name, `${p.reason}: ${p.key.type} ${p.key.fingerprint}`, `check the key on the server, then: ${hearthCmd(`hosts trust ${p.name}`)}`);
+      case "unreachable":
+        return problem(name, p.reason, "check the host, port, user and identityFile in tools.exec.hosts");
+    }
+  });
 }
 
 function checkNode(): Check {

@@ -2,7 +2,7 @@
 // command that was mistyped.
 import { hearthCommand } from "../hearth-command.ts";
 
-export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory";
+export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory" | "hosts" | "service";
 
 const LINES: Record<CommandName, string[]> = {
   setup: [
@@ -51,6 +51,14 @@ const LINES: Record<CommandName, string[]> = {
     "mcp login NAME [--no-browser] log in to an OAuth-protected MCP server",
     "mcp logout NAME              forget an MCP server's tokens",
     "mcp call NAME TOOL [JSON]    call one tool of an MCP server and print its result"],
+  hosts: [
+    "hosts                        SSH hosts of tools.exec.hosts: reachable, latency, host key",
+    "hosts trust NAME [--yes]     show a host's key, then record it in known_hosts",
+  ],
+  service: [
+    "service install              write and enable a systemd user unit that runs Hearth (no pm2)",
+    "service uninstall            stop, disable and remove that unit",
+  ],
   heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
   tasks: ["tasks [ID] [--json]          background tasks, running and recent; one with its progress and result", "tasks cancel ID              stop a background task (needs the daemon)"],
   dashboard: [

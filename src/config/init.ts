@@ -153,6 +153,8 @@ export function configTemplate(): string {
     "exec": {
       "timeoutMs": 120000,                    // a shell command is killed after this long
       "sandbox": "auto",                      // auto (bubblewrap if installed) | bwrap (required) | off
+      // "hosts": { "nas": { "type": "ssh", "host": "nas.lan", "user": "me", "identityFile": "~/.ssh/id_ed25519" } },
+      //   other machines exec may run on over SSH (your chats only); trust each: hearth hosts trust nas
       "network": true                         // whether sandboxed commands may use the network
     },
     "shared": { "allow": [] },                // extra tools for groups and other people's DMs (names)

@@ -5,6 +5,7 @@ import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
+import { execHostsSchema } from "../agent/tools/hosts/config.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
 import { clockTime, dmPolicy, dmRateLimit, duration, envName, groupRules, speechFormats, voiceReplyModes, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, parseDuration, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
@@ -143,6 +144,8 @@ export const configSchema = strict({
       sandbox: z.enum(sandboxModes).default("auto"),
       /** Whether sandboxed commands may use the network. */
       network: z.boolean().default(true),
+      /** Other machines `exec` may run on over SSH (main scope only); see agent/tools/hosts/config.ts. */
+      hosts: execHostsSchema,
     }).prefault({}),
     /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
     shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),

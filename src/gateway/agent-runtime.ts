@@ -16,7 +16,7 @@ import { ToolSet, type OutgoingFile, type SentFile, type Tool, type ToolGate } f
 import { scopePermission, withExtensions } from "../agent/tool-policy.ts";
 import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
-import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecSandbox } from "../agent/tools/index.ts";
+import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecHosts, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
 import type { Logger } from "../log.ts";
@@ -129,6 +129,8 @@ export interface AgentRuntimeOptions {
   skills?: SkillRegistry | null;
   /** MCP servers: their tools join the tool set (the caller starts and stops them). */
   mcp?: McpManager | null;
+  /** tools.exec.hosts as a connection pool (the gateway closes it); absent: exec runs here only. */
+  execHosts?: ExecHosts;
   /** Replaces every model client (tests, benchmarks). */
   model?: ModelClient;
   clock?: () => number;
@@ -211,7 +213,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   });
   const lastWebReads = new Map<string, string[]>();
   const allTools = [
-    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
+    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, ...(opts.execHosts ? { execHosts: opts.execHosts } : {}), ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
     ...web.tools,
     ...(memory?.tools() ?? []),
     sendFileTool,

@@ -3,7 +3,7 @@ import type { ModelClient } from "../agent/providers/model.ts";
 import type { Backoff } from "../agent/mcp/connection.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
 import { SkillRegistry } from "../agent/skills/registry.ts";
-import { markerPrefixFor } from "../agent/tools/index.ts";
+import { markerPrefixFor, SshHosts } from "../agent/tools/index.ts";
 import type { Channel, InboundMessage } from "../channels/channel.ts";
 import { CliChannel } from "../channels/terminal/channel.ts";
 import type { Logger, LogTail } from "../log.ts";
@@ -161,10 +161,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const cron = CronService.open({ paths, config, log: log.child({ component: "cron" }), clock, setAsideDamaged: true, ...(opts.timers ? { timers: opts.timers } : {}) });
     const usage = UsageLedger.open({ file: usageFile(home), timezone: config.timezone, pricing: pricingFor(config), transcriptionPerMinuteUsd: transcriptionPricePerMinute(config.media.transcription), speechPerMillionCharsUsd: speechPricePerMillionChars(config.voice.tts), embeddingPerMillionTokensUsd: embeddingPricePerMillionTokens(config.memory.embeddings), localSearchPerThousandUsd: localSearchPricePerThousand(config.tools.web.search), log: log.child({ component: "usage" }), clock });
     const recordUsage = usage.record.bind(usage);
+    // Connections to tools.exec.hosts open on first use; the pool ends them all at shutdown.
+    const execHosts = new SshHosts(config.tools.exec.hosts, { defaultKnownHostsFile: homePaths(home).knownHosts });
+    undo.push(["exec hosts", () => execHosts.close()]);
     // Background tasks: their model calls count toward their cost cap as they are recorded.
     const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock });
     usage.onRecord((r) => tasks.noteCost(r.session, r.costUsd));
-    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
+    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, execHosts, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel({ mailbox: TerminalMailboxFile.open(paths.mailbox, log, config.timezone, clock()), clock });

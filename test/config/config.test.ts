@@ -43,7 +43,7 @@ describe("loadConfig", () => {
       providers: { anthropic: { type: "anthropic", models: {} } },
       agent: { maxTurns: 25, maxConcurrentRuns: 4, queueMode: "steer", shutdownGraceMs: 10000, releaseIdleAfter: "30m", maxSessionsInMemory: 500 },
       tools: {
-        exec: { timeoutMs: 120000, sandbox: "auto", network: true },
+        exec: { timeoutMs: 120000, sandbox: "auto", network: true, hosts: {} },
         shared: { allow: [] },
         web: {
           search: { enabled: true, mode: "server", provider: "brave", maxUses: 5, allowedDomains: [], blockedDomains: [] },

@@ -8,15 +8,17 @@ import { redact } from "../../log.ts";
 import { defineTool, type Tool, type ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked, newMarker } from "./exec-marker.ts";
 import { sandboxedCommand, type ExecSandbox } from "./sandbox.ts";
+import { OutputCapture } from "./output-capture.ts";
+import type { ExecHosts } from "./hosts/ssh-hosts.ts";
 import { PROVIDER_KEY_ENVS } from "../providers/presets.ts";
+
+export { OutputCapture };
 
 export const MAX_EXEC_TIMEOUT_MS = 10 * 60_000;
 /** How long a killed group gets between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 1_000;
 /** How long to wait for buffered output after bash exits; a background child may hold the pipes. */
 const DRAIN_MS = 200;
-const HEAD_BYTES = 512 * 1024;
-const TAIL_BYTES = 512 * 1024;
 /** Hearth's own credentials: a command (or whoever wrote it into a web page) never sees them. */
 export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", ...PROVIDER_KEY_ENVS.filter((v) => v !== "ANTHROPIC_API_KEY"), "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "HEARTH_TRANSCRIPTION_API_KEY"];
 
@@ -24,28 +26,53 @@ export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", ...
 export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off", detail: "no sandbox" };
 
 /** `markerPrefix`: from `markerPrefixFor(home)`, so a restarted daemon finds what a crash left. */
-export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string }): Tool {
+/**
+ * `hosts`: the owner's other machines (`tools.exec.hosts`); with at least one, the input gains an
+ * optional `host`, the name an approval check reads off the request. Without, the schema is the
+ * same as ever.
+ */
+export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string; hosts?: ExecHosts }): Tool {
   const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
+  const hosts = opts.hosts && opts.hosts.names().length > 0 ? opts.hosts : undefined;
+  const base = {
+    command: z.string().describe("Bash command"),
+    // A plain number: .int() would add a 2^53 maximum to the schema sent with every request.
+    timeoutMs: z.number().positive().optional().describe(`Timeout in ms (max ${MAX_EXEC_TIMEOUT_MS})`),
+  };
+  const hostNote = hosts ? ` With host, runs on that machine over SSH instead (hosts: ${hosts.names().join(", ")}).` : "";
   return defineTool({
     name: "exec",
-    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given. Background processes end with the command.${sandboxNote(opts.sandbox ?? UNSANDBOXED)}`,
-    input: z.object({
-      command: z.string().describe("Bash command"),
-      // A plain number: .int() would add a 2^53 maximum to the schema sent with every request.
-      timeoutMs: z.number().positive().optional().describe(`Timeout in ms (max ${MAX_EXEC_TIMEOUT_MS})`),
-    }),
+    description: `Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after ${defaultSeconds} unless timeoutMs is given. Background processes end with the command.${sandboxNote(opts.sandbox ?? UNSANDBOXED)}${hostNote}`,
+    input: hosts
+      ? z.object({ ...base, host: z.string().optional().describe("A configured host to run on; absent: this machine") })
+      : z.object(base),
     readOnly: false,
-    execute: (input, ctx) =>
-      runCommand({
+    execute: (input: ExecRequest, ctx) => {
+      const timeoutMs = effectiveTimeoutMs(input.timeoutMs, opts.defaultTimeoutMs);
+      if (input.host !== undefined) {
+        if (!hosts) return Promise.resolve({ content: "No hosts are configured (tools.exec.hosts): commands run on this machine only.", isError: true });
+        // Other machines are the owner's alone, whatever tools.shared.allow says about exec.
+        if (ctx.scope !== "main") return Promise.resolve({ content: "Commands on other hosts are available to the owner only.", isError: true });
+        return hosts.run(input.host, { command: input.command, timeoutMs, signal: ctx.signal });
+      }
+      return runCommand({
         command: input.command,
         cwd: ctx.workspace,
-        timeoutMs: effectiveTimeoutMs(input.timeoutMs, opts.defaultTimeoutMs),
+        timeoutMs,
         signal: ctx.signal,
         sandbox: opts.sandbox ?? UNSANDBOXED,
         ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
-      }),
-    summarize: (input) => shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80),
+      });
+    },
+    summarize: (input: ExecRequest) => `${input.host ? `${input.host}: ` : ""}${shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80)}`,
   });
+}
+
+/** One `exec` call as the model made it; `host` absent means this machine. */
+export interface ExecRequest {
+  command: string;
+  timeoutMs?: number | undefined;
+  host?: string | undefined;
 }
 
 /** What the model must know to not waste calls: where it may write, whether there is a network. */
@@ -146,52 +173,6 @@ export async function runCommand(opts: {
   if (killedBy === "aborted") return { content: `${body}[killed: aborted]`, isError: true };
   if (result.code === null) return { content: `${body}[killed by signal ${result.signal ?? "unknown"}]`, isError: true };
   return { content: `${body}[exit code ${result.code}]`, isError: result.code !== 0 };
-}
-
-/**
- * Keeps the first and the last 512 KB of a byte stream and counts what fell in between, so a
- * runaway command cannot fill memory and the model still sees how it started and ended.
- */
-export class OutputCapture {
-  readonly #head: Buffer[] = [];
-  #headBytes = 0;
-  readonly #tail: Buffer[] = [];
-  #tailBytes = 0;
-  #dropped = 0;
-
-  push(chunk: Buffer): void {
-    let rest = chunk;
-    if (this.#headBytes < HEAD_BYTES) {
-      const take = rest.subarray(0, HEAD_BYTES - this.#headBytes);
-      this.#head.push(take);
-      this.#headBytes += take.length;
-      rest = rest.subarray(take.length);
-    }
-    if (rest.length === 0) return;
-    this.#tail.push(rest);
-    this.#tailBytes += rest.length;
-    while (this.#tailBytes > TAIL_BYTES) {
-      const first = this.#tail[0] as Buffer;
-      const excess = this.#tailBytes - TAIL_BYTES;
-      if (first.length <= excess) {
-        this.#tail.shift();
-        this.#tailBytes -= first.length;
-        this.#dropped += first.length;
-      } else {
-        this.#tail[0] = first.subarray(excess);
-        this.#tailBytes -= excess;
-        this.#dropped += excess;
-      }
-    }
-  }
-
-  text(): string {
-    const head = Buffer.concat(this.#head).toString("utf8");
-    const tail = Buffer.concat(this.#tail).toString("utf8");
-    if (this.#dropped === 0) return head + tail;
-    const marker = `[... ${this.#dropped} bytes of output dropped ...]\n`;
-    return `${head}${head.endsWith("\n") ? "" : "\n"}${marker}${tail}`;
-  }
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

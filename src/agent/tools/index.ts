@@ -3,11 +3,13 @@ import type { Tool } from "../tool.ts";
 import { createExecTool } from "./exec.ts";
 import { createReadTool, editTool, writeTool } from "./files.ts";
 import type { ExecSandbox } from "./sandbox.ts";
+import type { ExecHosts } from "./hosts/ssh-hosts.ts";
 
 export { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
 export { describeSandbox, resolveExecSandbox, SandboxUnavailableError, type ExecSandbox } from "./sandbox.ts";
 export { killOrphanedCommands, markerPrefixFor } from "./exec-marker.ts";
 export { commandEnv } from "./exec.ts";
+export { SshHosts, type ExecHosts } from "./hosts/ssh-hosts.ts";
 
 /**
  * `execTimeoutMs` is `tools.exec.timeoutMs` from config (default 120000); `execSandbox` is the
@@ -18,6 +20,8 @@ export function createWorkspaceTools(opts: {
   execTimeoutMs: number;
   execSandbox?: ExecSandbox;
   execMarkerPrefix?: string;
+  /** `tools.exec.hosts` as an SshHosts pool; absent or empty: `exec` runs here only. */
+  execHosts?: ExecHosts;
   /** Folders a shared scope's `read` may open (shared skills); see ReadToolOptions. */
   sharedReadRoots?: () => readonly string[];
 }): Tool[] {
@@ -26,6 +30,7 @@ export function createWorkspaceTools(opts: {
       defaultTimeoutMs: opts.execTimeoutMs,
       ...(opts.execSandbox ? { sandbox: opts.execSandbox } : {}),
       ...(opts.execMarkerPrefix ? { markerPrefix: opts.execMarkerPrefix } : {}),
+      ...(opts.execHosts ? { hosts: opts.execHosts } : {}),
     }),
     createReadTool(opts.sharedReadRoots ? { sharedRoots: opts.sharedReadRoots } : {}),
     writeTool,
