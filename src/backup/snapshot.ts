@@ -37,6 +37,8 @@ const RUNTIME = new Set(["gateway.lock", "gateway.sock"]);
 const TEMP_FILE = /\.tmp-\d+$/u;
 /** The home's secrets files (`.env`, `secrets.env`, …) at its top level. */
 const SECRETS_FILE = /^(\.env(\..+)?|.+\.env|secrets(\..+)?)$/u;
+/** config.json as an upgrade kept it (`config.json.v<N>.bak`, config/migrations.ts). */
+const UPGRADE_COPY = /^config\.json\.v\d+\.bak$/u;
 
 /** What the manifest says of a file taken. */
 export interface TakenFile {
@@ -89,6 +91,11 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
       const bytes = readWhole(abs);
       if (!bytes) {
         left.push({ path: relPath, reason: "unreadable" });
+        continue;
+      }
+      // The copy an upgrade kept of an older config.json holds the keys the upgrade moved to .env.
+      if (rel === "" && UPGRADE_COPY.test(name) && !opts.includeSecrets && withoutSecrets(bytes.toString("utf8")).redacted.length) {
+        left.push({ path: relPath, reason: "secret" });
         continue;
       }
       if (rel === "" && name === "config.json" && !opts.includeSecrets) {

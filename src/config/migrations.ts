@@ -5,7 +5,7 @@
 // `config.json.v<N>.bak`; every other command migrates in memory only. A file from a newer
 // Hearth is refused: guessing at keys it does not know could lose the owner's settings.
 // Each step is listed in CHANGELOG.md under the version that introduced it.
-import { constants, copyFileSync, readFileSync } from "node:fs";
+import { chmodSync, constants, copyFileSync, readFileSync } from "node:fs";
 import { applyEdits, modify, parse as parseJsonc, stripComments, type ParseError } from "jsonc-parser";
 import { PROVIDER_PRESETS } from "../agent/providers/presets.ts";
 import type { Logger } from "../log.ts";
@@ -168,6 +168,8 @@ export function migrateConfigFile(home: string, log: Logger): MigrationPlan {
   const backup = `${file}.v${plan.from}.bak`;
   try {
     copyFileSync(file, backup, constants.COPYFILE_EXCL);
+    // It holds the keys this upgrade moves to .env: owner-only, like .env, whatever config.json's mode was.
+    chmodSync(backup, 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     // An earlier interrupted upgrade kept it already: that copy is the older one, keep it.

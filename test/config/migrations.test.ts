@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
@@ -83,11 +83,14 @@ describe("config.json migrations", () => {
 
   it("a second run changes nothing and keeps the first backup", () => {
     copyFileSync(path.join(fixtures, "v0-hand-written.jsonc"), path.join(home, "config.json"));
+    chmodSync(path.join(home, "config.json"), 0o644);
     migrateConfigFile(home, log());
     const after = readFileSync(path.join(home, "config.json"), "utf8");
     expect(migrateConfigFile(home, log()).steps).toEqual([]);
     expect(readFileSync(path.join(home, "config.json"), "utf8")).toBe(after);
     expect(readdirSync(home).sort()).toEqual([".env", "config.json", "config.json.v0.bak"]);
+    // The kept copy holds the keys that moved to .env: owner-only even from a world-readable file.
+    expect(statSync(path.join(home, "config.json.v0.bak")).mode & 0o777).toBe(0o600);
   });
 
   it("refuses a config from a newer Hearth with a sentence that says what to do, and changes nothing", () => {

@@ -9,6 +9,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, type Daemon } from "../support/daemon.ts";
 import { main } from "../../src/cli.ts";
+import { CONFIG_VERSION } from "../../src/config/migrations.ts";
 import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 
 let fake: FakeModel;
@@ -38,6 +39,8 @@ async function hearth(args: string[], on = home): Promise<{ code: number; stdout
 beforeAll(async () => {
   fake = await startFakeModel();
   work = mkdtempSync(join(tmpdir(), "hearth-bk-"));
+  // A config from before versions with the bot token in it: the start upgrades it, moving the
+  // token to .env and keeping the old file as config.json.v0.bak, as on a real owner's machine.
   home = makeHome({ channels: { telegram: { token: "123:secret-token-value", ownerIds: ["42"] } } });
   writeFileSync(join(home, ".env"), "ANTHROPIC_API_KEY=sk-never-in-a-backup\n", { mode: 0o600 });
   daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
@@ -67,9 +70,13 @@ describe("hearth backup", () => {
     expect(lines[0]).toMatch(new RegExp(`^Backup written: ${archive} \\(\\d+ files, [\\d.]+ kB\\)$`));
     expect(lines.slice(1)).toEqual([
       "Left out: .env (secrets; add --include-secrets to keep them)",
+      "Left out: config.json.v0.bak (secrets; add --include-secrets to keep them)",
       "Left out: index (the search index; rebuilt at the next start)",
-      "Left out: the secret values in config.json (channels.telegram.token); add --include-secrets to keep them",
     ]);
+    // Neither key is anywhere in the archive.
+    const whole = gunzipSync(readFileSync(archive)).toString("latin1");
+    expect(whole.includes("secret-token-value")).toBe(false);
+    expect(whole.includes("sk-never-in-a-backup")).toBe(false);
     expect(statSync(archive).mode & 0o777).toBe(0o600);
 
     const verified = await hearth(["backup", "verify", archive]);
@@ -81,12 +88,11 @@ describe("hearth backup", () => {
     expect(restore.stderr).toBe("");
     expect(restore.code).toBe(0);
     expect(restore.stdout).toMatch(new RegExp(`^Restored \\d+ files into ${target}\\.\n`));
-    expect(restore.stdout).toContain("config.json came without its secret values (channels.telegram.token): set them again (or their environment variables) before starting.\n");
 
     manifest = JSON.parse(gunzipToManifest(readFileSync(archive)));
     const paths = manifest.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(["sessions/main.jsonl", "cron/jobs.json", "usage.jsonl", "workspace/media/2026-11/2026-11-25-0123456789ab.jpg", "config.json"]));
-    expect(paths.some((p) => p.startsWith("index/") || p === ".env" || p === "gateway.lock" || p === "gateway.sock")).toBe(false);
+    expect(paths.some((p) => p.startsWith("index/") || p === ".env" || p.endsWith(".bak") || p === "gateway.lock" || p === "gateway.sock")).toBe(false);
     for (const f of manifest.files) {
       const bytes = readFileSync(join(target, f.path));
       expect(sha(bytes), f.path).toBe(f.sha256);
@@ -94,9 +100,9 @@ describe("hearth backup", () => {
         expect(bytes.equals(readFileSync(join(home, f.path))), f.path).toBe(true);
       }
     }
-    // Whole records only; the secret blanked, the comments and everything else kept.
+    // Whole records only; the upgraded config.json, without the token it handed to .env.
     expect(readFileSync(join(target, "usage.jsonl"), "utf8")).toBe(readFileSync(join(home, "usage.jsonl"), "utf8").replace(/\{"half":$/u, ""));
-    expect(JSON.parse(readFileSync(join(target, "config.json"), "utf8")).channels.telegram).toEqual({ token: "", ownerIds: ["42"] });
+    expect(JSON.parse(readFileSync(join(target, "config.json"), "utf8"))).toEqual({ version: CONFIG_VERSION, channels: { telegram: { ownerIds: ["42"] } } });
     expect(readdirSync(target)).not.toContain(".env");
     expect(statSync(target).mode & 0o777).toBe(0o700);
 
