@@ -9,6 +9,7 @@ import { isolatedEnv, runHearth, type CliResult } from "../support/cli-process.t
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
+import { CONFIG_VERSION } from "../../src/config/migrations.ts";
 
 const probe = probeBwrap();
 if (!probe.ok) console.warn(`exec sandbox e2e tests skipped: ${probe.detail} (install bubblewrap to run them)`);
@@ -62,6 +63,8 @@ describe("secrets (daemon e2e)", () => {
 
   /** A daemon with the API key in its environment and the bot token in config.json. */
   const configFor = (sandbox: "auto" | "off", token: string) => ({
+    // The current version: the start migrates nothing, so the token stays in config.json.
+    version: CONFIG_VERSION,
     tools: { exec: { sandbox } },
     heartbeat: { every: "0" },
     channels: { telegram: { token, apiRoot: emu.apiRoot, ownerIds: ["100"] } },

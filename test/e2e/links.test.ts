@@ -12,6 +12,7 @@ import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../s
 import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
+import { CONFIG_VERSION } from "../../src/config/migrations.ts";
 
 const MARKS = { user: "UMARK-4417-passport", memory: "MMARK-9023-safecode", log: "LMARK-3300-alarm", token: "CMARK-7781-bottoken" };
 const USER = `# User\nThe owner's passport number is ${MARKS.user}.\n`;
@@ -145,8 +146,9 @@ describe("links through the real daemon and Telegram", () => {
 
   it("keeps the bot token in config.json and the owner's files out of three linked groups, and writes none of them", async () => {
     const groups = [-2001, -2002, -2003];
-    // The bot token lives in config.json, as `hearth init` suggests; SOUL.md will point at it.
+    // The bot token lives in config.json (a current-version file keeps it there); SOUL.md will point at it.
     dhome = makeHome({
+      version: CONFIG_VERSION,
       channels: {
         telegram: {
           token: emu.token,
