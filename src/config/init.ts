@@ -217,7 +217,11 @@ export function configTemplate(): string {
       // "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
       //             "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "\${GITHUB_TOKEN}" } },
       // "notes": { "url": "http://127.0.0.1:8808/mcp", "headers": { "Authorization": "Bearer \${NOTES_TOKEN}" },
-      //            "enabled": true, "scope": "main", "timeoutMs": 60000, "tools": { "deny": [] } }
+      //            "enabled": true, "scope": "main", "timeoutMs": 60000, "tools": { "deny": [] } },
+      // A hosted server that needs a login: \`${hearthCmd("mcp login linear")}\` once, then it connects by itself.
+      // "linear": { "url": "https://mcp.linear.app/mcp", "auth": { "type": "oauth" },
+      //             "answerTimeoutMs": 300000,  // how long you have to answer a server's question
+      //             "roots": "workspace" }      // "none": offer the server no folder
     }
   },
 
@@ -269,6 +273,14 @@ export function configTemplate(): string {
   // "pricing": { "my-proxy-model": { "input": 3, "output": 15, "cacheWrite5m": 3.75, "cacheWrite1h": 6, "cacheRead": 0.3 } },
 
   // "compaction": { "model": "claude-haiku-4-5" }, // summaries and the memory flush; default the main model
+
+  // The web dashboard on this machine: \`${hearthCmd("dashboard")}\` prints a one-time login link.
+  // "dashboard": {
+  //   "enabled": true,
+  //   "host": "127.0.0.1",                   // anything but loopback also needs "allowRemote": true
+  //   "port": 7420,                          // 0: any free port (\`${hearthCmd("status")}\` says which)
+  //   "allowRemote": false
+  // },
 
   // Scheduled backups of this folder (secrets left out); \`${hearthCmd("backup restore FILE")}\` brings one back.
   // "backup": { "every": "1d", "keep": 7, "dir": "backups" },
