@@ -6,7 +6,7 @@ import { redact, type Logger } from "../log.ts";
 import type { AgentEventSink } from "./events.ts";
 import type { Scope, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import type { SteeringSource } from "./steering.ts";
-import type { OutgoingFile, SentFile, Tool, ToolGate, ToolOutput, ToolSet } from "./tool.ts";
+import type { OutgoingFile, SentFile, Tool, ToolContext, ToolGate, ToolOutput, ToolSet } from "./tool.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 export const SKIPPED_FOR_STEER = "Skipped: the user sent a new message before this tool ran. Read it, then decide whether this call is still wanted.";
@@ -135,27 +135,43 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
   if (p.type === "done") {
     output = p.output;
   } else {
-    // While the owner is asked, the call's progress line already shows what waits.
-    const refusal = env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input }, { workspace: env.workspace, signal: env.signal }) : null;
-    output = refusal !== null ? { isError: true, content: refusal } : await executeTool(p.tool, p.input, call, env);
+    const ctx = toolContext(call, env);
+    // What the tool refuses by itself is never put to the owner. While the owner is asked, the
+    // call's progress line already shows what waits.
+    const refusal = precheck(p.tool, p.input, ctx) ?? (env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input }, { workspace: env.workspace, signal: env.signal }) : null);
+    output = refusal !== null ? { isError: true, content: refusal } : await executeTool(p.tool, p.input, call, ctx, env);
     if (refusal === null) env.gate?.observe(call.name);
   }
   env.emit({ type: "tool_end", id: call.id, name: call.name, ok: !output.isError });
   return output;
 }
 
-async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, env: ToolRunEnv): Promise<ToolOutput> {
+function toolContext(call: ToolCallBlock, env: ToolRunEnv): ToolContext {
+  return {
+    signal: env.signal,
+    workspace: env.workspace,
+    scope: env.scope,
+    sessionKey: env.sessionKey,
+    ...(env.person !== undefined ? { person: env.person } : {}),
+    log: env.log,
+    ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
+    ...(env.ask ? { ask: env.ask } : {}),
+  };
+}
+
+function precheck(tool: Tool, input: unknown, ctx: ToolContext): string | null {
   try {
-    return await tool.execute(input, {
-      signal: env.signal,
-      workspace: env.workspace,
-      scope: env.scope,
-      sessionKey: env.sessionKey,
-      ...(env.person !== undefined ? { person: env.person } : {}),
-      log: env.log,
-      ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
-      ...(env.ask ? { ask: env.ask } : {}),
-    });
+    return tool.precheck?.(input, ctx) ?? null;
+  } catch (err) {
+    // The tool's own run reports the same trouble; the check only spares the owner a question.
+    ctx.log.warn("tool.precheck_threw", { tool: tool.name, error: err });
+    return null;
+  }
+}
+
+async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, ctx: ToolContext, env: ToolRunEnv): Promise<ToolOutput> {
+  try {
+    return await tool.execute(input, ctx);
   } catch (err) {
     env.log.warn("tool.threw", { tool: call.name, error: err });
     return { isError: true, content: `${call.name} failed: ${err instanceof Error ? err.message : String(err)}` };

@@ -88,6 +88,12 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
    * `{ isError: true }`; a throw is caught by the loop and turned into such a result.
    */
   execute(input: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
+  /**
+   * A refusal the tool can tell before it is run (send_file: the file may not leave this chat),
+   * or null. Checked before the owner is asked to approve the call, so nobody is asked about
+   * what would be refused anyway.
+   */
+  precheck?(input: z.output<S>, ctx: ToolContext): string | null;
   /** A one-line summary of a call for progress lines ("exec: ls -la"). */
   summarize?(input: z.output<S>): string;
 }

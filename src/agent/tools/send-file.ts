@@ -139,5 +139,10 @@ export const sendFileTool = defineTool({
         return sent.type satisfies never;
     }
   },
+  precheck(input, ctx) {
+    if (!ctx.sendFile) return null;
+    const check = checkOutgoing({ workspace: ctx.workspace, scope: ctx.scope, sessionKey: ctx.sessionKey, requested: input.path }, ctx.log);
+    return check.ok ? null : check.reason;
+  },
   summarize: (input) => input.path,
 });
