@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
-import { patternMatches, type ActionFacts } from "./policy.ts";
+import { execHostOf, patternMatches, type ActionFacts } from "./policy.ts";
 
 const grantSchema = z.object({
   /** The tool it covers: exec, send_file, web_fetch. */
@@ -78,11 +78,14 @@ export class GrantStore {
   }
 }
 
-/** Same tool, same folder, the pattern matches, and every host the call reaches is the grant's (when it names one). */
+/**
+ * Same tool, same place (folder, or SSH exec host: policy.ts `placeOf`), the pattern matches,
+ * and, when the grant names a host, the call reaches that host and no other.
+ */
 export function covers(g: Grant, facts: ActionFacts): boolean {
   if (g.tool !== facts.tool || g.folder !== facts.folder) return false;
   if (!patternMatches(g.pattern, facts.command)) return false;
-  return g.host === null || facts.hosts.every((h) => h === g.host);
+  return g.host === null || (facts.hosts.length > 0 && facts.hosts.every((h) => h === g.host));
 }
 
 /** One line per grant, numbered as `revoke` takes them; `now` for "for 23 more min". */
@@ -91,8 +94,14 @@ export function grantLines(grants: readonly Grant[], now: number, timezone: stri
     const left = g.expiresAt === null ? "always" : `${Math.max(1, Math.ceil((g.expiresAt - now) / 60_000))} more min`;
     const host = g.host ? ` → ${g.host}` : "";
     const when = new Intl.DateTimeFormat("en-GB", { timeZone: timezone, dateStyle: "short", timeStyle: "short" }).format(g.at);
-    return `${i + 1}. ${g.tool === "exec" ? "" : `${g.tool}: `}${g.pattern} in ${shortFolder(g.folder)}${host} — ${left} (by ${g.by}, ${when})`;
+    return `${i + 1}. ${g.tool === "exec" ? "" : `${g.tool}: `}${g.pattern} ${placeText(g.folder)}${host} — ${left} (by ${g.by}, ${when})`;
   });
+}
+
+/** Where a call acts, for people: "in ~/code/site", or "on nas" for a command on an SSH exec host. */
+export function placeText(place: string): string {
+  const host = execHostOf(place);
+  return host === null ? `in ${shortFolder(place)}` : `on ${host}`;
 }
 
 /** `/home/ann/code/site` → `~/code/site` (the owner's home folder, not Hearth's). */

@@ -21,10 +21,19 @@ export interface ActionFacts {
   tool: string;
   /** exec: the command; send_file: `send_file PATH`; web_fetch: `web_fetch URL`. */
   command: string;
-  /** The folder it acts in (the workspace). */
+  /** Where it acts: the workspace folder, or `placeOf(host)` for a command on an SSH exec host. */
   folder: string;
+  /** The network hosts it names (curl's target, a URL's host). */
   hosts: string[];
 }
+
+const EXEC_HOST = "ssh-host:";
+
+/** The place of a command run on the SSH exec host `name` (tools.exec.hosts): never a folder of this machine, so no grant for one covers the other. */
+export const placeOf = (name: string): string => `${EXEC_HOST}${name}`;
+
+/** The exec host a place names, or null for a folder of this machine. */
+export const execHostOf = (place: string): string | null => (place.startsWith(EXEC_HOST) ? place.slice(EXEC_HOST.length) : null);
 
 interface RiskyKind {
   test: (words: string[], whole: string) => boolean;
@@ -95,6 +104,8 @@ export function simpleCommands(command: string): string[][] {
  */
 function overwrites(words: string[], folder: string): boolean {
   if (!["mv", "cp"].includes(first(words))) return false;
+  // Another machine's files cannot be looked at from here: any mv or cp there is asked about.
+  if (execHostOf(folder) !== null) return true;
   const args = words.slice(1).filter((w) => !w.startsWith("-"));
   if (args.length < 2) return false;
   const target = path.resolve(folder, args.at(-1)!.replace(/^~(?=\/|$)/, process.env.HOME ?? "~"));

@@ -13,10 +13,10 @@ import type { ToolGate } from "../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
-import { GrantStore, shortFolder } from "./grants.ts";
+import { GrantStore, placeText } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { grantPatternOf, hostsIn, judge, type ActionFacts, type ExecMode } from "./policy.ts";
+import { grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
 
 export interface ApprovalsConfig {
   exec: ExecMode;
@@ -117,6 +117,9 @@ export class Approvals {
       admit: async (call, ctx) => {
         const facts = factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
+        // A shared chat sends only files of its own folder (the outgoing-file rule), which its
+        // members can already read: nothing private leaves, so there is nothing to ask.
+        if (facts.tool === "send_file" && run.scope !== "main") return null;
         const verdict = judge(facts, this.#o.config, tainted);
         if (verdict.type === "run") return null;
         const grant = this.grants.covering(facts);
@@ -133,8 +136,7 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const folder = shortFolder(facts.folder);
-    const text = [`🔐 Approve this?`, `${facts.tool}: ${facts.command}`, `in ${folder}`, ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const text = [`🔐 Approve this?`, `${facts.tool}: ${facts.command}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, resolve });
     this.#record("asked", facts, run, { reason });
@@ -152,6 +154,8 @@ export class Approvals {
     const timer = setTimeout(() => resolve({ type: "timeout" }), config.timeoutSeconds * 1000);
     const onAbort = () => resolve({ type: "stopped" });
     signal.addEventListener("abort", onAbort, { once: true });
+    // A /stop while the question was being sent: the listener came too late to hear it.
+    if (signal.aborted) onAbort();
     const o = await outcome;
     clearTimeout(timer);
     signal.removeEventListener("abort", onAbort);
@@ -165,7 +169,6 @@ export class Approvals {
   /** Records the outcome (and the grant it makes); the line the question shows, and the model's answer (null: run it). */
   #decide(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
     const { config } = this.#o;
-    const folder = shortFolder(facts.folder);
     if (o.type === "timeout") {
       this.#record("timed_out", facts, run, {});
       return {
@@ -191,7 +194,7 @@ export class Approvals {
         const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
         this.grants.add({ tool: facts.tool, pattern, folder: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
         this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
-        const scope = `${pattern} in ${folder}${host ? ` → ${host}` : ""}`;
+        const scope = `${pattern} ${placeText(facts.folder)}${host ? ` → ${host}` : ""}`;
         return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
       }
     }
@@ -221,7 +224,9 @@ function factsOf(tool: string, input: unknown, workspace: string): ActionFacts |
   switch (tool) {
     case "exec": {
       const command = String(i.command ?? "");
-      return { tool, command, folder: workspace, hosts: hostsIn(command) };
+      // On an SSH exec host the command acts there: asked and granted per host, never as here.
+      const on = typeof i.host === "string" && i.host.trim() !== "" ? placeOf(i.host.trim()) : workspace;
+      return { tool, command, folder: on, hosts: hostsIn(command) };
     }
     case "send_file":
       return { tool, command: `send_file ${String(i.path ?? "")}`, folder: workspace, hosts: [] };

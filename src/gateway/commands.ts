@@ -8,7 +8,7 @@ import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
-import { grantLines, shortFolder } from "../approvals/grants.ts";
+import { grantLines, placeText } from "../approvals/grants.ts";
 import { askModel } from "./owner-questions.ts";
 import { TaskInputError } from "../tasks/service.ts";
 import { taskListText } from "../tasks/view.ts";
@@ -274,7 +274,7 @@ function grantsCommand(ctx: GatewayContext, origin: CommandOrigin, cmd: Command)
     const gone = /^\d+$/.test(cmd.args) ? grants.revoke(n) : null;
     if (!gone) return `No grant ${cmd.args || "N"}: /grants lists them with their numbers; revoke one with /revoke N.`;
     ctx.log.info("approvals.revoked", { pattern: gone.pattern });
-    return `Revoked: ${gone.pattern} in ${shortFolder(gone.folder)}. It is asked about again.`;
+    return `Revoked: ${gone.pattern} ${placeText(gone.folder)}. It is asked about again.`;
   }
   const lines = grantLines(grants.active(), ctx.clock(), ctx.config.timezone);
   return lines.length === 0 ? `No grants: every risky command is asked about (approvals.exec: ${ctx.config.approvals.exec}).` : `Grants:\n${lines.join("\n")}\nRevoke one with /revoke N.`;
