@@ -53,10 +53,13 @@ const ctx = (signal = new AbortController().signal, scope: "main" | "shared" = "
 const exec = (hosts: SshHosts, input: Record<string, unknown>, c = ctx()): Promise<ToolOutput> =>
   createExecTool({ defaultTimeoutMs: 60_000, hosts }).execute({ ...input } as never, c);
 
-/** Pids of processes whose command line holds `needle` (the server is this machine). */
-function pgrep(needle: string): number[] {
+/**
+ * Pids of the processes whose whole command line is `command` (the server is this machine). Not a
+ * substring: the shells sshd starts carry the command in theirs before any of it has run.
+ */
+function pgrep(command: string): number[] {
   try {
-    return execFileSync("pgrep", ["-f", needle], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", ["-fx", command], { encoding: "utf8" }).trim().split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
   }
@@ -147,7 +150,8 @@ describe.skipIf(missing !== null)("exec on an SSH host", () => {
     expect(await exec(hosts, { command: "echo up", host: "nas" })).toEqual({ content: "up\n[exit code 0]", isError: false });
     const s = sleeper();
     const running = exec(hosts, { command: `echo working; ${s}`, host: "nas" });
-    await until(() => pgrep(s).length > 0, "the remote sleeper");
+    // "working" was printed before the sleeper started; once sshd is idle it has been sent.
+    await until(() => pgrep(s).length > 0 && sshd.quiet(), "the remote sleeper, with the output before it sent");
     await sshd.kill();
     expect(await running).toEqual({
       content: "working\n[connection to nas lost while the command ran; it may or may not have finished there. The next command reconnects.]",

@@ -33,6 +33,12 @@ export interface Sshd {
   fingerprint: string;
   /** How many logins the server has accepted since it was first started. */
   logins(): number;
+  /**
+   * Whether every process of the server (listener, connections, their shells and commands) is
+   * asleep. Once a command's output was written, an asleep connection process has sent it: sshd
+   * only sleeps in its poll with nothing left to read from the command or to write to the client.
+   */
+  quiet(): boolean;
   /** Kills the server and every connection's sshd process at once (the machine "goes away"). */
   kill(): Promise<void>;
   /** Starts it again on the same port with the same keys. */
@@ -102,6 +108,10 @@ export async function startSshd(): Promise<Sshd> {
     knownHostsLine: `[127.0.0.1]:${port} ${type} ${blob}`,
     fingerprint,
     logins: () => log.split("\n").filter((l) => l.includes("Accepted publickey")).length,
+    quiet: () => {
+      const pid = child?.pid;
+      return pid !== undefined && [pid, ...descendants(pid)].every((p) => stateOf(p) !== "R");
+    },
     kill,
     restart: start,
     close: async () => {
@@ -139,6 +149,16 @@ async function waitForPort(port: number, child: ChildProcess): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`sshd did not listen on ${port}`);
+}
+
+/** A process's state letter (R running or runnable, S asleep, …); null once it is gone. */
+function stateOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] as string;
+  } catch {
+    return null;
+  }
 }
 
 /** Every process below `root`, from /proc's parent pids. */

@@ -108,53 +108,68 @@ type Ending =
   | { type: "failed"; reason: string };
 
 async function runOn(client: Client, name: string, cfg: SshHostConfig, run: RemoteRun): Promise<ToolOutput> {
+  const output = new OutputCapture();
+  let pgid: number | undefined;
+  let killedBy: "timeout" | "aborted" | undefined;
+  let exitInfo: { code: number | null; signal: string | null } | undefined;
+  let resolveEnding = (_end: Ending) => {};
+  const ending = new Promise<Ending>((resolve) => (resolveEnding = resolve));
+
+  // Everything the channel reports is watched from inside ssh2's callback, in the same tick: a
+  // fast command's exec reply, output, exit status and close can arrive in one read, and ssh2
+  // emits "exit" at once, to whoever listens then (only data and the close wait for a reader).
+  const watch = (channel: ClientChannel) => {
+    channel.on("data", (chunk: Buffer) => output.push(chunk));
+    let header = "";
+    channel.stderr.on("data", (chunk: Buffer) => {
+      if (pgid !== undefined) return output.push(chunk);
+      header += chunk.toString("latin1");
+      const nl = header.indexOf("\n");
+      if (nl < 0 && header.length < 32) return;
+      const first = nl < 0 ? header : header.slice(0, nl);
+      if (/^\d+$/.test(first)) {
+        pgid = Number(first);
+        if (killedBy) void killGroup(client, pgid);
+        const rest = Buffer.from(header.slice(nl + 1), "latin1");
+        if (rest.length > 0) output.push(rest);
+      } else {
+        pgid = -1;
+        output.push(Buffer.from(header, "latin1"));
+      }
+    });
+    channel.once("exit", (code: number | null, signal?: string) => {
+      exitInfo = { code: code ?? null, signal: signal ?? null };
+    });
+    // Also when the connection drops: ssh2 closes every open channel then, after their output.
+    channel.once("close", () => resolveEnding(exitInfo ? { type: "exit", ...exitInfo } : { type: "lost", reason: "the connection closed" }));
+    channel.stdin.end();
+  };
+
   let channel: ClientChannel;
   try {
     channel = await new Promise<ClientChannel>((resolve, reject) => {
-      client.exec(remoteCommandLine(run.command, cfg), (err, ch) => (err ? reject(err) : resolve(ch)));
+      client.exec(remoteCommandLine(run.command, cfg), (err, ch) => {
+        if (err) return reject(err);
+        watch(ch);
+        resolve(ch);
+      });
     });
   } catch (err) {
     return { content: `Could not start the command on ${name}: ${(err as Error).message}`, isError: true };
   }
-  channel.stdin.end();
 
-  const output = new OutputCapture();
-  let pgid: number | undefined;
-  let header = "";
-  channel.on("data", (chunk: Buffer) => output.push(chunk));
-  channel.stderr.on("data", (chunk: Buffer) => {
-    if (pgid !== undefined) return output.push(chunk);
-    header += chunk.toString("latin1");
-    const nl = header.indexOf("\n");
-    if (nl < 0 && header.length < 32) return;
-    const first = nl < 0 ? header : header.slice(0, nl);
-    if (/^\d+$/.test(first)) {
-      pgid = Number(first);
-      if (killedBy) void killGroup(client, pgid);
-      const rest = Buffer.from(header.slice(nl + 1), "latin1");
-      if (rest.length > 0) output.push(rest);
-    } else {
-      pgid = -1;
-      output.push(Buffer.from(header, "latin1"));
-    }
-  });
-
-  let exitInfo: { code: number | null; signal: string | null } | undefined;
-  channel.once("exit", (code: number | null, signal?: string) => {
-    exitInfo = { code: code ?? null, signal: signal ?? null };
-  });
-  let onClientClose = () => {};
-  let onClientError = (_err: Error) => {};
-  const ending = new Promise<Ending>((resolve) => {
-    channel.once("close", () => resolve(exitInfo ? { type: "exit", ...exitInfo } : { type: "lost", reason: "the connection closed" }));
-    onClientClose = () => resolve({ type: "lost", reason: "the connection closed" });
-    onClientError = (err) => resolve({ type: "lost", reason: err.message });
-  });
   // The connection is shared by every command on the host: these listeners go with the command.
+  // Once the exit status is in, the command finished: the channel's close (which follows the
+  // connection's) reports it with all its output, whatever happens to the connection meanwhile.
+  const onClientClose = () => {
+    if (!exitInfo) resolveEnding({ type: "lost", reason: "the connection closed" });
+  };
+  const onClientError = (err: Error) => {
+    if (!exitInfo) resolveEnding({ type: "lost", reason: err.message });
+  };
   client.on("close", onClientClose);
   client.on("error", onClientError);
 
-  let killedBy: "timeout" | "aborted" | undefined;
   let onKilled = () => {};
   const killed = new Promise<void>((resolve) => (onKilled = resolve));
   const stop = (reason: "timeout" | "aborted") => {
