@@ -267,9 +267,12 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     async close() {
       closing = true;
       markClosed();
+      // At once: the history's time to record (history.ts HISTORY_STOP_MS) counts from the stop
+      // request, beside the watcher's and the index build's ends, not after them.
+      const historyClosed = history?.close();
       await watcher?.close();
       await background;
-      await history?.close();
+      await historyClosed;
       hybrid?.close();
       index.close();
     },

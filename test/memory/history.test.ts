@@ -1,14 +1,15 @@
 // The memory history on real files and a real git repository: who made each change, batches,
 // changes nobody announced, and /undo's exact bytes.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.ts";
 import { GitStore } from "../../src/memory/history/git-store.ts";
 import { MemoryHistory } from "../../src/memory/history/history.ts";
 import { unifiedDiff } from "../../src/memory/history/line-diff.ts";
+import { waitFor } from "../support/daemon.ts";
 
 let root: string;
 let ws: string;
@@ -156,6 +157,81 @@ describe("memory history against links", () => {
     expect(result.type).toBe("changed-since");
     expect(readFileSync(join(elsewhere, "notes.md"), "utf8")).toBe("before\nhearth's line\n");
   });
+});
+
+describe("memory history of a 10,000-file workspace", () => {
+  let big: string;
+  beforeAll(() => {
+    big = mkdtempSync(join(tmpdir(), "hearth-hist-big-"));
+    for (let d = 0; d < 100; d++) {
+      const dir = join(big, "workspace", `notes-${d}`);
+      mkdirSync(dir, { recursive: true });
+      for (let i = 0; i < 100; i++) writeFileSync(join(dir, `note-${i}.md`), `# Note ${d}.${i}\n\nAbout topic ${i} of shelf ${d}.\n`);
+    }
+  });
+  afterAll(() => rmSync(big, { recursive: true, force: true }));
+
+  /** The longest a 10 ms timer waited past its time while `work` ran. */
+  async function longestTimerDelay(work: Promise<unknown>): Promise<number> {
+    let longest = 0;
+    let last = performance.now();
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longest = Math.max(longest, now - last - 10);
+      last = now;
+    }, 10);
+    await work;
+    // The timer's turn after the work: a blocked event loop shows here.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    clearInterval(timer);
+    return longest;
+  }
+
+  it("a stop during the first commit ends within a second, moves no head, and the next start records the whole workspace", async () => {
+    const gitdir = join(big, "stopped.git");
+    const first = new MemoryHistory({ gitdir, workspace: join(big, "workspace"), log: silentLogger, clock: Date.now, batchMs: 3_600_000 });
+    first.start();
+    // Objects are being written and no commit names them yet: the first commit is under way.
+    await waitFor("the first commit to be under way", () => existsSync(join(gitdir, "objects")) && readdirSync(join(gitdir, "objects")).length > 1);
+    const store = (await GitStore.open(gitdir, { create: false }))!;
+    expect(store.head()).toBeNull();
+    const askedAt = performance.now();
+    await first.close();
+    const stopMs = performance.now() - askedAt;
+    console.log(`stopped ${Math.round(stopMs)} ms after the request, ${store.head() === null ? "no head yet" : "the first commit complete"}`);
+    expect(stopMs).toBeLessThan(2_000);
+    // Either nothing (the next start records it all) or the complete first commit, never part of one.
+    if (store.head() !== null) expect((await store.files(store.head())).size).toBe(10_000);
+
+    const next = new MemoryHistory({ gitdir, workspace: join(big, "workspace"), log: silentLogger, clock: Date.now, batchMs: 3_600_000 });
+    await next.flush();
+    await next.close();
+    const log: string[] = [];
+    for (let oid = store.head(); oid; ) {
+      const c = await store.readCommit(oid);
+      log.push(c.message.trimEnd());
+      oid = c.parent;
+    }
+    expect(log).toEqual(["Hearth: the memory history starts (10000 files)"]);
+    const files = await store.files(store.head());
+    expect(files.size).toBe(10_000);
+    expect((await store.readBlob(files.get("notes-99/note-99.md")!)).toString()).toBe("# Note 99.99\n\nAbout topic 99 of shelf 99.\n");
+    if (hasGit()) execFileSync("git", [`--git-dir=${gitdir}`, "fsck", "--strict", "--no-dangling"], { stdio: ["ignore", "pipe", "pipe"] });
+  }, 120_000);
+
+  it("the first commit and the next start's scan leave the event loop free (no timer waits a second)", async () => {
+    const gitdir = join(big, "free.git");
+    const first = new MemoryHistory({ gitdir, workspace: join(big, "workspace"), log: silentLogger, clock: Date.now, batchMs: 3_600_000 });
+    const firstDelay = await longestTimerDelay(first.flush());
+    await first.close();
+    // A new process: no stat cache, every file read and hashed again.
+    const next = new MemoryHistory({ gitdir, workspace: join(big, "workspace"), log: silentLogger, clock: Date.now, batchMs: 3_600_000 });
+    const nextDelay = await longestTimerDelay(next.flush());
+    await next.close();
+    console.log(`longest timer delay: ${Math.round(firstDelay)} ms during the first commit, ${Math.round(nextDelay)} ms during the next start's scan`);
+    expect(firstDelay).toBeLessThan(1_000);
+    expect(nextDelay).toBeLessThan(1_000);
+  }, 120_000);
 });
 
 describe("unifiedDiff", () => {

@@ -5,11 +5,20 @@
 // `objects/xx/…`: a few lines, no library to load); reading — `/undo`, `hearth memory …` — goes
 // through isomorphic-git (pure JS, loaded on first use), which also reads packs should the owner
 // ever run `git gc` on it. Any git reads the repository.
+//
+// Objects are written with asynchronous file calls (deflated, written, fsynced and renamed off the
+// event loop), so a first commit of a large workspace never stalls the daemon; their folders are
+// fsynced once per commit, before the ref names them. A process stopped midway leaves complete
+// loose objects no ref names (the next commit reuses them), never a head that names a missing one.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import fsp from "node:fs/promises";
 import path from "node:path";
-import { deflateSync } from "node:zlib";
+import { promisify } from "node:util";
+import { deflate } from "node:zlib";
 import { writeFileAtomic } from "../../storage.ts";
+
+const deflateAsync = promisify(deflate);
 
 export type Author = "hearth" | "owner";
 
@@ -39,6 +48,12 @@ const loadGit = () => (gitModule ??= import("isomorphic-git").then((m) => (m.def
 
 export class GitStore {
   readonly gitdir: string;
+  /** Object folders known to exist (no mkdir per object). */
+  private readonly objectDirs = new Set<string>();
+  /** Folders that gained an entry since the last commit: fsynced before a ref may name what they hold. */
+  private readonly unsyncedDirs = new Set<string>();
+  /** Objects being written now, by id: the same bytes twice in one batch are written once. */
+  private readonly writing = new Map<string, Promise<void>>();
   private constructor(gitdir: string) {
     this.gitdir = gitdir;
   }
@@ -129,27 +144,82 @@ export class GitStore {
   }
 
   /** Stores one loose object (if it is not there yet) and returns its id. */
-  private writeObject(type: "blob" | "tree" | "commit", body: Uint8Array): string {
+  private async writeObject(type: "blob" | "tree" | "commit", body: Uint8Array): Promise<string> {
     const raw = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
     const oid = createHash("sha1").update(raw).digest("hex");
-    const file = path.join(this.gitdir, "objects", oid.slice(0, 2), oid.slice(2));
-    if (!fs.existsSync(file)) {
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      writeFileAtomic(file, deflateSync(raw), 0o400);
+    const dir = path.join(this.gitdir, "objects", oid.slice(0, 2));
+    const file = path.join(dir, oid.slice(2));
+    let writing = this.writing.get(oid);
+    if (!writing && !fs.existsSync(file)) {
+      writing = this.writeLooseObject(dir, file, raw).finally(() => this.writing.delete(oid));
+      this.writing.set(oid, writing);
     }
+    await writing;
     return oid;
   }
 
+  /** Deflated into a temp file, fsynced, renamed into place: a stop midway leaves no partial object under its name. */
+  private async writeLooseObject(dir: string, file: string, raw: Buffer): Promise<void> {
+    const deflated = await deflateAsync(raw);
+    if (!this.objectDirs.has(dir)) {
+      await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+      this.objectDirs.add(dir);
+      this.unsyncedDirs.add(path.dirname(dir));
+    }
+    const tmp = `${file}.tmp-${process.pid}`;
+    try {
+      // Read-only from the start; a temp file a killed process of the same pid left is replaced.
+      const handle = await fsp.open(tmp, "w", 0o400).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== "EACCES") throw err;
+        await fsp.rm(tmp, { force: true });
+        return fsp.open(tmp, "w", 0o400);
+      });
+      try {
+        await handle.writeFile(deflated);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(tmp, file);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+    this.unsyncedDirs.add(dir);
+  }
+
+  /** Makes the renames of the objects written so far durable: done before any ref names them. */
+  private async syncObjectDirs(): Promise<void> {
+    const dirs = [...this.unsyncedDirs];
+    this.unsyncedDirs.clear();
+    await Promise.all(
+      dirs.map(async (dir) => {
+        try {
+          const handle = await fsp.open(dir, fs.constants.O_RDONLY);
+          try {
+            await handle.sync();
+          } finally {
+            await handle.close();
+          }
+        } catch {
+          // Not supported here; the renames themselves are still atomic.
+        }
+      }),
+    );
+  }
+
   /**
-   * Commits `files` (the whole tree) on top of `parent` and moves `main` to it; the ref is
-   * replaced atomically, so a crash leaves the old or the new commit, never a broken ref.
+   * Commits `files` (the whole tree) on top of `parent` and moves `main` to it. Every object is
+   * on disk (fsynced, its folder too) before the ref is replaced, atomically: a crash or a stop
+   * at any point leaves the old or the new commit, never a broken ref or a head missing objects.
    */
   async commit(files: Map<string, string>, parent: string | null, author: Author, message: string, at: number): Promise<string> {
-    const tree = this.writeTreeOf(files);
+    const tree = await this.writeTreeOf(files);
     const when = `${Math.floor(at / 1000)} +0000`;
     const person = (who: Author) => `${PEOPLE[who].name} <${PEOPLE[who].email}> ${when}`;
     const text = `tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${person(author)}\ncommitter ${person("hearth")}\n\n${message}`;
-    const oid = this.writeObject("commit", Buffer.from(text, "utf8"));
+    const oid = await this.writeObject("commit", Buffer.from(text, "utf8"));
+    await this.syncObjectDirs();
     fs.mkdirSync(path.dirname(this.refFile), { recursive: true, mode: 0o700 });
     writeFileAtomic(this.refFile, `${oid}\n`);
     writeFileAtomic(this.headCache, JSON.stringify({ commit: oid, files: Object.fromEntries(files) }));
@@ -170,7 +240,7 @@ export class GitStore {
     }
   }
 
-  private writeTreeOf(files: Map<string, string>): string {
+  private async writeTreeOf(files: Map<string, string>): Promise<string> {
     type Node = { blobs: Map<string, string>; dirs: Map<string, Node> };
     const root: Node = { blobs: new Map(), dirs: new Map() };
     for (const [p, oid] of files) {
@@ -183,11 +253,11 @@ export class GitStore {
       }
       node.blobs.set(parts.at(-1)!, oid);
     }
-    const write = (node: Node): string => {
+    const write = async (node: Node): Promise<string> => {
       // git orders a tree's entries by name, a folder's name as if it ended in "/".
       const entries = [
         ...[...node.blobs].map(([name, oid]) => ({ key: name, mode: "100644", name, oid })),
-        ...[...node.dirs].map(([name, child]) => ({ key: `${name}/`, mode: "40000", name, oid: write(child) })),
+        ...(await Promise.all([...node.dirs].map(async ([name, child]) => ({ key: `${name}/`, mode: "40000", name, oid: await write(child) })))),
       ].sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
       return this.writeObject("tree", Buffer.concat(entries.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`), Buffer.from(e.oid, "hex")])));
     };

@@ -4,11 +4,24 @@
 // snapshotted when the watcher reports it; whatever changed without either (a chat folder edited
 // by hand, an edit while the daemon was down) is found by a scan at each batch and is the
 // owner's. A batch becomes one commit per run of same-author changes, in the order they happened.
+//
+// A batch works in slices that yield to the event loop (history/slices.ts): the first commit of
+// a large workspace takes seconds of disk work, and the daemon must answer meanwhile. Shutdown
+// gives the history HISTORY_STOP_MS to finish what it is recording; a batch still running then
+// stops between slices without moving the head (objects are written before the ref that names
+// them, git-store.ts), and what it did not record is found by the next start's scan.
 import type { Logger } from "../../log.ts";
 import { GitStore, type Author, type HistoryCommit, blobOid } from "./git-store.ts";
+import { Slices } from "./slices.ts";
 import { isDailyLog, isTracked, TrackedFiles } from "./tracked.ts";
 
 export const HISTORY_BATCH_MS = 60_000;
+
+/** How long close() lets the history record before it stops: well inside shutdown's 5 s. */
+export const HISTORY_STOP_MS = 1_000;
+
+/** Files whose blobs are written at once (in parallel, off the event loop). */
+const BLOBS_AT_ONCE = 32;
 
 /** The batch length: a minute, or `HEARTH_HISTORY_BATCH_MS` (tests only, not a configuration key). */
 export function historyBatchMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -48,6 +61,9 @@ export class MemoryHistory {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Set by close(): when (performance.now()) a batch still running stops between slices. */
+  private stopAt: number | null = null;
+  private readonly shouldStop = () => this.stopAt !== null && performance.now() >= this.stopAt;
 
   constructor(opts: MemoryHistoryOptions) {
     this.opts = opts;
@@ -101,9 +117,15 @@ export class MemoryHistory {
     return result;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Records what is pending, for at most `withinMs` (the batch under way included), then stops:
+   * a batch cut off moves no head, and the next start's scan records what it left (as the
+   * owner's change, or within the first commit when there was none yet).
+   */
+  async close(withinMs = HISTORY_STOP_MS): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.stopAt ??= performance.now() + withinMs;
     await this.flush();
     this.closed = true;
   }
@@ -115,18 +137,34 @@ export class MemoryHistory {
   }
 
   private async record(): Promise<void> {
+    if (this.shouldStop()) return;
     const { store, head } = await this.loadHead();
     const changes = this.changes;
     this.changes = [];
-    const now = this.files.scan();
+    if (!(await this.recordBatch(store, head, changes))) {
+      this.opts.log.info("memory.history_stopped", { pending: changes.length, action: "the next start records what changed" });
+    }
+  }
+
+  /** Records one batch; false when it stopped before the end (close), its last commit not made. */
+  private async recordBatch(store: GitStore, head: { oid: string | null; files: Map<string, string> }, changes: Change[]): Promise<boolean> {
+    const slices = new Slices({ shouldStop: this.shouldStop });
+    const now = await this.files.scanInSlices({ shouldStop: this.shouldStop });
+    if (!now) return false;
     if (head.oid === null) {
+      const paths = [...now.keys()];
       const files = new Map<string, string>();
-      for (const p of now.keys()) {
-        const bytes = this.files.read(p);
-        if (bytes) files.set(p, await store.writeBlob(bytes));
+      for (let i = 0; i < paths.length; i += BLOBS_AT_ONCE) {
+        await Promise.all(
+          paths.slice(i, i + BLOBS_AT_ONCE).map(async (p) => {
+            const bytes = this.files.read(p);
+            if (bytes) files.set(p, await store.writeBlob(bytes));
+          }),
+        );
+        if (!(await slices.next())) return false;
       }
       await this.commitTree(store, files, "hearth", `Hearth: the memory history starts (${files.size} files)`, [...files.keys()]);
-      return;
+      return true;
     }
     // What changed with no announcement: before the batch's first change of that file (a file
     // nobody announced), or after its last one.
@@ -139,33 +177,41 @@ export class MemoryHistory {
       if (last.has(p)) {
         if (last.get(p) !== current) after.push({ path: p, author: "owner", bytes: this.files.read(p) });
       } else if (current !== (head.files.get(p) ?? null)) before.push({ path: p, author: "owner", bytes: this.files.read(p) });
+      else continue;
+      if (!(await slices.next())) return false;
     }
     let run: Change[] = [];
     for (const c of [...before, ...changes, ...after]) {
       if (run.length && run[0]!.author !== c.author) {
-        await this.commitRun(store, run);
+        if (!(await this.commitRun(store, run, slices))) return false;
         run = [];
       }
       run.push(c);
     }
-    if (run.length) await this.commitRun(store, run);
+    return run.length === 0 || (await this.commitRun(store, run, slices));
   }
 
-  /** One commit for a run of one author's changes; nothing when they change nothing. */
-  private async commitRun(store: GitStore, run: Change[]): Promise<void> {
+  /** One commit for a run of one author's changes; nothing when they change nothing. False when stopped before it. */
+  private async commitRun(store: GitStore, run: Change[], slices: Slices): Promise<boolean> {
+    const oids: Array<string | null> = [];
+    for (let i = 0; i < run.length; i += BLOBS_AT_ONCE) {
+      oids.push(...(await Promise.all(run.slice(i, i + BLOBS_AT_ONCE).map((c) => (c.bytes ? store.writeBlob(c.bytes) : null)))));
+      if (!(await slices.next())) return false;
+    }
     const files = new Map(this.head!.files);
     const touched = new Set<string>();
-    for (const c of run) {
-      const oid = c.bytes ? await store.writeBlob(c.bytes) : null;
+    for (const [i, c] of run.entries()) {
+      const oid = oids[i] ?? null;
       if ((files.get(c.path) ?? null) === oid) continue;
       if (oid) files.set(c.path, oid);
       else files.delete(c.path);
       touched.add(c.path);
     }
     const changed = [...touched].filter((p) => (files.get(p) ?? null) !== (this.head!.files.get(p) ?? null));
-    if (changed.length === 0) return;
+    if (changed.length === 0) return true;
     const author = run[0]!.author;
     await this.commitTree(store, files, author, `${author === "hearth" ? "Hearth" : "owner"}: ${listFiles(changed)}`, changed);
+    return true;
   }
 
   private async commitTree(store: GitStore, files: Map<string, string>, author: Author, message: string, changed: string[]): Promise<string> {
@@ -185,7 +231,7 @@ export class MemoryHistory {
         const [mine, before] = [await store.files(commit.oid), await store.files(commit.parent)];
         const files = [...new Set([...mine.keys(), ...before.keys()])].filter((p) => !isDailyLog(p) && mine.get(p) !== before.get(p)).sort();
         if (files.length > 0) {
-          const now = this.files.scan();
+          const now = (await this.files.scanInSlices())!;
           const changedSince = files.filter((p) => (now.get(p) ?? undefined) !== mine.get(p));
           if (changedSince.length) return { type: "changed-since", files: changedSince, commit };
           const next = new Map(head.files);
