@@ -21,7 +21,12 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
-RUN mkdir -p /home/node/.hearth && chown node:node /home/node/.hearth
+# The templates `hearth init` and every start copy into a new home's workspace.
+COPY workspace ./workspace
+# The home, and the compile cache bin/hearth.js keeps under node_modules/.cache (a warm start
+# skips the TypeScript stripper), both writable by the user the daemon runs as.
+RUN mkdir -p /home/node/.hearth /app/node_modules/.cache \
+ && chown node:node /home/node/.hearth /app/node_modules/.cache
 USER node
 VOLUME ["/home/node/.hearth"]
 # Healthy means the daemon answers on its control socket.

@@ -1,9 +1,12 @@
 // The container: the Dockerfile and compose.yaml as written (user, volume, health check, PID 1),
 // and a real build where Docker runs (skipped, saying why, elsewhere).
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { isolatedEnv, runHearth } from "./support/cli-process.ts";
+import { startFakeModel, text } from "./support/fake-model.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
@@ -34,6 +37,38 @@ describe("the Dockerfile", () => {
     expect(all("ENTRYPOINT")).toEqual(['["/usr/bin/tini", "--", "node", "/app/bin/hearth.js"]']);
     expect(all("CMD")).toEqual(['["start"]']);
     expect(all("RUN").join("\n")).toContain("apt-get install -y --no-install-recommends tini bubblewrap ca-certificates");
+  });
+
+  it("holds everything Hearth reads: a folder laid out as the image's /app answers `hearth chat -m` on a new home", async () => {
+    // The runtime stage's own copies (after the last FROM), not the dependency stage's.
+    const runtime = instructions.slice(instructions.findLastIndex((l) => l.startsWith("FROM ")));
+    const copied = runtime.filter((l) => l.startsWith("COPY ") && !l.startsWith("COPY --from=")).map((l) => l.slice(5).trim());
+    expect(copied).toEqual(["package.json ./", "bin ./bin", "src ./src", "workspace ./workspace"]);
+    const ignored = readFileSync(path.join(root, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
+    for (const c of copied) expect(ignored).not.toContain(c.split(" ")[0]);
+    // /app as the Dockerfile builds it: what it copies, and the dependencies of the first stage.
+    const app = mkdtempSync(path.join(tmpdir(), "hearth-image-"));
+    const fake = await startFakeModel();
+    try {
+      for (const c of copied) {
+        const [from, to] = c.split(" ") as [string, string];
+        cpSync(path.join(root, from), path.join(app, to === "./" ? from : to), { recursive: true });
+      }
+      symlinkSync(path.join(root, "node_modules"), path.join(app, "node_modules"));
+      fake.enqueue(text("Hello from the image."));
+      const home = path.join(app, "home");
+      const r = await runHearth(["chat", "-m", "hi"], isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url }), { bin: path.join(app, "bin", "hearth.js") });
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toBe("Hello from the image.\n");
+      expect(readdirSync(path.join(home, "workspace")).sort()).toEqual(readdirSync(path.join(root, "workspace")).sort());
+    } finally {
+      await fake.close();
+      rmSync(app, { recursive: true, force: true });
+    }
+  });
+
+  it("lets the user node write the compile cache under node_modules/.cache", () => {
+    expect(all("RUN").join("\n")).toContain("chown node:node /home/node/.hearth /app/node_modules/.cache");
   });
 
   it("compose keeps the home on a named volume and gives a run its shutdown grace", () => {

@@ -27,11 +27,13 @@ export interface RunOptions {
   onSpawn?: (child: ChildProcess) => void;
   /** Written to its stdin, which is then closed (default: no stdin at all). */
   input?: string;
+  /** The launcher to run (default this checkout's bin/hearth.js). */
+  bin?: string;
 }
 
 export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [hearthBin, ...args], { env, cwd: repoRoot, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [opts.bin ?? hearthBin, ...args], { env, cwd: repoRoot, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
     if (opts.input !== undefined) child.stdin!.end(opts.input);
     opts.onSpawn?.(child);
     let stdout = "";
