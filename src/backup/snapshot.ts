@@ -37,6 +37,8 @@ const RUNTIME = new Set(["gateway.lock", "gateway.sock"]);
 const TEMP_FILE = /\.tmp-\d+$/u;
 /** The home's secrets files (`.env`, `secrets.env`, …) at its top level. */
 const SECRETS_FILE = /^(\.env(\..+)?|.+\.env|secrets(\..+)?)$/u;
+/** The home's folder of MCP servers' OAuth tokens (config/home.ts `mcpAuth`). */
+const SECRETS_DIR = "mcp-auth";
 /** config.json as an upgrade kept it (`config.json.v<N>.bak`, config/migrations.ts). */
 const UPGRADE_COPY = /^config\.json\.v\d+\.bak$/u;
 
@@ -74,6 +76,11 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
       }
       if (rel === "" && RUNTIME.has(name)) continue;
       if (st.isDirectory()) {
+        // MCP servers' OAuth tokens and client secrets: secrets like .env.
+        if (rel === "" && name === SECRETS_DIR && !opts.includeSecrets) {
+          left.push({ path: relPath, reason: "secret" });
+          continue;
+        }
         if (opts.scratch && abs === path.resolve(opts.scratch)) continue;
         if (skipDirs.has(abs)) left.push({ path: relPath, reason: "backups" });
         else walk(abs, relPath);

@@ -43,6 +43,9 @@ beforeAll(async () => {
   // token to .env and keeping the old file as config.json.v0.bak, as on a real owner's machine.
   home = makeHome({ channels: { telegram: { token: "123:secret-token-value", ownerIds: ["42"] } } });
   writeFileSync(join(home, ".env"), "ANTHROPIC_API_KEY=sk-never-in-a-backup\n", { mode: 0o600 });
+  // An MCP server's OAuth tokens, as `hearth mcp login` keeps them.
+  mkdirSync(join(home, "mcp-auth"), { mode: 0o700 });
+  writeFileSync(join(home, "mcp-auth", "notes.json"), '{"tokens":{"access_token":"at-never-in-a-backup","refresh_token":"rt-never-in-a-backup"}}\n', { mode: 0o600 });
   daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
   fake.enqueue(text("Noted: your cat is called Pixel."));
   expect((await daemon.hearth(["chat", "-m", "my cat is called Pixel"])).code).toBe(0);
@@ -72,11 +75,13 @@ describe("hearth backup", () => {
       "Left out: .env (secrets; add --include-secrets to keep them)",
       "Left out: config.json.v0.bak (secrets; add --include-secrets to keep them)",
       "Left out: index (the search index; rebuilt at the next start)",
+      "Left out: mcp-auth (secrets; add --include-secrets to keep them)",
     ]);
     // Neither key is anywhere in the archive.
     const whole = gunzipSync(readFileSync(archive)).toString("latin1");
     expect(whole.includes("secret-token-value")).toBe(false);
     expect(whole.includes("sk-never-in-a-backup")).toBe(false);
+    expect(whole.includes("-never-in-a-backup")).toBe(false);
     expect(statSync(archive).mode & 0o777).toBe(0o600);
 
     const verified = await hearth(["backup", "verify", archive]);
