@@ -180,7 +180,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock });
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
-    ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text) });
+    ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text, { raise: true }) });
     ctx.speakerFor = (entry, scope) => speakerFor(ctx, entry, scope);
     const embeddingModel = config.memory.embeddings?.model;
     if (memory && embeddingModel) {
@@ -322,12 +322,14 @@ function bestEffort(log: Logger, event: string, id: string, write: () => void): 
   }
 }
 
-/** A proactive message to the owner's most recently used chat; failures are logged. */
-async function notifyOwner(ctx: GatewayContext, text: string): Promise<void> {
+/**
+ * A proactive message to the owner's most recently used chat; failures are logged. `raise`: a
+ * budget notice, which comes with a button that raises today's limit where the chat has buttons.
+ */
+async function notifyOwner(ctx: GatewayContext, text: string, opts: { raise?: boolean } = {}): Promise<void> {
   const to = gatewayHost(ctx).ownerTarget();
   try {
-    // Budget notices come with a button that raises today's limit, where the chat has buttons.
-    if (await notifyOwnerWithRaise(ctx, to, text)) return;
+    if (opts.raise && (await notifyOwnerWithRaise(ctx, to, text))) return;
     await ctx.channels.send(to, text, { from: "Hearth" });
   } catch (err) {
     ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });

@@ -1,5 +1,8 @@
 // The owner's buttons besides approvals, through a real gateway in this process with a channel
 // that has buttons: a budget notice offers to raise today's limit, and only the owner's press does.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChoiceHandler, ChoiceQuestion, DeliveryTarget } from "../../src/channels/channel.ts";
 import { waitFor } from "../support/daemon.ts";
@@ -51,5 +54,27 @@ describe("owner buttons", () => {
     expect(channel.questions[0]!.settled).toBe(`${q.text}\n\n✅ Ann raised today's limit by $1.00, until midnight.`);
     expect(gw.gateway.context.budget.status().today.limitUsd).toBe(3);
     expect(await press(true)).toBe("This request is no longer open.");
+  });
+
+  it("other notices to the owner (a failed scheduled backup) come as plain messages, without the raise button", async () => {
+    // The owner's chat is known from an earlier run.
+    const home = mkdtempSync(join(tmpdir(), "hearth-owner-"));
+    try {
+      const first = new ButtonChannel();
+      gw = await startTestGateway(fake.url, { home, config: { budget: { daily: 2 } }, memory: false, channel: first });
+      fake.enqueue(text("Hi."));
+      const id = "m1";
+      first.deliver({ id, channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
+      await waitFor("the answer", () => first.replies.has(id));
+      await gw.stop();
+      // Then the scheduled backup fails: its folder cannot be made.
+      const channel = new ButtonChannel();
+      gw = await startTestGateway(fake.url, { home, config: { budget: { daily: 2 }, backup: { every: "1m", keep: 1, dir: "/dev/null/backups" } }, memory: false, schedule: true, channel });
+      await waitFor("the backup notice", () => (channel.replies.get("send:1") ?? []).some((t) => t.startsWith("The scheduled backup failed")));
+      expect(channel.questions).toEqual([]);
+    } finally {
+      await gw.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
