@@ -1,5 +1,5 @@
 // A small MCP server (stdio) that misbehaves on request, for Hearth's fault tests.
-//   node fault-mcp-server.ts [--crash-at-start] [--ask]
+//   node fault-mcp-server.ts [--crash-at-start] [--ask] [--catalog]
 // Tools: echo {text}; crash (exits mid-call); hang (never answers); big (1 MB of text);
 // grow (adds the tool "extra", which sends tools/list_changed); env {name} (a variable's value);
 // with --ask also ask {together?} (asks the user for a name and a yes/no through elicitation,
@@ -48,6 +48,14 @@ if (process.argv.includes("--ask")) server.registerTool("ask", { description: "A
   });
   return text(`${r.action}${r.content ? ` ${JSON.stringify(r.content)}` : ""}`);
 });
+
+if (process.argv.includes("--catalog")) {
+  server.registerResource("today", "fault://notes/today", { description: "Today's notes.", mimeType: "text/plain" }, (uri) => ({ contents: [{ uri: uri.href, text: "Nothing yet." }] }));
+  server.registerResource("plan", "fault://notes/plan", { mimeType: "text/plain" }, (uri) => ({ contents: [{ uri: uri.href, text: "Ship it." }] }));
+  server.registerPrompt("summarize", { description: "Summarizes the notes.", argsSchema: { length: z.string().optional() } }, () => ({
+    messages: [{ role: "user" as const, content: { type: "text" as const, text: "Summarize the notes." } }],
+  }));
+}
 
 await server.connect(new StdioServerTransport());
 // The daemon's stdin closing means it is gone: leave with it.
