@@ -125,7 +125,9 @@ describe("logging in to an OAuth-protected MCP server", () => {
     const authDir = join(dir, "daemon-stepup");
     const store = new McpAuthStore(authDir);
     const sent: string[] = [];
-    const manager = new McpManager({ config: { servers: { up: config } }, log: createLogger({ level: "silent" }), authDir, backoff: { baseMs: 60_000 }, notifyOwner: async (t) => void sent.push(t) });
+    const lines: string[] = [];
+    const log = createLogger({ level: "debug", sink: { write: (l) => lines.push(l) } });
+    const manager = new McpManager({ config: { servers: { up: config } }, log, authDir, backoff: { baseMs: 60_000 }, notifyOwner: async (t) => void sent.push(t) });
     const conn = manager.server("up")!;
     try {
       await loginThroughBrowser("up", config, store);
@@ -141,7 +143,8 @@ describe("logging in to an OAuth-protected MCP server", () => {
       expect(conn.view().status).toBe("ready");
       expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read");
       expect((await playBrowser(link)).status).toBe(200);
-      await waitFor("the new tokens", () => store.read("up", srv.url).tokens!.access_token !== before);
+      await waitFor("the new tokens and the reconnection", () => lines.filter((l) => l.includes('"event":"mcp.ready"')).length === 2);
+      expect(store.read("up", srv.url).tokens!.access_token).not.toBe(before);
       expect(await conn.call("admin", {}, signal())).toEqual({ content: "admin done" });
       expect(srv.seen.authorize.at(-1)!.scopes).toEqual(["read", "admin"]);
       expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read admin");
