@@ -131,7 +131,7 @@ export async function runMcpCall(home: string, args: string[], io: McpIO): Promi
       return 1;
     }
     const terminal = terminalAsker(io);
-    const out = await conn.call(tool, input, new AbortController().signal, terminal.ask).finally(() => terminal.close());
+    const out = await conn.call(tool, input, new AbortController().signal, { ask: terminal.ask, scope: "main" }).finally(() => terminal.close());
     const text = [out.content, ...(out.images ?? []).map((i) => `[image: ${i.mediaType}, ${Math.round((i.data.length * 3) / 4)} bytes]`)].filter(Boolean).join("\n");
     (out.isError ? io.stderr : io.stdout).write(`${text}\n`);
     return out.isError ? 1 : 0;

@@ -92,6 +92,30 @@ describe("MCP server faults", () => {
     expect(g.status().mcp.map((v) => v.status)).toEqual(["down", "ready"]);
   });
 
+  it("hearth mcp tools NAME lists the server's tools, resources and prompts, from the daemon or started here", async () => {
+    const expected =
+      "mcp__fault__big\n    Returns 1 MB of text.\n" +
+      "mcp__fault__crash\n    Exits the server in the middle of the call.\n" +
+      "mcp__fault__echo\n    Echoes text.\n" +
+      "mcp__fault__env\n    Returns an environment variable.\n" +
+      "mcp__fault__grow\n    Adds the tool extra.\n" +
+      "mcp__fault__hang\n    Never answers.\n" +
+      "\nResources (mcp_read_resource reads them):\n" +
+      "fault://notes/today\n    today — Today's notes.\n" +
+      "fault://notes/plan\n    plan\n" +
+      "\nPrompts:\n" +
+      "summarize\n    Summarizes the notes.\n";
+    const servers = { fault: { command: NODE, args: [FAULT, "--catalog"] } };
+    writeFileSync(join(home, "config.json"), JSON.stringify({ mcp: { servers } }));
+    const here = capture();
+    expect(await runMcp(home, ["tools", "fault"], here.io)).toBe(0);
+    expect(here.text()).toEqual({ stdout: expected, stderr: "Hearth is not running: starting the servers here to check them.\n" });
+    await start(servers);
+    const daemon = capture();
+    expect(await runMcp(home, ["tools", "fault"], daemon.io)).toBe(0);
+    expect(daemon.text()).toEqual({ stdout: expected, stderr: "" });
+  });
+
   it("a crash mid-call is an error result; the server restarts and the next call works", async () => {
     const g = await start({ fault: fault() });
     fake.enqueue(toolCall("mcp__fault__crash", {}), text("It crashed."));

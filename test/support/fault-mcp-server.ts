@@ -1,9 +1,9 @@
 // A small MCP server (stdio) that misbehaves on request, for Hearth's fault tests.
-//   node fault-mcp-server.ts [--crash-at-start] [--ask]
+//   node fault-mcp-server.ts [--crash-at-start] [--ask] [--catalog]
 // Tools: echo {text}; crash (exits mid-call); hang (never answers); big (1 MB of text);
 // grow (adds the tool "extra", which sends tools/list_changed); env {name} (a variable's value);
-// with --ask also ask (asks the user for a name and a yes/no through elicitation, returns what
-// came back).
+// with --ask also ask {together?} (asks the user for a name and a yes/no through elicitation,
+// returns what came back; with `together`, only once that many calls of it are under way).
 // Each start appends a line to $FAULT_MCP_STARTS when that is set, so tests can count restarts.
 import { appendFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -34,13 +34,28 @@ server.registerTool("env", { description: "Returns an environment variable.", in
   text(process.env[name] === undefined ? `${name} is not set` : `${name}=${process.env[name]}`),
 );
 
-if (process.argv.includes("--ask")) server.registerTool("ask", { description: "Asks the user who they are." }, async () => {
+/** Calls of "ask" that wait for `together` of them to be under way before asking. */
+const waiting: Array<() => void> = [];
+if (process.argv.includes("--ask")) server.registerTool("ask", { description: "Asks the user who they are.", inputSchema: { together: z.number().optional() } }, async ({ together }) => {
+  if (together !== undefined) {
+    const all = new Promise<void>((resolve) => waiting.push(resolve));
+    if (waiting.length >= together) for (const go of waiting.splice(0)) go();
+    await all;
+  }
   const r = await server.server.elicitInput({
     message: "Who are you?",
     requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name", minLength: 2 }, ok: { type: "boolean", title: "Go ahead?" } }, required: ["name", "ok"] },
   });
   return text(`${r.action}${r.content ? ` ${JSON.stringify(r.content)}` : ""}`);
 });
+
+if (process.argv.includes("--catalog")) {
+  server.registerResource("today", "fault://notes/today", { description: "Today's notes.", mimeType: "text/plain" }, (uri) => ({ contents: [{ uri: uri.href, text: "Nothing yet." }] }));
+  server.registerResource("plan", "fault://notes/plan", { mimeType: "text/plain" }, (uri) => ({ contents: [{ uri: uri.href, text: "Ship it." }] }));
+  server.registerPrompt("summarize", { description: "Summarizes the notes.", argsSchema: { length: z.string().optional() } }, () => ({
+    messages: [{ role: "user" as const, content: { type: "text" as const, text: "Summarize the notes." } }],
+  }));
+}
 
 await server.connect(new StdioServerTransport());
 // The daemon's stdin closing means it is gone: leave with it.

@@ -1,6 +1,7 @@
 // One MCP server: connects in the background, lists its tools, calls them, and reconnects with
 // backoff when it exits. Failures never throw out of here: they become the server's state
 // (`down` with its last error) and `isError` results for the model.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -8,6 +9,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { registerSecret, type Logger } from "../../log.ts";
+import type { Scope } from "../messages.ts";
 import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
 import { commandEnv } from "../tools/exec.ts";
@@ -16,6 +18,7 @@ import { CLIENT_CAPABILITIES, installClientFeatures, type ActiveCall } from "./c
 import { httpAuthFor } from "./http-auth.ts";
 import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";
+import { hearthCmd } from "../../hearth-command.ts";
 import { toToolOutput } from "./results.ts";
 import { resourceOutput, type Catalog } from "./resources.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
@@ -65,6 +68,17 @@ export interface ConnectionOptions {
   onNeedsLogin?: (scope: string | undefined) => void;
   /** The folders offered as roots (main-scope servers: the workspace). Default none. */
   roots?: readonly string[];
+  /**
+   * Whether onNeedsLogin reaches someone (the daemon sends the owner a link): the model is then
+   * told the owner was asked; otherwise (`hearth mcp call`) to run `hearth mcp login NAME`.
+   */
+  ownerAskedOnLogin?: boolean;
+}
+
+/** Who makes a call: the run's way to ask its chat (absent: it answers none) and its scope. */
+export interface CallFrom {
+  ask?: ToolContext["ask"];
+  scope: Scope;
 }
 
 /** A server that stayed up this long has its backoff reset when it exits. */
@@ -72,6 +86,15 @@ const STABLE_MS = 10_000;
 const STDERR_TAIL = 2000;
 const MAX_DESCRIPTION = 2000;
 const anyObject = z.record(z.string(), z.unknown());
+
+/**
+ * The call whose request is being sent and answered. A server that asks a question inside a tool
+ * call over Streamable HTTP sends it on that call's own response stream, which the SDK reads in
+ * the asynchronous context of the call's send: so a question arriving there runs with its call
+ * here. Over stdio and SSE nothing on the wire ties a question to a call (see #callAsking).
+ * Connecting always runs outside any call, so a transport opened during a call carries none.
+ */
+const callContext = new AsyncLocalStorage<ActiveCall>();
 
 export class McpConnection {
   readonly name: string;
@@ -84,8 +107,9 @@ export class McpConnection {
   readonly #authStore: McpAuthStore | undefined;
   readonly #onNeedsLogin: (scope: string | undefined) => void;
   readonly #roots: readonly string[];
-  /** Calls under way that can ask their chat a question (elicitation), oldest first. */
+  /** Calls under way, oldest first: a server's question (elicitation) belongs to one of them. */
   readonly #calls: ActiveCall[] = [];
+  readonly #ownerAskedOnLogin: boolean;
   #status: ServerStatus;
   #transportKind: TransportKind;
   #client: Client | null = null;
@@ -115,6 +139,7 @@ export class McpConnection {
     this.#authStore = opts.authStore;
     this.#onNeedsLogin = opts.onNeedsLogin ?? (() => {});
     this.#roots = opts.roots ?? [];
+    this.#ownerAskedOnLogin = opts.ownerAskedOnLogin ?? false;
     this.#status = opts.config.enabled ? "starting" : "disabled";
     this.#transportKind = opts.config.command ? "stdio" : "http";
   }
@@ -221,7 +246,11 @@ export class McpConnection {
     if (this.#marker) await killMarked(this.#marker);
   }
 
-  async #connect(): Promise<void> {
+  #connect(): Promise<void> {
+    return callContext.exit(() => this.#connectNow());
+  }
+
+  async #connectNow(): Promise<void> {
     let client: Client | null = null;
     try {
       client = await this.#open();
@@ -317,7 +346,7 @@ export class McpConnection {
     installClientFeatures(client, this.#sdk!, {
       server: this.name,
       roots: this.#roots,
-      activeCall: () => this.#calls.at(-1),
+      callAsking: () => this.#callAsking(),
       answerTimeoutMs: this.config.answerTimeoutMs,
       log: this.#log,
     });
@@ -331,6 +360,19 @@ export class McpConnection {
       this.#opening = null;
     }
     return client;
+  }
+
+  /**
+   * The call a server's question belongs to: the one on whose response stream it came; else the
+   * only call under way. With several under way and nothing to tell them apart, none: guessing
+   * could show one chat's question in another and take its answer from there.
+   */
+  #callAsking(): ActiveCall | { unknown: string } {
+    const own = callContext.getStore();
+    if (own) return this.#calls.includes(own) ? own : { unknown: "the call it came with has ended" };
+    if (this.#calls.length === 1) return this.#calls[0]!;
+    if (this.#calls.length === 0) return { unknown: "the server asked outside a call" };
+    return { unknown: `${this.#calls.length} calls to this server are under way and nothing in the question says which one it belongs to` };
   }
 
   #onExit(): void {
@@ -409,12 +451,15 @@ export class McpConnection {
       input: anyObject,
       inputSchema: { ...(t.inputSchema as Record<string, unknown>), type: "object" },
       readOnly: t.annotations?.readOnlyHint === true,
-      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal, ctx.ask),
+      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal, { ...(ctx.ask ? { ask: ctx.ask } : {}), scope: ctx.scope }),
     };
   }
 
-  /** Calls one of its tools; cancelled on `signal` and after `timeoutMs`. Never throws. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, ask?: ToolContext["ask"]): Promise<ToolOutput> {
+  /**
+   * Calls one of its tools; cancelled on `signal` and after `timeoutMs`. Never throws. `from`:
+   * who asks the server's questions (default: nobody, in the main scope).
+   */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, from: CallFrom = { scope: "main" }): Promise<ToolOutput> {
     const client = this.#client;
     if (!client) {
       const why = this.#status === "stopped" ? "Hearth is shutting down" : `it is ${this.#status}${this.#lastError ? ` (${this.#lastError})` : ""}`;
@@ -429,11 +474,11 @@ export class McpConnection {
       timer = setTimeout(() => timedOut.abort(), this.config.timeoutMs);
     };
     const both = AbortSignal.any([signal, timedOut.signal]);
-    const active: ActiveCall | undefined = ask ? { ask, signal: both, pauseTimer: () => clearTimeout(timer), resumeTimer: startTimer } : undefined;
-    if (active) this.#calls.push(active);
+    const active: ActiveCall = { ask: from.ask, scope: from.scope, signal: both, pauseTimer: () => clearTimeout(timer), resumeTimer: startTimer };
+    this.#calls.push(active);
     startTimer();
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal: both, timeout: 2_147_483_647, onprogress: startTimer });
+      const result = await callContext.run(active, () => client.callTool({ name: tool, arguments: args }, undefined, { signal: both, timeout: 2_147_483_647, onprogress: startTimer }));
       return toToolOutput(result as Record<string, unknown>);
     } catch (err) {
       if (timedOut.signal.aborted && !signal.aborted) {
@@ -443,7 +488,8 @@ export class McpConnection {
         this.#authStore?.update(this.name, this.config.url!, (r) => ({ ...r, scope: err.scope }));
         this.#log.warn("mcp.step_up", { server: this.name, tool, scope: err.scope });
         this.#onNeedsLogin(err.scope);
-        return { isError: true, content: `${tool} on the MCP server "${this.name}" needs more permission (scope "${err.scope}"). The owner has been asked to log in again to grant it.` };
+        const next = this.#ownerAskedOnLogin ? "The owner has been asked to log in again to grant it." : `Log in again with \`${hearthCmd(`mcp login ${this.name}`)}\` to grant it, then try again.`;
+        return { isError: true, content: `${tool} on the MCP server "${this.name}" needs more permission (scope "${err.scope}"). ${next}` };
       }
       if (err instanceof LoginRequiredError) {
         const c = this.#client;
@@ -462,7 +508,7 @@ export class McpConnection {
       return { isError: true, content: `${tool} on the MCP server "${this.name}" failed: ${err instanceof Error ? err.message : String(err)}` };
     } finally {
       clearTimeout(timer);
-      if (active) this.#calls.splice(this.#calls.indexOf(active), 1);
+      this.#calls.splice(this.#calls.indexOf(active), 1);
     }
   }
 }

@@ -29,15 +29,18 @@ export interface LoginOptions {
 const PAGE_OK = "<!doctype html><meta charset=utf-8><title>Hearth</title><p>Hearth is logged in. You can close this tab.</p>\n";
 
 /**
- * Starts a fresh login (stored tokens are dropped first, the client registration is kept). Throws
- * the flow's error (discovery, registration, PKCE refused) before any listener is left open.
+ * Starts a fresh login. The stored tokens stay until the login saves new ones (the flow does not
+ * see them, so it asks the owner rather than refreshing): a step-up login leaves the server's
+ * other tools working meanwhile, and a failed login loses nothing. The client registration is
+ * kept. Throws the flow's error (discovery, registration, PKCE refused) before any listener is
+ * left open.
  */
 export async function beginLogin(o: LoginOptions): Promise<LoginStart> {
   const url = o.config.url;
   if (!url) throw new Error(`The MCP server "${o.name}" runs as a command (stdio): only HTTP servers log in.`);
   const asked = o.store.read(o.name, url).scope;
   o.store.update(o.name, url, (r) => {
-    const { tokens: _dropped, verifier: _old, ...rest } = r;
+    const { verifier: _old, ...rest } = r;
     return rest;
   });
   const listener = await listenLoopback();

@@ -63,6 +63,7 @@ export class McpManager implements DynamicToolSource {
             ...(this.#store ? { authStore: this.#store } : {}),
             ...(opts.workspace && opts.config.servers[name]!.scope === "main" && opts.config.servers[name]!.roots === "workspace" ? { roots: [opts.workspace] } : {}),
             onNeedsLogin: () => void this.#startLogin(name),
+            ownerAskedOnLogin: opts.notifyOwner !== undefined && this.#store !== undefined,
           }),
       );
   }

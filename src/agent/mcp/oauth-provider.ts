@@ -124,6 +124,9 @@ export class HearthOAuthProvider implements OAuthClientProvider {
   }
 
   tokens(): OAuthTokens | undefined {
+    // A login asks the owner afresh (a refresh would bring back the old scopes); the stored
+    // tokens stay in use by the connection until the login saves new ones.
+    if (this.#o.login) return undefined;
     return this.#record().tokens as OAuthTokens | undefined;
   }
 

@@ -8,9 +8,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mcpServerSchema, type McpServerConfig } from "../../../src/agent/mcp/config.ts";
 import { beginLogin, type LoginStart } from "../../../src/agent/mcp/login.ts";
-import { McpManager } from "../../../src/agent/mcp/manager.ts";
+import { loginText, McpManager } from "../../../src/agent/mcp/manager.ts";
 import { McpAuthStore } from "../../../src/agent/mcp/oauth-store.ts";
+import { hearthCommand } from "../../../src/hearth-command.ts";
 import { createLogger } from "../../../src/log.ts";
+import { waitFor } from "../../support/daemon.ts";
 import { startOAuthMcpServer, type OAuthMcpServer } from "../../support/oauth-mcp-server.ts";
 
 let srv: OAuthMcpServer;
@@ -106,12 +108,46 @@ describe("logging in to an OAuth-protected MCP server", () => {
       manager.start();
       await manager.settled();
       const refused = await conn.call("admin", {}, signal());
-      expect(refused).toEqual({ isError: true, content: 'admin on the MCP server "stepup" needs more permission (scope "read admin"). The owner has been asked to log in again to grant it.' });
+      // Nobody is sent a link here (as in `hearth mcp call`): the message says what to run.
+      expect(refused).toEqual({ isError: true, content: `admin on the MCP server "stepup" needs more permission (scope "read admin"). Log in again with \`${hearthCommand()} mcp login stepup\` to grant it, then try again.` });
       expect(store.read("stepup", srv.url).scope).toBe("read admin");
       await loginThroughBrowser("stepup", config, store);
       expect(srv.seen.authorize.at(-1)!.scopes).toEqual(["read", "admin"]);
       await conn.reconnect();
       expect(await conn.call("admin", {}, signal())).toEqual({ content: "admin done" });
+    } finally {
+      await manager.stop();
+    }
+  });
+
+  it("a step-up the daemon asks the owner for keeps the server's tools working until the new login is saved", async () => {
+    const config = mcpServerSchema.parse({ url: srv.url });
+    const authDir = join(dir, "daemon-stepup");
+    const store = new McpAuthStore(authDir);
+    const sent: string[] = [];
+    const lines: string[] = [];
+    const log = createLogger({ level: "debug", sink: { write: (l) => lines.push(l) } });
+    const manager = new McpManager({ config: { servers: { up: config } }, log, authDir, backoff: { baseMs: 60_000 }, notifyOwner: async (t) => void sent.push(t) });
+    const conn = manager.server("up")!;
+    try {
+      await loginThroughBrowser("up", config, store);
+      manager.start();
+      await manager.settled();
+      const before = store.read("up", srv.url).tokens!.access_token;
+      expect(await conn.call("admin", {}, signal())).toEqual({ isError: true, content: 'admin on the MCP server "up" needs more permission (scope "read admin"). The owner has been asked to log in again to grant it.' });
+      await waitFor("the login link", () => sent.length === 1);
+      const link = /^(http:\/\/127\.0\.0\.1:\d+\/authorize\?.*)$/m.exec(sent[0]!)![1]!;
+      expect(sent[0]).toBe(loginText("up", link));
+      // While the owner has not logged in, the tokens that work stay, and so do the tools.
+      expect(store.read("up", srv.url).tokens!.access_token).toBe(before);
+      expect(conn.view().status).toBe("ready");
+      expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read");
+      expect((await playBrowser(link)).status).toBe(200);
+      await waitFor("the new tokens and the reconnection", () => lines.filter((l) => l.includes('"event":"mcp.ready"')).length === 2);
+      expect(store.read("up", srv.url).tokens!.access_token).not.toBe(before);
+      expect(await conn.call("admin", {}, signal())).toEqual({ content: "admin done" });
+      expect(srv.seen.authorize.at(-1)!.scopes).toEqual(["read", "admin"]);
+      expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read admin");
     } finally {
       await manager.stop();
     }
