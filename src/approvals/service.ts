@@ -136,7 +136,7 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const text = [`🔐 Approve this?`, `${facts.tool}: ${facts.command}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const text = [`🔐 Approve this?`, `${facts.tool}: ${shownCommand(facts.command)}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, resolve });
     this.#record("asked", facts, run, { reason });
@@ -237,6 +237,17 @@ function factsOf(tool: string, input: unknown, workspace: string): ActionFacts |
     default:
       return null;
   }
+}
+
+/** A command's longest part a question shows whole; Discord takes 2,000 characters a message, Telegram 4,096. */
+const SHOWN_MAX = 1_200;
+
+/** The command as the question shows it: whole, or its start and end around a count of what is left out. */
+export function shownCommand(command: string): string {
+  if (command.length <= SHOWN_MAX) return command;
+  const head = command.slice(0, 900);
+  const tail = command.slice(-250);
+  return `${head} [… ${command.length - head.length - tail.length} characters not shown …] ${tail}`;
 }
 
 /** A URL that can carry data out: a query string, or a path segment long enough to hold some. */

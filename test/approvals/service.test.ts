@@ -178,6 +178,16 @@ describe("approvals", () => {
     expect(host.settled[0]!.text).toMatch(/⏹ Stopped before it was answered: not run\.$/);
   });
 
+  it("a long command (a heredoc) is shown by its start and end, so the question fits every chat", async () => {
+    const a = make();
+    const command = `cat > notes.txt <<'EOF'\n${"x".repeat(5000)}\nEOF`;
+    void a.gateFor(run).admit(call(command), { workspace: "/w", signal: new AbortController().signal });
+    await waitFor("the question", () => host.asked.length === 1);
+    const { text } = host.asked[0]!.q;
+    expect(text.length).toBeLessThan(1500);
+    expect(text).toContain(`exec: ${command.slice(0, 900)} [… ${command.length - 1150} characters not shown …] ${command.slice(-250)}\nin /w\n`);
+  });
+
   it("a restart takes the buttons off questions left open; a press on them changes nothing", async () => {
     const a = make();
     void a.gateFor(run).admit(call("rm -r build"), { workspace: "/w", signal: new AbortController().signal });

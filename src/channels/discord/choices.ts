@@ -1,4 +1,4 @@
-// Questions with buttons on Discord: message components (one action row of buttons) under a
+// Questions with buttons on Discord: message components (action rows of buttons) under a
 // plain message; a press arrives as a message-component interaction, answered with an
 // ephemeral reply (only the presser sees it); settling edits the message and removes the row.
 // Slash commands are other interactions, handled elsewhere: this file only knows buttons.
@@ -17,9 +17,19 @@ function parseCustomId(id: string): { key: string; choiceId: string } | null {
 /** Discord's button styles: the last choice (Deny) red, the first (Allow once) green, others grey. */
 const styleOf = (i: number, n: number) => (i === n - 1 ? 4 : i === 0 ? 3 : 2);
 
+/** Discord takes at most 5 buttons in an action row, and 5 rows under a message. */
+const PER_ROW = 5;
+
+/** The question's buttons as action rows of at most five (`/model` may offer ten models). */
+export function actionRows(q: ChoiceQuestion): Array<{ type: 1; components: unknown[] }> {
+  const buttons = q.choices.slice(0, PER_ROW * 5).map((c, i) => ({ type: 2, style: styleOf(i, q.choices.length), label: c.label, custom_id: customId(q.key, c.id) }));
+  const rows: Array<{ type: 1; components: unknown[] }> = [];
+  for (let i = 0; i < buttons.length; i += PER_ROW) rows.push({ type: 1, components: buttons.slice(i, i + PER_ROW) });
+  return rows;
+}
+
 export async function sendQuestion(rest: DiscordRest, channelId: string, q: ChoiceQuestion): Promise<string> {
-  const row = { type: 1, components: q.choices.map((c, i) => ({ type: 2, style: styleOf(i, q.choices.length), label: c.label, custom_id: customId(q.key, c.id) })) };
-  const sent = (await rest.post(Routes.channelMessages(channelId), { body: { content: q.text, components: [row], allowed_mentions: { parse: [] } } })) as { id: string };
+  const sent = (await rest.post(Routes.channelMessages(channelId), { body: { content: q.text, components: actionRows(q), allowed_mentions: { parse: [] } } })) as { id: string };
   return sent.id;
 }
 
