@@ -5,7 +5,7 @@
 // next write.
 import { z } from "zod";
 import type { Logger } from "../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic, type StateVersions } from "../storage.ts";
 import { execHostOf, patternMatches, type ActionFacts } from "./policy.ts";
 
 const grantSchema = z.object({
@@ -23,17 +23,22 @@ const grantSchema = z.object({
 });
 export type Grant = z.output<typeof grantSchema>;
 
-const fileSchema = z.object({ grants: z.array(grantSchema) });
+const fileSchema = z.object({ version: z.literal(1), grants: z.array(grantSchema) });
+
+/** grants.json's format versions: 0 is the file from before versions ({ grants }). */
+const GRANTS_VERSIONS: StateVersions = { current: 1, steps: [{ from: 0, name: "addVersion", apply: (raw) => raw }] };
 
 export class GrantStore {
   readonly #path: string;
   readonly #log: Logger;
   readonly #clock: () => number;
 
+  /** Reads the file once: an older one is migrated now, a newer one throws NewerStateError (a start then exits 2). */
   constructor(path: string, log: Logger, clock: () => number) {
     this.#path = path;
     this.#log = log;
     this.#clock = clock;
+    this.#read();
   }
 
   /** The grants in force now, oldest first: `/grants` and `hearth grants` number them from 1 in this order. */
@@ -64,9 +69,10 @@ export class GrantStore {
     const loaded = loadJsonFile(this.#path, {
       schema: fileSchema,
       log: this.#log,
+      versions: GRANTS_VERSIONS,
       salvage: (raw) => {
         const s = salvageArray((raw as { grants?: unknown } | null)?.grants, "grants", grantSchema);
-        return { value: { grants: s.value }, dropped: s.dropped };
+        return { value: { version: 1 as const, grants: s.value }, dropped: s.dropped };
       },
       now: this.#clock(),
     });
@@ -74,7 +80,7 @@ export class GrantStore {
   }
 
   #write(grants: Grant[]): void {
-    writeFileAtomic(this.#path, `${JSON.stringify({ grants }, null, 2)}\n`);
+    writeFileAtomic(this.#path, `${JSON.stringify({ version: 1, grants }, null, 2)}\n`);
   }
 }
 

@@ -1,11 +1,12 @@
 // `hearth grants`: the grants in force, numbered as `grants revoke N` takes them, and usage errors.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/cli/args.ts";
 import { parseGrants, runGrants } from "../../src/cli/grants.ts";
+import { NewerStateError } from "../../src/state-versions.ts";
 
 let home: string;
 beforeEach(() => {
@@ -35,6 +36,19 @@ describe("hearth grants", () => {
     expect(run([]).stdout).toBe("2. make * in /w — always (by Ann, 25/11/2026, 10:00)\n".replace("2.", "1."));
     expect(run(["revoke", "5"])).toEqual({ code: 1, stdout: "", stderr: "hearth: there is no grant 5; `grants` lists them with their numbers.\n" });
     expect(run(["--log"]).stdout).toBe("No approval decisions yet.\n");
+  });
+
+  it("grants.json carries a version: a file from before versions is migrated (the old one kept), one from a newer Hearth is refused and left as it is", () => {
+    const at = Date.parse("2026-11-25T10:00:00Z");
+    const old = JSON.stringify({ grants: [{ tool: "exec", pattern: "make *", folder: "/w", host: null, expiresAt: null, by: "Ann", at }] });
+    writeFileSync(join(home, "grants.json"), old);
+    expect(run([]).stdout).toBe("1. make * in /w — always (by Ann, 25/11/2026, 10:00)\n");
+    expect(JSON.parse(readFileSync(join(home, "grants.json"), "utf8")).version).toBe(1);
+    expect(readFileSync(join(home, "grants.json.v0.bak"), "utf8")).toBe(old);
+    const newer = JSON.stringify({ version: 2, grants: [] });
+    writeFileSync(join(home, "grants.json"), newer);
+    expect(() => run([])).toThrow(NewerStateError);
+    expect(readFileSync(join(home, "grants.json"), "utf8")).toBe(newer);
   });
 
   it("refuses a revoke without a number and an unknown action", () => {
