@@ -70,7 +70,7 @@ export function defaultUnitParams(home: string): UnitParams {
   return { node: process.execPath, bin: fileURLToPath(new URL("../../bin/hearth.js", import.meta.url)), home };
 }
 
-/** `HEARTH_SYSTEMCTL` names another systemctl (tests point it at a missing one). */
+/** `HEARTH_SYSTEMCTL` names another systemctl (tests point it at a missing one), `HEARTH_LINGER_DIR` another /var/lib/systemd/linger. */
 export async function runService(home: string, args: string[], io: ServiceIO, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [action, ...rest] = args;
   if (rest.length) throw new UsageError(`Unexpected arguments: ${rest.join(" ")}`);
@@ -80,7 +80,13 @@ export async function runService(home: string, args: string[], io: ServiceIO, en
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, serviceUnit(defaultUnitParams(home)));
     io.stdout.write(`Wrote ${file}.\n`);
-    return systemctlSteps(systemctl, [["daemon-reload"], ["enable", "--now", UNIT_NAME]], io, "then follow it with: journalctl --user -u hearth -f");
+    const code = systemctlSteps(systemctl, [["daemon-reload"], ["enable", "--now", UNIT_NAME]], io, "then follow it with: journalctl --user -u hearth -f");
+    // Without lingering, a user's services start at their login and stop at their logout.
+    const user = env.USER || os.userInfo().username;
+    if (!existsSync(path.join(env.HEARTH_LINGER_DIR || "/var/lib/systemd/linger", user))) {
+      io.stdout.write(`It runs while you are logged in. To start it at boot and keep it running after you log out: sudo loginctl enable-linger ${user}\n`);
+    }
+    return code;
   }
   if (action === "uninstall") {
     if (!existsSync(file)) {

@@ -1,6 +1,6 @@
 // `hearth service install|uninstall`: the systemd user unit, exactly, and what is run to enable it.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -62,16 +62,26 @@ WantedBy=default.target
     const systemctl = path.join(tmp, "systemctl");
     writeFileSync(systemctl, `#!/bin/sh\necho "$*" >> ${calls}\n`);
     chmodSync(systemctl, 0o755);
-    const env = { XDG_CONFIG_HOME: path.join(tmp, "config"), HEARTH_SYSTEMCTL: systemctl };
+    const linger = path.join(tmp, "linger");
+    mkdirSync(linger);
+    const env = { XDG_CONFIG_HOME: path.join(tmp, "config"), HEARTH_SYSTEMCTL: systemctl, HEARTH_LINGER_DIR: linger, USER: "ann" };
     const file = unitPath(env);
     const a = io();
     expect(await runService("/h", ["install"], a.io, env)).toBe(0);
     expect(readFileSync(file, "utf8")).toBe(serviceUnit(defaultUnitParams("/h")));
-    expect(a.out.join("")).toBe(`Wrote ${file}.\nHearth runs as a systemd user service; then follow it with: journalctl --user -u hearth -f\n`);
+    expect(a.out.join("")).toBe(
+      `Wrote ${file}.\nHearth runs as a systemd user service; then follow it with: journalctl --user -u hearth -f\n` +
+        "It runs while you are logged in. To start it at boot and keep it running after you log out: sudo loginctl enable-linger ann\n",
+    );
+    // With lingering on for the user, nothing more to say.
+    writeFileSync(path.join(linger, "ann"), "");
+    const again = io();
+    expect(await runService("/h", ["install"], again.io, env)).toBe(0);
+    expect(again.out.join("")).toBe(`Wrote ${file}.\nHearth runs as a systemd user service; then follow it with: journalctl --user -u hearth -f\n`);
     const b = io();
     expect(await runService("/h", ["uninstall"], b.io, env)).toBe(0);
     expect(existsSync(file)).toBe(false);
-    expect(readFileSync(calls, "utf8")).toBe("--user daemon-reload\n--user enable --now hearth.service\n--user disable --now hearth.service\n--user daemon-reload\n");
+    expect(readFileSync(calls, "utf8")).toBe("--user daemon-reload\n--user enable --now hearth.service\n--user daemon-reload\n--user enable --now hearth.service\n--user disable --now hearth.service\n--user daemon-reload\n");
   });
 
   it("without a user systemd, install still writes the unit and says what to run", async () => {
