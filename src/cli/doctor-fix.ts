@@ -2,7 +2,7 @@
 // usual checks list what is left with the exact step. Nothing is deleted: a damaged state file is
 // set aside by the same loader the daemon uses, an old config is kept as config.json.v<N>.bak.
 // While the daemon runs, only file modes are touched: the lock and the state files are its own.
-import { chmodSync, existsSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config/config.ts";
 import { systemTimeZone } from "../config/fields.ts";
@@ -50,6 +50,8 @@ export function fixHome(home: string, env: NodeJS.ProcessEnv): FixReport {
   fixMode(home, 0o700, "the home folder", report);
   fixMode(paths.secrets, 0o600, ".env", report);
   fixMode(paths.config, 0o600, "config.json", report);
+  // An upgrade's copy of an older config.json still holds the keys it moved to .env.
+  for (const name of readdirSync(home).filter((n) => /^config\.json\.v\d+\.bak$/u.test(n)).sort()) fixMode(path.join(home, name), 0o600, name, report);
 
   const holder = liveHolder(paths.lock);
   if (holder) {

@@ -70,13 +70,18 @@ describe("hearth doctor --fix", () => {
     writeFileSync(path.join(home, ".env"), "ANTHROPIC_API_KEY=sk-ant-x\n", { mode: 0o644 });
     chmodSync(path.join(home, ".env"), 0o644);
     chmodSync(path.join(home, "config.json"), 0o644);
+    // A copy an earlier upgrade kept, with the key it moved, readable by all.
+    writeFileSync(path.join(home, "config.json.v1.bak"), '{ "model": { "apiKey": "sk-ant-x" } }\n', { mode: 0o644 });
+    chmodSync(path.join(home, "config.json.v1.bak"), 0o644);
     let out = "";
     const stdout = new PassThrough();
     stdout.on("data", (d: Buffer) => (out += d.toString()));
     await runDoctor(home, { stdout }, { PATH: process.env.PATH, HOME: root });
     expect(out).toContain(`✗ secrets file: ${path.join(home, ".env")} holds keys and is readable by other users (mode 644)\n`);
     const fixed = await doctorFix();
-    expect(fixPart(fixed.out)).toBe("Fixed:\n  ✓ mode: .env was 644, now 600 (owner only)\n  ✓ mode: config.json was 644, now 600 (owner only)\n");
+    expect(fixPart(fixed.out)).toBe(
+      "Fixed:\n  ✓ mode: .env was 644, now 600 (owner only)\n  ✓ mode: config.json was 644, now 600 (owner only)\n  ✓ mode: config.json.v1.bak was 644, now 600 (owner only)\n",
+    );
     expect(fixed.out).not.toContain("secrets file");
   });
 });
