@@ -8,10 +8,6 @@ import type { CliChannel } from "../channels/terminal/channel.ts";
 import { homePaths } from "../config/home.ts";
 import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../dashboard/host.ts";
 import type { LogTail } from "../log.ts";
-import { fileChanges, commitSubject } from "../memory/history/file-log.ts";
-import { GitStore } from "../memory/history/git-store.ts";
-import { unifiedDiff } from "../memory/history/line-diff.ts";
-import { isTracked } from "../memory/history/tracked.ts";
 import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
 import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
 import { readJsonLines } from "../storage.ts";
@@ -105,6 +101,13 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
 
 /** The file's versions in `<home>/history.git`, each with its change (as `hearth memory log FILE` and `memory diff REV`). */
 async function noteHistory(gitdir: string, relPath: string, limit: number): Promise<NoteVersion[]> {
+  // Imported when a page first asks: this file loads with the daemon, the history's reader need not.
+  const [{ fileChanges, commitSubject }, { GitStore }, { unifiedDiff }, { isTracked }] = await Promise.all([
+    import("../memory/history/file-log.ts"),
+    import("../memory/history/git-store.ts"),
+    import("../memory/history/line-diff.ts"),
+    import("../memory/history/tracked.ts"),
+  ]);
   if (!isTracked(relPath)) return [];
   const store = await GitStore.open(gitdir, { create: false });
   if (!store?.head()) return [];

@@ -344,28 +344,34 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
       // The chat's question says who answered, as after a press there.
       await waitFor("the question settled in Telegram", () => emu.botMessages(OWNER).some((m) => m.text.includes("exec: rm -r build") && m.text.includes("Allowed once by you (dashboard).")));
       await tab.reload();
-      const decisions = await tab.locator('section[aria-labelledby="au"] tbody tr').allInnerTexts();
-      expect(decisions[0]).toMatch(/ allowed once {2}exec: rm -r build {2}\(by you \(dashboard\)\)$/);
-      expect(decisions[1]).toMatch(/ asked {2}exec: rm -r build — it deletes recursively/);
+      const decisions = (await tab.locator('section[aria-labelledby="au"] tbody tr').allInnerTexts()).map((r) => r.split("\t"));
+      expect(decisions.slice(0, 2).map((r) => r.slice(1))).toEqual([
+        ["allowed once", "exec: rm -r build", "you (dashboard)"],
+        ["asked", "exec: rm -r build", "it deletes recursively (rm -r)"],
+      ]);
       const log = await daemon.hearth(["grants", "--log"]);
-      expect(log.stdout.trim().split("\n").at(-1)).toBe(decisions[0]);
+      expect(log.stdout.trim().split("\n").at(-1)).toBe(`${decisions[0]![0]}  allowed once  exec: rm -r build  (by you (dashboard))`);
     } finally {
       await tab.close();
     }
   });
 
-  it("Approvals: a grant is listed as `hearth grants` lists it and revoked on the page", async () => {
-    const grant = { tool: "exec", pattern: "npm test", folder: workspaceFile("").replace(/\/$/, ""), host: null, expiresAt: null, by: "Ann", at: Date.now() };
-    writeFileSync(join(daemon.home, "grants.json"), `${JSON.stringify({ grants: [grant] }, null, 2)}\n`);
-    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. npm test in .+ — always \(by Ann, .+\)\n$/);
+  it("Approvals: grants are listed as `hearth grants` lists them, and one is revoked on the page", async () => {
+    const folder = workspaceFile("").replace(/\/$/, "");
+    const grants = [
+      { tool: "exec", pattern: "npm test", folder, host: null, expiresAt: null, by: "Ann", at: Date.now() - 60_000 },
+      { tool: "exec", pattern: "git push", folder, host: null, expiresAt: Date.now() + 30 * 60_000, by: "Ann", at: Date.now() },
+    ];
+    writeFileSync(join(daemon.home, "grants.json"), `${JSON.stringify({ grants }, null, 2)}\n`);
+    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. npm test in .+ — always \(by Ann, .+\)\n2\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
     await page.goto(`${base}approvals`);
     const row = page.locator('section[aria-labelledby="gr"] tbody tr', { hasText: "npm test" });
     expect(await row.innerText()).toContain("always");
     page.once("dialog", (d) => void d.accept());
     await row.locator("button", { hasText: "Revoke" }).click();
-    await page.waitForSelector('section[aria-labelledby="gr"] .empty');
+    await page.waitForSelector('section[aria-labelledby="gr"] tbody tr:only-child:has-text("git push")');
     expect(await page.textContent(".toast")).toMatch(/^Revoked: npm test in /);
-    expect((await daemon.hearth(["grants"])).stdout).toBe("No grants.\n");
+    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
   });
 
   it("Tasks: a running task started from the chat is listed and cancelled on the page, through the task service", async () => {

@@ -1,8 +1,9 @@
 // Approvals: the questions waiting for the owner (Allow once / Deny press them exactly as the
 // chat buttons do), the grants in force (revoke), and the audit log of every decision.
-import { auditLine } from "../../approvals/audit.ts";
+import { decisionText, type AuditRecord } from "../../approvals/audit.ts";
 import { placeText } from "../../approvals/grants.ts";
 import type { OpenQuestion } from "../../approvals/service.ts";
+import { localDate, localTime } from "../../time.ts";
 import { actionButton, ago, badge, esc, table } from "../layout.ts";
 import { field, type Page } from "../pages.ts";
 
@@ -33,12 +34,18 @@ export const page: Page = {
     const audit = host.approvals
       .audit(AUDIT_ROWS)
       .reverse()
-      .map((r) => [`<span class="log-line">${esc(auditLine(r, timezone))}</span>`]);
+      .map((r) => [
+        `${esc(localDate(r.at, timezone))} ${esc(localTime(r.at, timezone))}`,
+        badge(decisionText(r.decision), DECISION_KIND[r.decision] ?? "muted"),
+        `<code class="cmd">${esc(r.tool)}: ${esc(r.command)}${r.host ? ` → ${esc(r.host)}` : ""}</code>`,
+        esc(r.by ?? (r.decision === "asked" ? (r.reason ?? "") : "")),
+      ]);
     return `
 <section aria-labelledby="wa"><h2 id="wa">Waiting for you</h2>${table(["Action", "Why it is asked", "Session", ""], open, "Nothing is waiting for your approval.", "Waiting for you")}
-<p class="muted">The same question is in your chat; answering here answers it there too.</p></section>
+${open.length ? `<p class="muted">The same question is in your chat; answering here answers it there too.</p>` : ""}</section>
 <section aria-labelledby="gr"><h2 id="gr">Grants</h2>${table(["#", "Allowed", "For", "By", ""], grants, "No grants: every risky action is asked about.", "Grants")}</section>
-<section aria-labelledby="au"><h2 id="au">Decisions</h2>${table(["Newest first"], audit, "No approval decisions yet.", "Decisions")}</section>`;
+<section aria-labelledby="au"><h2 id="au">Decisions</h2>${table(["When", "Decision", "Action", "By or why"], audit, "No approval decisions yet.", "Decisions, newest first")}
+<p class="muted">The newest ${AUDIT_ROWS}; <code>hearth grants --log</code> lists them too.</p></section>`;
   },
   actions: {
     async press(host, body) {
@@ -54,6 +61,17 @@ export const page: Page = {
       return { message: `Revoked: ${gone.pattern} ${placeText(gone.folder)}.` };
     },
   },
+};
+
+const DECISION_KIND: Partial<Record<AuditRecord["decision"], "ok" | "warn" | "bad" | "muted">> = {
+  asked: "warn",
+  allowed_once: "ok",
+  allowed_for: "ok",
+  always: "ok",
+  granted: "ok",
+  denied: "bad",
+  timed_out: "bad",
+  not_asked: "bad",
 };
 
 const where = (q: OpenQuestion): string => `${placeText(q.folder)}${q.hosts.length ? ` → ${q.hosts.join(", ")}` : ""}`;

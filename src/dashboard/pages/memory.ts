@@ -59,7 +59,9 @@ function history(file: string, versions: NoteVersion[], now: number, tz: string)
     (v) => `<li><details><summary><code>${esc(v.oid.slice(0, 7))}</code> <span>${esc(v.subject)}</span> <span class="muted">${esc(ago(v.at, now))} · ${esc(`${localDate(v.at, tz)} ${localTime(v.at, tz)}`)}</span></summary><pre class="diff">${diffHtml(v.diff)}</pre></details></li>`,
   );
   return `<section class="history" aria-labelledby="hi"><h2 id="hi">History</h2>${
-    items.length ? `<ol class="versions">${items.join("")}</ol><p class="muted">Older versions: <code>hearth memory log ${esc(file)}</code>; to go back, <code>hearth memory restore ${esc(file)} --at ID</code>.</p>` : `<p class="empty">No recorded change to ${esc(file)} yet (changes are recorded within a minute).</p>`
+    items.length
+      ? `<ol class="versions">${items.join("")}</ol><p class="muted">${items.length === HISTORY_ROWS ? `The newest ${HISTORY_ROWS}; all of them: <code>hearth memory log ${esc(file)}</code>. ` : ""}To go back to a version: <code>hearth memory restore ${esc(file)} --at ID</code>.</p>`
+      : `<p class="empty">No recorded change to ${esc(file)} yet (changes are recorded within a minute).</p>`
   }</section>`;
 }
 
