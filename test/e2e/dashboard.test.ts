@@ -336,6 +336,12 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
       await tab.click('a[href="/approvals"]:has-text("Answer on the Approvals page")');
       const row = tab.locator('section[aria-labelledby="wa"] tbody tr', { hasText: "exec: rm -r build" });
       expect(await row.innerText()).toContain("it deletes recursively");
+      if (SHOTS) {
+        await tab.screenshot({ path: join(SHOTS, "approvals-waiting-desktop-light.png"), fullPage: true });
+        await tab.setViewportSize({ width: 390, height: 844 });
+        await tab.screenshot({ path: join(SHOTS, "approvals-waiting-phone-light.png"), fullPage: true });
+        await tab.setViewportSize({ width: 1280, height: 860 });
+      }
       await row.locator("button", { hasText: "Allow once" }).click();
       await tab.waitForSelector('section[aria-labelledby="wa"] .empty');
       expect(await tab.textContent(".toast")).toBe("Allowed.");
