@@ -59,6 +59,9 @@ const WORDS: Record<Decision, string> = {
   expired: "asked again after a restart",
 };
 
+/** A decision in words: "allowed once", "not answered: denied". */
+export const decisionText = (d: Decision): string => WORDS[d];
+
 /** `2026-11-25 17:02  denied  exec: rm -r build  (by Ann) — it deletes recursively (rm -r)` */
 export function auditLine(r: AuditRecord, timezone: string): string {
   const when = new Intl.DateTimeFormat("sv-SE", { timeZone: timezone, dateStyle: "short", timeStyle: "short" }).format(r.at);

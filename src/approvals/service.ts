@@ -57,7 +57,21 @@ type Outcome = { type: "press"; choice: "once" | "for" | "always" | "deny"; by: 
 interface Waiter {
   session: string;
   summary: string;
+  question: OpenQuestion;
   resolve: (o: Outcome) => void;
+}
+
+/** A question waiting for the owner, as the dashboard lists it (its buttons press through `press`). */
+export interface OpenQuestion {
+  key: string;
+  tool: string;
+  command: string;
+  /** Where it acts: a folder, or an SSH exec host (grants.ts placeText). */
+  folder: string;
+  hosts: string[];
+  reason: string;
+  session: string;
+  at: number;
 }
 
 export class Approvals {
@@ -94,7 +108,12 @@ export class Approvals {
     return null;
   }
 
-  /** A button press on any channel; resolves with the answer only the presser sees. */
+  /** The questions waiting for the owner now, oldest first. */
+  open(): OpenQuestion[] {
+    return [...this.#waiting.values()].map((w) => w.question);
+  }
+
+  /** A button press on any channel (or the dashboard); resolves with the answer only the presser sees. */
   async press(p: ChoicePress): Promise<string> {
     const waiter = this.#waiting.get(p.key);
     if (!waiter) return "This request is no longer open.";
@@ -138,7 +157,8 @@ export class Approvals {
     const key = randomBytes(6).toString("base64url");
     const text = [`🔐 Approve this?`, `${facts.tool}: ${shownCommand(facts.command)}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
-    this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, resolve });
+    const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
+    this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, question, resolve });
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });

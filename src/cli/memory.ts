@@ -7,7 +7,8 @@ import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
 import { liveHolder } from "../gateway/lock.ts";
 import { hearthCmd } from "../hearth-command.ts";
-import { GitStore, type HistoryCommit } from "../memory/history/git-store.ts";
+import { commitSubject, fileChanges } from "../memory/history/file-log.ts";
+import { GitStore } from "../memory/history/git-store.ts";
 import { unifiedDiff } from "../memory/history/line-diff.ts";
 import { isTracked, TrackedFiles } from "../memory/history/tracked.ts";
 import { parse, UsageError } from "./args.ts";
@@ -52,16 +53,7 @@ function workspacePath(arg: string): string {
 }
 
 async function log(store: GitStore, file: string | undefined, when: (ms: number) => string, io: MemoryIo): Promise<number> {
-  const lines: string[] = [];
-  let oid = store.head();
-  let files = await store.files(oid);
-  while (oid) {
-    const commit = await store.readCommit(oid);
-    const parentFiles = await store.files(commit.parent);
-    if (!file || files.get(file) !== parentFiles.get(file)) lines.push(`${commit.oid.slice(0, 7)}  ${when(commit.at)}  ${subject(commit)}`);
-    oid = commit.parent;
-    files = parentFiles;
-  }
+  const lines = (await fileChanges(store, file)).map(({ commit }) => `${commit.oid.slice(0, 7)}  ${when(commit.at)}  ${commitSubject(commit)}`);
   if (lines.length === 0) {
     io.stdout.write(`No recorded change to ${file}.\n`);
     return 0;
@@ -130,8 +122,6 @@ function noSuchRevision(rev: string, io: MemoryIo): number {
   io.stderr.write(`hearth: no recorded version "${rev}"; \`${hearthCmd("memory log")}\` lists them (the first 7 characters are enough).\n`);
   return 1;
 }
-
-const subject = (c: HistoryCommit) => c.message.split("\n")[0]!;
 
 /** "2026-11-25 14:03" in the owner's time zone. */
 function timeFormat(timeZone: string): (ms: number) => string {

@@ -1,12 +1,18 @@
 // Every dashboard request, in the order its checks run: the Host header names this server (DNS
-// rebinding), the one-time login, the session cookie, then for a state-changing request the
-// Origin and the CSRF token; only then a page, a static file or an action. A refusal carries no
-// data. No CORS header is ever sent, so no other site may read a response.
+// rebinding); the connection does not come from another user's program on this machine (a
+// replayed cookie: peer-user.ts); a browser request another site started is a top-level
+// navigation (Sec-Fetch-*); then the one-time login, the session cookie, and for a
+// state-changing request the Origin and the CSRF token; only then a page, a static file or an
+// action. A refusal carries no data. No CORS header is ever sent, so no other site may read a
+// response.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { sameSecret, SESSION_COOKIE, type DashboardSession } from "./access.ts";
+import type { Socket } from "node:net";
+import { isLoopbackHost } from "../config/schema.ts";
+import { sameSecret, type DashboardSession, type LoginSource } from "./access.ts";
 import { loginPage, pageDocument } from "./layout.ts";
 import { loadPages, STREAMED, type ActionResult, type Page } from "./pages.ts";
 import type { AppContext } from "./server.ts";
+import { peerUid } from "./peer-user.ts";
 import { staticFile } from "./static-files.ts";
 
 /** JSON bodies above this are refused (an attachment of the chat is the largest thing posted). */
@@ -23,10 +29,16 @@ const SECURITY_HEADERS = {
 
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, ctx: AppContext): Promise<void> {
   const url = new URL(req.url ?? "/", "http://dashboard.invalid");
-  if (!ctx.allowedHosts.has((req.headers.host ?? "").toLowerCase())) return refuse(res, 421, "This address is not the dashboard's (Host header refused).");
-  if (url.pathname === "/login") return login(req, res, ctx, url);
+  if (!ctx.isOwnHost(req.headers.host ?? "")) return refuse(res, 421, "This address is not the dashboard's (Host header refused).");
+  if (!ownersConnection(req.socket)) {
+    ctx.log.warn("dashboard.other_user_refused", {});
+    return refuse(res, 403, "Refused: this connection comes from another user's program on this machine; the dashboard answers only its owner's.");
+  }
+  const fetched = fetchFacts(req);
+  if (url.pathname === "/login") return login(req, res, ctx, url, fetched);
+  if (fetched.fromElsewhere && !fetched.topLevel) return refuse(res, 403, "Refused: another site asked for this (Sec-Fetch-Site).");
 
-  const session = ctx.access.sessionOf(req.headers.cookie);
+  const session = ctx.access.sessionOf(req.headers.cookie, ctx.cookieName);
   if (!session) return refuse(res, 401, "Not logged in. Run `hearth dashboard` on the machine Hearth runs on for a login link.");
 
   const pages = await loadPages();
@@ -67,9 +79,12 @@ async function runAction(res: ServerResponse, ctx: AppContext, page: Page, act: 
   send(res, status, "application/json; charset=utf-8", JSON.stringify({ ok: status === 200, ...fields }));
 }
 
-function login(req: IncomingMessage, res: ServerResponse, ctx: AppContext, url: URL): void {
+function login(req: IncomingMessage, res: ServerResponse, ctx: AppContext, url: URL, fetched: FetchFacts): void {
   if (req.method !== "GET") return refuse(res, 405, "Method not allowed.");
-  const result = ctx.access.login(url.searchParams.get("token") ?? "");
+  // An image, a script or a frame of some page is never the owner opening a link: refused
+  // uncounted (a hostile page could otherwise fire made-up links to lock the logins), the token kept.
+  if (!fetched.topLevel) return refuse(res, 403, "A login link works only when opened as a page.");
+  const result = ctx.access.login(url.searchParams.get("token") ?? "", loginSource(req, fetched));
   switch (result.type) {
     case "rate_limited":
       return refuse(res, 429, "Too many failed logins; wait a minute, then use a new link from `hearth dashboard`.");
@@ -78,11 +93,47 @@ function login(req: IncomingMessage, res: ServerResponse, ctx: AppContext, url: 
       return refuse(res, 403, "This login link was used already or has expired. Run `hearth dashboard` for a new one.");
     case "ok":
       ctx.log.info("dashboard.login", {});
-      res.setHeader("set-cookie", `${SESSION_COOKIE}=${result.session.id}; HttpOnly; SameSite=Strict; Path=/`);
+      res.setHeader("set-cookie", `${ctx.cookieName}=${result.session.id}; HttpOnly; SameSite=Strict; Path=/`);
       // A page rather than a redirect: the cookie is then sent on a same-site navigation, even
       // when the link was opened from another application.
       return send(res, 200, "text/html; charset=utf-8", loginPage());
   }
+}
+
+interface FetchFacts {
+  /** A browser says another site (another port of this host included) started the request. */
+  fromElsewhere: boolean;
+  /** A top-level navigation (the address bar, a link, a bookmark), or no browser said otherwise. */
+  topLevel: boolean;
+}
+
+/** What the browser's Sec-Fetch-* headers say; a client without them (curl, a script) is taken at its word. */
+function fetchFacts(req: IncomingMessage): FetchFacts {
+  const site = header(req, "sec-fetch-site");
+  const mode = header(req, "sec-fetch-mode");
+  const dest = header(req, "sec-fetch-dest");
+  return {
+    fromElsewhere: site === "cross-site" || site === "same-site",
+    topLevel: (mode === undefined || mode === "navigate") && (dest === undefined || dest === "document"),
+  };
+}
+
+function loginSource(req: IncomingMessage, fetched: FetchFacts): LoginSource {
+  if (fetched.fromElsewhere) return "elsewhere";
+  const peer = req.socket.remoteAddress ?? "";
+  return isLoopbackHost(peer.replace(/^::ffff:/, "")) ? "local" : `remote:${peer}`;
+}
+
+/** Owner's when the peer is this daemon's user, root, or not on this machine (or it cannot be told); asked once per connection. */
+const connectionChecked = new WeakMap<Socket, boolean>();
+function ownersConnection(socket: Socket): boolean {
+  let ok = connectionChecked.get(socket);
+  if (ok === undefined) {
+    const uid = process.getuid ? peerUid(socket) : null;
+    ok = uid === null || uid === 0 || uid === process.getuid!();
+    connectionChecked.set(socket, ok);
+  }
+  return ok;
 }
 
 function sameOrigin(req: IncomingMessage): boolean {

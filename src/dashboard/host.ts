@@ -1,7 +1,11 @@
 // What the dashboard needs from the gateway, in one interface: the owner's powers, no more. Each
 // method goes through the same code as the chat and the CLI (the terminal channel for chat, the
-// workspace opener for notes, the cron service for jobs, the pairing store for people). The
+// workspace opener for notes, the cron service for jobs, the pairing store for people, the
+// approvals service for questions and grants, the task service for tasks). The
 // daemon builds it from the gateway context (gateway/dashboard-host.ts); tests may fake it.
+import type { AuditRecord } from "../approvals/audit.ts";
+import type { Grant } from "../approvals/grants.ts";
+import type { OpenQuestion } from "../approvals/service.ts";
 import type { ChannelStatus } from "../channels/channel.ts";
 import type { CliEvent } from "../channels/terminal/channel.ts";
 import type { NoteEntry, NoteRead, NoteSave } from "../memory/workspace-edit.ts";
@@ -10,6 +14,7 @@ import type { RecentRun } from "../scheduler/run-log.ts";
 import type { JobView } from "../scheduler/view.ts";
 import type { BudgetStatus } from "../spending/budget.ts";
 import type { UsageRecord } from "../spending/usage-record.ts";
+import type { TaskView } from "../tasks/view.ts";
 
 /** The daemon at a glance (a subset of `hearth status`). */
 export interface DashboardStatus {
@@ -43,6 +48,17 @@ export interface PairedPerson {
   userId: string;
   name: string;
   approvedAt: number;
+}
+
+/** One recorded version of a workspace file (the memory history), with the change it made. */
+export interface NoteVersion {
+  /** The history's commit id (`hearth memory diff` takes its first 7 characters). */
+  oid: string;
+  at: number;
+  /** "owner: edit USER.md", "hearth: memory_write MEMORY.md". */
+  subject: string;
+  /** The change to this file as a unified diff. */
+  diff: string;
 }
 
 /** A channel's access rules from config: who else may talk, and its rate limit. */
@@ -83,6 +99,28 @@ export interface DashboardHost {
     save(relPath: string, text: string, version: string): NoteSave;
     /** memory_search in the main scope; the tool's text answer. */
     search(query: string): Promise<string>;
+    /** The file's newest recorded versions, newest first (at most `limit`); [] without a history. Never rejects. */
+    history(relPath: string, limit: number): Promise<NoteVersion[]>;
+  };
+  /** The approvals, through the same service as the chat buttons and `hearth grants`. */
+  approvals: {
+    /** Questions waiting for the owner now, oldest first. */
+    open(): OpenQuestion[];
+    /** Answers question `key` as the owner pressing that button in a chat; the presser's answer ("Allowed."). */
+    press(key: string, choice: "once" | "deny"): Promise<string>;
+    /** The grants in force, numbered from 1 in this order as `hearth grants` numbers them. */
+    grants(): Grant[];
+    /** Revokes the grant made at `at` for `pattern`; null when it is no longer in force. */
+    revoke(at: number, pattern: string): Grant | null;
+    /** The newest `limit` decisions, oldest first. */
+    audit(limit: number): AuditRecord[];
+  };
+  /** Background tasks, through the task service (`/tasks`, `hearth tasks`). */
+  tasks: {
+    /** Running and waiting tasks, then recent ended ones. */
+    list(): TaskView[];
+    /** Cancels task `id`; throws a message for the user for an unknown or ended one. */
+    cancel(id: string): TaskView;
   };
   cron: {
     list(): JobView[];

@@ -6,7 +6,7 @@ import { readTranscript } from "../agent/transcript.ts";
 import type { ChannelId } from "../channels/channel.ts";
 import type { CliChannel } from "../channels/terminal/channel.ts";
 import { homePaths } from "../config/home.ts";
-import type { AccessRules, ChatLine, DashboardHost } from "../dashboard/host.ts";
+import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../dashboard/host.ts";
 import type { LogTail } from "../log.ts";
 import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
 import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
@@ -44,6 +44,25 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
         const out = await tool.execute(input.data, { signal: AbortSignal.timeout(30_000), workspace: config.workspace, scope: "main", sessionKey: "main", log: noteLog });
         return out.content;
       },
+      history: (relPath, limit) =>
+        noteHistory(paths.history, relPath, limit).catch((err: unknown) => {
+          noteLog.warn("dashboard.history_failed", { path: relPath, error: err });
+          return [];
+        }),
+    },
+    approvals: {
+      open: () => ctx.approvals.open(),
+      press: (key, choice) => ctx.approvals.press({ key, choiceId: choice, channel: "cli", by: { id: "dashboard", name: "you (dashboard)", isOwner: true } }),
+      grants: () => ctx.approvals.grants.active(),
+      revoke: (at, pattern) => {
+        const n = ctx.approvals.grants.active().findIndex((g) => g.at === at && g.pattern === pattern);
+        return n < 0 ? null : ctx.approvals.grants.revoke(n + 1);
+      },
+      audit: (limit) => ctx.approvals.audit.read().slice(-limit),
+    },
+    tasks: {
+      list: () => ctx.tasks.list(),
+      cancel: (id) => ctx.tasks.cancel(id),
     },
     cron: {
       list: () => ctx.cron.list(),
@@ -78,6 +97,26 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
     },
     clock: ctx.clock,
   };
+}
+
+/** The file's versions in `<home>/history.git`, each with its change (as `hearth memory log FILE` and `memory diff REV`). */
+async function noteHistory(gitdir: string, relPath: string, limit: number): Promise<NoteVersion[]> {
+  // Imported when a page first asks: this file loads with the daemon, the history's reader need not.
+  const [{ fileChanges, commitSubject }, { GitStore }, { unifiedDiff }, { isTracked }] = await Promise.all([
+    import("../memory/history/file-log.ts"),
+    import("../memory/history/git-store.ts"),
+    import("../memory/history/line-diff.ts"),
+    import("../memory/history/tracked.ts"),
+  ]);
+  if (!isTracked(relPath)) return [];
+  const store = await GitStore.open(gitdir, { create: false });
+  if (!store?.head()) return [];
+  const text = async (blob: string | null) => (blob ? (await store.readBlob(blob)).toString("utf8") : null);
+  const out: NoteVersion[] = [];
+  for (const c of await fileChanges(store, relPath, limit)) {
+    out.push({ oid: c.commit.oid, at: c.commit.at, subject: commitSubject(c.commit), diff: unifiedDiff(relPath, await text(c.before), await text(c.after)) });
+  }
+  return out;
 }
 
 /** The line the runtime puts before a user turn for the model: "[2026-11-25 17:11 (Wed), UTC · cli · owner]". */

@@ -1,24 +1,27 @@
 // The dashboard against the real daemon, one daemon for the file. First in a real browser
-// (Debian's chromium driven by playwright-core): log in through the printed link, chat, edit
-// memory, add a job, read the usage chart, approve a pairing. Then over plain HTTP: nothing
-// without the session cookie a one-time link buys, a foreign Host header is refused (DNS
-// rebinding), a state-changing request needs the page's Origin and CSRF token, `--rotate` ends
-// sessions, and failed logins are rate-limited (last: it locks logins for a minute).
+// (Debian's chromium driven by playwright-core): a hostile page's made-up login links lock
+// nothing; log in through the printed link, chat, edit memory and read its history, add a job,
+// read the usage chart, approve a pairing, answer an approval, revoke a grant, cancel a task.
+// Then over plain HTTP: nothing without the session cookie a one-time link buys, a foreign Host
+// header is refused (DNS rebinding), a state-changing request needs the page's Origin and CSRF
+// token, and `--rotate` ends sessions. The login rate limit, another user's replayed cookie and
+// a server bound to every address: test/dashboard/server.test.ts, each with a server of its own.
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { request } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDaemon } from "../../src/cli/client.ts";
 import { hearthCmd } from "../../src/hearth-command.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { requestText, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { requestText, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { e2eLimit } from "../support/limits.ts";
+import { firstUserText } from "../support/task-script.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const NO_BROWSER = CHROMIUM ? "" : " (skipped: chromium is not installed; .ci/run installs it with apt)";
-/** Set to a folder to keep a screenshot of every page, desktop and phone (not part of the checks). */
+/** Set to a folder to keep a screenshot of every page, desktop and phone, light and dark (not part of the checks). */
 const SHOTS = process.env.HEARTH_DASHBOARD_SHOTS;
 const OWNER = 100;
 const STRANGER = 555;
@@ -85,8 +88,10 @@ beforeAll(async () => {
   const home = makeHome({
     dashboard: { enabled: true, port: 0 },
     channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
+    tools: { exec: { sandbox: "off" } },
   });
-  daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+  // The memory history records a batch every 200 ms instead of every minute.
+  daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_HISTORY_BATCH_MS: "200" });
   const client = (await connectDaemon(join(home, "gateway.sock")))!;
   base = (await client.status()).dashboard!;
   await client.close();
@@ -115,6 +120,26 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
   afterAll(async () => {
     if (SHOTS) await screenshots(browser, page);
     await browser?.close();
+  });
+
+  it("a page of another site firing made-up login links as images locks nothing", async () => {
+    // Another site (localhost is not 127.0.0.1's site) whose page holds twelve such images.
+    const images = Array.from({ length: 12 }, (_, i) => `<img src="${base}login?token=guess${i}" alt="">`).join("");
+    const hostile: Server = createServer((_, res) => res.end(`<!doctype html><title>cats</title>${images}`));
+    await new Promise<void>((r) => hostile.listen(0, "127.0.0.1", r));
+    const requests: string[] = [];
+    const seen = (r: { url(): string }) => void (r.url().includes("/login?token=guess") && requests.push(r.url()));
+    try {
+      page.on("requestfinished", seen);
+      page.on("requestfailed", seen);
+      await page.goto(`http://localhost:${(hostile.address() as { port: number }).port}/`);
+      await waitFor("every image's request answered", () => requests.length === 12);
+      expect(daemon.log()).not.toContain("dashboard.login_refused");
+    } finally {
+      page.off("requestfinished", seen);
+      page.off("requestfailed", seen);
+      hostile.close();
+    }
   });
 
   it("logs in through the URL `hearth dashboard --url` prints; the overview lists the channels", async () => {
@@ -176,7 +201,6 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(await background()).toBe("rgb(250, 248, 245)");
     await page.emulateMedia({ colorScheme: "dark" });
     expect(await background()).toBe("rgb(23, 21, 19)");
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, "overview-desktop-dark.png"), fullPage: true });
     await page.emulateMedia({ colorScheme: "light" });
   });
 
@@ -188,6 +212,18 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.click('form[data-editor] button[type="submit"]');
     await page.waitForSelector('[data-saved]:text-matches("^Saved at ")');
     expect(readFileSync(workspaceFile("USER.md"), "utf8")).toBe(content);
+
+    // The file's history shows the owner's edit (recorded within the batch), with its change.
+    await waitFor("the edit in the history", async () => {
+      await page.goto(`${base}memory?file=USER.md`);
+      return (await page.locator(".history .versions li").count()) > 1;
+    });
+    const newest = page.locator(".history .versions li").first();
+    expect(await newest.locator("summary span").first().textContent()).toBe("owner: USER.md");
+    await newest.locator("summary").click();
+    expect(await newest.locator(".diff ins").allTextContents()).toEqual(expect.arrayContaining(["+Name: Ada Lovelace.", "+Likes: strong tea, 🫖 and tidy notes."]));
+    const log = await daemon.hearth(["memory", "log", "USER.md"]);
+    expect(log.stdout.split("\n")[0]).toContain(`${(await newest.locator("summary code").textContent())!}  `);
 
     fake.enqueue(text("Noted, Ada."));
     await page.goto(`${base}chat`);
@@ -282,6 +318,88 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await stranger.send("hi, I'm Sam");
     await waitFor("the answer to Sam", () => emu.botMessages(STRANGER).some((m) => m.text === "Hi Sam, nice to meet you."));
   });
+
+  it("Approvals: a question from the chat waits on the overview and is allowed once on the page, as the chat's button would; the decisions are listed", async () => {
+    mkdirSync(workspaceFile("build/out"), { recursive: true });
+    fake.enqueue(toolCall("exec", { command: "rm -r build" }), text("Removed the build folder."));
+    await page.goto(`${base}chat`);
+    await page.fill("#chat-text", "Clean up the build folder");
+    await page.click("#chat-send");
+    // Asked in the owner's Telegram chat (the web chat shows no buttons): a second tab answers.
+    await waitFor("the question in Telegram", () => emu.botMessages(OWNER).some((m) => m.text.includes("exec: rm -r build")));
+    const tab = await browser.newPage();
+    await tab.context().addCookies(await page.context().cookies());
+    try {
+      await tab.goto(base);
+      const waiting = await tab.locator('section[aria-labelledby="ap"] tbody tr').allInnerTexts();
+      expect(waiting.map((r) => r.split("\t")[0])).toEqual(["exec: rm -r build"]);
+      await tab.click('a[href="/approvals"]:has-text("Answer on the Approvals page")');
+      const row = tab.locator('section[aria-labelledby="wa"] tbody tr', { hasText: "exec: rm -r build" });
+      expect(await row.innerText()).toContain("it deletes recursively");
+      if (SHOTS) {
+        await tab.screenshot({ path: join(SHOTS, "approvals-waiting-desktop-light.png"), fullPage: true });
+        await tab.setViewportSize({ width: 390, height: 844 });
+        await tab.screenshot({ path: join(SHOTS, "approvals-waiting-phone-light.png"), fullPage: true });
+        await tab.setViewportSize({ width: 1280, height: 860 });
+      }
+      await row.locator("button", { hasText: "Allow once" }).click();
+      await tab.waitForSelector('section[aria-labelledby="wa"] .empty');
+      expect(await tab.textContent(".toast")).toBe("Allowed.");
+      await page.waitForSelector('.msg.assistant[data-done="final"]:has-text("Removed the build folder.")');
+      expect(existsSync(workspaceFile("build"))).toBe(false);
+      // The chat's question says who answered, as after a press there.
+      await waitFor("the question settled in Telegram", () => emu.botMessages(OWNER).some((m) => m.text.includes("exec: rm -r build") && m.text.includes("Allowed once by you (dashboard).")));
+      await tab.reload();
+      const decisions = (await tab.locator('section[aria-labelledby="au"] tbody tr').allInnerTexts()).map((r) => r.split("\t"));
+      expect(decisions.slice(0, 2).map((r) => r.slice(1))).toEqual([
+        ["allowed once", "exec: rm -r build", "you (dashboard)"],
+        ["asked", "exec: rm -r build", "it deletes recursively (rm -r)"],
+      ]);
+      const log = await daemon.hearth(["grants", "--log"]);
+      expect(log.stdout.trim().split("\n").at(-1)).toBe(`${decisions[0]![0]}  allowed once  exec: rm -r build  (by you (dashboard))`);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it("Approvals: grants are listed as `hearth grants` lists them, and one is revoked on the page", async () => {
+    const folder = workspaceFile("").replace(/\/$/, "");
+    const grants = [
+      { tool: "exec", pattern: "npm test", folder, host: null, expiresAt: null, by: "Ann", at: Date.now() - 60_000 },
+      { tool: "exec", pattern: "git push", folder, host: null, expiresAt: Date.now() + 30 * 60_000, by: "Ann", at: Date.now() },
+    ];
+    writeFileSync(join(daemon.home, "grants.json"), `${JSON.stringify({ grants }, null, 2)}\n`);
+    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. npm test in .+ — always \(by Ann, .+\)\n2\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
+    await page.goto(`${base}approvals`);
+    const row = page.locator('section[aria-labelledby="gr"] tbody tr', { hasText: "npm test" });
+    expect(await row.innerText()).toContain("always");
+    page.once("dialog", (d) => void d.accept());
+    await row.locator("button", { hasText: "Revoke" }).click();
+    await page.waitForSelector('section[aria-labelledby="gr"] tbody tr:only-child:has-text("git push")');
+    expect(await page.textContent(".toast")).toMatch(/^Revoked: npm test in /);
+    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
+  });
+
+  it("Tasks: a running task started from the chat is listed and cancelled on the page, through the task service", async () => {
+    // The task's own model call waits until it is cancelled; its parent answers at once.
+    const byWho = { type: "respond" as const, fn: (req: Parameters<typeof firstUserText>[0]) => (/Background task [0-9a-f]{6} \("tea"\)/.test(firstUserText(req)) ? { type: "hang" as const } : text("Started the tea task.")) };
+    fake.enqueue(toolCall("spawn_task", { task: "Research tea.", label: "tea" }), byWho, byWho);
+    await page.goto(`${base}chat`);
+    await page.fill("#chat-text", "Research tea in the background");
+    await page.click("#chat-send");
+    await page.waitForSelector('.msg.assistant[data-done="final"]:has-text("Started the tea task.")');
+    await waitFor("the task's model call", () => fake.requests.some((r) => /Background task [0-9a-f]{6} \("tea"\)/.test(firstUserText(r))));
+    await page.goto(`${base}tasks`);
+    const row = page.locator('section[aria-labelledby="ru"] tbody tr', { hasText: "tea" });
+    expect(await row.locator(".badge").textContent()).toBe("running");
+    page.once("dialog", (d) => void d.accept());
+    await row.locator("button", { hasText: "Cancel" }).click();
+    await page.waitForSelector('section[aria-labelledby="ru"] .empty');
+    expect(await page.textContent(".toast")).toMatch(/^Cancelling task [0-9a-f]{6} \("tea"\); its chat will be told once it has stopped\.$/);
+    expect(await page.locator('section[aria-labelledby="re"] tbody tr', { hasText: "tea" }).locator(".badge").textContent()).toBe("cancelled");
+    const list = await daemon.hearth(["tasks"]);
+    expect(list.stdout).toMatch(/\n[0-9a-f]{6} {2}cancelled .+ {2}tea\n$/);
+  });
 });
 
 /** Every page at desktop width and at 390 px (a phone), into SHOTS. */
@@ -289,10 +407,14 @@ async function screenshots(browser: Browser, desktop: Page): Promise<void> {
   mkdirSync(SHOTS!, { recursive: true });
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
   await phone.context().addCookies(await desktop.context().cookies());
-  for (const [name, path] of [["overview", ""], ["chat", "chat"], ["memory", "memory?file=USER.md"], ["schedule", "schedule"], ["usage", "usage"], ["people", "people"], ["logs", "logs"]]) {
-    for (const [kind, p] of [["desktop", desktop], ["phone", phone]] as const) {
-      await p.goto(`${base}${path}`);
-      await p.screenshot({ path: join(SHOTS!, `${name}-${kind}.png`), fullPage: true });
+  const pages = [["overview", ""], ["chat", "chat"], ["memory", "memory?file=USER.md"], ["schedule", "schedule"], ["tasks", "tasks"], ["usage", "usage"], ["approvals", "approvals"], ["people", "people"], ["logs", "logs"]];
+  for (const scheme of ["light", "dark"] as const) {
+    for (const [name, path] of pages) {
+      for (const [kind, p] of [["desktop", desktop], ["phone", phone]] as const) {
+        await p.emulateMedia({ colorScheme: scheme });
+        await p.goto(`${base}${path}`);
+        await p.screenshot({ path: join(SHOTS!, `${name}-${kind}-${scheme}.png`), fullPage: true });
+      }
     }
   }
   await phone.close();
@@ -346,7 +468,7 @@ describe("dashboard security (plain HTTP)", () => {
     const link = new URL(await loginUrl());
     const first = await http("GET", link.pathname + link.search);
     expect(first.status).toBe(200);
-    expect(String(first.headers["set-cookie"])).toMatch(/^hearth_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(String(first.headers["set-cookie"])).toMatch(new RegExp(`^hearth_session_${new URL(base).port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/$`));
     const second = await http("GET", link.pathname + link.search);
     expect(second.status).toBe(403);
     expect(second.headers["set-cookie"]).toBeUndefined();
@@ -384,17 +506,5 @@ describe("dashboard security (plain HTTP)", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Ended \d+ dashboard sessions? and every unused login link\. `(npx )?hearth dashboard` prints a new link\.\n$/);
     expect((await http("GET", "/", { cookie })).status).toBe(401);
-  });
-
-  // Last: it locks logins for a minute.
-  it("rate-limits failed logins: after ten guesses a minute even a valid link waits", async () => {
-    const statuses: number[] = [];
-    for (let i = 0; i < 10; i++) statuses.push((await http("GET", `/login?token=guess${i}`)).status);
-    // The reused link of the test above was the first failure of this minute.
-    expect(statuses).toEqual([...Array(9).fill(403), 429]);
-    const link = new URL(await loginUrl());
-    const r = await http("GET", link.pathname + link.search);
-    expect(r.status).toBe(429);
-    expect(r.body).toBe("Too many failed logins; wait a minute, then use a new link from `hearth dashboard`.\n");
   });
 });

@@ -1,8 +1,11 @@
 // Memory: the workspace's notes labelled by who sees them, an editor whose save is refused when
-// the file changed on disk since it was opened (both versions are shown then), and search
-// through memory_search in the owner's scope.
+// the file changed on disk since it was opened (both versions are shown then), the file's
+// recorded versions (the memory history, as `hearth memory log FILE`), and search through
+// memory_search in the owner's scope.
 import type { NoteEntry, NoteRead } from "../../memory/workspace-edit.ts";
-import { badge, esc } from "../layout.ts";
+import { localDate, localTime } from "../../time.ts";
+import type { NoteVersion } from "../host.ts";
+import { ago, badge, esc } from "../layout.ts";
 import { field, type Page } from "../pages.ts";
 
 export const page: Page = {
@@ -15,6 +18,7 @@ export const page: Page = {
     const file = url.searchParams.get("file");
     const query = url.searchParams.get("q")?.trim() ?? "";
     const results = query ? await host.notes.search(query) : "";
+    const versions = file ? await host.notes.history(file, HISTORY_ROWS) : [];
     return `
 <div class="split">
 <nav class="tree" aria-label="Workspace files">
@@ -28,7 +32,7 @@ ${tree(notes, file)}
   <button class="btn" type="submit">Search</button>
 </form>
 ${query ? `<section aria-labelledby="res"><h2 id="res">Results for “${esc(query)}”</h2><pre class="results">${esc(results)}</pre></section>` : ""}
-${file ? editor(host.notes.read(file), file, notes) : query ? "" : `<p class="empty">Pick a file to view or edit it.</p>`}
+${file ? editor(host.notes.read(file), file, notes) + history(file, versions, host.clock(), host.usage.timezone) : query ? "" : `<p class="empty">Pick a file to view or edit it.</p>`}
 </div>
 </div>`;
   },
@@ -46,6 +50,28 @@ ${file ? editor(host.notes.read(file), file, notes) : query ? "" : `<p class="em
     },
   },
 };
+
+/** How many versions of a file the page lists, newest first. */
+const HISTORY_ROWS = 20;
+
+function history(file: string, versions: NoteVersion[], now: number, tz: string): string {
+  const items = versions.map(
+    (v) => `<li><details><summary><code>${esc(v.oid.slice(0, 7))}</code> <span>${esc(v.subject)}</span> <span class="muted">${esc(ago(v.at, now))} · ${esc(`${localDate(v.at, tz)} ${localTime(v.at, tz)}`)}</span></summary><pre class="diff">${diffHtml(v.diff)}</pre></details></li>`,
+  );
+  return `<section class="history" aria-labelledby="hi"><h2 id="hi">History</h2>${
+    items.length
+      ? `<ol class="versions">${items.join("")}</ol><p class="muted">${items.length === HISTORY_ROWS ? `The newest ${HISTORY_ROWS}; all of them: <code>hearth memory log ${esc(file)}</code>. ` : ""}To go back to a version: <code>hearth memory restore ${esc(file)} --at ID</code>.</p>`
+      : `<p class="empty">No recorded change to ${esc(file)} yet (changes are recorded within a minute).</p>`
+  }</section>`;
+}
+
+/** A unified diff with its added and removed lines marked. */
+function diffHtml(diff: string): string {
+  return diff
+    .split("\n")
+    .map((l) => (l.startsWith("+") && !l.startsWith("+++") ? `<ins>${esc(l)}</ins>` : l.startsWith("-") && !l.startsWith("---") ? `<del>${esc(l)}</del>` : esc(l)))
+    .join("\n");
+}
 
 function tree(notes: NoteEntry[], open: string | null): string {
   if (notes.length === 0) return `<p class="empty">The workspace has no notes.</p>`;
