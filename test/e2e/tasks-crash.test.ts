@@ -90,6 +90,11 @@ describe("background tasks across kill -9 (daemon e2e, Telegram)", () => {
     expect(chat()).toEqual([`Started task ${id} (crashy).`, markdownToTelegramHtml(result)]);
     expect(fake.requests.length).toBe(asked);
     expect(readFileSync(join(home, "sessions", "main.jsonl"), "utf8")).toContain("Findings about crashy.");
+    // Its cost is the whole task's, before the first kill too: every usage record of its session.
+    const usage = readFileSync(join(home, "usage.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { session: string; costUsd: number });
+    const before = usage.filter((u) => u.session === `task:${id}`);
+    expect(before.length).toBeGreaterThan(1);
+    expect(resultOf(home, id)!.costUsd).toBeCloseTo(before.reduce((n, u) => n + u.costUsd, 0), 9);
   }, 240_000);
   it("cancelled, then killed while the result is on its way after the child's run ended: exactly one result message", async () => {
     const first = await start();
