@@ -43,6 +43,8 @@ export interface RunFacts {
   chat: DeliveryTarget | null;
   /** Set when the run started with outside content: "a message from Bob". */
   taintedBy: string | null;
+  /** A background task's run: the question names the task (its chat is the one that started it). */
+  task?: { id: string; label: string };
 }
 
 const CHOICES = (minutes: number) => [
@@ -155,7 +157,7 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const text = [`🔐 Approve this?`, `${facts.tool}: ${shownCommand(facts.command)}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const text = [`🔐 Approve this?`, ...(run.task ? [`task: ${run.task.label} (${run.task.id})`] : []), `${facts.tool}: ${shownCommand(facts.command)}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
     this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, question, resolve });

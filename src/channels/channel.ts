@@ -108,6 +108,11 @@ export interface ReplySink {
    * more previews, so a complete answer is first shown by the final delivery (recorded first).
    */
   textComplete?(): void;
+  /**
+   * Optional: the run stopped at its turn cap (agent.maxTurns), not at an answer; its text ends
+   * with a notice saying so. Called once, before finish.
+   */
+  turnCapReached?(): void;
   /** `finalText` is the whole reply, notices included. */
   finish(finalText: string, outcome?: ReplyOutcome): Promise<void>;
   /** The run produced no usable reply; `message` says why (it may follow a partial preview). */

@@ -1,6 +1,8 @@
 // The budget at the start of a lane run: what the run executor does with the budget's decision.
 // Only chat runs are gated here; the scheduler asks the budget itself before it queues a job or
-// a heartbeat, so that a skipped job is recorded as skipped rather than as a failed run.
+// a heartbeat, so that a skipped job is recorded as skipped rather than as a failed run, and a
+// background task asks it each time its run is about to start (tasks/service.ts), so that a
+// refused task ends with a result that says so.
 import type { GatewayContext } from "./context.ts";
 import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, type BudgetCheck } from "../spending/budget.ts";
 

@@ -164,8 +164,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Connections to tools.exec.hosts open on first use; the pool ends them all at shutdown.
     const execHosts = new SshHosts(config.tools.exec.hosts, { defaultKnownHostsFile: homePaths(home).knownHosts });
     undo.push(["exec hosts", () => execHosts.close()]);
-    // Background tasks: their model calls count toward their cost cap as they are recorded.
-    const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock });
+    // Background tasks: their model calls count toward their cost cap as they are recorded, on
+    // top of what the ledger holds from before this start.
+    const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock, spentBefore: (session) => usage.spentBy(session) });
     usage.onRecord((r) => tasks.noteCost(r.session, r.costUsd));
     const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, execHosts, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();

@@ -24,6 +24,8 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     ctx.tasks.flushNotes(run.sessionKey, (text) => ctx.runtime.appendMessage(run.sessionKey, { role: "user", kind: "system", text, ts: ctx.clock() }));
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
+    // A background task's approvals are asked in the chat that started it, naming the task.
+    const task = purpose === "task" ? ctx.tasks.originOf(run.sessionKey) : null;
     const startedAt = ctx.clock();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
@@ -35,8 +37,9 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       gate: ctx.approvals.gateFor({
         sessionKey: run.sessionKey,
         scope,
-        chat: first?.chat ?? null,
+        chat: first?.chat ?? task?.target ?? null,
         taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
+        ...(task ? { task: { id: task.id, label: task.label } } : {}),
       }),
       ...(first?.tools ? { tools: first.tools } : {}),
       ...(scope === "shared" && person !== undefined ? { person } : {}),

@@ -43,6 +43,8 @@ export interface LedgerOptions {
 export class UsageLedger {
   readonly #o: LedgerOptions;
   readonly #days = new Map<string, DayTotal>();
+  /** Spending per session, all time (a background task's cap continues across restarts). */
+  readonly #sessions = new Map<string, number>();
   readonly #listeners: Array<(r: UsageRecord) => void> = [];
 
   private constructor(opts: LedgerOptions) {
@@ -109,6 +111,11 @@ export class UsageLedger {
     return r;
   }
 
+  /** What session `session` has spent, all records together; 0 when it has none. */
+  spentBy(session: string): number {
+    return this.#sessions.get(session) ?? 0;
+  }
+
   /** Spending today and this month, in the owner's time zone. */
   spent(): Spent {
     const day = localDate(this.#o.clock(), this.#o.timezone);
@@ -124,5 +131,6 @@ export class UsageLedger {
     t.costUsd += r.costUsd;
     if (r.scope === "shared") t.sharedUsd += r.costUsd;
     this.#days.set(r.day, t);
+    this.#sessions.set(r.session, (this.#sessions.get(r.session) ?? 0) + r.costUsd);
   }
 }

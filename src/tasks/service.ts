@@ -4,6 +4,11 @@
 // so the outbox delivers it exactly once. This service decides when tasks run (tasks.maxConcurrent),
 // stops them at their caps, labels their results and adds them to the parent's transcript.
 //
+// Its caps (cost, time, the budget) are checked again each time its run is about to start: a task
+// that waited for a slot, or one resumed after a restart, may be past one by then. Cost so far
+// comes from the usage ledger (records of session `task:<id>`), time from its first start, so a
+// restart continues both.
+//
 // The order at the end of a task: the labelled result is recorded in tasks.jsonl (fsynced), then
 // handed to the outbox (which records it before delivering it), then noted in the parent session.
 // A crash between any two steps is repaired at the next start: a result recorded but not in the
@@ -38,9 +43,15 @@ export interface SpawnInput {
 
 export interface TaskServiceOptions {
   path: string;
-  config: Pick<Config, "tasks" | "timezone">;
+  config: Pick<Config, "tasks" | "timezone"> & { agent: Pick<Config["agent"], "maxTurns"> };
   log: Logger;
   clock?: () => number;
+  /**
+   * What session `sessionKey` spent before this daemon started (the usage ledger's records of
+   * it). Called once per unfinished task, at construction, before any new usage is recorded.
+   * Absent: nothing.
+   */
+  spentBefore?: (sessionKey: string) => number;
 }
 
 interface Waiting {
@@ -55,6 +66,8 @@ interface Running {
   /** Why Hearth stopped it, when it did (cancel_task, a cap). */
   stopReason?: TaskEnd;
   timer?: NodeJS.Timeout;
+  /** A cancel's result on its way: the run's end waits for it, so its entry closes only after it. */
+  ending?: Promise<unknown>;
 }
 
 const MAX_PROGRESS_LINES = 200;
@@ -65,15 +78,18 @@ export class TaskService {
   #host: TaskHost | null = null;
   readonly #queue: Waiting[] = [];
   readonly #running = new Map<string, Running>();
-  /** Cost of each task's model calls in this daemon's life. */
+  /** Cost of each unfinished task's model calls so far (before this daemon's start too). */
   readonly #cost = new Map<string, number>();
   /** Parent session → results waiting for its lane to be free. */
   readonly #notes = new Map<string, string[]>();
   #stopping = false;
 
   constructor(opts: TaskServiceOptions) {
-    this.#o = { clock: Date.now, ...opts };
+    this.#o = { clock: Date.now, spentBefore: () => 0, ...opts };
     this.#log = TaskLog.open(opts.path, opts.log);
+    for (const t of this.#log.tasks.values()) {
+      if (!t.result) this.#cost.set(t.spawned.id, this.#o.spentBefore(`${TASK_PREFIX}${t.spawned.id}`));
+    }
   }
 
   attach(host: TaskHost): void {
@@ -178,21 +194,23 @@ export class TaskService {
     const t = this.#find(rawId);
     if (t.result) throw new TaskInputError(`Task ${t.spawned.id} has already ended (${t.result.end}).`);
     const id = t.spawned.id;
+    this.#o.log.info("task.cancelled", { task: id });
     const waiting = this.#queue.findIndex((q) => q.id === id);
     if (waiting >= 0) {
       const [q] = this.#queue.splice(waiting, 1);
-      void this.#end(t, "cancelled", "").then(() => host.markDone(q!.entryId));
+      void this.#end(t, "cancelled", "").then((delivered) => delivered && host.markDone(q!.entryId));
     } else {
       const r = this.#running.get(id);
       if (r && !r.stopReason) {
         // Ended now, for the owner: the result goes out at once while the run winds down (a
-        // command's process group may take a moment to die); the run's own end adds nothing.
+        // command's process group may take a moment to die). The run's own end adds nothing but
+        // waits for this delivery: the lanes close the entry after it, so a crash meanwhile
+        // leaves the entry open and the result is delivered at the next start.
         r.stopReason = "cancelled";
+        r.ending = this.#end(t, "cancelled", "");
         host.stop(`${TASK_PREFIX}${id}`);
-        void this.#end(t, "cancelled", "");
       }
     }
-    this.#o.log.info("task.cancelled", { task: id });
     return this.#view(t);
   }
 
@@ -205,7 +223,7 @@ export class TaskService {
     if (!t || t.result) return;
     const now = this.#o.clock();
     const body = "Hearth crashed every time it ran this task, also when it ran alone, so it gave up on it.";
-    const text = labelledResult({ id: t.spawned.id, label: t.spawned.label, end: "failed", body, elapsedMs: now - t.spawned.at, costUsd: this.#cost.get(t.spawned.id) ?? 0, caps: this.#o.config.tasks });
+    const text = labelledResult({ id: t.spawned.id, label: t.spawned.label, end: "failed", body, elapsedMs: now - t.spawned.at, costUsd: this.#cost.get(t.spawned.id) ?? 0, caps: this.#caps() });
     this.#log.append({ type: "result", id: t.spawned.id, end: "failed", text, costUsd: this.#cost.get(t.spawned.id) ?? 0, at: now });
     this.#o.log.warn("task.given_up", { task: t.spawned.id });
     this.#note(t);
@@ -272,6 +290,13 @@ export class TaskService {
 
   #run(t: TaskEntry, q: Waiting): void {
     const id = t.spawned.id;
+    const over = this.#capReached(t);
+    if (over) {
+      // Not run: ended with the cap or the budget's reason; the entry closes once that is delivered.
+      this.#o.log.warn("task.not_run", { task: id, end: over.end });
+      void this.#end(t, over.end, over.body).then((delivered) => delivered && this.#need().markDone(q.entryId));
+      return;
+    }
     const running: Running = { entryId: q.entryId };
     this.#running.set(id, running);
     const now = this.#o.clock();
@@ -293,10 +318,30 @@ export class TaskService {
     this.#need().submit(`${TASK_PREFIX}${id}`, run, q.alone);
   }
 
+  /** A cap the task is already past, or the budget's refusal, before its run starts; null: it may run. */
+  #capReached(t: TaskEntry): { end: TaskEnd; body: string } | null {
+    const { tasks } = this.#o.config;
+    if ((this.#cost.get(t.spawned.id) ?? 0) >= tasks.maxCostUsd) return { end: "over-cost", body: "" };
+    if (t.startedAt !== undefined && this.#o.clock() - t.startedAt >= tasks.maxMinutes * 60_000) return { end: "over-time", body: "" };
+    const budget = this.#need().checkBudget(t.spawned.parent);
+    if (budget.type === "refuse") return { end: "over-budget", body: budget.reason };
+    return null;
+  }
+
   /** The run's reply: nothing streams to the chat; tool names are progress lines; the end is the result. */
   #openRun(t: TaskEntry, running: Running): ReplySink {
     const id = t.spawned.id;
-    const capMs = this.#o.config.tasks.maxMinutes * 60_000;
+    if (t.startedAt === undefined) {
+      try {
+        this.#log.append({ type: "started", id, at: this.#o.clock() });
+      } catch (error) {
+        // Its time cap then counts from this start only, in this daemon's life.
+        this.#o.log.warn("task.started_write_failed", { task: id, error });
+        t.startedAt = this.#o.clock();
+      }
+    }
+    // From the first start: a run resumed after a restart has only what is left.
+    const capMs = Math.max(0, this.#o.config.tasks.maxMinutes * 60_000 - (this.#o.clock() - t.startedAt!));
     running.timer = setTimeout(() => {
       if (running.stopReason) return;
       running.stopReason = "over-time";
@@ -305,26 +350,39 @@ export class TaskService {
     }, capMs);
     running.timer.unref();
     let lines = 0;
+    let turnCapReached = false;
+    /** Hearth's own lines in the text (the turn cap's "Say continue"): not part of the result. */
+    const notices: string[] = [];
     const finish = async (text: string, outcome: ReplyOutcome) => {
       clearTimeout(running.timer);
       this.#running.delete(id);
       try {
         if (outcome === "kept") return; // a full disk: the entry stays open and runs again
-        if (t.result) return; // cancelled: its result went out when it was cancelled
+        if (t.result) {
+          // Cancelled: its result went out when it was cancelled; the lanes close the entry after it.
+          await running.ending;
+          return;
+        }
         if (outcome === "stopped" && !running.stopReason && this.#stopping) {
           // Shutdown: not an end. The entry is closed by the lanes; start() gives it a new one.
           this.#o.log.info("task.interrupted", { task: id });
           return;
         }
-        const end: TaskEnd = running.stopReason ?? (outcome === "answered" ? "done" : "failed");
-        await this.#end(t, end, stripStopNote(text));
+        const end: TaskEnd = running.stopReason ?? (outcome !== "answered" ? "failed" : turnCapReached ? "over-turns" : "done");
+        const body = notices.reduce((b, n) => b.replace(n, ""), text);
+        await this.#end(t, end, stripStopNote(body));
       } finally {
         this.#pump();
       }
     };
     return {
-      textDelta: () => {},
+      textDelta: (delta, notice) => {
+        if (notice) notices.push(delta);
+      },
       textReset: () => {},
+      turnCapReached: () => {
+        turnCapReached = true;
+      },
       toolStarted: (name) => {
         if (++lines > MAX_PROGRESS_LINES) return;
         try {
@@ -339,21 +397,27 @@ export class TaskService {
     };
   }
 
-  /** Records the labelled result, delivers it through the outbox, notes it in the parent. */
-  async #end(t: TaskEntry, end: TaskEnd, body: string): Promise<void> {
+  /**
+   * Records the labelled result, delivers it through the outbox, notes it in the parent. Resolves
+   * false when the delivery failed (the entry must stay open: the next start delivers it).
+   */
+  async #end(t: TaskEntry, end: TaskEnd, body: string): Promise<boolean> {
     const id = t.spawned.id;
     const now = this.#o.clock();
     const costUsd = this.#cost.get(id) ?? 0;
-    const text = labelledResult({ id, label: t.spawned.label, end, body, elapsedMs: now - t.spawned.at, costUsd, caps: this.#o.config.tasks });
+    const text = labelledResult({ id, label: t.spawned.label, end, body, elapsedMs: now - t.spawned.at, costUsd, caps: this.#caps() });
     this.#log.append({ type: "result", id, end, text, costUsd, at: now });
     this.#o.log.info("task.ended", { task: id, end, costUsd, durationMs: now - t.spawned.at });
     const entryId = this.#entryOf(t);
+    let delivered = true;
     try {
       await this.#need().openResult(entryId).finish(text);
     } catch (error) {
+      delivered = false;
       this.#o.log.error("task.result_undelivered", { task: id, error, action: "delivered again at the next start" });
     }
     this.#note(t);
+    return delivered;
   }
 
   /** A result recorded before a crash whose outbox record was not written: delivered from tasks.jsonl. */
@@ -388,6 +452,11 @@ export class TaskService {
   }
 
   // ── helpers ────────────────────────────────────────────────────────────────────────────
+
+  #caps(): { maxCostUsd: number; maxMinutes: number; maxTurns: number } {
+    const { tasks, agent } = this.#o.config;
+    return { maxCostUsd: tasks.maxCostUsd, maxMinutes: tasks.maxMinutes, maxTurns: agent.maxTurns };
+  }
 
   #accept(t: TaskEntry, n: number): string {
     const s = t.spawned;

@@ -1,13 +1,14 @@
 // tasks.jsonl: what Hearth knows of its background tasks, appended. A task is `spawned` (fsynced
 // before it is queued), gets `progress` lines (the child's tool names, not fsynced: losing the
-// last one loses nothing), one `result` (fsynced before it is delivered: the text delivered,
+// last one loses nothing), `started` when its run first starts (fsynced: its time cap counts
+// from there, across restarts), one `result` (fsynced before it is delivered: the text delivered,
 // with its label) and `noted` once the result is in the parent session's transcript. A task
 // without a result after a restart was interrupted: its inbox entry (gateway) runs it again.
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
 
-export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time"] as const;
+export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time", "over-turns", "over-budget"] as const;
 export type TaskEnd = (typeof taskEnds)[number];
 
 const target = z.object({ channel: z.enum(["telegram", "discord", "cli"]), chatId: z.string().min(1), threadId: z.string().optional() });
@@ -32,6 +33,8 @@ export const TaskRecordSchema = z.discriminatedUnion("type", [
     at: z.number(),
   }),
   z.object({ type: z.literal("progress"), id: z.string().min(1), line: z.string(), at: z.number() }),
+  /** Its run started for the first time (a restart does not write it again). */
+  z.object({ type: z.literal("started"), id: z.string().min(1), at: z.number() }),
   z.object({ type: z.literal("result"), id: z.string().min(1), end: z.enum(taskEnds), text: z.string(), costUsd: z.number(), at: z.number() }),
   z.object({ type: z.literal("noted"), id: z.string().min(1), at: z.number() }),
 ]);
@@ -43,6 +46,8 @@ export type ResultRecord = Extract<TaskRecord, { type: "result" }>;
 export interface TaskEntry {
   spawned: SpawnedRecord;
   progress: Array<{ line: string; at: number }>;
+  /** When its run first started: its time cap (tasks.maxMinutes) counts from here. */
+  startedAt?: number;
   result?: ResultRecord;
   noted: boolean;
 }
@@ -95,6 +100,9 @@ export class TaskLog {
         t.progress.push({ line: r.line, at: r.at });
         if (t.progress.length > PROGRESS_KEPT) t.progress.splice(0, t.progress.length - PROGRESS_KEPT);
         break;
+      case "started":
+        t.startedAt ??= r.at;
+        break;
       case "result":
         t.result ??= r;
         break;
@@ -112,6 +120,7 @@ function recordsOf(t: TaskEntry): TaskRecord[] {
   const id = t.spawned.id;
   return [
     t.spawned,
+    ...(t.startedAt !== undefined ? [{ type: "started" as const, id, at: t.startedAt }] : []),
     ...t.progress.map((p): TaskRecord => ({ type: "progress", id, line: p.line, at: p.at })),
     ...(t.result ? [t.result] : []),
     ...(t.noted ? [{ type: "noted" as const, id, at: t.result?.at ?? t.spawned.at }] : []),

@@ -47,6 +47,8 @@ const STATE_TEXT: Record<TaskState, string> = {
   cancelled: "cancelled",
   "over-cost": "over cost cap",
   "over-time": "over time cap",
+  "over-turns": "over turn cap",
+  "over-budget": "refused by budget",
 };
 
 /** `1m 05s`, `42s`, `2h 03m`. */
@@ -60,7 +62,7 @@ export function elapsedText(ms: number): string {
 export const costText = (usd: number): string => `$${usd.toFixed(4)}`;
 
 /** The result message: what ended, how, how long it took and what it cost, then the child's answer. */
-export function labelledResult(r: { id: string; label: string; end: TaskEnd; body: string; elapsedMs: number; costUsd: number; caps: { maxCostUsd: number; maxMinutes: number } }): string {
+export function labelledResult(r: { id: string; label: string; end: TaskEnd; body: string; elapsedMs: number; costUsd: number; caps: { maxCostUsd: number; maxMinutes: number; maxTurns: number } }): string {
   const name = `Task ${r.id} "${r.label}"`;
   const facts = `${elapsedText(r.elapsedMs)}, ${costText(r.costUsd)}`;
   const body = r.body.trim();
@@ -76,6 +78,11 @@ export function labelledResult(r: { id: string; label: string; end: TaskEnd; bod
       return `⏹ ${name} was stopped: it went over its cost cap of $${r.caps.maxCostUsd.toFixed(2)} (tasks.maxCostUsd) (${facts}).${sofar}`;
     case "over-time":
       return `⏹ ${name} was stopped: it ran longer than its time cap of ${r.caps.maxMinutes} min (tasks.maxMinutes) (${facts}).${sofar}`;
+    case "over-turns":
+      return `⏹ ${name} was stopped: it reached its turn cap of ${r.caps.maxTurns} steps (agent.maxTurns) (${facts}).${sofar}`;
+    case "over-budget":
+      // The body is the budget's reason, not an answer.
+      return `⏹ ${name} was stopped by the budget: ${body} (${facts}). To go on, raise the budget (/budget raise 5) and start the task again.`;
     default:
       return r.end satisfies never;
   }

@@ -90,5 +90,33 @@ describe("background tasks across kill -9 (daemon e2e, Telegram)", () => {
     expect(chat()).toEqual([`Started task ${id} (crashy).`, markdownToTelegramHtml(result)]);
     expect(fake.requests.length).toBe(asked);
     expect(readFileSync(join(home, "sessions", "main.jsonl"), "utf8")).toContain("Findings about crashy.");
+    // Its cost is the whole task's, before the first kill too: every usage record of its session.
+    const usage = readFileSync(join(home, "usage.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { session: string; costUsd: number });
+    const before = usage.filter((u) => u.session === `task:${id}`);
+    expect(before.length).toBeGreaterThan(1);
+    expect(resultOf(home, id)!.costUsd).toBeCloseTo(before.reduce((n, u) => n + u.costUsd, 0), 9);
+  }, 240_000);
+  it("cancelled, then killed while the result is on its way after the child's run ended: exactly one result message", async () => {
+    const first = await start();
+    await emu.user({ userId: OWNER, firstName: "Ann" }).send("please research: dropme");
+    await waitFor("the task", () => spawnedId(home, "dropme") !== undefined);
+    const id = spawnedId(home, "dropme")!;
+    await waitFor("the parent's answer", () => chat().includes(`Started task ${id} (dropme).`) && parentSettled());
+    await waitFor("the child at work", () => records(home).some((r) => r.type === "progress" && r.id === id));
+
+    // The result's message hangs on its way to Telegram while the child's run winds down.
+    emu.inject({ method: "sendMessage", when: (b) => String(b.chat_id) === String(OWNER), reply: "hang" });
+    const cancel = await first.hearth(["tasks", "cancel", id]);
+    expect(cancel).toEqual({ code: 0, stdout: `Cancelling task ${id} ("dropme"); its chat will be told once it has stopped.\n`, stderr: "" });
+    await waitFor("the result handed to the outbox and on its way", () => outbox().includes(`"type":"final","reply":"telegram:task-${id}"`) && emu.calls.some((c) => c.method === "sendMessage" && c.injected));
+    await waitFor("the child's run over", () => first.log().includes(`"session":"task:${id}","channel":"task","messages":1,"status":"aborted"`));
+    await kill9(first);
+    expect(chat()).toEqual([`Started task ${id} (dropme).`]);
+
+    await start();
+    const result = resultOf(home, id)!.text!;
+    expect(result).toMatch(new RegExp(`^⏹ Task ${id} "dropme" was cancelled \\((?:\\d+m )?\\d+s, \\$0\\.\\d{4}\\)\\.$`));
+    await waitFor("every entry settled", () => inboxSettled(home) && chat().length === 2);
+    expect(chat()).toEqual([`Started task ${id} (dropme).`, markdownToTelegramHtml(result)]);
   }, 240_000);
 });

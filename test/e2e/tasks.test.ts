@@ -2,7 +2,7 @@
 // model. The parent starts a task and answers at once; the owner keeps talking while the child
 // works; the result arrives once, labelled, and the parent's next request holds it. Caps,
 // concurrency, cancelling and `hearth tasks` (kill -9: tasks-crash.test.ts).
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
@@ -13,6 +13,19 @@ import { childScript, elapsed, firstUserText, lastUserText, parentScript, record
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
 const OWNER = 100;
+
+/** Pids of the processes whose command line waits for `release-<label>` (a child's exec). */
+function commandsWaitingFor(label: string): string[] {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(`release-${label}'`);
+      } catch {
+        return false;
+      }
+    });
+}
 
 describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
   let fake: FakeModel;
@@ -85,6 +98,16 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     const end = resultOf(home, id)!;
     const took = elapsed(end.at - spawned.at);
     const cost = `$${end.costUsd!.toFixed(4)}`;
+    // task_status, with an id and without: what the parent agent reads.
+    const toolResult = async (ask: string, starts: string): Promise<string> => {
+      const asked = fake.requests.length;
+      await owner().send(ask);
+      await waitFor(`task_status read after "${ask}"`, () => fake.requests.slice(asked).some((r) => lastUserText(r).startsWith(starts)));
+      await said(`Answer to: ${fake.requests.slice(asked).map(lastUserText).find((t) => t.startsWith(starts))!.split("\n").at(-1)}`);
+      return fake.requests.slice(asked).map(lastUserText).find((t) => t.startsWith(starts))!;
+    };
+    expect(await toolResult(`status of task ${id}`, "Task ")).toBe(`Task ${id} "tea": done, ${took}, ${cost}\nLast progress: exec\nResult:\n${result}`);
+    expect(await toolResult("list the tasks", "ID ")).toBe(`ID      STATE  ELAPSED  COST     LABEL\n${id}  done   ${took.padEnd(7)}  ${cost}  tea`);
     const list = await daemon.hearth(["tasks"]);
     expect(list).toEqual({ code: 0, stdout: `ID      STATE  ELAPSED  COST     LABEL\n${id}  done   ${took.padEnd(7)}  ${cost}  tea\n`, stderr: "" });
     // /tasks in the chat shows the same list.
@@ -135,23 +158,45 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     expect(lastUserText(second)).toBe("Refused: exec is not among the tools this background task was given (memory_get).");
   }, 120_000);
 
-  it("cancel_task stops a running task within a second", async () => {
+  it("cancel_task stops a running task within a second: its run ends and its command's process is gone", async () => {
     await owner().send("please research: forever");
     await waitFor("the task at work", () => {
       const id = spawnedId(home, "forever");
       return id !== undefined && records(home).some((r) => r.type === "progress" && r.id === id);
     });
     const id = spawnedId(home, "forever")!;
+    await waitFor("the child's command running", () => commandsWaitingFor("forever").length === 1);
+    const asked = fake.requests.length;
     await owner().send(`cancel task ${id}`);
     const result = await resultIn("forever");
     expect(result).toMatch(new RegExp(`^⏹ Task ${id} "forever" was cancelled \\((?:\\d+m )?\\d+s, \\$0\\.\\d{4}\\)\\.$`));
-    // The daemon's own clock: from the cancel to the recorded end.
-    const lines = daemon.log().split("\n").filter((l) => l.includes(`"task":"${id}"`));
-    const when = (event: string) => Date.parse((JSON.parse(lines.find((l) => l.includes(`"event":"${event}"`))!) as { t: string }).t);
-    expect(when("task.ended") - when("task.cancelled")).toBeLessThan(1000);
-    // The child itself stopped: its run ended aborted, and it asked the model nothing more.
-    await waitFor("the child's run to end", () => daemon.log().includes(`"session":"task:${id}","channel":"task","messages":1,"status":"aborted"`));
+    const toolResult = fake.requests.slice(asked).map(lastUserText).find((t) => t.startsWith("Cancelling task"));
+    expect(toolResult).toBe(`Cancelling task ${id} ("forever"); its chat will be told once it has stopped.`);
+    // The daemon's own clock: from the cancel request to the end of the child's run.
+    const runEnd = `"session":"task:${id}","channel":"task","messages":1,"status":"aborted"`;
+    await waitFor("the child's run to end", () => daemon.log().includes(runEnd));
+    const at = (...match: string[]) => Date.parse((JSON.parse(daemon.log().split("\n").find((l) => match.every((m) => l.includes(m)))!) as { t: string }).t);
+    expect(at(runEnd) - at(`"event":"task.cancelled"`, `"task":"${id}"`)).toBeLessThan(1000);
+    // The child itself stopped: its command's process is gone, and it asked the model nothing more.
+    expect(commandsWaitingFor("forever")).toEqual([]);
     expect(fake.requests.filter((r) => firstUserText(r).includes(`Background task ${id}`))).toHaveLength(1);
+  }, 120_000);
+
+  it("/tasks cancel ID and hearth tasks cancel ID say exactly what they did, and refuse an ended task", async () => {
+    await owner().send("please research: halt, stall");
+    await waitFor("both at work", () => ["halt", "stall"].every((l) => records(home).some((r) => r.type === "progress" && r.id === spawnedId(home, l))));
+    const [halt, stall] = ["halt", "stall"].map((l) => spawnedId(home, l)!);
+    await owner().send(`/tasks cancel ${halt}`);
+    await said(`Cancelling task ${halt} ("halt"); its result message will say when it has stopped.`);
+    const cancelled = await daemon.hearth(["tasks", "cancel", stall!]);
+    expect(cancelled).toEqual({ code: 0, stdout: `Cancelling task ${stall} ("stall"); its chat will be told once it has stopped.\n`, stderr: "" });
+    await resultIn("halt");
+    await resultIn("stall");
+    await owner().send(`/tasks cancel ${halt}`);
+    await said(`Task ${halt} has already ended (cancelled).`);
+    const again = await daemon.hearth(["tasks", "cancel", stall!]);
+    expect(again).toEqual({ code: 1, stdout: "", stderr: `hearth: Task ${stall} has already ended (cancelled).\n` });
+    await waitFor("every entry settled", () => inboxSettled(home));
   }, 120_000);
 
   it("a job added with cron add --task runs as a background task and delivers its result the same way", async () => {

@@ -54,6 +54,9 @@ export function parentScript(req: RecordedRequest): Scripted {
   }
   const cancel = /cancel task ([0-9a-f]{6})/.exec(last);
   if (cancel) return toolCall("cancel_task", { id: cancel[1] });
+  const status = /status of task ([0-9a-f]{6})/.exec(last);
+  if (status) return toolCall("task_status", { id: status[1] });
+  if (/^list the tasks$/m.test(last)) return toolCall("task_status", {});
   return text(`Answer to: ${last.split("\n").at(-1)}`);
 }
 

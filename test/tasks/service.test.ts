@@ -7,11 +7,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ReplySink } from "../../src/channels/channel.ts";
 import { createLogger } from "../../src/log.ts";
+import type { BudgetDecision } from "../../src/spending/budget.ts";
 import type { TaskHost, TaskRun } from "../../src/tasks/host.ts";
 import { TaskInputError, TaskService } from "../../src/tasks/service.ts";
 
 const log = createLogger({ level: "error", sink: { write: () => {} } });
-const config = { timezone: "UTC", tasks: { maxConcurrent: 2, maxMinutes: 30, maxCostUsd: 1, maxDepth: 1 } };
+const config = { timezone: "UTC", agent: { maxTurns: 40 }, tasks: { maxConcurrent: 2, maxMinutes: 30, maxCostUsd: 1, maxDepth: 1 } };
 
 class FakeHost implements TaskHost {
   accepted: string[] = [];
@@ -58,14 +59,17 @@ class FakeHost implements TaskHost {
     return true;
   }
   originOf = () => ({ channel: "telegram" as const, chatId: "42" });
-  checkBudget = () => ({ type: "allow" as const });
+  budget: BudgetDecision = { type: "allow" };
+  checkBudget = () => this.budget;
 }
+
+const REFUSED: BudgetDecision = { type: "refuse", limit: "daily", reason: "the daily budget of $5.00 is spent ($5.02)" };
 
 let dir: string;
 let now: number;
 const clock = () => now;
-const open = (host: FakeHost) => {
-  const s = new TaskService({ path: join(dir, "tasks.jsonl"), config, log, clock });
+const open = (host: FakeHost, spentBefore?: (session: string) => number, cfg = config) => {
+  const s = new TaskService({ path: join(dir, "tasks.jsonl"), config: cfg, log, clock, ...(spentBefore ? { spentBefore } : {}) });
   s.attach(host);
   return s;
 };
@@ -224,5 +228,139 @@ describe("TaskService", () => {
     expect(ids).not.toContain("e00004");
     expect(ids).toContain("e00005");
     expect(readFileSync(join(dir, "tasks.jsonl"), "utf8").trim().split("\n")).toHaveLength(301);
+  });
+  it("the budget is asked again when a waiting task comes to run: refused, it ends without running and says so, once", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const [a] = ["a", "b", "c"].map((label) => tasks.spawn({ task: `Do ${label}.`, label }, "main"));
+    const c = tasks.list().find((v) => v.label === "c")!;
+    host.budget = REFUSED;
+    await host.runs[0]!.run.openReply().finish("A done.", "answered");
+    await new Promise((r) => setImmediate(r));
+    expect(host.runs).toHaveLength(2);
+    expect(tasks.get(c.id).state).toBe("over-budget");
+    const refused = `⏹ Task ${c.id} "c" was stopped by the budget: the daily budget of $5.00 is spent ($5.02) (0s, $0.0000). To go on, raise the budget (/budget raise 5) and start the task again.`;
+    expect(host.delivered.map((d) => d.text)).toEqual([`✅ Task ${a!.id} "a" is done (0s, $0.0000):\n\nA done.`, refused]);
+    expect(host.done).toEqual([`telegram:task-${c.id}`]);
+    expect(host.notes.map((n) => n.text)).toEqual(host.delivered.map((d) => d.text));
+  });
+
+  it("a task resumed after a restart is refused by the budget before it runs again", async () => {
+    const host = new FakeHost();
+    const v = open(host).spawn({ task: "Long.", label: "long" }, "main");
+    host.runs[0]!.run.openReply();
+    const next = new FakeHost();
+    next.accepted = [...host.accepted];
+    next.open.add(`telegram:task-${v.id}`);
+    next.budget = REFUSED;
+    const second = open(next);
+    second.start((id) => next.open.has(id));
+    second.resume(`telegram:task-${v.id}`, `task:${v.id}`, 1);
+    await new Promise((r) => setImmediate(r));
+    expect(next.runs).toEqual([]);
+    expect(next.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "long" was stopped by the budget: the daily budget of $5.00 is spent ($5.02) (0s, $0.0000). To go on, raise the budget (/budget raise 5) and start the task again.`]);
+    expect(next.done).toEqual([`telegram:task-${v.id}`]);
+  });
+
+  it("the cost cap continues across a restart: what the ledger holds for task:<id> counts, and the result shows the whole cost", async () => {
+    const host = new FakeHost();
+    const v = open(host).spawn({ task: "Spend.", label: "spend" }, "main");
+    host.runs[0]!.run.openReply();
+    const next = new FakeHost();
+    next.accepted = [...host.accepted];
+    next.open.add(`telegram:task-${v.id}`);
+    const second = open(next, (session) => (session === `task:${v.id}` ? 0.8 : 0));
+    second.start((id) => next.open.has(id));
+    second.resume(`telegram:task-${v.id}`, `task:${v.id}`, 1);
+    expect(second.get(v.id)).toMatchObject({ state: "running", costUsd: 0.8 });
+    const reply = next.runs[0]!.run.openReply();
+    second.noteCost(`task:${v.id}`, 0.3);
+    expect(next.stopped).toEqual([`task:${v.id}`]);
+    await reply.finish("(Stopped.)", "stopped");
+    expect(next.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "spend" was stopped: it went over its cost cap of $1.00 (tasks.maxCostUsd) (0s, $1.1000).`]);
+  });
+
+  it("a task already over its cost cap at a restart ends without running", async () => {
+    const host = new FakeHost();
+    const v = open(host).spawn({ task: "Spend.", label: "spend" }, "main");
+    const next = new FakeHost();
+    next.accepted = [...host.accepted];
+    next.open.add(`telegram:task-${v.id}`);
+    const second = open(next, () => 1.25);
+    second.start((id) => next.open.has(id));
+    second.resume(`telegram:task-${v.id}`, `task:${v.id}`, 1);
+    await new Promise((r) => setImmediate(r));
+    expect(next.runs).toEqual([]);
+    expect(next.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "spend" was stopped: it went over its cost cap of $1.00 (tasks.maxCostUsd) (0s, $1.2500).`]);
+  });
+
+  it("the time cap counts from the task's first start, across a restart", async () => {
+    const cfg = { ...config, tasks: { ...config.tasks, maxMinutes: 1 } };
+    const host = new FakeHost();
+    const v = open(host, undefined, cfg).spawn({ task: "Slow.", label: "slow" }, "main");
+    host.runs[0]!.run.openReply(); // its first start
+    // 59.9 s later the daemon is back: 100 ms of its minute are left, not a whole minute.
+    now += 59_900;
+    const next = new FakeHost();
+    next.accepted = [...host.accepted];
+    next.open.add(`telegram:task-${v.id}`);
+    const second = open(next, undefined, cfg);
+    second.start((id) => next.open.has(id));
+    second.resume(`telegram:task-${v.id}`, `task:${v.id}`, 1);
+    const reply = next.runs[0]!.run.openReply();
+    const deadline = Date.now() + 5_000;
+    while (next.stopped.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(next.stopped).toEqual([`task:${v.id}`]);
+    await reply.finish("(Stopped.)", "stopped");
+    expect(next.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "slow" was stopped: it ran longer than its time cap of 1 min (tasks.maxMinutes) (1m 00s, $0.0000).`]);
+
+    // Past it at the next start: ended without running.
+    const late = new FakeHost();
+    const third = open(late, undefined, cfg);
+    const w = third.spawn({ task: "Later.", label: "later" }, "main");
+    late.runs[0]!.run.openReply();
+    now += 61_000;
+    const again = new FakeHost();
+    again.accepted = [...late.accepted];
+    again.open.add(`telegram:task-${w.id}`);
+    const fourth = open(again, undefined, cfg);
+    fourth.start((id) => again.open.has(id));
+    fourth.resume(`telegram:task-${w.id}`, `task:${w.id}`, 1);
+    await new Promise((r) => setImmediate(r));
+    expect(again.runs).toEqual([]);
+    expect(fourth.get(w.id).state).toBe("over-time");
+  });
+
+  it("a task stopped at agent.maxTurns ends as stopped at its turn cap, without the chat's \"Say continue\"", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Many steps.", label: "steps" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    reply.textDelta("Looked at 40 pages.");
+    const notice = '\n\nI stopped after 40 steps, the limit set by agent.maxTurns. Say "continue" if I should go on.';
+    reply.textDelta(notice, true);
+    reply.turnCapReached!();
+    await reply.finish(`Looked at 40 pages.${notice}`, "answered");
+    expect(tasks.get(v.id).state).toBe("over-turns");
+    expect(host.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "steps" was stopped: it reached its turn cap of 40 steps (agent.maxTurns) (0s, $0.0000).\n\nWhat it had so far:\nLooked at 40 pages.`]);
+  });
+
+  it("cancelling a running task: the run's end waits for the result's delivery, so its entry is closed only after it", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Forever.", label: "forever" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    const delivery = Promise.withResolvers<void>();
+    const finish = host.openResult.bind(host);
+    host.openResult = (entry) => ({ ...finish(entry), finish: async (text: string) => (await delivery.promise, host.delivered.push({ entry, text })) as unknown as void });
+    tasks.cancel(v.id);
+    expect(host.stopped).toEqual([`task:${v.id}`]);
+    let ended = false;
+    const runEnd = reply.finish("(Stopped.)", "stopped").then(() => (ended = true));
+    await new Promise((r) => setImmediate(r));
+    expect(ended).toBe(false);
+    delivery.resolve();
+    await runEnd;
+    expect(host.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "forever" was cancelled (0s, $0.0000).`]);
   });
 });

@@ -59,6 +59,7 @@ export class ReplyFanout {
         break;
       case "run_end":
         // Nothing more will stream: the final text follows once the run's bookkeeping is done.
+        if (e.status === "max_turns") this.#each((s) => s.turnCapReached?.());
         this.#each((s) => s.textComplete?.());
         break;
       case "run_start":
