@@ -118,13 +118,16 @@ function overwrites(words: string[], folder: string): boolean {
   }
 }
 
-/** The verdict for one call, before grants (grants.ts) are consulted. Never throws. */
+/**
+ * The verdict for one call, before grants (grants.ts) are consulted. `tainted`: why the run holds
+ * outside content, as a clause ("this run read a web page"); null when it holds none. Never throws.
+ */
 export function judge(facts: ActionFacts, config: PolicyConfig, tainted: string | null): Verdict {
   if (config.exec === "off") return { type: "run" };
   const { command } = facts;
   if (matchesAny(config.allow, command)) return { type: "run" };
   if (facts.tool !== "exec") {
-    return tainted ? { type: "ask", reason: `this run read ${tainted}, and ${facts.tool === "send_file" ? "this sends a file out" : "this URL carries data out"}` } : { type: "run" };
+    return tainted ? { type: "ask", reason: `${tainted}, and ${facts.tool === "send_file" ? "this sends a file out" : "this URL carries data out"}` } : { type: "run" };
   }
   if (config.exec === "always") return { type: "ask", reason: "every command is asked about (approvals.exec: always)" };
   if (matchesAny(config.ask, command)) return { type: "ask", reason: "it matches one of your approvals.ask patterns" };
@@ -133,7 +136,7 @@ export function judge(facts: ActionFacts, config: PolicyConfig, tainted: string 
     if (kind) return { type: "ask", reason: kind.why };
     if (overwrites(words, facts.folder)) return { type: "ask", reason: `it moves or copies over an existing file or outside the workspace (${first(words)})` };
   }
-  if (tainted && reachesNetwork(command)) return { type: "ask", reason: `this run read ${tainted}, and the command reaches the network` };
+  if (tainted && reachesNetwork(command)) return { type: "ask", reason: `${tainted}, and the command reaches the network` };
   return { type: "run" };
 }
 

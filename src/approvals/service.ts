@@ -11,6 +11,7 @@ import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
 import type { ToolGate } from "../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
+import { outsideContentOfTool } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
 import { GrantStore, placeText } from "./grants.ts";
@@ -41,8 +42,18 @@ export interface RunFacts {
   scope: Scope;
   /** The chat the run answers; null for background work (asked in the owner's preferred chat). */
   chat: DeliveryTarget | null;
-  /** Set when the run started with outside content: "a message from Bob". */
+  /**
+   * Set when the run started with outside content, as the clause the question gives as its
+   * reason: "this run read a message from Bob", "this task was started by an answer that read a
+   * web page". Null: the run's own input is the owner's or Hearth's.
+   */
   taintedBy: string | null;
+  /**
+   * The outside content the model's view of the session holds now (outside-content.ts), in
+   * words ("a web page"); null when none. Called at each judged call: earlier turns that are
+   * still in view taint the run. Must not throw. Absent: only this run's own reads count.
+   */
+  outsideInView?: () => string | null;
 }
 
 const CHOICES = (minutes: number) => [
@@ -109,14 +120,23 @@ export class Approvals {
   }
 
   gateFor(run: RunFacts): ToolGate {
-    let tainted = run.taintedBy;
+    let read: string | null = null;
+    // The clause the question gives: what this run read itself, what it started with, or what
+    // earlier turns still in the model's view hold.
+    const taint = (): string | null => {
+      if (read) return `this run read ${read}`;
+      if (run.taintedBy) return run.taintedBy;
+      const inView = run.outsideInView?.() ?? null;
+      return inView ? `earlier in this conversation it read ${inView}, still in its context (/new clears it)` : null;
+    };
     return {
       observe: (name) => {
-        tainted ??= taintOf(name);
+        read ??= outsideContentOfTool(name);
       },
       admit: async (call, ctx) => {
         const facts = factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
+        const tainted = taint();
         // A shared chat sends only files of its own folder (the outgoing-file rule), which its
         // members can already read: nothing private leaves, so there is nothing to ask.
         if (facts.tool === "send_file" && run.scope !== "main") return null;
@@ -208,15 +228,6 @@ export class Approvals {
 const STOPPED = "Not run: the run was stopped while waiting for the owner's approval.";
 
 const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
-
-/** What a tool's result brings into the run, in words for the question; null: nothing from outside. */
-function taintOf(name: string): string | null {
-  if (name === "web_fetch") return "a web page";
-  if (name === "web_search") return "web search results";
-  if (name === "server:web") return "web content";
-  if (name.startsWith("mcp__")) return `a result of the MCP server ${name.split("__")[1] ?? "?"}`;
-  return null;
-}
 
 /** The calls the policy judges, as facts; null for every other tool (never asked about). */
 function factsOf(tool: string, input: unknown, workspace: string): ActionFacts | null {

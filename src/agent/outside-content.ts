@@ -1,0 +1,47 @@
+// Outside content: what the model reads that is not the owner's own words nor Hearth's — a web
+// page or search result, an MCP server's result or resource, a message from another person. It
+// may carry instructions (a prompt injection), so a run whose model has it in view is "tainted"
+// and the approvals ask before its ways out (approvals/service.ts). It is recognised in the
+// model's view of a session, so taint lasts exactly as long as the content stays in view: across
+// turns and restarts, until /new (an epoch) or a withdrawal takes it out. A compaction's summary
+// of outside content is outside content itself (summaryMessage marks it): a summary may repeat
+// the injected instructions.
+import type { Message } from "./messages.ts";
+
+/** What a tool's result brings into the run, in words for the question ("a web page"); null: nothing from outside. */
+export function outsideContentOfTool(name: string): string | null {
+  if (name === "web_fetch") return "a web page";
+  if (name === "web_search") return "web search results";
+  if (name === "server:web") return "web content";
+  if (name === "mcp_read_resource") return "a resource of an MCP server";
+  if (name.startsWith("mcp__")) return `a result of the MCP server ${name.split("__")[1] ?? "?"}`;
+  return null;
+}
+
+/**
+ * The newest outside content in `view` (the model's view of a session), in words; null when the
+ * view holds none. Recognised: a user turn marked `outside` (another person's message, a task or
+ * job set up by a tainted answer, a summary of outside content), a result of a tool that reads
+ * outside content, and an assistant turn with provider-side tool blocks (web search or fetch).
+ */
+export function outsideContentIn(view: readonly Message[]): string | null {
+  for (let i = view.length - 1; i >= 0; i--) {
+    const m = view[i]!;
+    switch (m.role) {
+      case "user":
+        if (m.outside) return m.outside;
+        break;
+      case "tool_result": {
+        const what = outsideContentOfTool(m.toolName);
+        if (what) return what;
+        break;
+      }
+      case "assistant":
+        if (m.content.some((b) => b.type === "server")) return outsideContentOfTool("server:web");
+        break;
+      default:
+        m satisfies never;
+    }
+  }
+  return null;
+}
