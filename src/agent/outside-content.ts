@@ -19,6 +19,27 @@ export function outsideContentOfTool(name: string): string | null {
 }
 
 /**
+ * Whether `url` appears, as written, in what the model read from outside or in a user turn (a
+ * link on a page, a search result, a URL someone wrote): a URL it did not build itself, so it
+ * cannot carry workspace data. Its own text and workspace files do not count.
+ */
+export function urlReadIn(view: readonly Message[], url: string): boolean {
+  if (url.length < 8) return false;
+  return view.some((m) => {
+    switch (m.role) {
+      case "user":
+        return m.text.includes(url);
+      case "tool_result":
+        return outsideContentOfTool(m.toolName) !== null && m.content.includes(url);
+      case "assistant":
+        return m.content.some((b) => b.type === "server" && b.raw.type !== "server_tool_use" && JSON.stringify(b.raw).includes(JSON.stringify(url).slice(1, -1)));
+      default:
+        return m satisfies never;
+    }
+  });
+}
+
+/**
  * The newest outside content in `view` (the model's view of a session), in words; null when the
  * view holds none. Recognised: a user turn marked `outside` (another person's message, a task or
  * job set up by a tainted answer, a summary of outside content), a result of a tool that reads

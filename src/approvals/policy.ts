@@ -77,6 +77,38 @@ export function reachesNetwork(command: string): boolean {
   return simpleCommands(command).some((w) => NETWORK_COMMANDS.has(first(w)) || (first(w) === "git" && ["push", "pull", "fetch", "clone", "ls-remote"].includes(w[1] ?? "")));
 }
 
+const MAX_PLAIN_PATH = 48;
+const MAX_PLAIN_LABEL = 20;
+
+/** A piece of a URL that looks like encoded data: 16+ characters of hex, base64 (mixed case and digits), base32 or %-escapes. */
+function looksEncoded(s: string): boolean {
+  if (/%[0-9a-f]{2}/i.test(s)) return true;
+  if (s.length < 16) return false;
+  return /^[0-9a-f]+$/i.test(s) || /^[A-Z2-7]+=*$/.test(s) || (/^[A-Za-z0-9+/=_-]+$/.test(s) && /\d/.test(s) && /[a-z]/.test(s) && /[A-Z]/.test(s));
+}
+
+/**
+ * Whether a URL could carry workspace data out (what a tainted web_fetch is asked about): it is
+ * not plain. Plain: no user name or password, no query string, a path of at most 48 characters
+ * with no part that looks encoded, and host-name parts of at most 20 characters that do not look
+ * encoded (nor 12 or more with 3 digits). A URL that is no URL carries nothing (the fetch fails).
+ * A bound, not a proof: a plain URL still names a host and a short path, so a tainted run can
+ * leak a few characters per fetch; the gate also lets a URL the run read (a link) through.
+ */
+export function carriesData(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.username || u.password || u.search.length > 1) return true;
+  if (u.pathname.length > MAX_PLAIN_PATH || u.pathname.split(/[/.;,]/).some(looksEncoded)) return true;
+  // Host names arrive in lower case: base64 or base32 there shows as a long part with digits.
+  const host = u.hostname.replace(/^\[|\]$/g, "");
+  return host.split(".").some((label) => label.length > MAX_PLAIN_LABEL || looksEncoded(label) || (label.length >= 12 && (label.match(/\d/g)?.length ?? 0) >= 3));
+}
+
 /** The hosts a command or URL names (lower case, no port), in order, without repeats. */
 export function hostsIn(text: string): string[] {
   const out: string[] = [];

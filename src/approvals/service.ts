@@ -11,13 +11,14 @@ import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
 import type { ToolGate } from "../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
-import { outsideContentOfTool } from "../agent/outside-content.ts";
+import type { Message } from "../agent/messages.ts";
+import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
 import { GrantStore, placeText } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
+import { carriesData, grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
 
 export interface ApprovalsConfig {
   exec: ExecMode;
@@ -49,11 +50,11 @@ export interface RunFacts {
    */
   taintedBy: string | null;
   /**
-   * The outside content the model's view of the session holds now (outside-content.ts), in
-   * words ("a web page"); null when none. Called at each judged call: earlier turns that are
-   * still in view taint the run. Must not throw. Absent: only this run's own reads count.
+   * The model's view of the session now (its transcript's messages). Called at each judged call:
+   * outside content of earlier turns still in view taints the run (outside-content.ts), and a
+   * URL read there may be fetched. Must not throw. Absent: only this run's own reads count.
    */
-  outsideInView?: () => string | null;
+  view?: () => readonly Message[];
 }
 
 const CHOICES = (minutes: number) => [
@@ -126,7 +127,7 @@ export class Approvals {
     const taint = (): string | null => {
       if (read) return `this run read ${read}`;
       if (run.taintedBy) return run.taintedBy;
-      const inView = run.outsideInView?.() ?? null;
+      const inView = run.view ? outsideContentIn(run.view()) : null;
       return inView ? `earlier in this conversation it read ${inView}, still in its context (/new clears it)` : null;
     };
     return {
@@ -137,6 +138,8 @@ export class Approvals {
         const facts = factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
         const tainted = taint();
+        // A link the run read (or someone wrote) was not built from workspace data.
+        if (tainted && facts.tool === "web_fetch" && run.view && urlReadIn(run.view(), String((call.input as { url?: unknown }).url ?? ""))) return null;
         // A shared chat sends only files of its own folder (the outgoing-file rule), which its
         // members can already read: nothing private leaves, so there is nothing to ask.
         if (facts.tool === "send_file" && run.scope !== "main") return null;
@@ -247,15 +250,5 @@ function factsOf(tool: string, input: unknown, workspace: string): ActionFacts |
     }
     default:
       return null;
-  }
-}
-
-/** A URL that can carry data out: a query string, or a path segment long enough to hold some. */
-export function carriesData(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return u.search.length > 1 || u.pathname.split("/").some((s) => s.length > 32);
-  } catch {
-    return false;
   }
 }

