@@ -19,20 +19,33 @@ export function outsideContentOfTool(name: string): string | null {
 }
 
 /**
- * Whether `url` appears, as written, in what the model read from outside or in a user turn (a
- * link on a page, a search result, a URL someone wrote): a URL it did not build itself, so it
- * cannot carry workspace data. Its own text and workspace files do not count.
+ * Whether `url` appears, as written, in what the model read from outside (a link on a page, a
+ * search result) or in a message someone wrote: a URL it did not build itself, so it cannot
+ * carry workspace data. Not counted: the model's own text, workspace files, turns Hearth or a
+ * model wrote (a summary, a task's result), and a result that only repeats its own call's input
+ * (a search result page naming the query it was given).
  */
 export function urlReadIn(view: readonly Message[], url: string): boolean {
   if (url.length < 8) return false;
+  const escaped = JSON.stringify(url).slice(1, -1);
+  // What each call (a tool's, or a server tool's) was given: a result repeating it proves nothing.
+  const inputs = new Map<string, string>();
+  for (const m of view) {
+    if (m.role !== "assistant") continue;
+    for (const b of m.content) {
+      if (b.type === "tool_call") inputs.set(b.id, JSON.stringify(b.input ?? null));
+      else if (b.type === "server" && typeof b.raw.id === "string") inputs.set(b.raw.id, JSON.stringify(b.raw.input ?? null));
+    }
+  }
+  const given = (id: unknown) => typeof id === "string" && (inputs.get(id)?.includes(escaped) ?? false);
   return view.some((m) => {
     switch (m.role) {
       case "user":
-        return m.text.includes(url);
+        return (m.kind === "message" || m.kind === "steer") && m.text.includes(url);
       case "tool_result":
-        return outsideContentOfTool(m.toolName) !== null && m.content.includes(url);
+        return outsideContentOfTool(m.toolName) !== null && m.content.includes(url) && !given(m.toolCallId);
       case "assistant":
-        return m.content.some((b) => b.type === "server" && b.raw.type !== "server_tool_use" && JSON.stringify(b.raw).includes(JSON.stringify(url).slice(1, -1)));
+        return m.content.some((b) => b.type === "server" && b.raw.type !== "server_tool_use" && JSON.stringify(b.raw).includes(escaped) && !given(b.raw.tool_use_id));
       default:
         return m satisfies never;
     }
