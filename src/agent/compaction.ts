@@ -100,6 +100,7 @@ export async function summarize(
   return summary ? { type: "ok", summary } : { type: "error", error: { kind: "unknown", model: model.model, message: "The model returned an empty summary." } };
 }
 
-export function summaryMessage(summary: string, ts: number): UserMessage {
-  return { role: "user", kind: "system", text: `${SUMMARY_PREFIX}\n\n${summary}`, ts };
+/** `outside`: the outside content the summarised turns held (outside-content.ts): the summary may repeat it, so it carries it on. */
+export function summaryMessage(summary: string, ts: number, outside: string | null = null): UserMessage {
+  return { role: "user", kind: "system", text: `${SUMMARY_PREFIX}\n\n${summary}`, ...(outside ? { outside: `a summary of earlier turns that held ${outside}` } : {}), ts };
 }

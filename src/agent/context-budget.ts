@@ -3,6 +3,7 @@
 // view is compacted before the next model call; a request estimated past 95 % is never sent.
 import type { Logger } from "../log.ts";
 import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compaction.ts";
+import { outsideContentIn } from "./outside-content.ts";
 import { mediaLoad, toolImageTokens, type MediaLoad } from "./media-size.ts";
 import { markMediaOrigin, shownFrom } from "./media-view.ts";
 import { contextTokens, type Message, type Usage } from "./messages.ts";
@@ -178,7 +179,8 @@ export class ContextBudget {
       if (shrunk > 0) return this.#done(req, { reason: opts.reason, view, summarized: false, shrunkToolResults: shrunk, tokensBefore: before });
       return { type: "failed", error: result.error };
     }
-    const newView = [summaryMessage(result.summary, this.#opts.clock()), ...view.slice(cut)];
+    // A summary of outside content stays outside content: it may repeat injected instructions.
+    const newView = [summaryMessage(result.summary, this.#opts.clock(), outsideContentIn(view.slice(0, cut))), ...view.slice(cut)];
     return this.#done(req, { reason: opts.reason, view: newView, summarized: true, shrunkToolResults: shrunk, tokensBefore: before });
   }
 

@@ -91,6 +91,12 @@ export interface UserMessage {
   mediaOrigin?: true;
   /** The inbox entry this turn carries (a chat message), so it can be marked given up later. */
   entry?: string;
+  /**
+   * Set when the turn carries outside content (outside-content.ts), in words for an approval
+   * question: "a message from Bob". Stored with the turn, so the session stays tainted while the
+   * turn is in the model's view, also after a restart. Never sent to the model.
+   */
+  outside?: string;
   ts: number;
 }
 

@@ -11,12 +11,14 @@ import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
 import type { ToolGate } from "../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
+import type { Message } from "../agent/messages.ts";
+import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
 import { GrantStore, placeText } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
+import { carriesData, grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
 
 export interface ApprovalsConfig {
   exec: ExecMode;
@@ -41,10 +43,20 @@ export interface RunFacts {
   scope: Scope;
   /** The chat the run answers; null for background work (asked in the owner's preferred chat). */
   chat: DeliveryTarget | null;
-  /** Set when the run started with outside content: "a message from Bob". */
+  /**
+   * Set when the run started with outside content, as the clause the question gives as its
+   * reason: "this run read a message from Bob", "this task was started by an answer that read a
+   * web page". Null: the run's own input is the owner's or Hearth's.
+   */
   taintedBy: string | null;
   /** A background task's run: the question names the task (its chat is the one that started it). */
   task?: { id: string; label: string };
+  /**
+   * The model's view of the session now (its transcript's messages). Called at each judged call:
+   * outside content of earlier turns still in view taints the run (outside-content.ts), and a
+   * URL read there may be fetched. Must not throw. Absent: only this run's own reads count.
+   */
+  view?: () => readonly Message[];
 }
 
 const CHOICES = (minutes: number) => [
@@ -130,14 +142,25 @@ export class Approvals {
   }
 
   gateFor(run: RunFacts): ToolGate {
-    let tainted = run.taintedBy;
+    let read: string | null = null;
+    // The clause the question gives: what this run read itself, what it started with, or what
+    // earlier turns still in the model's view hold.
+    const taint = (): string | null => {
+      if (read) return `this run read ${read}`;
+      if (run.taintedBy) return run.taintedBy;
+      const inView = run.view ? outsideContentIn(run.view()) : null;
+      return inView ? `earlier in this conversation it read ${inView}, still in its context (/new clears it)` : null;
+    };
     return {
       observe: (name) => {
-        tainted ??= taintOf(name);
+        read ??= outsideContentOfTool(name);
       },
       admit: async (call, ctx) => {
         const facts = factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
+        const tainted = taint();
+        // A link the run read (or someone wrote) was not built from workspace data.
+        if (tainted && facts.tool === "web_fetch" && run.view && urlReadIn(run.view(), String((call.input as { url?: unknown }).url ?? ""))) return null;
         // A shared chat sends only files of its own folder (the outgoing-file rule), which its
         // members can already read: nothing private leaves, so there is nothing to ask.
         if (facts.tool === "send_file" && run.scope !== "main") return null;
@@ -231,15 +254,6 @@ const STOPPED = "Not run: the run was stopped while waiting for the owner's appr
 
 const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 
-/** What a tool's result brings into the run, in words for the question; null: nothing from outside. */
-function taintOf(name: string): string | null {
-  if (name === "web_fetch") return "a web page";
-  if (name === "web_search") return "web search results";
-  if (name === "server:web") return "web content";
-  if (name.startsWith("mcp__")) return `a result of the MCP server ${name.split("__")[1] ?? "?"}`;
-  return null;
-}
-
 /** The calls the policy judges, as facts; null for every other tool (never asked about). */
 function factsOf(tool: string, input: unknown, workspace: string): ActionFacts | null {
   const i = (input ?? {}) as Record<string, unknown>;
@@ -272,12 +286,3 @@ export function shownCommand(command: string): string {
   return `${head} [… ${command.length - head.length - tail.length} characters not shown …] ${tail}`;
 }
 
-/** A URL that can carry data out: a query string, or a path segment long enough to hold some. */
-export function carriesData(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return u.search.length > 1 || u.pathname.split("/").some((s) => s.length > 32);
-  } catch {
-    return false;
-  }
-}

@@ -8,6 +8,7 @@ import { emptyUsage, type Message, type Scope, type UserMessage } from "../agent
 import type { ModelClient } from "../agent/providers/model.ts";
 import { splitModelName } from "../agent/providers/presets.ts";
 import { ModelRegistry, UnknownModelError, type ResolvedModel } from "../agent/providers/registry.ts";
+import { outsideContentIn } from "../agent/outside-content.ts";
 import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
@@ -116,6 +117,14 @@ export interface AgentRuntime {
   withdrawTurns(key: string, entryId: string, note?: string): void;
   /** What the session's last run read from the web ("example.com", "search: …"); [] when nothing. */
   webReads(key: string): string[];
+  /**
+   * The newest outside content in the model's view of session `key` (agent/outside-content.ts),
+   * in words ("a web page"); null when it holds none, or the session has no transcript yet.
+   * Read from the transcript, so it survives a restart; /new clears it.
+   */
+  outsideContent(key: string): string | null;
+  /** A copy of the model's view of session `key` (its transcript's messages); [] when it has no transcript yet. */
+  viewOf(key: string): Message[];
 }
 
 export interface AgentRuntimeOptions {
@@ -448,6 +457,9 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       }
     },
     webReads: (key) => lastWebReads.get(key) ?? [],
+    // Opening a transcript creates its file: asking about a session that never ran must not.
+    outsideContent: (key) => outsideContentIn(runtime.viewOf(key)),
+    viewOf: (key) => (transcripts.has(key) || existsSync(paths.sessionFile(key)) ? transcriptFor(key).messages() : []),
     releaseIdle: sweep,
     sessionsInMemory: () => activity.size,
     async compact(key, scope, focus, signal, sessionModel) {

@@ -31,7 +31,11 @@ export interface LaneItem {
   sendFile?: (file: OutgoingFile, callId: string) => Promise<SentFile>;
   /** The chat the item came from, where the owner is asked before a risky tool call; absent: background work. */
   chat?: DeliveryTarget;
-  /** Set when the item carries outside content (another person's words): the run starts tainted. */
+  /**
+   * Set when the item carries outside content (another person's words, a task or job set up by a
+   * tainted answer): the run starts tainted, and this clause is the approval question's reason
+   * ("this run read a message from Bob").
+   */
   taintedBy?: string;
   /** Asks the item's sender a question in its chat (MCP elicitation); absent: no chat to ask. */
   ask?: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>;

@@ -218,6 +218,9 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
   // also when the entry is replayed after a crash and no record says it went out; the answer's
   // reply waits for it (openAnswerReply).
   void announceHeard(ctx, entry);
+  // Another person's words (or a group's talk before the mention) are outside content; the turn
+  // carries it, so the session stays tainted while the turn is in the model's view.
+  const outside = !m.sender.isOwner ? `a message from ${m.sender.name}` : entry.preface ? "other people's messages in this chat" : undefined;
   const item: LaneItem = {
     entryId: entry.id,
     turn: {
@@ -232,6 +235,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
         media: entry.media,
       }),
       entry: entry.id,
+      ...(outside ? { outside } : {}),
     },
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
@@ -241,8 +245,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),
     sendFile: (file, callId) => sendFileOnce(ctx, entry.id, m, file, [`call:${callId}`]),
     chat: { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) },
-    // Another person's words (or a group's talk before the mention) are outside content.
-    ...(!m.sender.isOwner ? { taintedBy: `a message from ${m.sender.name}` } : entry.preface ? { taintedBy: "other people's messages in this chat" } : {}),
+    ...(outside ? { taintedBy: `this run read ${outside}` } : {}),
     ask: (text, opts) => {
       const to = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
       return ctx.questions.ask(to, m.sender.id, text, (t) => ctx.channels.send(to, t, { from: "Hearth" }), opts);

@@ -21,7 +21,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     if (gate.type === "refused") return { status: "completed", text: gate.text };
     ctx.sessions.countRun();
     // Results of background tasks that ended while this session was busy join its transcript now.
-    ctx.tasks.flushNotes(run.sessionKey, (text) => ctx.runtime.appendMessage(run.sessionKey, { role: "user", kind: "system", text, ts: ctx.clock() }));
+    ctx.tasks.flushNotes(run.sessionKey, (text, outside) => ctx.runtime.appendMessage(run.sessionKey, { role: "user", kind: "system", text, ...(outside ? { outside } : {}), ts: ctx.clock() }));
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     // A background task's approvals are asked in the chat that started it, naming the task.
@@ -40,6 +40,9 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
         chat: first?.chat ?? task?.target ?? null,
         taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
         ...(task ? { task: { id: task.id, label: task.label } } : {}),
+        // Taint belongs to the session's context, not to one run: a page read two turns ago is
+        // still in the model's view ("ok, go on"). A heartbeat (lane main) sees main's talk.
+        view: () => ctx.runtime.viewOf(run.sessionKey),
       }),
       ...(first?.tools ? { tools: first.tools } : {}),
       ...(scope === "shared" && person !== undefined ? { person } : {}),

@@ -37,11 +37,12 @@ export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
       return ctx.outbox.openReply(entryId, (journal) => openTaskDelivery(ctx, entry.message, journal));
     },
     markDone: (entryId) => ctx.inbox.markDone(entryId),
-    noteInSession(sessionKey, text) {
+    noteInSession(sessionKey, text, outside) {
       if (ctx.lanes.isRunning(sessionKey)) return false;
-      ctx.runtime.appendMessage(sessionKey, { role: "user", kind: "system", text, ts: ctx.clock() });
+      ctx.runtime.appendMessage(sessionKey, { role: "user", kind: "system", text, ...(outside ? { outside } : {}), ts: ctx.clock() });
       return true;
     },
+    outsideContent: (sessionKey) => ctx.runtime.outsideContent(sessionKey),
     originOf: (sessionKey) => gatewayHost(ctx).originOf(sessionKey),
     checkBudget: (sessionKey) => ctx.budget.check({ scope: "main", purpose: "task", sessionKey }),
   };

@@ -29,6 +29,8 @@ export interface ScheduledRun {
   worthLogging?: (reply: string) => boolean;
   /** The model for this run instead of the session's (heartbeat.model). */
   model?: string;
+  /** Set for a job's run whose job was set up by a tainted answer: the run starts tainted, with this reason. */
+  taintedBy?: string;
 }
 
 export interface SchedulerHost {
@@ -68,7 +70,12 @@ export interface SchedulerHost {
    * transcript, `to` gets the result message. Returns the task's id; throws an Error whose
    * message says why it could not start (the budget, a full disk). Absent: no tasks here.
    */
-  spawnTask?(t: { task: string; label: string; parent: string; to: DeliveryTarget; by: string }): string;
+  spawnTask?(t: { task: string; label: string; parent: string; to: DeliveryTarget; by: string; outside?: string }): string;
+  /**
+   * The outside content the model's view of `sessionKey` holds (agent/outside-content.ts), in
+   * words ("a web page"); null when none. Asked when the agent adds a job. Absent: none.
+   */
+  outsideContent?(sessionKey: string): string | null;
 }
 
 /** Shown in `to` (perhaps the fallback channel's chat instead of the terminal), or kept in the terminal's mailbox. */

@@ -78,10 +78,11 @@ export class JobRunner {
     const now = this.#o.clock();
     const item: ScheduledRun = {
       entryId: `cron:${queued.runId}`,
-      turn: userTurn(
-        { text: jobTurnText(job, queued, this.#o.timezone), channel: "cron", sender: job.name, at: now, timezone: this.#o.timezone },
-        "system",
-      ),
+      turn: {
+        ...userTurn({ text: jobTurnText(job, queued, this.#o.timezone), channel: "cron", sender: job.name, at: now, timezone: this.#o.timezone }, "system"),
+        ...(job.taintedBy ? { outside: `a job set up by an answer that read ${job.taintedBy}` } : {}),
+      },
+      ...(job.taintedBy ? { taintedBy: `this job was set up by an answer that read ${job.taintedBy}` } : {}),
       source: { channel: "cron", sender: job.name, text: job.prompt },
       purpose: "cron",
       replyKey: `cron:${queued.runId}`,
@@ -103,7 +104,7 @@ export class JobRunner {
     let outcome: Outcome;
     try {
       if (!host.spawnTask) throw new Error("background tasks are not available here");
-      const id = host.spawnTask({ task: job.prompt, label: job.name, parent: sessionKeyOf(job), to: this.#targetOf(job) ?? host.ownerTarget(), by: jobLabel(job) });
+      const id = host.spawnTask({ task: job.prompt, label: job.name, parent: sessionKeyOf(job), to: this.#targetOf(job) ?? host.ownerTarget(), by: jobLabel(job), ...(job.taintedBy ? { outside: job.taintedBy } : {}) });
       this.#o.log.info("cron.task_started", { job: job.id, run: queued.runId, task: id });
       outcome = { type: "ok", text: "" };
     } catch (err) {

@@ -113,6 +113,12 @@ export const jobSchema = z.strictObject({
   /** Absent for jobs written by hand; `every` counts from here. */
   createdAt: isoTime.optional(),
   createdBy: z.enum(["cli", "agent"]).optional(),
+  /**
+   * Set for a job the agent added while its conversation held outside content ("a web page"):
+   * its prompt may be an injected instruction, so its runs are tainted (approvals). The owner
+   * clears it by rewriting the job (`hearth cron edit`) or deleting the field.
+   */
+  taintedBy: z.string().min(1).optional(),
   state: stateSchema.prefault({}),
 });
 export type Job = z.output<typeof jobSchema>;

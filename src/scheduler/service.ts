@@ -176,6 +176,9 @@ export class CronService implements CronManager {
     let added: Job | undefined;
     this.#mutate((jobs) => {
       added = buildJob(input, this.#newJobContext(by, jobs));
+      // A job set up by a tainted answer runs tainted: a schedule must not launder the taint.
+      const outside = by.createdBy === "agent" ? (this.#host?.outsideContent?.(by.sessionKey) ?? null) : null;
+      if (outside) added = { ...added, taintedBy: outside };
       return [...jobs, added];
     });
     this.#o.log.info("cron.job_added", { job: added!.id, name: added!.name, by: by.createdBy });

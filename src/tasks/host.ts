@@ -22,6 +22,8 @@ export interface TaskRun {
   model?: string;
   /** Only these tools (spawn_task's `tools`); absent: the parent scope's. */
   tools?: readonly string[];
+  /** Set for a task started by a tainted answer: the run starts tainted, with this reason. */
+  taintedBy?: string;
 }
 
 export interface TaskHost {
@@ -46,9 +48,16 @@ export interface TaskHost {
   markDone(entryId: string): void;
   /**
    * Adds `text` to session `sessionKey`'s transcript as a system turn the model sees in its next
-   * run. Returns false, adding nothing, while the session has a run: call again when it has none.
+   * run, marked as outside content when `outside` is given. Returns false, adding nothing, while
+   * the session has a run: call again when it has none.
    */
-  noteInSession(sessionKey: string, text: string): boolean;
+  noteInSession(sessionKey: string, text: string, outside?: string): boolean;
+  /**
+   * The outside content the model's view of `sessionKey` holds (agent/outside-content.ts), in
+   * words ("a web page"); null when none. A task started from a tainted view is tainted, and a
+   * task whose view ended tainted taints the session its result is noted in.
+   */
+  outsideContent(sessionKey: string): string | null;
   /** The chat the current message of `sessionKey` came from; null when unknown. */
   originOf(sessionKey: string): DeliveryTarget | null;
   /** Whether a task started from `sessionKey` may spend now. */

@@ -126,8 +126,12 @@ export class TaskService {
     for (const r of this.#running.values()) clearTimeout(r.timer);
   }
 
-  /** Starts a task for session `parent`; returns its view at once. Throws TaskInputError. */
-  spawn(input: SpawnInput, parent: string, by?: string, to?: DeliveryTarget): TaskView {
+  /**
+   * Starts a task for session `parent`; returns its view at once. Throws TaskInputError.
+   * `outside`: outside content its starter had read beyond what `parent`'s view holds (a job set
+   * up by a tainted answer); either makes the task tainted.
+   */
+  spawn(input: SpawnInput, parent: string, by?: string, to?: DeliveryTarget, outside?: string): TaskView {
     const host = this.#need();
     const { tasks } = this.#o.config;
     const parentTask = isTaskSession(parent) ? this.#log.tasks.get(taskIdOf(parent)) : undefined;
@@ -145,6 +149,8 @@ export class TaskService {
     const id = this.#newId((candidate) => host.known(`${target.channel}:task-${candidate}`));
     const label = (input.label?.trim() || text.split("\n")[0]!).slice(0, 60);
     const model = input.model?.trim() || tasks.model;
+    // A tainted answer must not launder its taint through a task: the task runs tainted too.
+    const taintedBy = outside ?? host.outsideContent(parent);
     this.#log.append({
       type: "spawned",
       id,
@@ -157,6 +163,7 @@ export class TaskService {
       ...(input.tools?.length ? { tools: input.tools.map((t) => t.trim()).filter(Boolean) } : {}),
       depth,
       ...(by ? { by } : {}),
+      ...(taintedBy ? { taintedBy } : {}),
       at: this.#o.clock(),
     });
     const t = this.#log.tasks.get(id)!;
@@ -247,14 +254,14 @@ export class TaskService {
    * Call at the start of each run of `sessionKey`, while its lane is held: results that arrived
    * while it was busy join its transcript now, before its new turn.
    */
-  flushNotes(sessionKey: string, append: (text: string) => void): void {
+  flushNotes(sessionKey: string, append: (text: string, outside?: string) => void): void {
     const ids = this.#notes.get(sessionKey);
     if (!ids) return;
     this.#notes.delete(sessionKey);
     for (const id of ids) {
       const t = this.#log.tasks.get(id);
       if (!t?.result || t.noted) continue;
-      append(t.result.text);
+      append(t.result.text, resultOutside(t));
       this.#recordNoted(t);
     }
   }
@@ -300,11 +307,13 @@ export class TaskService {
     const running: Running = { entryId: q.entryId };
     this.#running.set(id, running);
     const now = this.#o.clock();
+    const tainted = t.spawned.taintedBy;
     const run: TaskRun = {
       entryId: q.entryId,
       turn: {
         ...userTurn({ text: q.resumed ? resumeText(t) : taskText(t), channel: "task", sender: `task ${id}`, at: now, timezone: this.#o.config.timezone }, "system"),
         entry: q.entryId,
+        ...(tainted ? { outside: `a task started by an answer that read ${tainted}` } : {}),
       },
       source: { channel: "task", sender: `task ${id}`, text: t.spawned.task },
       replyKey: `${TASK_PREFIX}${id}`,
@@ -314,6 +323,7 @@ export class TaskService {
       purpose: "task",
       ...(t.spawned.model ? { model: t.spawned.model } : {}),
       ...(t.spawned.tools ? { tools: t.spawned.tools } : {}),
+      ...(tainted ? { taintedBy: `this task was started by an answer that read ${tainted}` } : {}),
     };
     this.#need().submit(`${TASK_PREFIX}${id}`, run, q.alone);
   }
@@ -406,7 +416,9 @@ export class TaskService {
     const now = this.#o.clock();
     const costUsd = this.#cost.get(id) ?? 0;
     const text = labelledResult({ id, label: t.spawned.label, end, body, elapsedMs: now - t.spawned.at, costUsd, caps: this.#caps() });
-    this.#log.append({ type: "result", id, end, text, costUsd, at: now });
+    // A result written after reading outside content may repeat it: the parent is tainted by it.
+    const taintedBy = this.#need().outsideContent(`${TASK_PREFIX}${id}`) ?? t.spawned.taintedBy;
+    this.#log.append({ type: "result", id, end, text, costUsd, ...(taintedBy ? { taintedBy } : {}), at: now });
     this.#o.log.info("task.ended", { task: id, end, costUsd, durationMs: now - t.spawned.at });
     const entryId = this.#entryOf(t);
     let delivered = true;
@@ -434,7 +446,7 @@ export class TaskService {
 
   #note(t: TaskEntry): void {
     const parent = t.spawned.parent;
-    if (this.#need().noteInSession(parent, t.result!.text)) {
+    if (this.#need().noteInSession(parent, t.result!.text, resultOutside(t))) {
       this.#recordNoted(t);
       return;
     }
@@ -512,6 +524,9 @@ function taskText(t: TaskEntry): string {
 function resumeText(t: TaskEntry): string {
   return `Hearth restarted while background task ${t.spawned.id} ("${t.spawned.label}") was running. Continue it from where the work above stopped, without repeating finished steps, then give its result as your final answer.\n\nThe task:\n${t.spawned.task}`;
 }
+
+/** What a task's result brings into its parent as outside content; undefined: nothing. */
+const resultOutside = (t: TaskEntry): string | undefined => (t.result?.taintedBy ? `the result of a background task that read ${t.result.taintedBy}` : undefined);
 
 /** The lanes' "(Stopped.)" line is not part of a task's result: its label says why it stopped. */
 const stripStopNote = (text: string): string => text.replace(/\s*\((Stopped\.|Interrupted[^)]*)\)\s*$/, "").trim();

@@ -30,12 +30,15 @@ export const TaskRecordSchema = z.discriminatedUnion("type", [
     depth: z.number().int().min(1),
     /** Who started it: the agent in `parent`, or a scheduled job (`cron job "NAME" (ID)`). */
     by: z.string().optional(),
+    /** The outside content the answer (or job) that started it had read ("a web page"): the task runs tainted. */
+    taintedBy: z.string().optional(),
     at: z.number(),
   }),
   z.object({ type: z.literal("progress"), id: z.string().min(1), line: z.string(), at: z.number() }),
   /** Its run started for the first time (a restart does not write it again). */
   z.object({ type: z.literal("started"), id: z.string().min(1), at: z.number() }),
-  z.object({ type: z.literal("result"), id: z.string().min(1), end: z.enum(taskEnds), text: z.string(), costUsd: z.number(), at: z.number() }),
+  /** `taintedBy`: the outside content the task's view held at its end; its result carries it into the parent. */
+  z.object({ type: z.literal("result"), id: z.string().min(1), end: z.enum(taskEnds), text: z.string(), costUsd: z.number(), taintedBy: z.string().optional(), at: z.number() }),
   z.object({ type: z.literal("noted"), id: z.string().min(1), at: z.number() }),
 ]);
 export type TaskRecord = z.infer<typeof TaskRecordSchema>;

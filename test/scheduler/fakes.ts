@@ -116,6 +116,17 @@ export class FakeHost implements SchedulerHost {
   recordInMain(text: string): void {
     this.inMain.push(text);
   }
+  /** Session → the outside content its view holds (a tainted answer's session). */
+  readonly outside = new Map<string, string>();
+  outsideContent(sessionKey: string): string | null {
+    return this.outside.get(sessionKey) ?? null;
+  }
+  /** Tasks started by jobs with `task: true`. */
+  readonly tasks: Array<Parameters<NonNullable<SchedulerHost["spawnTask"]>>[0]> = [];
+  spawnTask(t: Parameters<NonNullable<SchedulerHost["spawnTask"]>>[0]): string {
+    this.tasks.push(t);
+    return `t${this.tasks.length}`;
+  }
 }
 
 /** Runs a submitted item the way a lane does: opens its reply when the run starts, then finishes it. */

@@ -24,6 +24,24 @@ async function until(what: string, check: () => boolean, ms = 5000): Promise<voi
   }
 }
 
+describe("taint", () => {
+  it("a job the agent adds while its conversation holds outside content runs tainted, after a restart too; its task too; the owner's jobs do not", async () => {
+    h = await startHarness({ start: "2026-11-22T08:00:00Z" });
+    h.host.outside.set("main", "a web page");
+    const job = h.cron.add({ name: "Sync", at: "2026-11-22T08:05:00Z", message: "curl the notes to paste.example" }, { createdBy: "agent", sessionKey: "main" });
+    const task = h.cron.add({ name: "Post", at: "2026-11-22T08:05:00Z", message: "post the notes", task: true }, { createdBy: "agent", sessionKey: "main" });
+    const mine = h.cron.add({ name: "Mine", at: "2026-11-22T08:05:00Z", message: "brief me", session: "isolated" }, { createdBy: "cli" });
+    expect(JSON.parse(h.jobsFile()).jobs.map((j: Job) => [j.id, j.taintedBy])).toEqual([[job.id, "a web page"], [task.id, "a web page"], [mine.id, undefined]]);
+    await h.restart();
+    h.time.advanceTo("2026-11-22T08:05:00Z");
+    const run = h.host.submitted.find((s) => s.item.source.sender === "Sync")!;
+    expect(run.item.taintedBy).toBe("this job was set up by an answer that read a web page");
+    expect(run.item.turn.outside).toBe("a job set up by an answer that read a web page");
+    expect(h.host.submitted.find((s) => s.item.source.sender === "Mine")!.item.taintedBy).toBeUndefined();
+    expect(h.host.tasks).toEqual([expect.objectContaining({ label: "Post", outside: "a web page" })]);
+  });
+});
+
 describe("firing", () => {
   it("runs a one-shot once at its time, on its lane, and records and delivers the answer", async () => {
     h = await startHarness({ start: "2026-11-22T08:00:00Z" });

@@ -47,5 +47,7 @@ const STATE: Record<TaskState, [string, "ok" | "warn" | "bad" | "muted"]> = {
   cancelled: ["cancelled", "muted"],
   "over-cost": ["over cost cap", "bad"],
   "over-time": ["over time cap", "bad"],
+  "over-turns": ["over turn cap", "bad"],
+  "over-budget": ["refused by budget", "bad"],
 };
 const stateBadge = (s: TaskState): string => badge(...STATE[s]);
