@@ -1,22 +1,13 @@
 // `hearth completion bash|zsh|fish`: a completion script for the shell, made from the command
-// list in help.ts, so a new command completes as soon as it has a usage line.
-import { COMMANDS, type CommandName } from "./help.ts";
-
-/** The words that may follow a command. */
-const SUBCOMMANDS: Partial<Record<CommandName | "completion", string[]>> = {
-  cron: ["list", "add", "rm", "run"],
-  pairing: ["list", "approve", "revoke"],
-  skills: ["add"],
-  mcp: ["tools"],
-  completion: ["bash", "zsh", "fish"],
-};
+// list in help.ts, so a new command, or a new word after one, completes as soon as it has a usage line.
+import { COMMANDS, subcommandsOf } from "./help.ts";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
 
 export function completionScript(shell: Shell): string {
   const commands = [...COMMANDS, "help"];
-  const subs = Object.entries(SUBCOMMANDS) as [string, string[]][];
+  const subs = COMMANDS.map((c) => [c, subcommandsOf(c)] as const).filter(([, w]) => w.length > 0);
   switch (shell) {
     case "bash":
       return `# hearth completion for bash: add to ~/.bashrc:  source <(hearth completion bash)

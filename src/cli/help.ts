@@ -93,6 +93,19 @@ export const COMMANDS = Object.keys(LINES) as CommandName[];
 
 export const isCommandName = (s: string | undefined): s is CommandName => s !== undefined && s in LINES;
 
+/**
+ * The words that may follow a command, read off its usage lines: `cron list`, `mcp login NAME`,
+ * `completion bash|zsh|fish` (a placeholder in capitals, an option or a bracket is not one).
+ */
+export function subcommandsOf(name: CommandName): string[] {
+  const words = new Set<string>();
+  for (const line of LINES[name]) {
+    const m = new RegExp(`^${name} ([a-z][a-z|-]*)(\\s|$)`).exec(line);
+    if (m) for (const w of m[1]!.split("|")) words.add(w);
+  }
+  return [...words];
+}
+
 /** The usage of one command. */
 export function commandUsage(name: CommandName): string {
   const cmd = hearthCommand();

@@ -46,6 +46,14 @@ describe("hearth completion", () => {
     expect(bashComplete(r.stdout, ["hearth", "st"])).toEqual(["start", "stop", "status"]);
     expect(bashComplete(r.stdout, ["hearth", "cron", ""])).toEqual(["list", "add", "rm", "run"]);
     expect(bashComplete(r.stdout, ["hearth", "completion", "f"])).toEqual(["fish"]);
+    // Every command with words after it, read off its usage lines.
+    expect(bashComplete(r.stdout, ["hearth", "backup", ""])).toEqual(["create", "verify", "restore"]);
+    expect(bashComplete(r.stdout, ["hearth", "memory", ""])).toEqual(["log", "diff", "restore"]);
+    expect(bashComplete(r.stdout, ["hearth", "mcp", "l"])).toEqual(["login", "logout"]);
+    expect(bashComplete(r.stdout, ["hearth", "service", ""])).toEqual(["install", "uninstall"]);
+    expect(bashComplete(r.stdout, ["hearth", "tasks", ""])).toEqual(["cancel"]);
+    expect(bashComplete(r.stdout, ["hearth", "grants", ""])).toEqual(["revoke"]);
+    expect(bashComplete(r.stdout, ["hearth", "hosts", ""])).toEqual(["trust"]);
   });
 
   it("zsh and fish get scripts of their own; another shell is a usage error", async () => {
