@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "../../log.ts";
 import type { Scope } from "../messages.ts";
-import type { ToolContext } from "../tool.ts";
+import type { AskChoice, ToolContext } from "../tool.ts";
 import { elicitForm, elicitUrl, type FormRequest } from "./elicitation.ts";
 import type { McpSdk } from "./sdk.ts";
 
@@ -56,7 +56,7 @@ export function installClientFeatures(client: Client, sdk: McpSdk, o: FeatureOpt
     if (p.mode === "url" && call.scope !== "main") return declined("a link to open is sent only to the owner's private chat, and the call came from a shared chat");
     call.pauseTimer();
     try {
-      const askOnce = (text: string) => ask(text, { timeoutMs: o.answerTimeoutMs, signal: call.signal });
+      const askOnce = (text: string, choices?: readonly AskChoice[]) => ask(text, { timeoutMs: o.answerTimeoutMs, signal: call.signal, ...(choices ? { choices } : {}) });
       const outcome =
         p.mode === "url"
           ? await elicitUrl(o.server, { message: String(p.message ?? ""), url: String(p.url ?? "") }, askOnce)
