@@ -11,7 +11,14 @@ import type { AskChoice, ToolContext } from "../tool.ts";
 import { elicitForm, elicitUrl, type FormRequest } from "./elicitation.ts";
 import type { McpSdk } from "./sdk.ts";
 
-// The workspace does not change while Hearth runs (a new one needs a restart): no roots list_changed.
+// Roots are a connection's state: a server asks for them when it likes (server-filesystem once
+// after connecting and again on list_changed) and keeps the answer for every call after. So a
+// main-scope server gets the workspace, which does not change while Hearth runs (a new one needs
+// a restart): no list_changed. A shared server gets none. Its one connection serves every shared
+// chat, and "the chat's folder" exists only per call: answering roots/list with the folder of
+// the call under way would be kept by the server for the next call, from another chat (and a
+// list_changed before each call races with that call), letting one chat's call act in another
+// chat's folder.
 export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, roots: {} };
 
 /** A tool call under way; a question it brings stops its timer while the person answers. */
@@ -27,7 +34,7 @@ export interface ActiveCall {
 
 export interface FeatureOptions {
   server: string;
-  /** Absolute folders the server may know of (main scope: the workspace; shared: none). */
+  /** Absolute folders the server may know of (main scope: the workspace; shared: none, see above). */
   roots: readonly string[];
   /** The call a question belongs to, or why it cannot be told (the question is then declined). */
   callAsking: () => ActiveCall | { unknown: string };
