@@ -31,12 +31,29 @@ export interface ToolContext {
    */
   sendFile?: (file: OutgoingFile) => Promise<SentFile>;
   /**
-   * Asks the person the run answers a question in their chat, as a plain message, and resolves
-   * with their next message there (which then goes nowhere else); null when none came within
+   * Asks the person the run answers a question in their chat, and resolves with their next
+   * message there (which then goes nowhere else) or the answer of the button they pressed
+   * (`opts.choices`, where the chat's channel has buttons); null when none came within
    * `timeoutMs` or `signal` aborted. Absent when the run answers no chat. Never rejects.
    */
-  ask?: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>;
+  ask?: AskPerson;
 }
+
+/** A button under a question (ToolContext.ask): pressing it answers as if `answer` were typed. */
+export interface AskChoice {
+  label: string;
+  answer: string;
+}
+
+export interface AskOptions {
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** Buttons to show where the channel has them; the typed answer is taken either way. */
+  choices?: readonly AskChoice[];
+}
+
+/** See ToolContext.ask. */
+export type AskPerson = (text: string, opts: AskOptions) => Promise<string | null>;
 
 /**
  * Asked before a tool acts (the owner's approvals, src/approvals/), and told what entered the

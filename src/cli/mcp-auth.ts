@@ -6,6 +6,7 @@ import { createInterface } from "node:readline";
 import { beginLogin } from "../agent/mcp/login.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
 import type { ServerView } from "../agent/mcp/connection.ts";
+import type { AskPerson } from "../agent/tool.ts";
 import { McpAuthStore } from "../agent/mcp/oauth-store.ts";
 import { loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
@@ -144,7 +145,7 @@ export async function runMcpCall(home: string, args: string[], io: McpIO): Promi
  * A server's questions asked on the terminal: the question on stdout, the answer one line of
  * stdin (an empty line takes the field's default). No stdin, or stdin closed: no answer (null).
  */
-function terminalAsker(io: McpIO): { ask: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>; close: () => void } {
+function terminalAsker(io: McpIO): { ask: AskPerson; close: () => void } {
   if (!io.stdin) return { ask: async () => null, close: () => {} };
   const rl = createInterface({ input: io.stdin, terminal: false });
   const lines: string[] = [];

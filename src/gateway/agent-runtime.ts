@@ -13,7 +13,7 @@ import { runSession } from "../agent/session.ts";
 import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { sendFileTool } from "../agent/tools/send-file.ts";
-import { ToolSet, type OutgoingFile, type SentFile, type Tool, type ToolGate } from "../agent/tool.ts";
+import { ToolSet, type AskPerson, type OutgoingFile, type SentFile, type Tool, type ToolGate } from "../agent/tool.ts";
 import { scopePermission, withExtensions } from "../agent/tool-policy.ts";
 import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
@@ -65,7 +65,7 @@ export interface SessionRunRequest {
    */
   person?: string | undefined;
   /** Asks the person the run answers a question in their chat (MCP elicitation); absent: no chat. */
-  ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
+  ask?: AskPerson | undefined;
 }
 
 /** A model as /model and /status describe it. */

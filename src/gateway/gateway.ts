@@ -176,11 +176,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions() } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions(channels, log.child({ component: "questions" })) } as GatewayContext;
     owner = ctx;
     ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock });
     ctx.ownerQuestions = new OwnerQuestions(ctx);
-    channels.onChoice((press) => (ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
+    channels.onChoice((press) => (ctx.questions.has(press.key) ? ctx.questions.press(press) : ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text, { raise: true }) });
     ctx.speakerFor = (entry, scope) => speakerFor(ctx, entry, scope);
     const embeddingModel = config.memory.embeddings?.model;

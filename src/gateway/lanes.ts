@@ -7,7 +7,7 @@
 import type { AgentEvent, RunStatus } from "../agent/events.ts";
 import type { UserMessage } from "../agent/messages.ts";
 import type { SteeringSource } from "../agent/steering.ts";
-import type { OutgoingFile, SentFile } from "../agent/tool.ts";
+import type { AskPerson, OutgoingFile, SentFile } from "../agent/tool.ts";
 import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import type { QueueMode } from "../config/fields.ts";
@@ -38,7 +38,7 @@ export interface LaneItem {
    */
   taintedBy?: string;
   /** Asks the item's sender a question in its chat (MCP elicitation); absent: no chat to ask. */
-  ask?: (text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>;
+  ask?: AskPerson;
   arrivedAt: number;
   /**
    * False for a run that answers someone else (a scheduled job, the heartbeat): messages that

@@ -248,7 +248,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     ...(outside ? { taintedBy: `this run read ${outside}` } : {}),
     ask: (text, opts) => {
       const to = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
-      return ctx.questions.ask(to, m.sender.id, text, (t) => ctx.channels.send(to, t, { from: "Hearth" }), opts);
+      return ctx.questions.ask(to, m.sender.id, text, opts);
     },
     arrivedAt: ctx.clock(),
     ...(alone ? { solo: true } : {}),

@@ -1,6 +1,7 @@
 // An MCP server's question (elicitation) through the real daemon and the Telegram emulator: the
-// owner sees the question in the chat of the call, answers field by field, and the tool gets the
-// validated values; "decline" declines; no answer declines after the timeout.
+// owner sees the question in the chat of the call, answers field by field (a text field in
+// words, the yes/no with a button only they can press), and the tool gets the validated values;
+// "decline" declines; no answer declines after the timeout.
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runHearth } from "../support/cli-process.ts";
@@ -32,14 +33,25 @@ afterAll(async () => {
 });
 
 const owner = () => emu.user({ userId: OWNER, firstName: "Ann" });
+const bob = () => emu.user({ userId: 200, firstName: "Bob" });
 const texts = () => emu.botMessages(OWNER).map((m) => m.text);
+/** What the presser alone was told about each press, in order. */
+const pressAnswers = () => emu.callsTo("answerCallbackQuery").map((c) => String(c.body.text ?? ""));
+const GO_AHEAD = "Go ahead?\n(yes or no, required)";
+const YES_NO = [
+  [
+    { text: "Yes", callback_data: expect.stringMatching(/^q:[\w-]+:0$/) },
+    { text: "No", callback_data: expect.stringMatching(/^q:[\w-]+:1$/) },
+  ],
+  [{ text: "Decline", callback_data: expect.stringMatching(/^q:[\w-]+:2$/) }],
+];
 const QUESTION = 'The MCP server "asker" asks: Who are you?\n(Answer "decline" to refuse, "cancel" to stop.)\nName\n(text, required)';
 
 /** The tool result the model got for the call of the request before `index`. */
 const resultAt = (index: number) => lastUserContent(fake.requests[index]!).find((b) => b.type === "tool_result")!.content;
 
 describe("elicitation through the chat", () => {
-  it("asks field by field, checks the answers and hands the tool the values; decline declines; silence declines after the timeout", async () => {
+  it("asks field by field (the yes/no with buttons only the person asked can press), checks the answers and hands the tool the values; decline declines; silence declines after the timeout", async () => {
     const me = owner();
     fake.enqueue(toolCall("mcp__asker__ask", {}), text("Thanks, Bo."));
     await me.send("who am I?");
@@ -49,11 +61,21 @@ describe("elicitation through the chat", () => {
       throw new Error(`${(e as Error).message}\n${JSON.stringify(texts())}\n${daemon!.log().slice(-3000)}`);
     });
     await me.send("Bo");
-    await waitFor("the second question", () => texts().includes("Go ahead?\n(yes or no, required)"));
-    await me.send("yes");
+    await waitFor("the second question", () => texts().includes(GO_AHEAD));
+    const q = emu.botMessages(OWNER).find((m) => m.text === GO_AHEAD)!;
+    expect(q.keyboard).toEqual(YES_NO);
+    // Someone else's press changes nothing: the buttons stay, the tool still waits.
+    await bob().press(q.messageId, "Yes");
+    await waitFor("Bob's press answered", () => pressAnswers().length === 1);
+    expect(pressAnswers()).toEqual(["Only the person who was asked can answer this."]);
+    expect(emu.botMessages(OWNER).find((m) => m.messageId === q.messageId)).toMatchObject({ text: GO_AHEAD, keyboard: YES_NO });
+    expect(fake.requests).toHaveLength(1);
+    await me.press(q.messageId, "Yes");
     await waitFor("the answer", () => texts().includes("Thanks, Bo."));
     expect(resultAt(1)).toBe('accept {"name":"Bo","ok":true}');
-    expect(texts()).toEqual(["Thanks, Bo.", QUESTION, "That does not fit: at least 2 characters.\nName\n(text, required)", "Go ahead?\n(yes or no, required)"].sort(byOrder(texts())));
+    expect(pressAnswers()).toEqual(["Only the person who was asked can answer this.", "Yes."]);
+    await waitFor("the buttons taken off", () => emu.botMessages(OWNER).find((m) => m.messageId === q.messageId)!.keyboard!.length === 0);
+    expect(texts()).toEqual(["Thanks, Bo.", QUESTION, "That does not fit: at least 2 characters.\nName\n(text, required)", `${GO_AHEAD}\n\nAnn: Yes`].sort(byOrder(texts())));
     // The answers went to the tool, not to the agent: two model calls, no third.
     expect(fake.requests).toHaveLength(2);
 

@@ -7,11 +7,18 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { pathToFileURL } from "node:url";
 import type { Logger } from "../../log.ts";
 import type { Scope } from "../messages.ts";
-import type { ToolContext } from "../tool.ts";
+import type { AskChoice, ToolContext } from "../tool.ts";
 import { elicitForm, elicitUrl, type FormRequest } from "./elicitation.ts";
 import type { McpSdk } from "./sdk.ts";
 
-// The workspace does not change while Hearth runs (a new one needs a restart): no roots list_changed.
+// Roots are a connection's state: a server asks for them when it likes (server-filesystem once
+// after connecting and again on list_changed) and keeps the answer for every call after. So a
+// main-scope server gets the workspace, which does not change while Hearth runs (a new one needs
+// a restart): no list_changed. A shared server gets none. Its one connection serves every shared
+// chat, and "the chat's folder" exists only per call: answering roots/list with the folder of
+// the call under way would be kept by the server for the next call, from another chat (and a
+// list_changed before each call races with that call), letting one chat's call act in another
+// chat's folder.
 export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, roots: {} };
 
 /** A tool call under way; a question it brings stops its timer while the person answers. */
@@ -27,7 +34,7 @@ export interface ActiveCall {
 
 export interface FeatureOptions {
   server: string;
-  /** Absolute folders the server may know of (main scope: the workspace; shared: none). */
+  /** Absolute folders the server may know of (main scope: the workspace; shared: none, see above). */
   roots: readonly string[];
   /** The call a question belongs to, or why it cannot be told (the question is then declined). */
   callAsking: () => ActiveCall | { unknown: string };
@@ -56,7 +63,7 @@ export function installClientFeatures(client: Client, sdk: McpSdk, o: FeatureOpt
     if (p.mode === "url" && call.scope !== "main") return declined("a link to open is sent only to the owner's private chat, and the call came from a shared chat");
     call.pauseTimer();
     try {
-      const askOnce = (text: string) => ask(text, { timeoutMs: o.answerTimeoutMs, signal: call.signal });
+      const askOnce = (text: string, choices?: readonly AskChoice[]) => ask(text, { timeoutMs: o.answerTimeoutMs, signal: call.signal, ...(choices ? { choices } : {}) });
       const outcome =
         p.mode === "url"
           ? await elicitUrl(o.server, { message: String(p.message ?? ""), url: String(p.url ?? "") }, askOnce)

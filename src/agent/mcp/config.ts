@@ -47,7 +47,8 @@ export const mcpServerSchema = z
     answerTimeoutMs: z.int().positive().max(86_400_000).default(300_000),
     /**
      * The roots offered to the server: "workspace" (main-scope servers only; shared ones get
-     * none) or "none". Some servers (server-filesystem) replace their own folders with them.
+     * none, see client-features.ts) or "none". Some servers (server-filesystem) replace their own
+     * folders with them.
      */
     roots: z.enum(["workspace", "none"]).default("workspace"),
     tools: z

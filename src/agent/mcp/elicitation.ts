@@ -1,15 +1,19 @@
-// An MCP server's question to the user (elicitation, spec 2025-11-25), asked as plain messages
-// the owner answers: one message per field (the first one carries the server's message), the
+// An MCP server's question to the user (elicitation, spec 2025-11-25), asked as messages the
+// owner answers: one message per field (the first one carries the server's message), the
 // answer checked against the field's schema and asked again when it does not fit, the schema's
 // defaults applied, "decline" and "cancel" understood at any point, and no answer in time
-// declining. The same code asks on a terminal (`hearth mcp call`) and in a chat: only `ask`
-// differs. A later change can put buttons behind `ask` for enums and yes/no.
+// declining. A yes/no field and a single choice among a few come with buttons (Yes / No, one per
+// choice, Decline) that answer as the typed words would; `ask` shows them where the chat has
+// buttons and ignores them elsewhere. The same code asks on a terminal (`hearth mcp call`) and
+// in a chat: only `ask` differs.
+import type { AskChoice } from "../tool.ts";
 
 /**
- * Sends `text` to whoever answers and resolves with their next answer, or null when none came in
+ * Sends `text` to whoever answers, with `choices` as buttons where it can show them, and
+ * resolves with their answer (typed, or a pressed button's `answer`), or null when none came in
  * time (the caller's timeout). Must not throw for a missing answer.
  */
-export type Ask = (text: string) => Promise<string | null>;
+export type Ask = (text: string, choices?: readonly AskChoice[]) => Promise<string | null>;
 
 export type ElicitOutcome =
   | { action: "accept"; content: Record<string, string | number | boolean | string[]> }
@@ -42,13 +46,21 @@ export interface FormRequest {
 /** Times the same field is asked again after an answer that does not fit, before cancelling. */
 const MAX_TRIES = 3;
 
+/** A single choice among at most this many comes with buttons; more are typed (a number or the name). */
+const MAX_BUTTON_CHOICES = 8;
+
+/** Longer choice titles are cut on their button (Discord takes 80 characters). */
+const MAX_LABEL = 40;
+
+const DECLINE: AskChoice = { label: "Decline", answer: "decline" };
+
 export async function elicitForm(server: string, req: FormRequest, ask: Ask): Promise<ElicitOutcome> {
   const props = Object.entries(req.requestedSchema.properties ?? {}) as Array<[string, FieldSchema]>;
   const required = new Set(req.requestedSchema.required ?? []);
   const content: Record<string, string | number | boolean | string[]> = {};
   const intro = `The MCP server "${server}" asks: ${req.message.trim()}\n(Answer "decline" to refuse, "cancel" to stop.)`;
   if (props.length === 0) {
-    const a = await ask(`${intro}\nAnswer "yes" to accept.`);
+    const a = await ask(`${intro}\nAnswer "yes" to accept.`, [{ label: "Accept", answer: "yes" }, DECLINE]);
     const verdict = control(a);
     if (verdict) return verdict;
     return yesNo(a!) === true ? { action: "accept", content } : { action: "decline" };
@@ -57,7 +69,7 @@ export async function elicitForm(server: string, req: FormRequest, ask: Ask): Pr
     let note = "";
     for (let tries = 0; ; tries++) {
       const prompt = `${i === 0 && tries === 0 ? `${intro}\n` : ""}${note}${describeField(key, field, required.has(key))}`;
-      const answer = await ask(prompt);
+      const answer = await ask(prompt, buttonsFor(field, required.has(key)));
       const verdict = control(answer);
       if (verdict) return verdict;
       const r = parseAnswer(answer!.trim(), field, required.has(key));
@@ -96,6 +108,23 @@ function choices(field: FieldSchema): Array<{ value: string; title: string }> | 
   if (field.type === "array" && field.items?.enum) return field.items.enum.map((v) => ({ value: String(v), title: String(v) }));
   return null;
 }
+
+/**
+ * The buttons of a field: Yes / No, or one per choice of a single choice among a few; then
+ * "Default" (or "Skip" for an optional field without one) and Decline. Undefined: typed only.
+ */
+export function buttonsFor(field: FieldSchema, required: boolean): AskChoice[] | undefined {
+  const list = choices(field);
+  let picks: AskChoice[];
+  if (list && field.type !== "array" && list.length <= MAX_BUTTON_CHOICES) picks = list.map((c, n) => ({ label: clipLabel(c.title), answer: String(n + 1) }));
+  else if (!list && field.type === "boolean") picks = [{ label: "Yes", answer: "yes" }, { label: "No", answer: "no" }];
+  else return undefined;
+  if (field.default !== undefined) picks.push({ label: "Default", answer: "-" });
+  else if (!required) picks.push({ label: "Skip", answer: "-" });
+  return [...picks, DECLINE];
+}
+
+const clipLabel = (t: string): string => (t.length > MAX_LABEL ? `${t.slice(0, MAX_LABEL - 1)}…` : t);
 
 export function describeField(key: string, field: FieldSchema, required: boolean): string {
   const label = field.title ?? key;

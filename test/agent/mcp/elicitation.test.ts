@@ -2,6 +2,7 @@
 // against the schema, choices by number or name, defaults on "-", decline, cancel, silence.
 import { describe, expect, it } from "vitest";
 import { elicitForm, elicitUrl } from "../../../src/agent/mcp/elicitation.ts";
+import type { AskChoice } from "../../../src/agent/tool.ts";
 
 /** Answers from a script; records what was asked. null: no answer in time. */
 function scripted(answers: Array<string | null>) {
@@ -38,6 +39,41 @@ describe("a form question", () => {
     expect(await elicitForm("srv", { message: "x", requestedSchema: schema }, scripted(["Cancel"]).ask)).toEqual({ action: "cancel" });
     expect(await elicitForm("srv", { message: "x", requestedSchema: schema }, scripted([null]).ask)).toEqual({ action: "decline" });
     expect(await elicitForm("srv", { message: "x", requestedSchema: schema }, scripted(["1", "0", "six", "99"]).ask)).toEqual({ action: "cancel" });
+  });
+
+  it("offers buttons for a yes/no and a choice among a few, whose answers are taken like typed ones; Decline declines", async () => {
+    const offered: Array<AskChoice[] | undefined> = [];
+    /** Presses the button labelled `label` of each question in turn (typed text where there is none). */
+    const pressing = (labels: string[]) => async (_text: string, choices?: readonly AskChoice[]) => {
+      offered.push(choices ? [...choices] : undefined);
+      const label = labels.shift()!;
+      return choices?.find((c) => c.label === label)?.answer ?? label;
+    };
+    const form = {
+      type: "object",
+      properties: {
+        size: { type: "string", title: "Size", oneOf: [{ const: "s", title: "Small" }, { const: "l", title: "Large" }] },
+        ok: { type: "boolean", title: "Go ahead?", default: false },
+        many: { type: "string", enum: ["1", "2", "3", "4", "5", "6", "7", "8", "9"] },
+        tags: { type: "array", items: { enum: ["a", "b"] } },
+        sure: { type: "boolean" },
+      },
+      required: ["size", "many"],
+    };
+    expect(await elicitForm("srv", { message: "x", requestedSchema: form }, pressing(["Large", "Default", "9", "a,b", "Skip"]))).toEqual({
+      action: "accept",
+      content: { size: "l", ok: false, many: "9", tags: ["a", "b"] },
+    });
+    const decline = { label: "Decline", answer: "decline" };
+    expect(offered).toEqual([
+      [{ label: "Small", answer: "1" }, { label: "Large", answer: "2" }, decline],
+      [{ label: "Yes", answer: "yes" }, { label: "No", answer: "no" }, { label: "Default", answer: "-" }, decline],
+      undefined,
+      undefined,
+      [{ label: "Yes", answer: "yes" }, { label: "No", answer: "no" }, { label: "Skip", answer: "-" }, decline],
+    ]);
+    expect(await elicitForm("srv", { message: "x", requestedSchema: form }, pressing(["Decline"]))).toEqual({ action: "decline" });
+    expect(await elicitForm("srv", { message: "Delete it?", requestedSchema: {} }, pressing(["Accept"]))).toEqual({ action: "accept", content: {} });
   });
 
   it("a link to open is accepted with yes", async () => {
