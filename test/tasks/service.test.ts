@@ -61,9 +61,19 @@ class FakeHost implements TaskHost {
   /** Session → the outside content its view holds (a tainted answer's session). */
   outside = new Map<string, string>();
   outsideContent = (key: string) => this.outside.get(key) ?? null;
-  originOf = () => ({ channel: "telegram" as const, chatId: "42" });
+  originOf = (key: string) => (key.startsWith("group:") ? { channel: "telegram" as const, chatId: key.split(":")[2]! } : { channel: "telegram" as const, chatId: "42" });
   budget: BudgetDecision = { type: "allow" };
-  checkBudget = () => this.budget;
+  /** Every budget question: "<scope>:<session>". */
+  budgetAsked: string[] = [];
+  checkBudget = (key: string, scope: string) => (this.budgetAsked.push(`${scope}:${key}`), this.budget);
+  /** Group sessions' spawns counted against their rate limits, and what to answer. */
+  admitted: string[] = [];
+  rateRefusal: string | null = null;
+  admitShared = (key: string, person?: string) => {
+    if (this.rateRefusal) return this.rateRefusal;
+    this.admitted.push(`${key}/${person ?? "-"}`);
+    return null;
+  };
 }
 
 const REFUSED: BudgetDecision = { type: "refuse", limit: "daily", reason: "the daily budget of $5.00 is spent ($5.02)" };
@@ -248,7 +258,7 @@ describe("TaskService", () => {
     writeFileSync(join(dir, "tasks.jsonl"), `${lines.join("\n")}\n`);
     const host = new FakeHost();
     const tasks = open(host);
-    const ids = tasks.list(1000).map((v) => v.id);
+    const ids = tasks.list(undefined, 1000).map((v) => v.id);
     expect(ids).toHaveLength(101);
     expect(ids).toContain("open01");
     expect(ids).not.toContain("e00004");
