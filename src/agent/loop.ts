@@ -39,6 +39,8 @@ export interface RunSpec {
   scope: Scope;
   /** See ToolContext.person. */
   person?: string | undefined;
+  /** See ToolContext.chatKey. */
+  chatKey?: string | undefined;
   workspace: string;
   system: SystemBlock[];
   /** The model's view of the conversation before this run. Not modified. */

@@ -6,8 +6,15 @@ import type { ToolPermission } from "./tool.ts";
 /** Tools a shared scope (groups, paired DMs) has by default. */
 export const SHARED_SCOPE_TOOLS: ReadonlySet<string> = new Set(["memory_search", "memory_get", "memory_write", "send_file"]);
 
+/**
+ * The background-task tools. Main-only through `tools.shared.allow`; a group the owner opened to
+ * tasks (`channels.*.groups.tasks`) gets them for its own runs (`openTasks`), and the task
+ * service then shows and cancels only that group's tasks.
+ */
+export const TASK_TOOLS: ReadonlySet<string> = new Set(["spawn_task", "task_status", "cancel_task"]);
+
 /** Tools only the owner's main scope may ever use, even if the owner lists them in `tools.shared.allow`. */
-export const MAIN_ONLY_TOOLS: ReadonlySet<string> = new Set(["cron_add", "cron_list", "cron_remove", "spawn_task", "task_status", "cancel_task"]);
+export const MAIN_ONLY_TOOLS: ReadonlySet<string> = new Set(["cron_add", "cron_list", "cron_remove", ...TASK_TOOLS]);
 
 /**
  * Main scope may use every tool. Shared scope may use the memory tools plus the names the
@@ -39,4 +46,12 @@ export function withExtensions(
     if (toolName === "read" && !ext.sharedAllow.includes("read") && ext.hasSharedSkills()) return null;
     return base(toolName, scope);
   };
+}
+
+/**
+ * The permission of one run in a group the owner opened to background tasks: `base`, plus the
+ * task tools in the shared scope. Nothing else is widened (cron stays main-only).
+ */
+export function withTaskTools(base: ToolPermission): ToolPermission {
+  return (toolName, scope) => (scope === "shared" && TASK_TOOLS.has(toolName) ? null : base(toolName, scope));
 }

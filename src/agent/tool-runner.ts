@@ -19,6 +19,8 @@ export interface ToolRunEnv {
   sessionKey: string;
   /** See ToolContext.person. */
   person?: string | undefined;
+  /** See ToolContext.chatKey. */
+  chatKey?: string | undefined;
   signal: AbortSignal;
   steering: SteeringSource;
   emit: AgentEventSink;
@@ -153,6 +155,7 @@ function toolContext(call: ToolCallBlock, env: ToolRunEnv): ToolContext {
     scope: env.scope,
     sessionKey: env.sessionKey,
     ...(env.person !== undefined ? { person: env.person } : {}),
+    ...(env.chatKey !== undefined ? { chatKey: env.chatKey } : {}),
     log: env.log,
     ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
     ...(env.ask ? { ask: env.ask } : {}),

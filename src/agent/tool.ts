@@ -23,6 +23,12 @@ export interface ToolContext {
    * theirs): their own notes are part of the memory scope. Absent: nobody's notes are.
    */
   person?: string;
+  /**
+   * In a shared scope, the session whose chat folder is the run's memory when it is not
+   * `sessionKey`: a background task started in a group (session `task:<id>`) has the group's.
+   * Absent: `sessionKey`.
+   */
+  chatKey?: string;
   log: Logger;
   /**
    * Sends a file to the chat the run answers, at most once per tool call (and per file and
@@ -177,6 +183,15 @@ export class ToolSet {
    */
   refusing(refuse: ToolPermission): ToolSet {
     return new ToolSet([...this.#tools.values()], (name, scope) => this.permission(name, scope) ?? refuse(name, scope), this.#sources, this.#listed);
+  }
+
+  /**
+   * The same tools, with the permission (of calls and of what is listed) replaced by
+   * `widen(permission)`: the task tools for a run of a group the owner opened to them
+   * (tool-policy.ts withTaskTools). A later `refusing` still narrows it.
+   */
+  widened(widen: (base: ToolPermission) => ToolPermission): ToolSet {
+    return new ToolSet([...this.#tools.values()], widen(this.permission), this.#sources, widen(this.#listed));
   }
 
   get(name: string): Tool | undefined {

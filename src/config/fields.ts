@@ -124,6 +124,11 @@ export const groupRules = (platform: Platform) =>
     allow: idList(platform),
     requireMention: z.boolean().default(true),
     rateLimit: rateLimit(10, 30),
+    /**
+     * Groups (Discord: servers or channels) whose conversations may start background tasks
+     * (spawn_task, task_status, cancel_task, /tasks), each seeing only its own; none by default.
+     */
+    tasks: idList(platform),
   }).prefault({});
 
 /** The name of an environment variable that holds a key (instead of writing the key in config.json). */

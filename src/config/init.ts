@@ -185,7 +185,8 @@ export function configTemplate(): string {
     //     "policy": "allowlist",             // allowlist (only "allow") | open (any group) | disabled
     //     "allow": ["<group chat id>"],      // e.g. "-1001234567890"
     //     "requireMention": true,            // answer only when mentioned, replied to or named
-    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" } // addressed messages per window; 0 = no limit
+    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" }, // addressed messages per window; 0 = no limit
+    //     "tasks": []                        // group ids whose members may start background tasks (spawn_task)
     //   },
     //   "dmRateLimit": { "perSender": 30, "window": "1h" }, // messages per paired person per window; 0 = no limit
     //   "namePattern": null,                 // a regex such as "\\\\bhearth\\\\b": being named counts as addressed
@@ -202,7 +203,8 @@ export function configTemplate(): string {
     //     "policy": "allowlist",             // allowlist | open | disabled
     //     "allow": ["<server or channel id>"],
     //     "requireMention": true,
-    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" }
+    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" },
+    //     "tasks": []                        // server or channel ids where background tasks may be started
     //   },
     //   "dmRateLimit": { "perSender": 30, "window": "1h" },
     //   "namePattern": null,

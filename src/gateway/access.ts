@@ -1,7 +1,7 @@
 // Who may talk to Hearth, and in which session (DESIGN §4). Decided before anything costs a
 // model call: a refused or unaddressed message gets at most a pairing code.
 import type { Scope } from "../agent/messages.ts";
-import type { InboundMessage } from "../channels/channel.ts";
+import type { DeliveryTarget, InboundMessage } from "../channels/channel.ts";
 import type { Config } from "../config/schema.ts";
 import type { QueueMode } from "../config/fields.ts";
 import type { PairingStore } from "./pairing.ts";
@@ -11,7 +11,7 @@ export interface AccessRules {
   ownerIds: string[];
   dmPolicy: "pairing" | "allowlist" | "disabled";
   allowFrom: string[];
-  groups: { policy: "allowlist" | "open" | "disabled"; allow: string[]; requireMention: boolean };
+  groups: { policy: "allowlist" | "open" | "disabled"; allow: string[]; requireMention: boolean; tasks?: string[] };
   queueMode: QueueMode | null;
 }
 
@@ -61,4 +61,22 @@ export function decideAccess(m: InboundMessage, rules: AccessRules | null, pairi
   if (g.requireMention && !m.addressed) return { type: "observe" };
   const thread = m.chat.threadId ? `:${m.chat.threadId}` : "";
   return { type: "allow", sessionKey: `group:${m.channel}:${m.chat.id}${thread}`, scope: "shared", isOwner };
+}
+
+/**
+ * Whether group message `m` comes from a group the owner opened to background tasks
+ * (`groups.tasks` / `guilds.tasks`, by the same ids as `allow`): its run gets the task tools.
+ * Never a DM, never the terminal.
+ */
+export function opensTasks(m: InboundMessage, rules: AccessRules | null): boolean {
+  if (!rules || m.chat.type !== "group") return false;
+  const ids = [m.chat.id, ...(m.chat.scopeIds ?? [])];
+  return ids.some((id) => rules.groups.tasks?.includes(id) ?? false);
+}
+
+/** The chat of group session `group:<channel>:<chatId>[:<threadId>]` (decideAccess names it); null for any other session. */
+export function groupTarget(sessionKey: string): DeliveryTarget | null {
+  const m = /^group:(telegram|discord):([^:]+)(?::([^:]+))?$/.exec(sessionKey);
+  if (!m) return null;
+  return { channel: m[1] as "telegram" | "discord", chatId: m[2]!, ...(m[3] ? { threadId: m[3] } : {}) };
 }

@@ -14,7 +14,7 @@ import { noSteering, type SteeringSource } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { sendFileTool } from "../agent/tools/send-file.ts";
 import { ToolSet, type AskPerson, type OutgoingFile, type SentFile, type Tool, type ToolGate } from "../agent/tool.ts";
-import { scopePermission, withExtensions } from "../agent/tool-policy.ts";
+import { scopePermission, withExtensions, withTaskTools } from "../agent/tool-policy.ts";
 import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
 import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecHosts, type ExecSandbox } from "../agent/tools/index.ts";
@@ -66,6 +66,10 @@ export interface SessionRunRequest {
   person?: string | undefined;
   /** Asks the person the run answers a question in their chat (MCP elicitation); absent: no chat. */
   ask?: AskPerson | undefined;
+  /** See ToolContext.chatKey: a background task started in a group has the group's memory. Absent: `key`. */
+  chatKey?: string | undefined;
+  /** A run of a group the owner opened to background tasks: the task tools are listed and allowed (tool-policy.ts withTaskTools). */
+  openTasks?: boolean | undefined;
 }
 
 /** A model as /model and /status describe it. */
@@ -293,8 +297,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     return t;
   };
 
-  const systemFor = (key: string, scope: Scope, person?: string) => {
-    const context = memory?.context(key, memoryScopeFor(scope, key, person), clock());
+  const systemFor = (key: string, scope: Scope, person?: string, chatKey = key) => {
+    const context = memory?.context(key, memoryScopeFor(scope, chatKey, person), clock());
     const skillsBlock = skills?.promptBlock(scope);
     return buildSystemPrompt({ scope, ...(context ? { context } : {}), ...(skillsBlock ? { skills: skillsBlock } : {}) });
   };
@@ -365,10 +369,10 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
    * both the new view and the new context, one change of prefix instead of two. A failure is
    * left to the loop's own check.
    */
-  const compactBeforeRun = async (key: string, scope: Scope, m: { client: ModelClient; resolved: ResolvedModel }, input: UserMessage[], signal: AbortSignal) => {
+  const compactBeforeRun = async (key: string, scope: Scope, m: { client: ModelClient; resolved: ResolvedModel }, input: UserMessage[], signal: AbortSignal, runTools: ToolSet, chatKey?: string) => {
     const budget = budgetFor(key, scope, m);
     const messages = transcriptFor(key).messages();
-    const request = { system: systemFor(key, scope), tools: tools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: [...messages, ...input], maxTokens: m.resolved.maxTokens, mediaKeepTurns: config.media.keepTurns };
+    const request = { system: systemFor(key, scope, undefined, chatKey), tools: runTools.specsFor(scope), serverTools: web.serverToolsFor(scope), messages: [...messages, ...input], maxTokens: m.resolved.maxTokens, mediaKeepTurns: config.media.keepTurns };
     if (!budget.needsCompaction(request)) return;
     // The view without the new input: the loop appends it to whatever view comes out.
     const outcome = await budget.compact({ ...request, messages }, { reason: "threshold", signal });
@@ -429,14 +433,16 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       const release = activity.hold(req.key);
       lastTag.set(req.key, tag);
       try {
-        await compactBeforeRun(req.key, req.scope, m, req.input, req.signal);
         const only = req.tools;
-        const runTools = only ? tools.refusing((name) => (only.includes(name) ? null : `${name} is not among the tools this background task was given (${only.join(", ")}).`)) : tools;
+        const scoped = req.openTasks && req.scope === "shared" ? tools.widened(withTaskTools) : tools;
+        const runTools = only ? scoped.refusing((name) => (only.includes(name) ? null : `${name} is not among the tools this background task was given (${only.join(", ")}).`)) : scoped;
+        await compactBeforeRun(req.key, req.scope, m, req.input, req.signal, runTools, req.chatKey);
         const result = await runSession({ model: meteredModel(m.client, () => tag, recordUsage), tools: runTools, clock, log }, transcriptFor(req.key), {
           scope: req.scope,
           ...(req.person !== undefined ? { person: req.person } : {}),
+          ...(req.chatKey !== undefined ? { chatKey: req.chatKey } : {}),
           workspace: config.workspace,
-          system: systemFor(req.key, req.scope, req.person),
+          system: systemFor(req.key, req.scope, req.person, req.chatKey),
           input: req.input,
           maxTurns: config.agent.maxTurns,
           mediaKeepTurns: config.media.keepTurns,

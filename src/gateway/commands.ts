@@ -11,6 +11,7 @@ import { spendingLine, usdText } from "../spending/budget.ts";
 import { grantLines, placeText } from "../approvals/grants.ts";
 import { askModel } from "./owner-questions.ts";
 import { TaskInputError } from "../tasks/service.ts";
+import { accessRules, opensTasks } from "./access.ts";
 import { taskListText } from "../tasks/view.ts";
 
 export interface Command {
@@ -321,13 +322,17 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
 }
 
 
-/** `/tasks`: the background tasks; `/tasks cancel ID` stops one. The owner's main conversation only. */
+/**
+ * `/tasks`: the background tasks; `/tasks cancel ID` stops one. The owner's main conversation
+ * (every task), and a group the owner opened to tasks (only the tasks started there).
+ */
 function tasksCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
-  if (origin.scope !== "main") return "Background tasks are only available in the owner's private chat.";
+  if (origin.scope !== "main" && !opensTasks(origin.message, accessRules(ctx.config, origin.message.channel))) return "Background tasks are only available in the owner's private chat.";
+  const viewer = { sessionKey: origin.sessionKey, scope: origin.scope };
   const cancel = /^cancel\s+(\S+)$/i.exec(args);
-  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : taskListText(ctx.tasks.list());
+  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : taskListText(ctx.tasks.list(viewer));
   try {
-    const v = ctx.tasks.cancel(cancel[1]!);
+    const v = ctx.tasks.cancel(cancel[1]!, viewer);
     return `Cancelling task ${v.id} ("${v.label}"); its result message will say when it has stopped.`;
   } catch (err) {
     if (err instanceof TaskInputError) return err.message;

@@ -53,6 +53,8 @@ export interface LaneItem {
   model?: string;
   /** Only these tools for the run this item starts (a background task's `tools`); absent: the scope's. */
   tools?: readonly string[];
+  /** From a group the owner opened to background tasks (access.ts opensTasks): the run gets the task tools. */
+  openTasks?: boolean;
   /**
    * In a shared chat, the sender id of the member who wrote it: their own notes are shown to a
    * run that answers only them, so a message of another member never steers into that run or

@@ -7,7 +7,7 @@ import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
 import { DISK_FULL_NOT_SAVED, isDiskFull } from "../storage.ts";
-import { accessRules, decideAccess } from "./access.ts";
+import { accessRules, decideAccess, opensTasks } from "./access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
@@ -240,6 +240,7 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
     source: { channel: m.channel, sender: m.sender.name, text: m.text },
     replyKey: replyKeyOf(m),
     ...(ctx.sessions.get(entry.sessionKey)?.scope === "shared" ? { person: m.sender.id } : {}),
+    ...(opensTasks(m, accessRules(ctx.config, m.channel)) ? { openTasks: true } : {}),
     // The reply is named by the entry that opens it: after a crash it continues in the
     // messages the outbox recorded for it.
     openReply: () => ctx.outbox.openReply(entry.id, (journal) => openAnswerReply(ctx, m, journal)),

@@ -12,8 +12,12 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     // A heartbeat is never steered into, but a backlog past its cap is merged into one run: a
     // run that answers anyone else is a chat run.
     const purpose = run.items.every((i) => i.purpose === first?.purpose) ? (first?.purpose ?? "chat") : "chat";
-    // Background work (a job, the heartbeat in its own session) is the owner's: main scope.
-    const scope = ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
+    // A background task runs in the scope it was started in (a group's: shared, with the group's
+    // memory), its approvals asked in the chat that started it, naming the task.
+    const task = purpose === "task" ? ctx.tasks.originOf(run.sessionKey) : null;
+    // Other background work (a job, the heartbeat in its own session) is the owner's: main scope.
+    const scope = task?.scope ?? ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
+    const chatKey = task?.chatKey ?? run.sessionKey;
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
     // A member's notes are shown only to a run that answers that member alone (a backlog merged
     // past its cap may hold several members: then nobody's).
@@ -24,8 +28,6 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     ctx.tasks.flushNotes(run.sessionKey, (text, outside) => ctx.runtime.appendMessage(run.sessionKey, { role: "user", kind: "system", text, ...(outside ? { outside } : {}), ts: ctx.clock() }));
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
-    // A background task's approvals are asked in the chat that started it, naming the task.
-    const task = purpose === "task" ? ctx.tasks.originOf(run.sessionKey) : null;
     const startedAt = ctx.clock();
     const result = await ctx.runtime.run({
       key: run.sessionKey,
@@ -46,6 +48,8 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
       }),
       ...(first?.tools ? { tools: first.tools } : {}),
       ...(scope === "shared" && person !== undefined ? { person } : {}),
+      ...(chatKey !== run.sessionKey ? { chatKey } : {}),
+      ...(scope === "shared" && first?.openTasks ? { openTasks: true } : {}),
       ...(first?.ask ? { ask: first.ask } : {}),
       input: run.items.map((i) => i.turn),
       signal: run.signal,
@@ -76,7 +80,7 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     if (memory && result.status !== "aborted" && worthLogging) {
       // Items joined by steering are part of the exchange too: run.items grows as they join.
       const first = run.items[0]!;
-      memory.logExchange(memoryScopeFor(scope, run.sessionKey), {
+      memory.logExchange(memoryScopeFor(scope, chatKey), {
         at: ctx.clock(),
         channel: first.source.channel,
         sender: first.source.sender,

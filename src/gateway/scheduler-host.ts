@@ -26,7 +26,7 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
     },
     ownerMessageAt: () => ctx.sessions.ownerMessageAt() ?? null,
     workspaceChangedAt: () => (ctx.runtime.memory ? ctx.runtime.memory.lastChangeAt() : null),
-    spawnTask: (t) => ctx.tasks.spawn({ task: t.task, label: t.label }, t.parent, t.by, t.to, t.outside).id,
+    spawnTask: (t) => ctx.tasks.spawn({ task: t.task, label: t.label }, t.parent, { by: t.by, to: t.to, outside: t.outside }).id,
     outsideContent: (sessionKey) => ctx.runtime.outsideContent(sessionKey),
     recordInMain(text) {
       const message: AssistantMessage = { role: "assistant", content: [{ type: "text", text }], stop: "end_turn", model: heartbeatModel(ctx.config), usage: emptyUsage(), ts: ctx.clock() };

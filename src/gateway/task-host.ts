@@ -7,6 +7,8 @@ import type { TaskHost } from "../tasks/host.ts";
 import { isTaskSession } from "../tasks/service.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId } from "./inbox.ts";
+import { accessRules, groupTarget } from "./access.ts";
+import { groupRateRule, rateKeysOf, taskRateLimitText } from "../spending/rate-limit.ts";
 import { gatewayHost } from "./scheduler-host.ts";
 
 export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
@@ -43,8 +45,23 @@ export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
       return true;
     },
     outsideContent: (sessionKey) => ctx.runtime.outsideContent(sessionKey),
-    originOf: (sessionKey) => gatewayHost(ctx).originOf(sessionKey),
-    checkBudget: (sessionKey) => ctx.budget.check({ scope: "main", purpose: "task", sessionKey }),
+    originOf: (sessionKey) => groupTarget(sessionKey) ?? gatewayHost(ctx).originOf(sessionKey),
+    checkBudget: (sessionKey, scope) => ctx.budget.check({ scope, purpose: "task", sessionKey }),
+    admitShared(sessionKey, person) {
+      const to = groupTarget(sessionKey);
+      if (!to || to.channel === "cli") return null;
+      const rules = accessRules(ctx.config, to.channel);
+      // The owner is never rate limited, in a group neither.
+      if (person !== undefined && rules?.ownerIds.includes(person)) return null;
+      const rule = groupRateRule(ctx.config, to.channel);
+      if (!rule) return null;
+      const keys = rateKeysOf(to.channel, to.chatId, person ?? "");
+      // Without a member (a run answering several), the group's window alone.
+      const d = ctx.rateLimits.admit(keys.chat, keys.sender, person !== undefined ? rule : { ...rule, perSender: 0 }, ctx.clock());
+      if (d.type === "allow") return null;
+      ctx.log.info("task.rate_limited", { session: sessionKey, limit: d.limit });
+      return taskRateLimitText(d);
+    },
   };
 }
 

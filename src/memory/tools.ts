@@ -193,7 +193,7 @@ export function describeMediaText(relPath: string): string {
 const noteFile = (target: "memory" | "person", scope: MemoryScope): string =>
   target === "person" && scope.kind === "shared" && scope.person !== undefined ? personNotePath(scope.chat, scope.person) : MEMORY_FILE;
 
-const scopeOf = (ctx: ToolContext): MemoryScope => memoryScopeFor(ctx.scope, ctx.sessionKey, ctx.person);
+const scopeOf = (ctx: ToolContext): MemoryScope => memoryScopeFor(ctx.scope, ctx.chatKey ?? ctx.sessionKey, ctx.person);
 
 /**
  * Opens what memory_get may read at `requested` (relative to the workspace; the main scope may

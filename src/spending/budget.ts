@@ -88,12 +88,13 @@ export class Budget {
     if (req.purpose === "compaction" || req.purpose === "flush") return { type: "allow" };
     const s = this.status();
     const over = overLimit(s);
-    if (req.purpose === "heartbeat" || req.purpose === "cron" || req.purpose === "task") {
-      return over ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow" };
-    }
+    // A shared scope's work (its chat runs, and the background tasks a group started) also stops at the shared limit.
     if (req.scope === "shared") {
       const limit = over ?? (reached(s.sharedToday) ? "shared" : null);
       return limit ? { type: "refuse", limit, reason: reasonText(limit, s) } : { type: "allow" };
+    }
+    if (req.purpose === "heartbeat" || req.purpose === "cron" || req.purpose === "task") {
+      return over ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow" };
     }
     if (!over) return { type: "allow" };
     return this.#o.config.hardStop ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow-over-budget", limit: over };

@@ -168,8 +168,13 @@ export function rateLimitText(d: Extract<RateDecision, { type: "refuse" }>): str
  * of rate-limits.json files written before threads were folded in.)
  */
 export function rateKeysFor(m: InboundMessage): { chat: string; sender: string } {
-  const chat = `${m.channel}:${m.chat.id}:`;
-  return { chat, sender: `${chat}:${m.sender.id}` };
+  return rateKeysOf(m.channel, m.chat.id, m.sender.id);
+}
+
+/** rateKeysFor by its parts: a group (never its thread) and a sender in it. */
+export function rateKeysOf(channel: string, chatId: string, senderId: string): { chat: string; sender: string } {
+  const chat = `${channel}:${chatId}:`;
+  return { chat, sender: `${chat}:${senderId}` };
 }
 
 /** The rule for a shared-scope message: its channel's group (guild) limits, or dmRateLimit for a paired person. */
@@ -180,6 +185,20 @@ export function rateRuleFor(config: Config, m: InboundMessage): RateRule | null 
     const r = c.dmRateLimit;
     return { perSender: r.perSender, perChat: 0, windowMs: parseDuration(r.window) ?? 3_600_000 };
   }
+  return groupRateRule(config, m.channel);
+}
+
+/** A group's (guild's) rule on `channel`; null when the channel is not configured. */
+export function groupRateRule(config: Config, channel: string): RateRule | null {
+  const c = channel === "telegram" ? config.channels.telegram : channel === "discord" ? config.channels.discord : undefined;
+  if (!c) return null;
   const r = "groups" in c ? c.groups.rateLimit : c.guilds.rateLimit;
   return { perSender: r.perSender, perChat: r.perChat, windowMs: parseDuration(r.window) ?? 3_600_000 };
+}
+
+/** Why a group's spawn_task was refused by its rate limits (the model relays it). */
+export function taskRateLimitText(d: Extract<RateDecision, { type: "refuse" }>): string {
+  const minutes = Math.max(1, Math.ceil(d.retryInMs / 60_000));
+  const who = d.limit === "sender" ? "this member has" : "this chat has";
+  return `${who} asked for a lot in a short time (a task counts as a message). It can start one again in about ${minutes} minute${minutes === 1 ? "" : "s"}.`;
 }

@@ -2,7 +2,7 @@
 // task runs as, its lane, the outbox reply its result is delivered through, the parent session's
 // transcript and the budget. The daemon builds it from the gateway context (gateway/task-host.ts);
 // tests hand the task service a fake of it.
-import type { UserMessage } from "../agent/messages.ts";
+import type { Scope, UserMessage } from "../agent/messages.ts";
 import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
 import type { BudgetDecision } from "../spending/budget.ts";
 
@@ -58,8 +58,14 @@ export interface TaskHost {
    * task whose view ended tainted taints the session its result is noted in.
    */
   outsideContent(sessionKey: string): string | null;
-  /** The chat the current message of `sessionKey` came from; null when unknown. */
+  /** The chat the current message of `sessionKey` came from (a group session: that group); null when unknown. */
   originOf(sessionKey: string): DeliveryTarget | null;
-  /** Whether a task started from `sessionKey` may spend now. */
-  checkBudget(sessionKey: string): BudgetDecision;
+  /** Whether a task started from `sessionKey` in `scope` may spend now (a shared one: also the shared scopes' limit). */
+  checkBudget(sessionKey: string, scope: Scope): BudgetDecision;
+  /**
+   * Counts a task started from group session `sessionKey` (by member `person`, when one) against
+   * that group's rate limits, as one of its messages. Returns null when admitted, else a sentence
+   * saying why not and when to try again; a refusal counts nothing.
+   */
+  admitShared(sessionKey: string, person?: string): string | null;
 }

@@ -15,6 +15,7 @@
 // outbox is delivered from tasks.jsonl; one in the outbox is delivered from there by recovery; a
 // result not yet noted is noted.
 import { randomBytes } from "node:crypto";
+import type { Scope } from "../agent/messages.ts";
 import { userTurn } from "../agent/user-turn.ts";
 import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Config } from "../config/schema.ts";
@@ -40,6 +41,35 @@ export interface SpawnInput {
   /** Only these tools, by name. */
   tools?: string[] | undefined;
 }
+
+/** Who starts a task besides its parent session; every field optional. */
+export interface SpawnOptions {
+  /** The parent's scope: "shared" for a group the owner opened to tasks. Absent: main. */
+  scope?: Scope | undefined;
+  /** In a group, the member whose message the parent's run answers (rate limits). */
+  person?: string | undefined;
+  /** Who started it, when not the agent of `parent` (a scheduled job). */
+  by?: string | undefined;
+  /** Where its result goes, when not `parent`'s chat. */
+  to?: DeliveryTarget | undefined;
+  /**
+   * Outside content its starter had read beyond what `parent`'s view holds (a job set up by a
+   * tainted answer); either makes the task tainted.
+   */
+  outside?: string | undefined;
+}
+
+/**
+ * Who asks to see or cancel tasks: the owner's main scope sees all of them; a group sees only
+ * the tasks started in it (session `sessionKey`), never the owner's or another group's.
+ */
+export interface TaskViewer {
+  sessionKey: string;
+  scope: Scope;
+}
+
+/** What a group's task says, in its result or to the model, when the budget refuses it: the owner's amounts are not the group's business. */
+const SHARED_BUDGET_TEXT = "the owner's budget for shared chats is spent for now";
 
 export interface TaskServiceOptions {
   path: string;
@@ -127,30 +157,37 @@ export class TaskService {
   }
 
   /**
-   * Starts a task for session `parent`; returns its view at once. Throws TaskInputError.
-   * `outside`: outside content its starter had read beyond what `parent`'s view holds (a job set
-   * up by a tainted answer); either makes the task tainted.
+   * Starts a task for session `parent`; returns its view at once. Throws TaskInputError. A task
+   * of a shared parent runs in that scope, never wider.
    */
-  spawn(input: SpawnInput, parent: string, by?: string, to?: DeliveryTarget, outside?: string): TaskView {
+  spawn(input: SpawnInput, parent: string, opts: SpawnOptions = {}): TaskView {
     const host = this.#need();
     const { tasks } = this.#o.config;
     const parentTask = isTaskSession(parent) ? this.#log.tasks.get(taskIdOf(parent)) : undefined;
+    const scope: Scope = parentTask ? (parentTask.spawned.scope ?? "main") : (opts.scope ?? "main");
+    // A group's task has no task tools (its run is not opened to them); refused here too.
+    if (scope === "shared" && parentTask) throw new TaskInputError("A background task started in a group cannot start tasks of its own. Do the work yourself.");
     const depth = (parentTask?.spawned.depth ?? 0) + 1;
     if (depth > tasks.maxDepth) {
       throw new TaskInputError(`A background task cannot start tasks of its own here (tasks.maxDepth is ${tasks.maxDepth}). Do the work yourself.`);
     }
     const text = input.task.trim();
     if (!text) throw new TaskInputError("The task is empty: say what the background task should do.");
-    const budget = host.checkBudget(parent);
-    if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${budget.reason}.`);
-    const target = to ?? parentTask?.spawned.target ?? host.originOf(parent);
+    const budget = host.checkBudget(parent, scope);
+    if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${scope === "shared" ? SHARED_BUDGET_TEXT : budget.reason}.`);
+    const target = opts.to ?? parentTask?.spawned.target ?? host.originOf(parent);
     if (!target) throw new TaskInputError("No background task was started: the chat to report back to is unknown.");
+    if (scope === "shared") {
+      // A group's task counts against its rate limits like one more message of the group.
+      const limited = host.admitShared(parent, opts.person);
+      if (limited) throw new TaskInputError(`No background task was started: ${limited}`);
+    }
     // An id no task has now, nor had recently (its inbox entry would be taken for a duplicate).
     const id = this.#newId((candidate) => host.known(`${target.channel}:task-${candidate}`));
     const label = (input.label?.trim() || text.split("\n")[0]!).slice(0, 60);
     const model = input.model?.trim() || tasks.model;
     // A tainted answer must not launder its taint through a task: the task runs tainted too.
-    const taintedBy = outside ?? host.outsideContent(parent);
+    const taintedBy = opts.outside ?? host.outsideContent(parent);
     this.#log.append({
       type: "spawned",
       id,
@@ -162,13 +199,14 @@ export class TaskService {
       ...(model ? { model } : {}),
       ...(input.tools?.length ? { tools: input.tools.map((t) => t.trim()).filter(Boolean) } : {}),
       depth,
-      ...(by ? { by } : {}),
+      ...(opts.by ? { by: opts.by } : {}),
       ...(taintedBy ? { taintedBy } : {}),
+      ...(scope === "shared" ? { scope } : {}),
       at: this.#o.clock(),
     });
     const t = this.#log.tasks.get(id)!;
     const entryId = this.#accept(t, 0);
-    this.#o.log.info("task.spawned", { task: id, parent, depth, to: `${target.channel}:${target.chatId}` });
+    this.#o.log.info("task.spawned", { task: id, parent, scope, depth, to: `${target.channel}:${target.chatId}` });
     this.#queue.push({ id, entryId, resumed: false });
     this.#pump();
     return this.#view(t);
@@ -195,10 +233,13 @@ export class TaskService {
     this.#pump();
   }
 
-  /** Stops a task (cancel_task, /tasks cancel, hearth tasks cancel). Throws TaskInputError for an unknown or ended one. */
-  cancel(rawId: string): TaskView {
+  /**
+   * Stops a task (cancel_task, /tasks cancel, hearth tasks cancel). Throws TaskInputError for an
+   * unknown or ended one, and for one `viewer` may not see (absent: the owner, who sees all).
+   */
+  cancel(rawId: string, viewer?: TaskViewer): TaskView {
     const host = this.#need();
-    const t = this.#find(rawId);
+    const t = this.#find(rawId, viewer);
     if (t.result) throw new TaskInputError(`Task ${t.spawned.id} has already ended (${t.result.end}).`);
     const id = t.spawned.id;
     this.#o.log.info("task.cancelled", { task: id });
@@ -266,22 +307,28 @@ export class TaskService {
     }
   }
 
-  /** Running and waiting tasks first, then the most recent ended ones; at most `limit`. */
-  list(limit = 20): TaskView[] {
-    const all = [...this.#log.tasks.values()].map((t) => this.#view(t));
+  /** Running and waiting tasks first, then the most recent ended ones; at most `limit`. Only those `viewer` may see (absent: all). */
+  list(viewer?: TaskViewer, limit = 20): TaskView[] {
+    const all = [...this.#log.tasks.values()].filter((t) => visibleTo(t, viewer)).map((t) => this.#view(t));
     const live = all.filter((v) => v.state === "running" || v.state === "queued");
     const ended = all.filter((v) => v.state !== "running" && v.state !== "queued").reverse();
     return [...live, ...ended].slice(0, Math.max(limit, live.length));
   }
 
-  get(rawId: string): TaskView {
-    return this.#view(this.#find(rawId));
+  get(rawId: string, viewer?: TaskViewer): TaskView {
+    return this.#view(this.#find(rawId, viewer));
   }
 
-  /** The chat a task's result goes to (where an approval for one of its tools would be asked), with its label. */
-  originOf(sessionKey: string): { target: DeliveryTarget; label: string; id: string } | null {
+  /**
+   * What a task's run is: the chat its result goes to (where an approval for one of its tools is
+   * asked), its label, its scope and, for a group's task, the group's session, whose chat folder
+   * is its memory.
+   */
+  originOf(sessionKey: string): { target: DeliveryTarget; label: string; id: string; scope: Scope; chatKey?: string } | null {
     const t = isTaskSession(sessionKey) ? this.#log.tasks.get(taskIdOf(sessionKey)) : undefined;
-    return t ? { target: t.spawned.target, label: t.spawned.label, id: t.spawned.id } : null;
+    if (!t) return null;
+    const s = t.spawned;
+    return { target: s.target, label: s.label, id: s.id, ...(s.scope === "shared" ? { scope: "shared", chatKey: s.parent } : { scope: "main" }) };
   }
 
   // ── running ────────────────────────────────────────────────────────────────────────────
@@ -333,8 +380,9 @@ export class TaskService {
     const { tasks } = this.#o.config;
     if ((this.#cost.get(t.spawned.id) ?? 0) >= tasks.maxCostUsd) return { end: "over-cost", body: "" };
     if (t.startedAt !== undefined && this.#o.clock() - t.startedAt >= tasks.maxMinutes * 60_000) return { end: "over-time", body: "" };
-    const budget = this.#need().checkBudget(t.spawned.parent);
-    if (budget.type === "refuse") return { end: "over-budget", body: budget.reason };
+    const scope = t.spawned.scope ?? "main";
+    const budget = this.#need().checkBudget(t.spawned.parent, scope);
+    if (budget.type === "refuse") return { end: "over-budget", body: scope === "shared" ? SHARED_BUDGET_TEXT : budget.reason };
     return null;
   }
 
@@ -484,10 +532,11 @@ export class TaskService {
     return entryIdOf(t, n);
   }
 
-  #find(rawId: string): TaskEntry {
+  #find(rawId: string, viewer?: TaskViewer): TaskEntry {
     const id = rawId.trim().replace(/^task:/, "");
     const t = this.#log.tasks.get(id);
-    if (!t) throw new TaskInputError(`No background task has the id "${rawId.trim()}". task_status (or /tasks) lists them.`);
+    // Another chat's task is answered like one that does not exist: its id tells nothing.
+    if (!t || !visibleTo(t, viewer)) throw new TaskInputError(`No background task has the id "${rawId.trim()}". task_status (or /tasks) lists them.`);
     return t;
   }
 
@@ -518,7 +567,14 @@ export function entryIdOf(t: TaskEntry, n: number): string {
 function taskText(t: TaskEntry): string {
   const s = t.spawned;
   const context = s.context ? `\n\nContext from the conversation that started it:\n${s.context}` : "";
-  return `Background task ${s.id} ("${s.label}"). Nobody reads along and nobody answers questions while you work: do the task on your own, then give its result as your final answer. That answer is sent to the owner's chat and to the conversation that started the task.\n\nThe task:\n${s.task}${context}`;
+  const to = s.scope === "shared" ? "the group chat that started the task" : "the owner's chat and to the conversation that started the task";
+  return `Background task ${s.id} ("${s.label}"). Nobody reads along and nobody answers questions while you work: do the task on your own, then give its result as your final answer. That answer is sent to ${to}.\n\nThe task:\n${s.task}${context}`;
+}
+
+/** The owner's main scope sees every task; a shared viewer only the tasks started in its own conversation. */
+function visibleTo(t: TaskEntry, viewer: TaskViewer | undefined): boolean {
+  if (!viewer || viewer.scope === "main") return true;
+  return t.spawned.scope === "shared" && t.spawned.parent === viewer.sessionKey;
 }
 
 function resumeText(t: TaskEntry): string {

@@ -32,6 +32,12 @@ export const TaskRecordSchema = z.discriminatedUnion("type", [
     by: z.string().optional(),
     /** The outside content the answer (or job) that started it had read ("a web page"): the task runs tainted. */
     taintedBy: z.string().optional(),
+    /**
+     * Started in a group the owner opened to tasks: it runs in the shared scope with that group's
+     * memory (its parent's chat folder), is seen and cancelled only from there, and spends from
+     * the shared scopes' budget. Absent: the owner's main scope.
+     */
+    scope: z.literal("shared").optional(),
     at: z.number(),
   }),
   z.object({ type: z.literal("progress"), id: z.string().min(1), line: z.string(), at: z.number() }),

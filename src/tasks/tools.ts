@@ -1,17 +1,20 @@
 // The agent's task tools: spawn_task, task_status, cancel_task. The tool policy keeps them in the
-// owner's main scope (MAIN_ONLY_TOOLS); a task's own run reaches spawn_task only as deep as
+// owner's main scope (MAIN_ONLY_TOOLS) and in the groups the owner opened to tasks
+// (groups.tasks), where each call acts for that group alone: its tasks run in its shared scope,
+// and it sees and cancels only its own. A task's own run reaches spawn_task only as deep as
 // tasks.maxDepth allows (the service refuses deeper).
 import { z } from "zod";
 import { defineTool, type Tool } from "../agent/tool.ts";
-import type { SpawnInput } from "./service.ts";
+import type { SpawnInput, SpawnOptions, TaskViewer } from "./service.ts";
 import { elapsedText, costText, taskListText, type TaskView } from "./view.ts";
 
 /** What the tools need from the task service. Each method throws an Error whose message the model can act on. */
 export interface TaskManager {
-  spawn(input: SpawnInput, parent: string): TaskView;
-  list(): TaskView[];
-  get(id: string): TaskView;
-  cancel(id: string): TaskView;
+  spawn(input: SpawnInput, parent: string, opts: SpawnOptions): TaskView;
+  /** Only what `viewer` may see: a group its own tasks, the owner all. */
+  list(viewer: TaskViewer): TaskView[];
+  get(id: string, viewer: TaskViewer): TaskView;
+  cancel(id: string, viewer: TaskViewer): TaskView;
 }
 
 const result = (fn: () => string) => {
@@ -39,7 +42,7 @@ export function createTaskTools(tasks: TaskManager): Tool[] {
       summarize: (input) => input.label ?? input.task.slice(0, 60),
       execute: (input, ctx) =>
         result(() => {
-          const v = tasks.spawn(input, ctx.sessionKey);
+          const v = tasks.spawn(input, ctx.sessionKey, { scope: ctx.scope, ...(ctx.person !== undefined ? { person: ctx.person } : {}) });
           return `Started background task ${v.id} ("${v.label}")${v.state === "queued" ? "; it waits for a free slot (tasks.maxConcurrent)" : ""}. Its result will arrive in this chat as its own message when it ends; do not wait for it or check on it now.`;
         }),
     }),
@@ -48,10 +51,11 @@ export function createTaskTools(tasks: TaskManager): Tool[] {
       description: "Without an id: list the background tasks (running ones and recent ones). With an id: that task's state, time, cost, last progress line and result.",
       input: z.object({ id: z.string().optional() }),
       readOnly: true,
-      execute: (input) =>
+      execute: (input, ctx) =>
         result(() => {
-          if (!input.id) return taskListText(tasks.list());
-          const v = tasks.get(input.id);
+          const viewer = { sessionKey: ctx.sessionKey, scope: ctx.scope };
+          if (!input.id) return taskListText(tasks.list(viewer));
+          const v = tasks.get(input.id, viewer);
           const last = v.progress.at(-1);
           return [
             `Task ${v.id} "${v.label}": ${v.state}, ${elapsedText(v.elapsedMs)}, ${costText(v.costUsd)}`,
@@ -66,9 +70,9 @@ export function createTaskTools(tasks: TaskManager): Tool[] {
       input: z.object({ id: z.string() }),
       readOnly: false,
       summarize: (input) => input.id,
-      execute: (input) =>
+      execute: (input, ctx) =>
         result(() => {
-          const v = tasks.cancel(input.id);
+          const v = tasks.cancel(input.id, { sessionKey: ctx.sessionKey, scope: ctx.scope });
           return `Cancelling task ${v.id} ("${v.label}"); its chat will be told once it has stopped.`;
         }),
     }),

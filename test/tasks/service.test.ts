@@ -61,9 +61,19 @@ class FakeHost implements TaskHost {
   /** Session → the outside content its view holds (a tainted answer's session). */
   outside = new Map<string, string>();
   outsideContent = (key: string) => this.outside.get(key) ?? null;
-  originOf = () => ({ channel: "telegram" as const, chatId: "42" });
+  originOf = (key: string) => (key.startsWith("group:") ? { channel: "telegram" as const, chatId: key.split(":")[2]! } : { channel: "telegram" as const, chatId: "42" });
   budget: BudgetDecision = { type: "allow" };
-  checkBudget = () => this.budget;
+  /** Every budget question: "<scope>:<session>". */
+  budgetAsked: string[] = [];
+  checkBudget = (key: string, scope: string) => (this.budgetAsked.push(`${scope}:${key}`), this.budget);
+  /** Group sessions' spawns counted against their rate limits, and what to answer. */
+  admitted: string[] = [];
+  rateRefusal: string | null = null;
+  admitShared = (key: string, person?: string) => {
+    if (this.rateRefusal) return this.rateRefusal;
+    this.admitted.push(`${key}/${person ?? "-"}`);
+    return null;
+  };
 }
 
 const REFUSED: BudgetDecision = { type: "refuse", limit: "daily", reason: "the daily budget of $5.00 is spent ($5.02)" };
@@ -248,7 +258,7 @@ describe("TaskService", () => {
     writeFileSync(join(dir, "tasks.jsonl"), `${lines.join("\n")}\n`);
     const host = new FakeHost();
     const tasks = open(host);
-    const ids = tasks.list(1000).map((v) => v.id);
+    const ids = tasks.list(undefined, 1000).map((v) => v.id);
     expect(ids).toHaveLength(101);
     expect(ids).toContain("open01");
     expect(ids).not.toContain("e00004");
@@ -388,5 +398,66 @@ describe("TaskService", () => {
     delivery.resolve();
     await runEnd;
     expect(host.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "forever" was cancelled (0s, $0.0000).`]);
+  });
+});
+
+describe("TaskService in a group opened to tasks", () => {
+  const GROUP = "group:telegram:-100200";
+  const OTHER = "group:telegram:-100300";
+  const member = { sessionKey: GROUP, scope: "shared" as const };
+
+  it("runs the group's task in the shared scope with the group's memory, reports to the group, and asks the shared budget and the group's rate limits", () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Find a restaurant.", label: "dinner" }, GROUP, { scope: "shared", person: "77" });
+    expect(tasks.originOf(`task:${v.id}`)).toEqual({ target: { channel: "telegram", chatId: "-100200" }, label: "dinner", id: v.id, scope: "shared", chatKey: GROUP });
+    // Asked when it is started and again when its run is about to start.
+    expect(host.budgetAsked).toEqual([`shared:${GROUP}`, `shared:${GROUP}`]);
+    expect(host.admitted).toEqual([`${GROUP}/77`]);
+    expect(JSON.stringify(host.runs[0]!.run.turn)).toContain("That answer is sent to the group chat that started the task.");
+    // The owner's task is main, and is not counted against any group.
+    const mine = tasks.spawn({ task: "Mine." }, "main");
+    expect(tasks.originOf(`task:${mine.id}`)).toMatchObject({ scope: "main" });
+    expect(host.admitted).toHaveLength(1);
+  });
+
+  it("task_status and cancel in a group see only that group's tasks; another chat's id is answered as unknown", () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const owners = tasks.spawn({ task: "Owner's secret research.", label: "secret" }, "main");
+    const ours = tasks.spawn({ task: "Ours.", label: "ours" }, GROUP, { scope: "shared" });
+    const theirs = tasks.spawn({ task: "Theirs.", label: "theirs" }, OTHER, { scope: "shared" });
+    expect(tasks.list(member).map((v) => v.label)).toEqual(["ours"]);
+    expect(tasks.list({ sessionKey: "main", scope: "main" }).map((v) => v.label)).toEqual(["secret", "ours", "theirs"]);
+    expect(tasks.list().map((v) => v.label)).toEqual(["secret", "ours", "theirs"]);
+    for (const id of [owners.id, theirs.id]) {
+      expect(() => tasks.get(id, member)).toThrow(`No background task has the id "${id}". task_status (or /tasks) lists them.`);
+      expect(() => tasks.cancel(id, member)).toThrow(`No background task has the id "${id}".`);
+    }
+    expect(host.stopped).toEqual([]);
+    expect(tasks.get(ours.id, member).label).toBe("ours");
+    expect(tasks.cancel(ours.id, member).id).toBe(ours.id);
+    expect(host.stopped).toEqual([`task:${ours.id}`]);
+    // A paired person's DM (shared, not opened) sees nothing.
+    expect(tasks.list({ sessionKey: "dm:telegram:5", scope: "shared" })).toEqual([]);
+  });
+
+  it("refused by the budget or the rate limits, a group's task is not started, and the owner's amounts are not named", () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    host.budget = REFUSED;
+    expect(() => tasks.spawn({ task: "X." }, GROUP, { scope: "shared" })).toThrow("No background task was started: the owner's budget for shared chats is spent for now.");
+    host.budget = { type: "allow" };
+    host.rateRefusal = "this chat has asked for a lot in a short time (a task counts as a message). It can start one again in about 12 minutes.";
+    expect(() => tasks.spawn({ task: "X." }, GROUP, { scope: "shared" })).toThrow("No background task was started: this chat has asked for a lot in a short time");
+    expect(host.accepted).toEqual([]);
+    expect(tasks.list()).toEqual([]);
+  });
+
+  it("a group's task cannot start tasks of its own, whatever tasks.maxDepth allows", () => {
+    const host = new FakeHost();
+    const tasks = open(host, undefined, { ...config, tasks: { ...config.tasks, maxDepth: 3 } });
+    const v = tasks.spawn({ task: "Ours." }, GROUP, { scope: "shared" });
+    expect(() => tasks.spawn({ task: "Deeper." }, `task:${v.id}`, { scope: "main" })).toThrow("A background task started in a group cannot start tasks of its own.");
   });
 });
