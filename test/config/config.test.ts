@@ -109,7 +109,7 @@ describe("loadConfig", () => {
       dmPolicy: "pairing",
       maxPendingPairings: 3,
       allowFrom: [],
-      guilds: { policy: "allowlist", allow: [], requireMention: true, rateLimit: { perSender: 10, perChat: 30, window: "1h" } },
+      guilds: { policy: "allowlist", allow: [], requireMention: true, rateLimit: { perSender: 10, perChat: 30, window: "1h" }, tasks: [] },
       dmRateLimit: { perSender: 30, window: "1h" },
       namePattern: null,
       queueMode: null,
