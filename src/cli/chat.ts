@@ -2,11 +2,11 @@
 // socket when one runs, else through a gateway embedded in this process.
 import { statSync } from "node:fs";
 import { basename, resolve as resolvePath } from "node:path";
-import { createInterface } from "node:readline";
+import { clearLine, createInterface, cursorTo } from "node:readline";
 import { UsageError } from "./args.ts";
 import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
 import { homePaths } from "../config/home.ts";
-import { connectDaemon, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
+import { connectDaemon, DaemonGoneError, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
 import { ReplyPrinter } from "./reply-printer.ts";
 
 export interface ChatIO {
@@ -67,12 +67,23 @@ export async function chatOnce(client: GatewayClient, text: string, io: ChatIO, 
 export async function chatInteractive(client: GatewayClient, io: ChatIO): Promise<number> {
   const tty = (io.stdin as { isTTY?: boolean }).isTTY === true;
   client.onNotice((text) => io.stdout.write(`\n${text}\n`));
-  // An approval: shown on stderr with numbered choices; the next line that is one of the numbers answers it.
+  // An approval: shown on stderr with numbered choices. On a terminal one keypress answers it;
+  // piped, a line with the number does. While it waits, other text is refused with a hint (it
+  // would otherwise steer a run that is paused on this very question); commands still go through.
   let question: { key: string; ids: string[] } | null = null;
+  const answerKeys = (n: number) => (n === 1 ? "1" : `1–${n}`);
+  const choose = (n: string): boolean => {
+    const picked = question && /^\d$/.test(n) ? question.ids[Number(n) - 1] : undefined;
+    if (!question || picked === undefined) return false;
+    client.choose(question.key, picked);
+    question = null;
+    return true;
+  };
   client.onQuestion((e) => {
     if (e.type === "question") {
       question = { key: e.key, ids: e.choices.map((c) => c.id) };
-      io.stderr.write(`\n${e.text}\n${e.choices.map((c, i) => `[${i + 1}] ${c.label}`).join("  ")} — type a number and Enter\n`);
+      const how = tty ? `press ${answerKeys(e.choices.length)}` : `type ${answerKeys(e.choices.length)} and Enter`;
+      io.stderr.write(`\n${e.text}\n${e.choices.map((c, i) => `[${i + 1}] ${c.label}`).join("  ")} — ${how}\n`);
     } else {
       if (question?.key === e.key) question = null;
       io.stderr.write(`${e.text.split("\n").at(-1)}\n`);
@@ -81,6 +92,17 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   // What came for the terminal while no chat was open, first; before readline takes any input.
   io.stdout.write(formatLetters(await client.listen()));
   const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: tty });
+  if (tty) {
+    // One key answers a waiting question: readline has put the digit on the (empty) line by
+    // the time this listener runs, so it is taken off again (Ctrl+U); the prompt that redraws
+    // is erased too while an answer is on its way (none is shown then), so the outcome's line
+    // starts clean.
+    io.stdin.on("keypress", (str: string | undefined) => {
+      if (!question || !str || rl.line !== str || !choose(str)) return;
+      rl.write(null, { ctrl: true, name: "u" });
+      if (inFlight > 0) clearLine(io.stdout, 0), cursorTo(io.stdout, 0);
+    });
+  }
   if (tty) io.stderr.write(`Connected to ${client.kind === "daemon" ? "the Hearth daemon" : "Hearth (no daemon running: embedded)"}. Ctrl+C stops an answer, Ctrl+D quits.\n`);
   let inFlight = 0;
   let chain: Promise<void> = Promise.resolve();
@@ -112,11 +134,11 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   rl.on("line", (line) => {
     let text = line.trim();
     if (!text) return prompt();
-    const picked = question && /^\d$/.test(text) ? question.ids[Number(text) - 1] : undefined;
-    if (question && picked !== undefined) {
-      client.choose(question.key, picked);
-      question = null;
-      return;
+    if (choose(text)) return;
+    // Commands (a slash, or a bare "stop", as gateway/commands.ts parseCommand reads them) still go.
+    if (question && !/^(\/|stop[.!]?$)/i.test(text)) {
+      io.stderr.write(`(An approval is waiting: ${tty ? "press" : "type"} ${answerKeys(question.ids.length)}${tty ? "" : " and Enter"} to answer it, or /stop to stop. Your message was not sent.)\n`);
+      return prompt();
     }
     // `/attach PATH`: the file goes with the next message; `/attach PATH message`: at once.
     const attach = /^\/attach(?:\s+(\S+)\s*(.*))?$/.exec(text);
@@ -150,6 +172,8 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
       } catch (err) {
         // A daemon that went away fails every waiting request with the same error: say it once.
         const message = (err as Error).message;
+        // Its questions went with it: a restarted daemon asks again, in a chat that is open then.
+        if (err instanceof DaemonGoneError) question = null;
         if (message !== lastError) io.stderr.write(`hearth: ${message}\n`);
         lastError = message;
       } finally {

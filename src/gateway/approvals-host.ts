@@ -1,6 +1,7 @@
 // The approvals' host (approvals/host.ts) over the gateway context: questions go to the run's
 // chat when its channel has buttons, else to the owner's preferred chat (the scheduler host's
-// `ownerTarget`), else to the private chat of the first Telegram owner.
+// `ownerTarget`), else to the private chat of the first Telegram owner; a terminal run's question
+// with none of these is kept for the next `hearth chat`.
 import type { DeliveryTarget } from "../channels/channel.ts";
 import type { ApprovalHost } from "../approvals/host.ts";
 import type { GatewayContext } from "./context.ts";
@@ -22,7 +23,10 @@ export function approvalsHost(ctx: GatewayContext): ApprovalHost {
           ctx.log.warn("approvals.ask_failed", { channel: target.channel, error: err });
         }
       }
-      return null;
+      // The terminal's own run with no chat open anywhere to ask (a run retried after a
+      // restart took its chat's connection with it): the next `hearth chat` shows it.
+      const held = to?.channel === "cli" ? ctx.channels.holdForTerminal(question) : null;
+      return held && to ? { to, messageId: held } : null;
     },
     async settle(to, messageId, text) {
       try {

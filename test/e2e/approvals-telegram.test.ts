@@ -1,5 +1,6 @@
 // Approvals end to end on Telegram: the real daemon asks the owner with an inline keyboard
-// before `exec` acts (approvals.exec: "always"), and only the owner's press counts. A second
+// before `exec` acts (approvals.exec: "always"), and only the owner's press counts, also in a
+// group where the question is asked and any member can press. A second
 // daemon (approvals.exec: "risky") shows taint: after reading a hostile page, its curl to the
 // attacker is asked about, and Deny leaves the attacker without a request.
 import { existsSync, readFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import { startLocalWeb, type LocalWeb } from "../support/web-fixtures.ts";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 
 const OWNER = 100;
+const FAMILY = { id: -1001, type: "supergroup" as const, title: "Family" };
 const BUTTONS = [
   [
     { text: "Allow once", callback_data: expect.stringMatching(/^q:[\w-]+:once$/) },
@@ -53,7 +55,8 @@ describe("approvals on Telegram (exec: always)", () => {
   const workspace = () => join(home, "workspace");
   beforeAll(async () => {
     home = makeHome({
-      channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
+      channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing", groups: { policy: "allowlist", allow: [String(FAMILY.id)] } } },
+      tools: { shared: { allow: ["exec"] } },
       approvals: { exec: "always", timeoutSeconds: 3 },
       model: { fallbacks: ["claude-haiku-4-5"] },
     });
@@ -61,7 +64,7 @@ describe("approvals on Telegram (exec: always)", () => {
   });
   afterAll(async () => cleanupDaemon(d, home));
 
-  it("one question with four buttons; a group member's press runs nothing; the owner's Allow once runs it and the run ends in one answer", async () => {
+  it("one question with four buttons; another user's press runs nothing; the owner's Allow once runs it and the run ends in one answer", async () => {
     fake.enqueue(toolCall("exec", { command: "echo ran >> once.txt" }), text("Done: it ran once."));
     await owner().send("please run it");
     await waitFor("the question", () => questions().length === 1);
@@ -203,6 +206,34 @@ describe("approvals on Telegram (exec: always)", () => {
     expect(answers().slice(pressed)).toEqual(["Allowed."]);
     expect(readFileSync(join(workspace(), "restart.txt"), "utf8")).toBe("ran\n");
     expect(questions().filter((m) => m.text.startsWith(old.text))).toHaveLength(2);
+  });
+
+  it("in a group: the question is asked in the group; a member's press is answered \"Only the owner can approve.\" and runs nothing; the owner's press runs it", async () => {
+    const member = emu.user({ userId: 200, firstName: "Bob", chat: FAMILY });
+    const ann = emu.user({ userId: OWNER, firstName: "Ann", chat: FAMILY });
+    const inGroup = () => emu.botMessages(FAMILY.id).filter((m) => m.keyboard !== undefined);
+    const pressed = answers().length;
+    fake.enqueue(toolCall("exec", { command: "echo ran >> group.txt" }), text("Done in the group."));
+    await member.send("@TestNameBot please run it");
+    await waitFor("the question in the group", () => inGroup().length === 1);
+    const q = { ...inGroup()[0]! };
+    expect(q.text).toBe(`🔐 Approve this?\nexec: echo ran >> group.txt\nin ${workspace()}\nwhy: every command is asked about (approvals.exec: always)`);
+    expect(q.keyboard).toEqual(BUTTONS);
+
+    await member.press(q.messageId, "Allow once");
+    await waitFor("the member's answer", () => answers().length === pressed + 1);
+    expect(answers().slice(pressed)).toEqual(["Only the owner can approve."]);
+    expect(existsSync(join(workspace(), "group.txt"))).toBe(false);
+    expect(inGroup()[0]!.keyboard).toEqual(BUTTONS);
+
+    await ann.press(q.messageId, "Allow once");
+    await waitFor("the answer in the group", () => emu.botMessages(FAMILY.id).some((m) => m.text === "Done in the group."));
+    expect(answers().slice(pressed)).toEqual(["Only the owner can approve.", "Allowed."]);
+    expect(inGroup()[0]!.text).toBe(`${q.text}\n\n✅ Allowed once by Ann.`);
+    expect(inGroup()[0]!.keyboard).toEqual([]);
+    expect(readFileSync(join(workspace(), "group.txt"), "utf8")).toBe("ran\n");
+    expect(emu.botMessages(OWNER).some((m) => m.text.includes("group.txt"))).toBe(false);
+    await waitFor("the inbox settled", () => inboxSettled(home));
   });
 });
 

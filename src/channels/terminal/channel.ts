@@ -79,6 +79,8 @@ export class CliChannel implements Channel {
   /** Clients that take proactive messages (interactive chats); `-m`, status and cron clients do not. */
   readonly #listeners = new Set<string>();
   #onChoice: ChoiceHandler | undefined;
+  /** Questions asked while no chat was open (holdChoices), shown to the next chat that listens; until settled. */
+  readonly #held = new Map<string, ChoiceQuestion>();
   readonly #mailbox: TerminalMailbox | undefined;
   readonly #clock: () => number;
   /** How often the busy indicator was asked for, per request (see showActivity); bounded. */
@@ -124,7 +126,21 @@ export class CliChannel implements Channel {
     return q.key;
   }
 
+  /**
+   * Keeps a question for the terminal while no terminal client is connected at all (a run of
+   * the terminal's, retried after a restart, whose chat went with the old process): the next
+   * chat that listens shows it, until it is settled. Returns its key, as askChoices does; null
+   * while a client is connected (a `hearth chat -m` waiting for its answer must hear at once
+   * that nobody could be asked, not wait out the timeout).
+   */
+  holdChoices(q: ChoiceQuestion): string | null {
+    if (this.#clients.size > 0) return null;
+    this.#held.set(q.key, q);
+    return q.key;
+  }
+
   async settleChoices(_to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    this.#held.delete(messageId);
     for (const id of this.#listeners) this.#clients.get(id)?.({ type: "question_settled", key: messageId, text });
   }
 
@@ -146,6 +162,8 @@ export class CliChannel implements Channel {
   listen(client: string): KeptLetter[] {
     if (!this.#clients.has(client)) return [];
     this.#listeners.add(client);
+    const w = this.#clients.get(client)!;
+    for (const q of this.#held.values()) w({ type: "question", key: q.key, text: q.text, choices: q.choices });
     return this.#mailbox?.takeAll() ?? [];
   }
 

@@ -147,6 +147,12 @@ export class ChannelRegistry {
     await this.#channels.get(to.channel)?.settleChoices?.(to, messageId, redact(text));
   }
 
+  /** See CliChannel.holdChoices; null when the terminal channel is not there. */
+  holdForTerminal(question: ChoiceQuestion): string | null {
+    const cli = this.#channels.get("cli");
+    return cli instanceof CliChannel ? cli.holdChoices({ ...question, text: redact(question.text) }) : null;
+  }
+
   /** How many proactive messages wait in the terminal's mailbox (CliChannel.waiting). */
   terminalWaiting(): number {
     const cli = this.#channels.get("cli");
