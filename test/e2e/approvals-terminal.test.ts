@@ -199,6 +199,8 @@ describe("approvals in hearth chat", () => {
     await waitFor("the inbox settled", () => inboxSettled(home));
     expect(readFileSync(join(workspace(), "restart.txt"), "utf8")).toBe("ran\n");
     expect(second.stderr().split("🔐 Approve this?")).toHaveLength(2);
+    // The answer to the first chat's message, whose chat is gone, reaches the chat that is open.
+    await waitFor("the answer", () => second.stdout().includes('(the answer to "run it across a restart", which came after its chat closed)\nRan it after the restart.'));
     expect(await closeChat(second)).toBe(0);
   });
 

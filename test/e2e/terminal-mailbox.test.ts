@@ -1,13 +1,14 @@
 // The terminal's mailbox: a scheduled answer for the terminal while no `hearth chat` is open is
 // kept and printed when `hearth chat` next connects — once — and `hearth status` counts it.
-import { existsSync, readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/scheduler/run-log.ts";
 import type { JobView } from "../../src/scheduler/view.ts";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 
 let fake: FakeModel;
 let home: string;
@@ -23,7 +24,8 @@ afterEach(async () => {
 });
 
 const env = () => ({ ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
-const hearth = (args: string[], input?: string) => runHearth(args, isolatedEnv({ HEARTH_HOME: home, ...env() }), input === undefined ? {} : { input });
+const hearth = (args: string[], input?: string, onSpawn?: (c: ChildProcess) => void) =>
+  runHearth(args, isolatedEnv({ HEARTH_HOME: home, ...env() }), { ...(input === undefined ? {} : { input }), ...(onSpawn ? { onSpawn } : {}) });
 const runs = (): RunRecord[] => {
   const file = join(home, "cron", "runs.jsonl");
   return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as RunRecord) : [];
@@ -66,4 +68,20 @@ describe("the terminal's mailbox (daemon e2e)", () => {
     expect(again).toEqual({ code: 0, stdout: "", stderr: "" });
     expect((await hearth(["status"])).stdout).not.toContain("Terminal:");
   }, 120_000); // about a dozen CLI processes in a row: generous for a loaded machine
+
+  it("the answer to a chat -m that was closed before it came is printed by the next hearth chat, labelled with the message", async () => {
+    daemon = await startDaemon(home, env());
+    const go = join(home, "workspace", "go");
+    fake.enqueue(toolCall("exec", { command: "while [ ! -f go ]; do sleep 0.05; done" }), text("Done waiting."));
+    let client: ChildProcess | undefined;
+    const once = hearth(["chat", "-m", "wait for the go file"], undefined, (c) => (client = c));
+    await waitFor("the model asked", () => fake.requests.length === 1);
+    client!.kill("SIGKILL");
+    await once.catch(() => {});
+    writeFileSync(go, "");
+    await waitFor("the answer kept", () => existsSync(join(home, "terminal-mailbox.json")) && readFileSync(join(home, "terminal-mailbox.json"), "utf8").includes("Done waiting."));
+    const chat = await hearth(["chat"], "");
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toMatch(/^── while no terminal was open: the answer to "wait for the go file", \d{4}-\d{2}-\d{2} \d{2}:\d{2} ──\nDone waiting\.\n\n$/);
+  });
 });

@@ -195,11 +195,22 @@ export class CliChannel implements Channel {
   openReply(to: InboundMessage | DeliveryTarget): ReplySink {
     const raw = isDeliveryTarget(to) ? null : (to.raw as CliRaw | undefined);
     const requestId = raw?.requestId ?? "";
-    // A reply to a client that went away (or a replay after a restart) is dropped quietly:
-    // the transcript and the daily log still have it.
-    const write = (e: CliEvent) => {
+    const write = (e: CliEvent): boolean => {
       const w = raw ? this.#clients.get(raw.client) : undefined;
       w?.(e);
+      return w !== undefined;
+    };
+    // The answer to a client that went away (closed, or gone with a restart before its answer
+    // came) goes to the interactive chats open now, else waits in the mailbox for the next
+    // `hearth chat`, like a scheduled answer; the streamed parts before it are not kept.
+    const asked = isDeliveryTarget(to) ? "" : to.text.replace(/\s+/g, " ").trim();
+    const keepFinal = (text: string) => {
+      if (!raw || !text.trim()) return;
+      const shown = asked.length > 40 ? `${asked.slice(0, 39)}…` : asked;
+      const from = shown ? `the answer to "${shown}"` : "an answer";
+      const listening = [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+      if (listening.length > 0) for (const w of listening) w({ type: "notice", text: `(${from}, which came after its chat closed)\n${text}` });
+      else this.#mailbox?.keep({ from, at: this.#clock(), text });
     };
     let done = false;
     return {
@@ -211,12 +222,12 @@ export class CliChannel implements Channel {
       finish: async (text, outcome = "answered") => {
         if (done) return;
         done = true;
-        write({ type: "final", requestId, text, outcome });
+        if (!write({ type: "final", requestId, text, outcome })) keepFinal(text);
       },
       fail: async (message) => {
         if (done) return;
         done = true;
-        write({ type: "failed", requestId, message });
+        if (!write({ type: "failed", requestId, message })) keepFinal(`⚠️ ${message}`);
       },
     };
   }
