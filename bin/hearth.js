@@ -23,13 +23,15 @@ if (canStripTypes) {
   if (missing.length > 0 && typeof process.execve === "function" && !process.channel) {
     process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, script, ...args], process.env);
   }
-  // First of all, before the heavy imports: from here on a stop signal is a clean shutdown.
+  // Cache compiled (and type-stripped) modules: a warm start skips the TypeScript stripper,
+  // which halves start-up time and saves ~16 MB of memory. Before the first .ts import: one
+  // file stripped outside the cache loads the stripper for the life of the process. The cache
+  // is only a cache.
+  module.enableCompileCache?.(fileURLToPath(new URL("../node_modules/.cache/hearth-compile", import.meta.url)));
+  // Then, before the heavy imports: from here on a stop signal is a clean shutdown.
   const stop = await import(new URL("../src/process-stop.ts", import.meta.url).href);
   if (args[0] === "start") stop.catchStopRequests();
   else if (stop.launchedByLauncher()) stop.watchLauncher(process, () => process.exit(129));
-  // Cache compiled (and type-stripped) modules: a warm start skips the TypeScript stripper,
-  // which halves start-up time and saves ~20 MB of memory. The cache is only a cache.
-  module.enableCompileCache?.(fileURLToPath(new URL("../node_modules/.cache/hearth-compile", import.meta.url)));
   const { run } = await import(new URL("../src/cli.ts", import.meta.url).href);
   process.exitCode = await run(args);
 } else {
