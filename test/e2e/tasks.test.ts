@@ -176,7 +176,9 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     const runEnd = `"session":"task:${id}","channel":"task","messages":1,"status":"aborted"`;
     await waitFor("the child's run to end", () => daemon.log().includes(runEnd));
     const at = (...match: string[]) => Date.parse((JSON.parse(daemon.log().split("\n").find((l) => match.every((m) => l.includes(m)))!) as { t: string }).t);
-    expect(at(runEnd) - at(`"event":"task.cancelled"`, `"task":"${id}"`)).toBeLessThan(1000);
+    // Well under a second on an idle machine (the abort kills the command's process group at
+    // once); the bound leaves room for a loaded one, and still fails for a child that runs on.
+    expect(at(runEnd) - at(`"event":"task.cancelled"`, `"task":"${id}"`)).toBeLessThan(3000);
     // The child itself stopped: its command's process is gone, and it asked the model nothing more.
     expect(commandsWaitingFor("forever")).toEqual([]);
     expect(fake.requests.filter((r) => firstUserText(r).includes(`Background task ${id}`))).toHaveLength(1);
