@@ -29,9 +29,9 @@ import { z } from "zod";
 import { DAMAGED_MARK } from "./damaged-mark.ts";
 import type { Logger } from "./log.ts";
 import { isAlive } from "./process-info.ts";
-import { planStateMigration, type StateVersions } from "./state-versions.ts";
+import { planStateMigration, upgradeRecord, type RecordUpgrade, type RecordVersions, type StateVersions } from "./state-versions.ts";
 
-export { NewerStateError, type StateStep, type StateVersions } from "./state-versions.ts";
+export { NewerStateError, stampRecord, type RecordVersions, type StateStep, type StateVersions } from "./state-versions.ts";
 
 export { DISK_FULL_NOT_SAVED, DISK_FULL_REPLY, DiskFullError, internalErrorText, isDiskFull } from "./disk-full.ts";
 
@@ -252,6 +252,20 @@ export interface JsonLines<T> {
  * needs begins); line numbers then count from there.
  */
 export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is T => true, log?: Logger, from = 0): JsonLines<T> {
+  return readLines(path, check, log, from);
+}
+
+/**
+ * Reads an append-only JSON-lines file whose records carry versions (state-versions.ts
+ * RecordVersions), as readJsonLines does: each record is first brought to `versions.current`
+ * (its `"v"` removed), then checked. A record of a newer version throws NewerStateError naming
+ * the file and line, and the file is left as it is; one of an unknown version is skipped.
+ */
+export function readVersionedJsonLines<T>(path: string, check: RecordCheck<T>, versions: RecordVersions, log?: Logger): JsonLines<T> {
+  return readLines(path, check, log, 0, versions);
+}
+
+function readLines<T>(path: string, check: RecordCheck<T>, log: Logger | undefined, from: number, versions?: RecordVersions): JsonLines<T> {
   let text: string;
   try {
     text = from > 0 ? readFrom(path, from) : readFileSync(path, "utf8");
@@ -267,7 +281,7 @@ export function readJsonLines<T>(path: string, check: RecordCheck<T> = (v): v is
   const problems: string[] = [];
   for (const [i, line] of text.split("\n").entries()) {
     if (!line.trim()) continue;
-    const r = parseRecord(line, check);
+    const r = parseRecord(line, check, versions && ((raw) => upgradeRecord(path, i + 1, raw, versions)));
     if (r.ok) values.push(r.value);
     else {
       badLines.push(i + 1);
@@ -338,12 +352,17 @@ export function lastLineWhere(path: string, isStart: (line: Buffer) => boolean):
   }
 }
 
-function parseRecord<T>(line: string, check: RecordCheck<T>): { ok: true; value: T } | { ok: false; problem: string } {
+function parseRecord<T>(line: string, check: RecordCheck<T>, upgrade?: (raw: unknown) => RecordUpgrade): { ok: true; value: T } | { ok: false; problem: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(line);
   } catch (err) {
     return { ok: false, problem: `not JSON (${(err as Error).message})` };
+  }
+  if (upgrade) {
+    const up = upgrade(raw);
+    if (!up.ok) return up;
+    raw = up.value;
   }
   return checkValue(raw, check);
 }

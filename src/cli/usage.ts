@@ -1,9 +1,8 @@
 // `hearth usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]`: reads usage.jsonl in
-// the home folder; the daemon need not run.
+// the home folder; the daemon need not run. A record from a newer Hearth stops it (exit 2).
 import { parseDuration } from "../config/fields.ts";
-import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
+import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
 import { formatUsageReport, reportGroupings, usageReport, type ReportGrouping } from "../spending/usage-report.ts";
-import { readJsonLines } from "../storage.ts";
 import { parse, UsageError } from "./args.ts";
 
 interface UsageIO {
@@ -18,7 +17,7 @@ export function runUsage(home: string, args: string[], io: UsageIO, now = Date.n
   const sinceText = values.since ?? "30d";
   const since = sinceOf(sinceText, now);
   const file = usageFile(home);
-  const { values: records, badLines } = readJsonLines(file, isUsageRecord);
+  const { values: records, badLines } = readUsageRecords(file);
   if (badLines.length > 0) io.stderr.write(`hearth: ${file}: skipped ${badLines.length} unreadable line(s) (${badLines.slice(0, 5).join(", ")}${badLines.length > 5 ? ", …" : ""}).\n`);
   const report = usageReport(records, by, since);
   io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatUsageReport(report, sinceText));

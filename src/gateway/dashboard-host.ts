@@ -9,8 +9,7 @@ import { homePaths } from "../config/home.ts";
 import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../dashboard/host.ts";
 import type { LogTail } from "../log.ts";
 import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
-import { isUsageRecord, usageFile } from "../spending/usage-record.ts";
-import { readJsonLines } from "../storage.ts";
+import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
 import type { GatewayContext } from "./context.ts";
 import { gatewayStatus } from "./status.ts";
 
@@ -79,7 +78,7 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
       }),
     },
     usage: {
-      records: (sinceMs) => readJsonLines(usageFile(home), isUsageRecord).values.filter((r) => Date.parse(r.at) >= sinceMs),
+      records: (sinceMs) => readUsageRecords(usageFile(home)).values.filter((r) => Date.parse(r.at) >= sinceMs),
       budget: () => ctx.budget.status(),
       timezone: config.timezone,
     },

@@ -4,10 +4,10 @@
 // from it on start.
 import type { Usage } from "../agent/messages.ts";
 import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines } from "../storage.ts";
+import { appendRecord, stampRecord } from "../storage.ts";
 import { localDate } from "../time.ts";
 import { priceUsage, type PricingTable } from "./pricing.ts";
-import { embeddingRecord, isUsageRecord, LOCAL_WEB_MODEL, speechRecord, transcriptionRecord, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
+import { embeddingRecord, LOCAL_WEB_MODEL, readUsageRecords, speechRecord, transcriptionRecord, USAGE_VERSIONS, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
 
 interface DayTotal {
   costUsd: number;
@@ -51,9 +51,10 @@ export class UsageLedger {
     this.#o = opts;
   }
 
+  /** Reads the file's totals. Throws NewerStateError for a record a newer Hearth wrote (a start then exits 2). */
   static open(opts: LedgerOptions): UsageLedger {
     const ledger = new UsageLedger(opts);
-    const { values } = readJsonLines(opts.file, isUsageRecord, opts.log);
+    const { values } = readUsageRecords(opts.file, opts.log);
     for (const r of values) ledger.#add(r);
     return ledger;
   }
@@ -102,7 +103,7 @@ export class UsageLedger {
 
   #append(r: UsageRecord): UsageRecord {
     try {
-      appendRecord(this.#o.file, `${JSON.stringify(r)}\n`);
+      appendRecord(this.#o.file, `${JSON.stringify(stampRecord(r, USAGE_VERSIONS))}\n`);
     } catch (err) {
       this.#o.log.error("usage.write_failed", { file: this.#o.file, error: err });
     }

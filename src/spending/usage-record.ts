@@ -2,6 +2,8 @@
 // web tools) used and cost, and on whose behalf.
 import path from "node:path";
 import type { Scope, Usage } from "../agent/messages.ts";
+import type { Logger } from "../log.ts";
+import { readVersionedJsonLines, type JsonLines, type RecordVersions } from "../storage.ts";
 
 /** Why a model call happened. Every run has one; compaction and the memory flush are their own. */
 export const runPurposes = ["chat", "heartbeat", "cron", "task", "compaction", "flush"] as const;
@@ -85,6 +87,21 @@ export const kindOf = (r: UsageRecord): UsageKind => r.kind ?? (r.model === LOCA
 export const LOCAL_WEB_MODEL = "(hearth web tools)";
 
 export const usageFile = (home: string): string => path.join(home, "usage.jsonl");
+
+/**
+ * usage.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is
+ * version 1, the records above. A change of a record's shape adds a step here, and every reader
+ * (the ledger, `hearth usage`, the dashboard) sees records of the current shape.
+ */
+export const USAGE_VERSIONS: RecordVersions = { current: 1, steps: [] };
+
+/**
+ * The records of usage.jsonl, each at the current version; a torn or wrong-shaped line is skipped
+ * (and logged with `log`). Throws NewerStateError for a record a newer Hearth wrote.
+ */
+export function readUsageRecords(file: string, log?: Logger): JsonLines<UsageRecord> {
+  return readVersionedJsonLines(file, isUsageRecord, USAGE_VERSIONS, log);
+}
 
 /** What every record says of when and for whom, in the order the file has always had it. */
 function recordHead(tag: UsageTag, at: number, day: string): Pick<TokenUsageRecord, "at" | "day" | "session" | "scope" | "purpose" | "channel" | "sender"> {

@@ -6,7 +6,7 @@
 // without a result after a restart was interrupted: its inbox entry (gateway) runs it again.
 import { z } from "zod";
 import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
+import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
 
 export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time", "over-turns", "over-budget"] as const;
 export type TaskEnd = (typeof taskEnds)[number];
@@ -68,6 +68,14 @@ export const ENDED_KEPT = 100;
 
 const isRecord = (v: unknown): v is TaskRecord => TaskRecordSchema.safeParse(v).success;
 
+/**
+ * tasks.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is
+ * version 1, the records above. A change of a record's shape adds a step here.
+ */
+export const TASK_LOG_VERSIONS: RecordVersions = { current: 1, steps: [] };
+
+const lineOf = (r: TaskRecord): string => `${JSON.stringify(stampRecord(r, TASK_LOG_VERSIONS))}\n`;
+
 export class TaskLog {
   readonly #path: string;
   readonly tasks = new Map<string, TaskEntry>();
@@ -76,24 +84,28 @@ export class TaskLog {
     this.#path = path;
   }
 
-  /** Reads tasks.jsonl; a torn or wrong-shaped line is skipped and logged (storage.ts). */
+  /**
+   * Reads tasks.jsonl; a torn or wrong-shaped line is skipped and logged (storage.ts). A record a
+   * newer Hearth wrote throws NewerStateError before anything is rewritten (a start then exits 2):
+   * the compaction below would otherwise drop it for good.
+   */
   static open(path: string, log: Logger): TaskLog {
     const tl = new TaskLog(path);
-    const { values } = readJsonLines(path, isRecord, log);
+    const { values } = readVersionedJsonLines(path, isRecord, TASK_LOG_VERSIONS, log);
     for (const r of values) tl.#apply(r);
     // A daemon that runs for months must not grow the file forever: at open it keeps what is
     // unfinished or not yet noted, and the newest ended tasks.
     const ended = [...tl.tasks.values()].filter((t) => t.result && t.noted);
     if (ended.length > ENDED_KEPT) {
       for (const t of ended.slice(0, ended.length - ENDED_KEPT)) tl.tasks.delete(t.spawned.id);
-      writeFileAtomic(path, [...tl.tasks.values()].flatMap(recordsOf).map((r) => `${JSON.stringify(r)}\n`).join(""));
+      writeFileAtomic(path, [...tl.tasks.values()].flatMap(recordsOf).map(lineOf).join(""));
     }
     return tl;
   }
 
   /** Appends `r` (fsynced unless it is a progress line) and applies it. Throws when it cannot be written. */
   append(r: TaskRecord): void {
-    appendRecord(this.#path, `${JSON.stringify(r)}\n`, { durable: r.type !== "progress" });
+    appendRecord(this.#path, lineOf(r), { durable: r.type !== "progress" });
     this.#apply(r);
   }
 
