@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { Inbox } from "../src/gateway/inbox.ts";
+import { Outbox } from "../src/gateway/outbox.ts";
 import { PairingStore } from "../src/gateway/pairing.ts";
 import { SessionStore } from "../src/gateway/sessions.ts";
 import { createLogger } from "../src/log.ts";
@@ -203,5 +205,23 @@ describe("Hearth's JSON-lines state files", () => {
     const tl = TaskLog.open(file, log());
     expect(tl.tasks.size).toBe(ENDED_KEPT);
     expect(readFileSync(file, "utf8")).not.toContain('"v"');
+  });
+
+  it("inbox.jsonl and outbox.jsonl: a record from a newer Hearth stops the open before the compaction rewrites the file", () => {
+    const inbox = join(dir, "inbox.jsonl");
+    const outbox = join(dir, "outbox.jsonl");
+    const inboxText = '{"type":"seen","id":"telegram:1"}\n{"v":2,"type":"seen","id":"telegram:2","channel":"telegram"}\n';
+    const outboxText = '{"type":"delivered","reply":"r1","ts":1}\n{"v":2,"type":"delivered","reply":"r2","ts":2,"receipt":"read"}\n';
+    writeFileSync(inbox, inboxText);
+    writeFileSync(outbox, outboxText);
+    expect(() => Inbox.open(inbox, log())).toThrow(`${inbox} line 2 is record version 2, written by a newer Hearth`);
+    expect(() => Outbox.open(outbox, log(), new Set())).toThrow(`${outbox} line 2 is record version 2, written by a newer Hearth`);
+    expect(readFileSync(inbox, "utf8")).toBe(inboxText);
+    expect(readFileSync(outbox, "utf8")).toBe(outboxText);
+
+    // Without the newer lines, read and compacted as before, still without "v".
+    writeFileSync(inbox, '{"type":"seen","id":"telegram:1"}\n');
+    Inbox.open(inbox, log());
+    expect(readFileSync(inbox, "utf8")).toBe('{"type":"seen","id":"telegram:1"}\n');
   });
 });

@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
+import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
 
 /** The message as a channel delivered it (validation only: the record read is kept whole). */
 export const InboundMessageSchema = z.object({
@@ -97,6 +97,15 @@ export const inboxId = (m: Pick<InboundMessage, "channel" | "id">): string => `$
 
 const isRecord = (v: unknown): v is InboxRecord => InboxRecordSchema.safeParse(v).success;
 
+/**
+ * inbox.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is version
+ * 1, the records above. A record a newer Hearth wrote stops the start instead of being skipped
+ * (the compaction at open would drop it for good).
+ */
+export const INBOX_VERSIONS: RecordVersions = { current: 1, steps: [] };
+
+const lineOf = (r: InboxRecord): string => `${JSON.stringify(stampRecord(r, INBOX_VERSIONS))}\n`;
+
 export class Inbox {
   readonly #path: string;
   readonly #log: Logger;
@@ -114,13 +123,14 @@ export class Inbox {
   /**
    * Opens the inbox and compacts the file (open entries and recent ids survive). Returns the
    * entries a crash left open, oldest first. A torn line or a record of the wrong shape is
-   * skipped and logged with the file and line; it never stops the start.
+   * skipped and logged with the file and line; it never stops the start. A record a newer Hearth
+   * wrote throws NewerStateError before anything is rewritten (the start exits 2).
    */
   static open(path: string, log: Logger, clock: () => number = Date.now): { inbox: Inbox; pending: InboxEntry[] } {
     const inbox = new Inbox(path, log, clock);
     // The one validating loader: a wrong-shaped line is skipped and logged with the file and line;
     // an inbox that cannot be read at all is set aside as inbox.jsonl.damaged-<time>.
-    const { values } = readJsonLines(path, isRecord, log);
+    const { values } = readVersionedJsonLines(path, isRecord, INBOX_VERSIONS, log);
     const seen: string[] = [];
     for (const r of values) {
       switch (r.type) {
@@ -220,8 +230,7 @@ export class Inbox {
    * outbox's record of the delivered reply closes the entry again on the next start.
    */
   #append(r: InboxRecord, durable: boolean): void {
-    const line = `${JSON.stringify(r)}\n`;
-    appendRecord(this.#path, line, { durable });
+    appendRecord(this.#path, lineOf(r), { durable });
     // A daemon that runs for months must not grow the file (or its dedupe memory) forever.
     if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
   }
@@ -235,6 +244,6 @@ export class Inbox {
     }
     const lines: InboxRecord[] = [...this.#seen].map((id) => ({ type: "seen", id }) as const);
     for (const e of this.#open.values()) lines.push({ type: "accepted", entry: e });
-    writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    writeFileAtomic(this.#path, lines.map(lineOf).join(""));
   }
 }

@@ -15,7 +15,7 @@
 import { z } from "zod";
 import type { InboundMessage, ReplyJournal, ReplyOutcome, ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
+import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
 
 export const OutboxRecordSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("message"), reply: z.string().min(1), index: z.number().int().nonnegative(), id: z.string().min(1), ts: z.number() }),
@@ -63,6 +63,15 @@ export const COMPACT_EVERY = 5_000;
 
 const isRecord = (v: unknown): v is OutboxRecord => OutboxRecordSchema.safeParse(v).success;
 
+/**
+ * outbox.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is version
+ * 1, the records above. A record a newer Hearth wrote stops the start instead of being skipped
+ * (the compaction at open would drop it for good).
+ */
+export const OUTBOX_VERSIONS: RecordVersions = { current: 1, steps: [] };
+
+const lineOf = (r: OutboxRecord): string => `${JSON.stringify(stampRecord(r, OUTBOX_VERSIONS))}\n`;
+
 export class Outbox {
   readonly #path: string;
   readonly #log: Logger;
@@ -79,11 +88,12 @@ export class Outbox {
 
   /**
    * Reads the outbox and compacts it: only replies that answer one of `openEntries` (inbox ids
-   * still open) are kept. A torn line or a record of the wrong shape is skipped and logged.
+   * still open) are kept. A torn line or a record of the wrong shape is skipped and logged; a
+   * record a newer Hearth wrote throws NewerStateError before anything is rewritten.
    */
   static open(path: string, log: Logger, openEntries: ReadonlySet<string>, clock: () => number = Date.now): Outbox {
     const outbox = new Outbox(path, log, clock);
-    const { values } = readJsonLines(path, isRecord, log);
+    const { values } = readVersionedJsonLines(path, isRecord, OUTBOX_VERSIONS, log);
     for (const r of values) {
       switch (r.type) {
         case "message":
@@ -244,8 +254,7 @@ export class Outbox {
   }
 
   #append(r: OutboxRecord, durable: boolean): void {
-    const line = `${JSON.stringify(r)}\n`;
-    appendRecord(this.#path, line, { durable });
+    appendRecord(this.#path, lineOf(r), { durable });
     // A daemon that runs for months must not grow the file forever: what is in memory is the
     // whole open state, so the file can be replaced by it at any moment.
     if (++this.#appends >= COMPACT_EVERY) this.#rewrite();
@@ -262,6 +271,6 @@ export class Outbox {
       if (reply.delivered) lines.push({ type: "delivered", reply: reply.id, ts });
       if (reply.files.length > 0) lines.push({ type: "file", reply: reply.id, keys: reply.files, id: "", ts });
     }
-    writeFileAtomic(this.#path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    writeFileAtomic(this.#path, lines.map(lineOf).join(""));
   }
 }
