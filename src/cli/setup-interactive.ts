@@ -6,7 +6,7 @@ import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config
 import { hearthCmd } from "../hearth-command.ts";
 import type { Io } from "../cli.ts";
 import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner } from "./setup-checks.ts";
-import { describeSender, DISCORD_API, finish, installPm2, OWNER_GREETING, TELEGRAM_API } from "./setup.ts";
+import { describeSender, DISCORD_API, discordDmRequest, finish, installPm2, OWNER_GREETING, TELEGRAM_API } from "./setup.ts";
 
 class Cancelled extends Error {}
 
@@ -72,8 +72,25 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
           continue;
         }
         p.log.success(bot.detail, streams);
-        const ownerId = await ask("Your Discord user id (Developer Mode → right-click yourself → Copy User ID)");
-        answers.discord = { token, ownerId, ...(at.discordApiBase !== DISCORD_API ? { apiBase: at.discordApiBase } : {}) };
+        const { awaitDiscordOwner } = await import("./setup-discord.ts");
+        const spin = p.spinner(streams);
+        spin.start("Connecting to Discord's gateway");
+        const handshake = await awaitDiscordOwner(token, at.discordApiBase, {
+          waitMs: at.handshakeMs,
+          ready: (name) => spin.message(`${discordDmRequest(name)}: the first one names the owner`),
+          accept: async (s) => {
+            spin.stop(`A direct message from ${describeSender(s)}`);
+            const mine = await yes("Is this you (the owner)?");
+            if (!mine) spin.start("Waiting for the owner's direct message");
+            return mine;
+          },
+          greeting: OWNER_GREETING,
+        });
+        if (handshake.kind !== "owner") {
+          spin.error(handshake.kind === "timeout" ? "No direct message arrived in time." : handshake.problem);
+          continue;
+        }
+        answers.discord = { token, ownerId: handshake.sender.id, ...(at.discordApiBase !== DISCORD_API ? { apiBase: at.discordApiBase } : {}) };
         break;
       }
     }

@@ -1,8 +1,9 @@
 // `hearth setup`: from nothing to a daemon that answers its owner. Asks for the model provider
 // and its key (checked with one free request), the Telegram and/or Discord bot token (checked
-// with getMe / users/@me), finds the Telegram owner by a handshake ("send /start to @bot now"),
-// then writes config.json (config/setup-config.ts keeps every other setting and comment) and the
-// keys into the home's 0600 `.env`. Interactive in a terminal (@clack/prompts, loaded only here);
+// with getMe / users/@me), finds the owner by a handshake ("send /start to @bot now"; for
+// Discord, a direct message to the bot over the gateway, setup-discord.ts), then writes
+// config.json (config/setup-config.ts keeps every other setting and comment) and the keys into
+// the home's 0600 `.env`. Interactive in a terminal (@clack/prompts, loaded only here);
 // `--non-interactive` takes the same answers from flags and the environment, for scripts.
 // Nothing is written until every check passed.
 import { spawnSync } from "node:child_process";
@@ -61,7 +62,6 @@ const say = (io: Io, line: string) => io.stdout.write(`${line}\n`);
 
 async function nonInteractive(home: string, v: Values, handshakeMs: number, io: Io, env: Env): Promise<number> {
   const model = modelFromFlags(v, env);
-  if (v["discord"] && !v["discord-owner"]) throw new UsageError("--discord needs --discord-owner ID (your Discord user id: Developer Mode → right-click yourself → Copy User ID)");
   const telegramToken = v.telegram ? need(env, "TELEGRAM_BOT_TOKEN", "--telegram") : undefined;
   const discordToken = v.discord ? need(env, "DISCORD_BOT_TOKEN", "--discord") : undefined;
   say(io, `Hearth setup: home ${home}`);
@@ -95,7 +95,33 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
     const bot = await checkDiscordToken(discordToken, apiBase);
     if (!bot.ok) return fail(io, "discord", bot.problem);
     say(io, `✓ discord: ${bot.detail}`);
-    answers.discord = { token: discordToken, ownerId: v["discord-owner"]!, ...(v["discord-api-base"] ? { apiBase } : {}) };
+    let ownerId = v["discord-owner"];
+    if (!ownerId) {
+      const { awaitDiscordOwner } = await import("./setup-discord.ts");
+      let botName = "the bot";
+      const handshake = await awaitDiscordOwner(discordToken, apiBase, {
+        waitMs: handshakeMs,
+        ready: (name) => {
+          botName = name;
+          say(io, `… ${discordDmRequest(name)}; the first one names the owner (waiting up to ${v["handshake-timeout"] ?? "5m"}).`);
+        },
+        accept: async () => true,
+        greeting: OWNER_GREETING,
+      });
+      switch (handshake.kind) {
+        case "failed":
+          return fail(io, "discord owner", handshake.problem);
+        case "timeout":
+          return fail(io, "discord owner", `no direct message reached ${botName} in time; run setup again, or pass --discord-owner ID`);
+        case "owner":
+          say(io, `✓ discord owner: ${describeSender(handshake.sender)}`);
+          ownerId = handshake.sender.id;
+          break;
+        default:
+          handshake satisfies never;
+      }
+    }
+    answers.discord = { token: discordToken, ownerId: ownerId!, ...(v["discord-api-base"] ? { apiBase } : {}) };
   }
   finish(home, answers, io);
   if (v.pm2) return installPm2(home, io);
@@ -130,6 +156,11 @@ function need(env: Env, variable: string, flag: string): string {
 function fail(io: Io, what: string, problem: string): number {
   io.stdout.write(`✗ ${what}: ${problem}\nNothing was written.\n`);
   return 1;
+}
+
+/** Where the owner writes for the Discord handshake: a bot is reached from a server both are in. */
+export function discordDmRequest(botName: string): string {
+  return `Send a direct message to ${botName} in Discord now (its profile in a server you share → Message)`;
 }
 
 export function describeSender(s: TelegramSender): string {

@@ -373,7 +373,7 @@ class DiscordChannel implements Channel {
  * so it later either opens (a handle that keeps the daemon from exiting) or fails (an uncaught
  * "socket hang up"). It happens when Hearth stops while Discord is slow to accept a connection.
  */
-async function destroyClient(client: Client): Promise<void> {
+export async function destroyClient(client: Client): Promise<void> {
   const sockets = connectingSockets(client);
   await client.destroy();
   for (const socket of sockets) {

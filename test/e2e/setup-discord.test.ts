@@ -1,0 +1,187 @@
+// `hearth setup` with a Discord bot, against the fake Discord (REST + gateway) and the fake model:
+// the token is checked with users/@me, then the owner is found by a handshake over the gateway
+// (the first direct message to the bot names them, they are greeted there), the wizard
+// disconnects, and the config it writes starts a daemon that answers the owner in that DM. A
+// gateway that refuses the bot, or no DM in time, is one sentence and nothing written.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse as parseJsonc } from "jsonc-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OWNER_GREETING } from "../../src/cli/setup.ts";
+import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
+import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { Intent, startFakeDiscord, type FakeDiscord } from "../support/fake-discord.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+
+let model: FakeModel;
+let discord: FakeDiscord;
+const homes: string[] = [];
+
+beforeAll(async () => {
+  [model, discord] = await Promise.all([startFakeModel(), startFakeDiscord()]);
+});
+afterAll(async () => {
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+  await discord.close();
+  await model.close();
+});
+
+function newHome(): string {
+  const home = join(mkdtempSync(join(tmpdir(), "hearth-setup-discord-")), "home");
+  homes.push(join(home, ".."));
+  return home;
+}
+
+const env = (home: string, token = discord.token) => isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", DISCORD_BOT_TOKEN: token });
+const setup = (...flags: string[]) => ["setup", "--non-interactive", "--base-url", model.url, "--discord", ...flags];
+const modelLine = () => `✓ model: ${new URL(model.url).host} accepted the key; model claude-sonnet-5-5 is there\n`;
+const dmRequest = "Send a direct message to Hearth in Discord now (its profile in a server you share → Message)";
+
+describe("hearth setup --non-interactive with Discord", () => {
+  it("finds the owner by a direct message over the gateway, greets them, disconnects, and writes a config that starts and answers them there", async () => {
+    const home = newHome();
+    const dana = discord.addUser("dana");
+    const dm = discord.dmChannel(dana);
+    const identifiesBefore = discord.gateway.identifies.length;
+    let stdout = "";
+    const running = runHearth(setup("--discord-api-base", discord.apiBase), env(home), {
+      onSpawn: (child) => child.stdout!.on("data", (d: Buffer) => (stdout += d.toString())),
+    });
+    await waitFor("the handshake prompt", () => stdout.includes(dmRequest));
+    discord.sendMessage({ channelId: dm, author: dana, content: "hi" });
+    const r = await running;
+    expect(r.stdout).toBe(
+      `Hearth setup: home ${home}\n` +
+        modelLine() +
+        `✓ discord: the bot is Hearth\n` +
+        `… ${dmRequest}; the first one names the owner (waiting up to 5m).\n` +
+        `✓ discord owner: dana (@dana, id ${dana.id})\n` +
+        `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
+        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+    );
+    expect(r.code).toBe(0);
+    // Connected with the daemon's DM intents, greeted the owner in the DM, then closed cleanly.
+    expect(discord.gateway.identifies.slice(identifiesBefore).map((i) => i.intents)).toEqual([Intent.directMessages | Intent.messageContent]);
+    expect(discord.botMessages(dm).map((m) => m.content)).toEqual([OWNER_GREETING]);
+    expect(discord.gateway.clientCloses).toEqual([1000]);
+
+    const written = readFileSync(join(home, "config.json"), "utf8");
+    expect((parseJsonc(written) as any).channels.discord).toEqual({ ownerIds: [dana.id], apiBase: discord.apiBase });
+    expect(written).not.toContain(discord.token);
+    expect(statSync(join(home, ".env")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(home, ".env"), "utf8")).toContain(`\nDISCORD_BOT_TOKEN=${discord.token}\n`);
+
+    // The daemon gets the token from the home's .env, and answers the owner in the same DM.
+    model.enqueue(text("Hello Dana, I am running."));
+    const daemon: Daemon = await startDaemon(home, {});
+    try {
+      await discord.waitFor("the daemon's gateway connection", () => discord.connected());
+      discord.sendMessage({ channelId: dm, author: dana, content: "are you there?" });
+      await discord.waitFor("the answer", () => discord.botMessages(dm).some((m) => m.content === "Hello Dana, I am running."));
+      expect(discord.botMessages(dm).map((m) => m.content)).toEqual([OWNER_GREETING, "Hello Dana, I am running."]);
+      expect(daemon.log()).not.toContain(discord.token);
+    } finally {
+      await cleanupDaemon(daemon);
+    }
+  });
+
+  it("--discord-owner ID skips the handshake: no gateway connection", async () => {
+    const home = newHome();
+    const connections = discord.gateway.connections;
+    const r = await runHearth(setup("--discord-api-base", discord.apiBase, "--discord-owner", "123456789012345678"), env(home));
+    expect(r.stdout).toBe(
+      `Hearth setup: home ${home}\n` +
+        modelLine() +
+        `✓ discord: the bot is Hearth\n` +
+        `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
+        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+    );
+    expect(r.code).toBe(0);
+    expect(discord.gateway.connections).toBe(connections);
+    expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).channels.discord.ownerIds).toEqual(["123456789012345678"]);
+  });
+
+  it("no direct message within --handshake-timeout: one sentence, the gateway left, nothing written", async () => {
+    const home = newHome();
+    const r = await runHearth(setup("--discord-api-base", discord.apiBase, "--handshake-timeout", "1s"), env(home));
+    expect(r.stdout).toBe(
+      `Hearth setup: home ${home}\n` +
+        modelLine() +
+        `✓ discord: the bot is Hearth\n` +
+        `… ${dmRequest}; the first one names the owner (waiting up to 1s).\n` +
+        `✗ discord owner: no direct message reached Hearth in time; run setup again, or pass --discord-owner ID\n` +
+        `Nothing was written.\n`,
+    );
+    expect(r.code).toBe(1);
+    expect(existsSync(home)).toBe(false);
+    await discord.waitFor("the wizard's gateway socket to close", () => discord.openGatewaySockets() === 0);
+  });
+
+  it("a token the gateway refuses (close 4004) after users/@me accepted it: one sentence, nothing written", async () => {
+    const strict = await startFakeDiscord({ rejectTokensAt: "gateway" });
+    try {
+      const home = newHome();
+      const r = await runHearth(setup("--discord-api-base", strict.apiBase), env(home, "revoked-token"));
+      expect(r.stdout).toBe(
+        `Hearth setup: home ${home}\n` +
+          modelLine() +
+          `✓ discord: the bot is Hearth\n` +
+          `✗ discord owner: Discord's gateway refused the token (4004 Authentication failed); reset it in the Developer Portal (Bot → Reset Token)\n` +
+          `Nothing was written.\n`,
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe("");
+      expect(existsSync(home)).toBe(false);
+      expect(strict.gateway.identifies).toHaveLength(1);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe("hearth setup in a terminal, with Discord", () => {
+  const python = spawnSync("python3", ["--version"]).status === 0;
+  it.skipIf(!python)("shows each direct message's author for the owner to confirm: a declined one is passed over, the confirmed one is the owner", async () => {
+    const home = newHome();
+    const mallory = discord.addUser("mallory");
+    const erin = discord.addUser("erin");
+    const child = spawn("python3", [join(import.meta.dirname, "..", "support", "pty-run.py"), process.execPath, hearthBin, "setup", "--base-url", model.url, "--discord-api-base", discord.apiBase], {
+      cwd: repoRoot,
+      env: isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TERM: "xterm", COLUMNS: "200", LINES: "50" }),
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let screen = "";
+    child.stdout!.on("data", (d: Buffer) => (screen += d.toString().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      // Each answer is typed only once its question is on the screen after `after` (prompts redraw).
+      const answer = async (question: string, keys: string, after = "") => {
+        await waitFor(`"${question}"`, () => screen.includes(after) && screen.indexOf(question, screen.indexOf(after)) >= 0);
+        child.stdin!.write(keys);
+      };
+      await answer("Which model provider?", "\r");
+      await answer("Model", "\r");
+      await answer("Connect a Telegram bot?", "n");
+      await answer("Connect a Discord bot?", "y");
+      await answer("Discord bot token", `${discord.token}\r`);
+      await waitFor("the handshake prompt", () => screen.includes(dmRequest));
+      discord.sendMessage({ channelId: discord.dmChannel(mallory), author: mallory, content: "me! me!" });
+      await answer("Is this you (the owner)?", "n", `A direct message from mallory (@mallory, id ${mallory.id})`);
+      await waitFor("the wait again", () => screen.includes("Waiting for the owner's direct message"));
+      discord.sendMessage({ channelId: discord.dmChannel(erin), author: erin, content: "hello" });
+      await answer("Is this you (the owner)?", "y", `A direct message from erin (@erin, id ${erin.id})`);
+      await answer("Run Hearth as a service with pm2 now", "\r");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(screen).toContain("the bot is Hearth");
+    expect(screen).toContain("Start it with: npx hearth start");
+    expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).channels.discord).toEqual({ ownerIds: [erin.id], apiBase: discord.apiBase });
+    expect(discord.botMessages(discord.dmChannel(erin)).map((m) => m.content)).toEqual([OWNER_GREETING]);
+    expect(discord.botMessages(discord.dmChannel(mallory))).toEqual([]);
+    expect(readFileSync(join(home, ".env"), "utf8")).toContain(`\nDISCORD_BOT_TOKEN=${discord.token}\n`);
+  });
+});
