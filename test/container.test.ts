@@ -1,6 +1,6 @@
 // The container: the Dockerfile and compose.yaml as written (user, volume, health check, PID 1),
 // and a real build where Docker runs (skipped, saying why, elsewhere).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -77,9 +77,26 @@ describe("the Dockerfile", () => {
     expect(compose).toContain("    restart: unless-stopped\n");
   });
 
-  it.skipIf(!dockerUp)("docker build succeeds", () => {
-    const r = spawnSync("docker", ["build", "-q", "-t", "hearth-test", root], { encoding: "utf8" });
-    expect(r.stderr).toBe("");
-    expect(r.status).toBe(0);
+  it.skipIf(!dockerUp)("docker build succeeds, and the container answers hearth chat -m through the fake model", async () => {
+    const built = spawnSync("docker", ["build", "-q", "-t", "hearth-test", root], { encoding: "utf8" });
+    expect(built.status, built.stderr).toBe(0);
+    const fake = await startFakeModel();
+    try {
+      fake.enqueue(text("Hello from the container."));
+      // The host's network: the container reaches the fake model on this machine's loopback.
+      const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn("docker", ["run", "--rm", "--network", "host", "-e", "ANTHROPIC_API_KEY=k", "-e", `ANTHROPIC_BASE_URL=${fake.url}`, "hearth-test", "chat", "-m", "hi"]);
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+      });
+      expect(run.stdout, run.stderr).toBe("Hello from the container.\n");
+      expect(run.code).toBe(0);
+    } finally {
+      await fake.close();
+    }
   }, 600_000);
 });
