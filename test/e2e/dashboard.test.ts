@@ -19,6 +19,26 @@ import { e2eLimit } from "../support/limits.ts";
 import { firstUserText } from "../support/task-script.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
+/**
+ * Waits for the toast to show `expected`, then checks it: it may come after the page's content
+ * (after a reload) and hides itself a few seconds later, so it is read as it shows.
+ */
+async function expectToast(page: Page, expected: string | RegExp): Promise<void> {
+  const toast = page.locator(".toast");
+  let shown = "";
+  const matches = () => (typeof expected === "string" ? shown === expected : expected.test(shown));
+  await waitFor("the toast", async () => {
+    try {
+      shown = (await toast.isVisible()) ? ((await toast.textContent()) ?? "") : "";
+    } catch {
+      return false; // the page is being reloaded
+    }
+    return matches();
+  }).catch(() => {});
+  if (typeof expected === "string") expect(shown).toBe(expected);
+  else expect(shown).toMatch(expected);
+}
+
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p));
 const NO_BROWSER = CHROMIUM ? "" : " (skipped: chromium is not installed; .ci/run installs it with apt)";
 /** Set to a folder to keep a screenshot of every page, desktop and phone, light and dark (not part of the checks). */
@@ -244,7 +264,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.waitForSelector(".conflict:not([hidden])");
     expect(await page.textContent("[data-theirs]")).toBe(onDisk);
     expect(await page.textContent("[data-mine]")).toBe("# Memory\n\nMine.\n");
-    expect(await page.textContent(".toast")).toBe("The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
+    await expectToast(page, "The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
     expect(readFileSync(workspaceFile("MEMORY.md"), "utf8")).toBe(onDisk);
   });
 
@@ -312,7 +332,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(await row.innerText()).toContain("Sam");
     await row.locator("button", { hasText: "Approve" }).click();
     await page.waitForSelector('section[aria-labelledby="pa"] td:has-text("Sam")');
-    expect(await page.textContent(".toast")).toBe("Sam may talk to Hearth now.");
+    await expectToast(page, "Sam may talk to Hearth now.");
 
     fake.enqueue(text("Hi Sam, nice to meet you."));
     await stranger.send("hi, I'm Sam");
@@ -344,7 +364,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
       }
       await row.locator("button", { hasText: "Allow once" }).click();
       await tab.waitForSelector('section[aria-labelledby="wa"] .empty');
-      expect(await tab.textContent(".toast")).toBe("Allowed.");
+      await expectToast(tab, "Allowed.");
       await page.waitForSelector('.msg.assistant[data-done="final"]:has-text("Removed the build folder.")');
       expect(existsSync(workspaceFile("build"))).toBe(false);
       // The chat's question says who answered, as after a press there.
@@ -376,7 +396,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     page.once("dialog", (d) => void d.accept());
     await row.locator("button", { hasText: "Revoke" }).click();
     await page.waitForSelector('section[aria-labelledby="gr"] tbody tr:only-child:has-text("git push")');
-    expect(await page.textContent(".toast")).toMatch(/^Revoked: npm test in /);
+    await expectToast(page, /^Revoked: npm test in /);
     expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
   });
 
@@ -395,7 +415,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     page.once("dialog", (d) => void d.accept());
     await row.locator("button", { hasText: "Cancel" }).click();
     await page.waitForSelector('section[aria-labelledby="ru"] .empty');
-    expect(await page.textContent(".toast")).toMatch(/^Cancelling task [0-9a-f]{6} \("tea"\); its chat will be told once it has stopped\.$/);
+    await expectToast(page, /^Cancelling task [0-9a-f]{6} \("tea"\); its chat will be told once it has stopped\.$/);
     expect(await page.locator('section[aria-labelledby="re"] tbody tr', { hasText: "tea" }).locator(".badge").textContent()).toBe("cancelled");
     const list = await daemon.hearth(["tasks"]);
     expect(list.stdout).toMatch(/\n[0-9a-f]{6} {2}cancelled .+ {2}tea\n$/);
