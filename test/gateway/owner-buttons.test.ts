@@ -4,27 +4,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChoiceHandler, ChoiceQuestion, DeliveryTarget } from "../../src/channels/channel.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
-import { TestChannel } from "../support/test-channel.ts";
+import { ButtonChannel } from "../support/test-channel.ts";
 import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
 
-/** A TestChannel with buttons: questions and their settled texts are recorded. */
-class ButtonChannel extends TestChannel {
-  readonly questions: Array<{ to: DeliveryTarget; q: ChoiceQuestion; settled?: string }> = [];
-  handler: ChoiceHandler | undefined;
-  onChoice(h: ChoiceHandler): void {
-    this.handler = h;
-  }
-  async askChoices(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
-    this.questions.push({ to, q });
-    return String(this.questions.length);
-  }
-  async settleChoices(_to: DeliveryTarget, id: string, text: string): Promise<void> {
-    this.questions[Number(id) - 1]!.settled = text;
-  }
-}
 
 let fake: FakeModel;
 let gw: TestGateway;

@@ -1,6 +1,6 @@
 // A chat channel for in-process gateway tests and benchmarks: messages are injected, replies
 // recorded (with the time they were handed over).
-import type { Channel, ChannelId, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink } from "../../src/channels/channel.ts";
+import type { Channel, ChannelId, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, ReplySink } from "../../src/channels/channel.ts";
 
 export class TestChannel implements Channel {
   readonly id: ChannelId;
@@ -64,5 +64,21 @@ export class TestChannel implements Channel {
   #record(key: string, text: string): void {
     this.replies.set(key, [...(this.replies.get(key) ?? []), text]);
     this.repliedAt.set(key, performance.now());
+  }
+}
+
+/** A TestChannel with buttons: questions and their settled texts are recorded. */
+export class ButtonChannel extends TestChannel {
+  readonly questions: Array<{ to: DeliveryTarget; q: ChoiceQuestion; settled?: string }> = [];
+  handler: ChoiceHandler | undefined;
+  onChoice(h: ChoiceHandler): void {
+    this.handler = h;
+  }
+  async askChoices(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
+    this.questions.push({ to, q });
+    return String(this.questions.length);
+  }
+  async settleChoices(_to: DeliveryTarget, id: string, text: string): Promise<void> {
+    this.questions[Number(id) - 1]!.settled = text;
   }
 }

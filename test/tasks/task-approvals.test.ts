@@ -2,27 +2,12 @@
 // buttons: the question goes to the chat that started the task (not the owner's first chat) and
 // names the task; the owner's press lets the child go on, and its result reaches that chat.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChoiceHandler, ChoiceQuestion, DeliveryTarget } from "../../src/channels/channel.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { firstUserText, lastUserText } from "../support/task-script.ts";
-import { TestChannel } from "../support/test-channel.ts";
+import { ButtonChannel } from "../support/test-channel.ts";
 import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
 
-class ButtonChannel extends TestChannel {
-  readonly questions: Array<{ to: DeliveryTarget; q: ChoiceQuestion; settled?: string }> = [];
-  handler: ChoiceHandler | undefined;
-  onChoice(h: ChoiceHandler): void {
-    this.handler = h;
-  }
-  async askChoices(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
-    this.questions.push({ to, q });
-    return String(this.questions.length);
-  }
-  async settleChoices(_to: DeliveryTarget, id: string, text: string): Promise<void> {
-    this.questions[Number(id) - 1]!.settled = text;
-  }
-}
 
 let fake: FakeModel;
 let gw: TestGateway;
