@@ -180,10 +180,10 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const text = [`🔐 Approve this?`, ...(run.task ? [`task: ${run.task.label} (${run.task.id})`] : []), `${facts.tool}: ${shownCommand(facts.command)}`, placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const text = [`🔐 Approve this?`, ...(run.task ? [`task: ${run.task.label} (${run.task.id})`] : []), actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
-    this.#waiting.set(key, { session: run.sessionKey, summary: `${facts.tool}: ${facts.command}`, question, resolve });
+    this.#waiting.set(key, { session: run.sessionKey, summary: actionLine(facts, facts.command), question, resolve });
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
@@ -274,6 +274,9 @@ function factsOf(tool: string, input: unknown, workspace: string): ActionFacts |
       return null;
   }
 }
+
+/** "exec: rm -r build"; send_file's and web_fetch's commands name their tool already ("send_file MEMORY.md"). */
+const actionLine = (facts: ActionFacts, command: string): string => (facts.tool === "exec" ? `exec: ${command}` : command);
 
 /** A command's longest part a question shows whole; Discord takes 2,000 characters a message, Telegram 4,096. */
 const SHOWN_MAX = 1_200;

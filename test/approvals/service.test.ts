@@ -154,7 +154,7 @@ describe("approvals", () => {
     expect(await later.admit({ id: "c3", name: "web_fetch", input: { url: "https://recipes.example/rye?page=2" } }, { workspace: "/w", signal })).toBeNull();
     void later.admit({ id: "c4", name: "web_fetch", input: { url: "https://recipes.example/rye?page=3" } }, { workspace: "/w", signal });
     await waitFor("the built URL asked", () => host.asked.length === 2);
-    expect(host.asked[1]!.q.text).toMatch(/^🔐 Approve this\?\nweb_fetch: web_fetch https:\/\/recipes.example\/rye\?page=3\n.*\nwhy: earlier in this conversation it read a web page, still in its context \(\/new clears it\), and this URL carries data out$/s);
+    expect(host.asked[1]!.q.text).toMatch(/^🔐 Approve this\?\nweb_fetch https:\/\/recipes.example\/rye\?page=3\n.*\nwhy: earlier in this conversation it read a web page, still in its context \(\/new clears it\), and this URL carries data out$/s);
     view = [{ role: "user", kind: "message", text: "fresh start", ts: 6 }]; // after /new
     expect(await a.gateFor({ ...run, view: () => view }).admit(call("curl https://example.com/"), { workspace: "/w", signal })).toBeNull();
     const gate = a.gateFor(run);
