@@ -150,7 +150,7 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       }
       const mode = cmd.args.toLowerCase() as QueueMode;
       if (!queueModes.includes(mode)) return `Unknown queue mode "${cmd.args}". Accepted: ${queueModes.join(", ")}.`;
-      ctx.sessions.touch(sessionKey, origin.scope, { queueMode: mode });
+      ctx.sessions.choose(sessionKey, origin.scope, { queueMode: mode });
       return `Queue mode for this conversation: ${mode}.`;
     }
     case "model": {
@@ -192,7 +192,7 @@ function voice(ctx: GatewayContext, origin: CommandOrigin, arg: string): string 
   if (!origin.isOwner) return choice ? "Only the owner can change spoken answers." : `Spoken answers here: ${current}.`;
   if (!choice) return `Spoken answers here: ${current}.${ctx.config.voice.tts ? "" : " No speech service is set up (voice.tts in config.json)."}\nChoose with /voice on|off|auto.`;
   if (choice !== "on" && choice !== "off" && choice !== "auto") return `Unknown choice "${arg}". Accepted: on, off, auto.`;
-  ctx.sessions.touch(origin.sessionKey, origin.scope, { voice: choice === "auto" ? undefined : choice });
+  ctx.sessions.choose(origin.sessionKey, origin.scope, { voice: choice === "auto" ? undefined : choice });
   const note = ctx.config.voice.tts || choice === "off" ? "" : " (No speech service is set up yet: add voice.tts to config.json.)";
   return choice === "on" ? `Spoken answers here: on.${note}` : choice === "off" ? "Spoken answers here: off." : `Spoken answers here: ${ctx.config.voice.reply} (the default).${note}`;
 }
@@ -204,7 +204,7 @@ function model(ctx: GatewayContext, origin: CommandOrigin, name: string): string
   const choices = ctx.runtime.modelChoices();
   if (!name) return `Model: ${current}\nChoices: ${choices.join(", ")}\nSwitch with /model NAME (any provider/model name); /model default goes back to ${ctx.config.model.name}.`;
   if (name === "default") {
-    ctx.sessions.touch(origin.sessionKey, origin.scope, { model: undefined });
+    ctx.sessions.choose(origin.sessionKey, origin.scope, { model: undefined });
     return `Model for this conversation: ${ctx.config.model.name} (the default).`;
   }
   let info;
@@ -214,7 +214,7 @@ function model(ctx: GatewayContext, origin: CommandOrigin, name: string): string
     if (err instanceof UnknownModelError) return `${err.message}\nChoices: ${choices.join(", ")}`;
     throw err;
   }
-  ctx.sessions.touch(origin.sessionKey, origin.scope, { model: info.name === ctx.config.model.name ? undefined : info.name });
+  ctx.sessions.choose(origin.sessionKey, origin.scope, { model: info.name === ctx.config.model.name ? undefined : info.name });
   return `Model for this conversation: ${info.name}.${info.tools ? "" : " It cannot call tools, so it answers without them."}`;
 }
 

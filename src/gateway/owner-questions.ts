@@ -88,7 +88,7 @@ export async function askModel(ctx: GatewayContext, to: DeliveryTarget, sessionK
   return ctx.ownerQuestions.ask(to, text, names.map((name, i) => ({ id: String(i), label: name })), (choice, by) => {
     const name = names[Number(choice)];
     if (name === undefined) return { answer: "Unknown choice." };
-    ctx.sessions.touch(sessionKey, scope, { model: name === ctx.config.model.name ? undefined : name });
+    ctx.sessions.choose(sessionKey, scope, { model: name === ctx.config.model.name ? undefined : name });
     return { answer: `Model: ${name}.`, settled: `✅ ${by} chose ${name} for this conversation.` };
   });
 }

@@ -137,6 +137,17 @@ export class SessionStore {
     return rec;
   }
 
+  /**
+   * A setting the owner chose for a chat (/voice, /model, /queue): recorded like `touch`, and
+   * written at once rather than within the half second the other updates wait, so a crash right
+   * after the confirmation cannot take the choice back.
+   */
+  choose(key: string, scope: Scope, patch: Partial<Pick<SessionRecord, "voice" | "model" | "queueMode">>): SessionRecord {
+    const rec = this.touch(key, scope, patch);
+    this.flush();
+    return rec;
+  }
+
   /** Adds one model response's usage to today's totals and to the session's context figure. */
   recordUsage(key: string, model: string, usage: Usage, contextTokens: number): void {
     const day = this.today();

@@ -1,4 +1,6 @@
 // /model through a real in-process gateway: owner only, per session, persisted.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
@@ -38,5 +40,16 @@ describe("/model", () => {
     expect(await ask("-100", "5", "hello group")).toBe("From haiku.");
     expect(await ask("1", "1", "hello privately", "dm")).toBe("From sonnet.");
     expect(fake.requests.map((r) => r.body.model)).toEqual(["claude-haiku-5", "claude-sonnet-5-5"]);
+  });
+
+  it("a chosen model and /voice are on disk once confirmed: a crash right after cannot take them back", async () => {
+    const saved = () => (JSON.parse(readFileSync(join(gw.home, "sessions", "index.json"), "utf8")) as { sessions: Record<string, { model?: string; voice?: string }> }).sessions["group:telegram:-100"];
+    expect(await ask("-100", "1", "/model claude-haiku-5")).toBe("Model for this conversation: claude-haiku-5.");
+    expect(saved()?.model).toBe("claude-haiku-5");
+    expect(await ask("-100", "1", "/voice off")).toBe("Spoken answers here: off.");
+    expect(saved()?.voice).toBe("off");
+    await ask("-100", "1", "/voice auto");
+    expect(saved()?.voice).toBeUndefined();
+    expect(saved()?.model).toBe("claude-haiku-5");
   });
 });
