@@ -120,7 +120,7 @@ export class CliChannel implements Channel {
    * is open, so the gateway asks elsewhere. The message id is the question's key.
    */
   async askChoices(_to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
-    const listening = [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+    const listening = this.#listening();
     if (listening.length === 0) throw new NoTerminalClientError();
     for (const w of listening) w({ type: "question", key: q.key, text: q.text, choices: q.choices });
     return q.key;
@@ -208,7 +208,7 @@ export class CliChannel implements Channel {
       if (!raw || !text.trim()) return;
       const shown = asked.length > 40 ? `${asked.slice(0, 39)}…` : asked;
       const from = shown ? `the answer to "${shown}"` : "an answer";
-      const listening = [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+      const listening = this.#listening();
       if (listening.length > 0) for (const w of listening) w({ type: "notice", text: `(${from}, which came after its chat closed)\n${text}` });
       else this.#mailbox?.keep({ from, at: this.#clock(), text });
     };
@@ -252,12 +252,17 @@ export class CliChannel implements Channel {
     if (raw) this.#clients.get(raw.client)?.({ type: "note", requestId: raw.requestId, text });
   }
 
+  /** The writers of the interactive chats connected now. */
+  #listening() {
+    return [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+  }
+
   /**
    * Proactive messages go to every listening client (interactive chats); with none, they wait
    * in the mailbox for the next one (`kept`), unless `meta.keep` is false.
    */
   async send(_to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
-    const listening = [...this.#listeners].map((id) => this.#clients.get(id)).filter((w) => w !== undefined);
+    const listening = this.#listening();
     if (listening.length > 0) {
       for (const w of listening) w({ type: "notice", text });
       return { type: "delivered" };
