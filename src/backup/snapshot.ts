@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants } from "node:fs";
 import path from "node:path";
 import { applyEdits, modify, parseTree, findNodeAtLocation, type JSONPath } from "jsonc-parser";
+import { CONFIG_UPGRADE_COPY } from "../config/home.ts";
 
 /** One file as it goes into the archive. */
 export interface SnapshotFile {
@@ -39,8 +40,6 @@ const TEMP_FILE = /\.tmp-\d+$/u;
 const SECRETS_FILE = /^(\.env(\..+)?|.+\.env|secrets(\..+)?)$/u;
 /** The home's folder of MCP servers' OAuth tokens (config/home.ts `mcpAuth`). */
 const SECRETS_DIR = "mcp-auth";
-/** config.json as an upgrade kept it (`config.json.v<N>.bak`, config/migrations.ts). */
-const UPGRADE_COPY = /^config\.json\.v\d+\.bak$/u;
 
 /** What the manifest says of a file taken. */
 export interface TakenFile {
@@ -101,7 +100,7 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
         continue;
       }
       // The copy an upgrade kept of an older config.json holds the keys the upgrade moved to .env.
-      if (rel === "" && UPGRADE_COPY.test(name) && !opts.includeSecrets && withoutSecrets(bytes.toString("utf8")).redacted.length) {
+      if (rel === "" && CONFIG_UPGRADE_COPY.test(name) && !opts.includeSecrets && withoutSecrets(bytes.toString("utf8")).redacted.length) {
         left.push({ path: relPath, reason: "secret" });
         continue;
       }

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, readdirSync, statSync, unlinkSync } from "node:f
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config/config.ts";
 import { systemTimeZone } from "../config/fields.ts";
-import { homePaths } from "../config/home.ts";
+import { CONFIG_UPGRADE_COPY, homePaths } from "../config/home.ts";
 import { ensureHome } from "../config/init.ts";
 import { migrateConfigFile } from "../config/migrations.ts";
 import { listDamaged } from "../gateway/damaged-state.ts";
@@ -51,7 +51,7 @@ export function fixHome(home: string, env: NodeJS.ProcessEnv): FixReport {
   fixMode(paths.secrets, 0o600, ".env", report);
   fixMode(paths.config, 0o600, "config.json", report);
   // An upgrade's copy of an older config.json still holds the keys it moved to .env.
-  for (const name of readdirSync(home).filter((n) => /^config\.json\.v\d+\.bak$/u.test(n)).sort()) fixMode(path.join(home, name), 0o600, name, report);
+  for (const name of readdirSync(home).filter((n) => CONFIG_UPGRADE_COPY.test(n)).sort()) fixMode(path.join(home, name), 0o600, name, report);
 
   const holder = liveHolder(paths.lock);
   if (holder) {

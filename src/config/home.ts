@@ -99,3 +99,6 @@ function sessionFileName(key: string): string {
     [...Buffer.from(c, "utf8")].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""),
   );
 }
+
+/** The copy an upgrade keeps of an older config.json (`config.json.v<N>.bak`, config/migrations.ts): it still holds the keys the upgrade moved to .env. */
+export const CONFIG_UPGRADE_COPY = /^config\.json\.v\d+\.bak$/u;
