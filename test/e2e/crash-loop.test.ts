@@ -12,7 +12,8 @@
 // The one stray message Hearth cannot prevent is one Telegram created in the instant before the
 // daemon recorded its id (the Bot API has no idempotent send). Such a message only ever shows the
 // neutral placeholder, never a half-written answer.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -113,6 +114,21 @@ function overwrites(answers: ReadonlySet<string>): string[] {
   return found;
 }
 
+/**
+ * Everything needed to explain a failed crash loop, written to a file (its path goes into the
+ * failure): every message the bot sent, edited or deleted in the order Telegram took them, the
+ * outbox and inbox as each kill left them, and every daemon's log.
+ */
+function dumpRun(seed: number, states: string[], logs: string): string {
+  const path = join(process.env.CRASH_DUMP ?? tmpdir(), `hearth-crash-loop-${seed}-${process.pid}.txt`);
+  const bot = emu.calls
+    .filter((c) => ["sendMessage", "editMessageText", "deleteMessage"].includes(c.method))
+    .map((c) => `${c.at} ${c.method} chat=${c.body.chat_id} id=${c.body.message_id ?? c.response?.result?.message_id ?? "?"} ${c.status} ${JSON.stringify(String(c.body.text ?? ""))}`);
+  const final = emu.botMessages().map((m) => `${m.chatId}/${m.messageId}: ${JSON.stringify(m.history)}`);
+  writeFileSync(path, [`seed ${seed}`, "## bot api", ...bot, "## messages", ...final, "## state after each kill", ...states, "## logs", logs].join("\n"));
+  return path;
+}
+
 const abandonedIds = (logs: string) => new Set([...logs.matchAll(/"event":"inbox\.abandoned"[^\n]*?"id":"([^"]+)"/g)].map((m) => m[1]!));
 
 it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once, none twice, no complete answer overwritten, nothing given up answered", async () => {
@@ -137,7 +153,10 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
   const sent: Array<{ n: number; id: string; chat: number }> = [];
   // Every platform message id the outbox recorded, read after each kill (start-up compacts it).
   const recorded = new Set<string>();
+  const states: string[] = [];
   const noteRecorded = () => {
+    const read = (f: string) => (existsSync(join(home, f)) ? readFileSync(join(home, f), "utf8") : "");
+    states.push(`# after kill ${states.length + 1}\n## outbox\n${read("outbox.jsonl")}## inbox\n${read("inbox.jsonl")}`);
     for (const r of jsonLines(join(home, "outbox.jsonl"))) {
       const rec = r as { type?: string; id?: string };
       if (rec.type === "message" && rec.id) recorded.add(rec.id);
@@ -157,38 +176,42 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
   }
 
   const last = await start();
-  const logs = () => daemons.map((d) => d.log()).join("\n");
-  const answers = (s: (typeof sent)[number]) => emu.botMessages(s.chat).filter((m) => paragraphs(m.text).includes(answerFor(s.n))).length;
-  await waitFor(`every message answered or given up (seed ${seed})`, () => sent.every((s) => answers(s) > 0 || abandonedIds(logs()).has(s.id)), 120_000).catch((err: unknown) => {
-    throw new Error(`${String(err)}\nmissing: ${sent.filter((s) => answers(s) === 0).map((s) => s.n).join(", ")}\nbot: ${JSON.stringify(emu.botMessages().map((m) => [m.chatId, m.text]))}\nlog:\n${last.log().slice(-6000)}`);
-  });
-  console.info(`crash loop: every message answered or given up ${Date.now() - t0} ms after the first start`);
-  // Anything late (a duplicate, an overwrite) would come within the recovery's own time.
-  await sleep(1500);
+  const logs = () => daemons.map((d, i) => `# daemon ${i + 1}\n${d.log()}`).join("\n");
+  try {
+    const answers = (s: (typeof sent)[number]) => emu.botMessages(s.chat).filter((m) => paragraphs(m.text).includes(answerFor(s.n))).length;
+    await waitFor(`every message answered or given up (seed ${seed})`, () => sent.every((s) => answers(s) > 0 || abandonedIds(logs()).has(s.id)), 120_000).catch((err: unknown) => {
+      throw new Error(`${String(err)}\nmissing: ${sent.filter((s) => answers(s) === 0).map((s) => s.n).join(", ")}\nbot: ${JSON.stringify(emu.botMessages().map((m) => [m.chatId, m.text]))}\nlog:\n${last.log().slice(-6000)}`);
+    });
+    console.info(`crash loop: every message answered or given up ${Date.now() - t0} ms after the first start`);
+    // Anything late (a duplicate, an overwrite) would come within the recovery's own time.
+    await sleep(1500);
 
-  const given = abandonedIds(logs());
-  const once = sent.filter((s) => answers(s) === 1);
-  const context = `seed ${seed}; given up: ${[...given].join(", ")}; bot: ${JSON.stringify(emu.botMessages().map((m) => m.text))}`;
-  expect(once.length / sent.length, context).toBeGreaterThanOrEqual(0.9);
-  expect(sent.filter((s) => answers(s) > 1).map((s) => s.n), context).toEqual([]);
-  expect(sent.filter((s) => given.has(s.id) && answers(s) > 0).map((s) => s.n), context).toEqual([]);
-  expect(overwrites(new Set(sent.map((s) => answerFor(s.n)))), context).toEqual([]);
-  // Every bot message is an answer, a notice, or the placeholder of a preview created in the
-  // instant before a kill (its id never reached the outbox); never a half-written answer.
-  noteRecorded();
-  const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
-  const stray = emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p)));
-  expect(stray.map((m) => m.text), context).toEqual(stray.map(() => PREVIEW_PLACEHOLDER));
-  expect(stray.filter((m) => recorded.has(String(m.messageId))), context).toEqual([]);
-  expect(stray.length, context).toBeLessThanOrEqual(CYCLES);
+    const given = abandonedIds(logs());
+    const once = sent.filter((s) => answers(s) === 1);
+    const context = `seed ${seed}; given up: ${[...given].join(", ")}; bot: ${JSON.stringify(emu.botMessages().map((m) => m.text))}`;
+    expect(once.length / sent.length, context).toBeGreaterThanOrEqual(0.9);
+    expect(sent.filter((s) => answers(s) > 1).map((s) => s.n), context).toEqual([]);
+    expect(sent.filter((s) => given.has(s.id) && answers(s) > 0).map((s) => s.n), context).toEqual([]);
+    expect(overwrites(new Set(sent.map((s) => answerFor(s.n)))), context).toEqual([]);
+    // Every bot message is an answer, a notice, or the placeholder of a preview created in the
+    // instant before a kill (its id never reached the outbox); never a half-written answer.
+    noteRecorded();
+    const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
+    const stray = emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p)));
+    expect(stray.map((m) => m.text), context).toEqual(stray.map(() => PREVIEW_PLACEHOLDER));
+    expect(stray.filter((m) => recorded.has(String(m.messageId))), context).toEqual([]);
+    expect(stray.length, context).toBeLessThanOrEqual(CYCLES);
 
-  expectStateFilesParse();
+    expectStateFilesParse();
+    console.info(`crash loop: seed ${seed}, ${sent.length} messages, ${once.length} answered once, ${given.size} given up, ${fake.requests.length} model requests, ${stray.length} placeholder(s) left by a kill`);
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe whole run: ${dumpRun(seed, states, logs())}`, { cause: error });
+  }
   // A clean stop and start has nothing left to recover.
   expect(await last.stop()).toBe(0);
   const again = await start();
   await sleep(300);
   expect(again.log()).not.toContain("inbox.recovering");
-  console.info(`crash loop: seed ${seed}, ${sent.length} messages, ${once.length} answered once, ${given.size} given up, ${fake.requests.length} model requests, ${stray.length} placeholder(s) left by a kill`);
 }, 300_000);
 
 it("a poison message (it crashes the daemon whenever it runs) is given up after its own run crashed; the messages that crashed beside it are answered", async () => {
