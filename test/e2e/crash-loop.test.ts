@@ -117,16 +117,20 @@ function overwrites(answers: ReadonlySet<string>): string[] {
 /**
  * Everything needed to explain a failed crash loop, written to a file (its path goes into the
  * failure): every message the bot sent, edited or deleted in the order Telegram took them, the
- * outbox and inbox as each kill left them, and every daemon's log.
+ * outbox and inbox as each kill left them, and every daemon's log. The failure itself tells the
+ * story of the messages in question (`suspects`: bot message ids and inbox ids), for a CI run
+ * whose files are gone.
  */
-function dumpRun(seed: number, states: string[], logs: string): string {
+function dumpRun(seed: number, states: string[], logs: string, suspects: string[]): string {
   const path = join(process.env.CRASH_DUMP ?? tmpdir(), `hearth-crash-loop-${seed}-${process.pid}.txt`);
   const bot = emu.calls
     .filter((c) => ["sendMessage", "editMessageText", "deleteMessage"].includes(c.method))
     .map((c) => `${c.at} ${c.method} chat=${c.body.chat_id} id=${c.body.message_id ?? c.response?.result?.message_id ?? "?"} ${c.status} ${JSON.stringify(String(c.body.text ?? ""))}`);
   const final = emu.botMessages().map((m) => `${m.chatId}/${m.messageId}: ${JSON.stringify(m.history)}`);
   writeFileSync(path, [`seed ${seed}`, "## bot api", ...bot, "## messages", ...final, "## state after each kill", ...states, "## logs", logs].join("\n"));
-  return path;
+  const about = (id: string) => (line: string) => line.includes(`id=${id} `) || line.includes(`"${id}"`) || line.includes(`:${id}"`);
+  const story = suspects.map((id) => [`## ${id}`, ...bot.filter(about(id)), ...logs.split("\n").filter(about(id)).map((l) => l.slice(0, 400))].slice(0, 60).join("\n"));
+  return `${path}\n${story.join("\n")}`;
 }
 
 const abandonedIds = (logs: string) => new Set([...logs.matchAll(/"event":"inbox\.abandoned"[^\n]*?"id":"([^"]+)"/g)].map((m) => m[1]!));
@@ -177,10 +181,10 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
 
   const last = await start();
   const logs = () => daemons.map((d, i) => `# daemon ${i + 1}\n${d.log()}`).join("\n");
+  const answers = (s: (typeof sent)[number]) => emu.botMessages(s.chat).filter((m) => paragraphs(m.text).includes(answerFor(s.n))).length;
   try {
-    const answers = (s: (typeof sent)[number]) => emu.botMessages(s.chat).filter((m) => paragraphs(m.text).includes(answerFor(s.n))).length;
     await waitFor(`every message answered or given up (seed ${seed})`, () => sent.every((s) => answers(s) > 0 || abandonedIds(logs()).has(s.id)), 120_000).catch((err: unknown) => {
-      throw new Error(`${String(err)}\nmissing: ${sent.filter((s) => answers(s) === 0).map((s) => s.n).join(", ")}\nbot: ${JSON.stringify(emu.botMessages().map((m) => [m.chatId, m.text]))}\nlog:\n${last.log().slice(-6000)}`);
+      throw new Error(`${String(err)}\nmissing: ${sent.filter((s) => answers(s) === 0).map((s) => s.n).join(", ")}\nbot: ${JSON.stringify(emu.botMessages().map((m) => [m.chatId, m.text]))}\nlog:\n${last.log().slice(-3000)}`);
     });
     console.info(`crash loop: every message answered or given up ${Date.now() - t0} ms after the first start`);
     // Anything late (a duplicate, an overwrite) would come within the recovery's own time.
@@ -205,7 +209,12 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
     expectStateFilesParse();
     console.info(`crash loop: seed ${seed}, ${sent.length} messages, ${once.length} answered once, ${given.size} given up, ${fake.requests.length} model requests, ${stray.length} placeholder(s) left by a kill`);
   } catch (error) {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe whole run: ${dumpRun(seed, states, logs())}`, { cause: error });
+    const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
+    const suspects = [
+      ...emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p))).map((m) => String(m.messageId)),
+      ...sent.filter((s) => answers(s) !== 1).map((s) => s.id),
+    ];
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe whole run: ${dumpRun(seed, states, logs(), suspects)}`, { cause: error });
   }
   // A clean stop and start has nothing left to recover.
   expect(await last.stop()).toBe(0);
