@@ -31,11 +31,11 @@ export function makeHome(config?: unknown): string {
 /**
  * Starts `hearth start` on `home` and waits until it is ready (15 s unless `readyTimeoutMs` says
  * otherwise). `opts.cwd`: the folder it is started from (default the project folder, as
- * `npx hearth start` there).
+ * `npx hearth start` there); `opts.bin`: another launcher; `opts.nodeArgs`: more node arguments.
  */
-export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { cwd?: string; readyTimeoutMs?: number } = {}): Promise<Daemon> {
+export async function startDaemon(home: string, extraEnv: Record<string, string>, opts: { cwd?: string; readyTimeoutMs?: number; bin?: string; nodeArgs?: string[] } = {}): Promise<Daemon> {
   const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "debug", ...extraEnv });
-  const proc = spawn(process.execPath, [...daemonNodeArgs(), hearthBin, "start"], { env, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [...daemonNodeArgs(), ...(opts.nodeArgs ?? []), opts.bin ?? hearthBin, "start"], { env, cwd: opts.cwd ?? repoRoot, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
   proc.stdout!.on("data", (d: Buffer) => (stderr += d.toString()));
