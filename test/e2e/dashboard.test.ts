@@ -322,6 +322,51 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(heights.every((h) => h > 10)).toBe(true);
   });
 
+  it("Usage: on a phone the chart opens at the newest day with its dollar scale in view; on a desktop it shows whole", async () => {
+    // How many pixels of each dollar label and of the newest day's bar the owner sees, of how
+    // many it has: each box cut by the window and by every box around it that clips (a scroller).
+    const inView = `(() => {
+      const seen = (el) => {
+        const box = el.getBoundingClientRect();
+        let left = Math.max(box.left, 0), right = Math.min(box.right, document.documentElement.clientWidth);
+        for (let a = el.parentElement; a; a = a.parentElement) {
+          if (getComputedStyle(a).overflowX === "visible") continue;
+          const clip = a.getBoundingClientRect();
+          left = Math.max(left, clip.left);
+          right = Math.min(right, clip.right);
+        }
+        return { text: el.textContent, width: Math.round(box.width), seen: Math.round(Math.max(0, right - left)) };
+      };
+      return {
+        labels: [...document.querySelectorAll(".chart text")].filter((t) => t.textContent.startsWith("$")).map(seen),
+        newest: seen([...document.querySelectorAll(".chart .bar")].at(-1)),
+        scrolls: [document.documentElement, ...document.querySelectorAll(".chart, .chart *")].filter((e) => e instanceof HTMLElement && e.scrollWidth > e.clientWidth).map((e) => e.localName + "." + e.getAttribute("class")),
+      };
+    })()`;
+    type Seen = { labels: Array<{ text: string; width: number; seen: number }>; newest: { width: number; seen: number }; scrolls: string[] };
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.context().addCookies(await page.context().cookies());
+      await phone.goto(`${base}usage`);
+      // The page scrolls the chart to its newest days once loaded.
+      await waitFor("the newest day's bar in view", async () => {
+        const { newest } = (await phone.evaluate(inView)) as Seen;
+        return newest.width > 0 && newest.seen === newest.width;
+      });
+      const onPhone = (await phone.evaluate(inView)) as Seen;
+      expect(onPhone.labels).toHaveLength(3);
+      for (const l of onPhone.labels) expect(l.seen, `${l.text} seen`).toBe(l.width);
+      expect(onPhone.scrolls).toEqual(["div.plot"]);
+    } finally {
+      await phone.close();
+    }
+    await page.goto(`${base}usage`);
+    const onDesktop = (await page.evaluate(inView)) as Seen;
+    expect(onDesktop.scrolls).toEqual([]);
+    for (const l of onDesktop.labels) expect(l.seen, `${l.text} seen`).toBe(l.width);
+    expect(onDesktop.newest.seen).toBe(onDesktop.newest.width);
+  });
+
   it("People: a pairing approved on the page lets that stranger talk", async () => {
     const stranger = emu.user({ userId: STRANGER, firstName: "Sam" });
     await stranger.send("hello?");

@@ -73,26 +73,33 @@ function meter(label: string, spent: number, limit: number | null): string {
   }</div>`;
 }
 
-/** Stacked bars, one per day; each bar carries its day and total for tests and tooltips. */
+/**
+ * Stacked bars, one per day; each bar carries its day and total for tests and tooltips. The dollar
+ * scale is an SVG of its own beside the plot's, so that on a phone, where the plot scrolls
+ * sideways, it stays in view; style.css draws both at one scale (the widths here: left and W).
+ */
 function chart(days: string[], perDay: Map<string, Record<Category, number>>): string {
   const W = 720, H = 220, left = 48, right = 16, bottom = 22, top = 10;
   const totals = days.map((d) => sum(perDay.get(d)!));
   const max = niceMax(Math.max(...totals));
-  const bw = (W - left - right) / days.length;
+  const plotW = W - left;
+  const bw = (plotW - right) / days.length;
   const y = (v: number) => H - bottom - (v / max) * (H - bottom - top);
-  const grid = [0, 0.5, 1].map((f) => `<line class="grid" x1="${left}" x2="${W - right}" y1="${y(max * f)}" y2="${y(max * f)}"/><text class="axis" x="${left - 6}" y="${y(max * f) + 4}" text-anchor="end">${usd(max * f)}</text>`).join("");
+  const ticks = [0, 0.5, 1].map((f) => max * f);
+  const axis = ticks.map((v) => `<text class="axis" x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${usd(v)}</text>`).join("");
+  const grid = ticks.map((v) => `<line class="grid" x1="0" x2="${plotW - right}" y1="${y(v)}" y2="${y(v)}"/>`).join("");
   const bars = days.map((d, i) => {
     const v = perDay.get(d)!;
     let base = 0;
     const rects = CATEGORIES.filter((c) => v[c] > 0).map((c) => {
-      const r = `<rect class="k-${c}" x="${(left + i * bw + 2).toFixed(1)}" width="${(bw - 4).toFixed(1)}" y="${y(base + v[c]).toFixed(1)}" height="${Math.max(0.5, y(base) - y(base + v[c])).toFixed(1)}"/>`;
+      const r = `<rect class="k-${c}" x="${(i * bw + 2).toFixed(1)}" width="${(bw - 4).toFixed(1)}" y="${y(base + v[c]).toFixed(1)}" height="${Math.max(0.5, y(base) - y(base + v[c])).toFixed(1)}"/>`;
       base += v[c];
       return r;
     }).join("");
-    const label = i % 5 === (days.length - 1) % 5 ? `<text class="axis" x="${(left + i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle">${d.slice(5)}</text>` : "";
+    const label = i % 5 === (days.length - 1) % 5 ? `<text class="axis" x="${(i * bw + bw / 2).toFixed(1)}" y="${H - 6}" text-anchor="middle">${d.slice(5)}</text>` : "";
     return `<g class="bar" data-day="${d}" data-total="${totals[i]!.toFixed(6)}"><title>${d}: ${usd(totals[i]!)}</title>${rects}</g>${label}`;
   }).join("");
-  return `<figure class="chart"><svg viewBox="0 0 ${W} ${H}" role="img" aria-label="Cost per day for the last ${days.length} days, highest ${usd(Math.max(...totals))}">${grid}${bars}</svg></figure>`;
+  return `<figure class="chart"><svg class="y-axis" viewBox="0 0 ${left} ${H}" aria-hidden="true">${axis}</svg><div class="plot"><svg viewBox="0 0 ${plotW} ${H}" role="img" aria-label="Cost per day for the last ${days.length} days, highest ${usd(Math.max(...totals))}">${grid}${bars}</svg></div></figure>`;
 }
 
 function niceMax(v: number): number {

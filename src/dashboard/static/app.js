@@ -86,8 +86,8 @@
     });
   }
 
-  // A chart wider than a phone opens at its newest days.
-  for (const chart of document.querySelectorAll(".chart")) chart.scrollLeft = chart.scrollWidth;
+  // A chart wider than a phone opens at its newest days (its dollar scale does not scroll).
+  for (const plot of document.querySelectorAll(".chart .plot")) plot.scrollLeft = plot.scrollWidth;
 
   const pending = sessionStorage.getItem("hearth-toast");
   if (pending) {
