@@ -158,7 +158,7 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     expect(lastUserText(second)).toBe("Refused: exec is not among the tools this background task was given (memory_get).");
   }, 120_000);
 
-  it("cancel_task stops a running task within a second: its run ends and its command's process is gone", async () => {
+  it("cancel_task stops a running task at once: its run ends and its command's process is gone", async () => {
     await owner().send("please research: forever");
     await waitFor("the task at work", () => {
       const id = spawnedId(home, "forever");
@@ -177,8 +177,9 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     await waitFor("the child's run to end", () => daemon.log().includes(runEnd));
     const at = (...match: string[]) => Date.parse((JSON.parse(daemon.log().split("\n").find((l) => match.every((m) => l.includes(m)))!) as { t: string }).t);
     // Well under a second on an idle machine (the abort kills the command's process group at
-    // once); the bound leaves room for a loaded one, and still fails for a child that runs on.
-    expect(at(runEnd) - at(`"event":"task.cancelled"`, `"task":"${id}"`)).toBeLessThan(3000);
+    // once); the bound leaves room for a machine loaded by other test processes, and still fails
+    // for a child that runs on (its command never ends by itself).
+    expect(at(runEnd) - at(`"event":"task.cancelled"`, `"task":"${id}"`)).toBeLessThan(10_000);
     // The child itself stopped: its command's process is gone, and it asked the model nothing more.
     expect(commandsWaitingFor("forever")).toEqual([]);
     expect(fake.requests.filter((r) => firstUserText(r).includes(`Background task ${id}`))).toHaveLength(1);
