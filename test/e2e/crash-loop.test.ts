@@ -57,8 +57,12 @@ const questionsOf = (req: RecordedRequest): number[] => {
   const last = lastUserContent(req).map((b) => (typeof b.text === "string" ? b.text : "")).join("\n");
   return [...new Set([...last.matchAll(/\bm(\d+): question/g)].map((m) => Number(m[1])))];
 };
-/** One paragraph per question, as a person would answer them. */
-const answering = (req: RecordedRequest, opts: { chunkSize: number; chunkDelayMs: number }) => text(questionsOf(req).map(answerFor).join("\n\n"), opts);
+/**
+ * One paragraph per question, as a person would answer them. `tailDelayMs`: the answer's text is
+ * complete this long before its run ends (a model's closing events can come late), so kills also
+ * land while a preview shows a complete answer.
+ */
+const answering = (req: RecordedRequest, opts: { chunkSize: number; chunkDelayMs: number; tailDelayMs?: number }) => text(questionsOf(req).map(answerFor).join("\n\n"), opts);
 
 /** A small seeded generator, so a failing run can be repeated (CRASH_SEED=…). */
 function random(seed: number): () => number {
@@ -161,7 +165,7 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
   // Five people, each in their own session, so their answers stream side by side.
   const users = Array.from({ length: PER_CYCLE }, (_, i) => emu.user({ userId: 201 + i, firstName: `U${i}` }));
   home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: ["100"], dmPolicy: "allowlist", allowFrom: users.map((u) => String(u.userId)) } } });
-  fake.setDefault({ type: "respond", fn: (req) => answering(req, { chunkSize: 4, chunkDelayMs: 40 }) });
+  fake.setDefault({ type: "respond", fn: (req) => answering(req, { chunkSize: 4, chunkDelayMs: 40, tailDelayMs: 500 }) });
   // Longer than any life in the loop (a kill comes at most 3 s after readiness): no run in the
   // loop counts as a trial, so bad luck never gives a message up.
   const env = { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_STABLE_AFTER_MS: "6000" };

@@ -73,6 +73,8 @@ export interface ScriptedMessage {
   chunkDelayMs?: number;
   /** Delay before the first byte of the response. */
   headDelayMs?: number;
+  /** Delay after the last delta, before the message ends: its text is complete, its run not yet. */
+  tailDelayMs?: number;
   /** After this many streamed text chars (or before message_delta if the script has fewer), send `event: error`
    * and end the response. Without streaming: HTTP 529 for overloaded_error, else 500, instead of the message. */
   failAfterChars?: { chars: number; errorType?: string; message?: string };
@@ -291,6 +293,7 @@ async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string):
     writeEvent(res, "content_block_stop", { index });
   }
   if (cutAt !== Infinity) return cut();
+  if (msg.tailDelayMs && !(await pause(ex, msg.tailDelayMs))) return;
   const delta = { stop_reason: stopReasonFor(msg), stop_sequence: null, stop_details: null, container: null };
   const { cache_creation: _split, ...totals } = usage;
   writeEvent(res, "message_delta", { delta, usage: { ...totals, output_tokens_details: null, server_tool_use: msg.usage?.server_tool_use ?? null } });
