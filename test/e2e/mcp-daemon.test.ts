@@ -45,16 +45,20 @@ const start = async () => {
 };
 
 describe.skipIf(process.platform !== "linux")("MCP servers of the real daemon", () => {
-  it("hearth mcp asks the daemon; its servers end with it, on SIGTERM and on kill -9", async () => {
+  it("hearth mcp asks the daemon; its servers end with it, on SIGTERM and on kill -9", { timeout: 240_000 }, async () => {
     home = makeHome({
       mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] }, broken: { command: process.execPath, args: [FAULT, "--crash-at-start"] } } },
     });
     const d = await start();
-    await waitFor("the broken server's failure", () => d.log().includes('"event":"mcp.down"'));
+    // A server that is down is retried with a doubling backoff (1 s, 2 s, 4 s…), and it shows as
+    // "starting" while it is retried: ask once its next retry is 16 s away, so that it is "down"
+    // all the while the two commands below run, however slow the machine.
+    const retryIn = () => [...d.log().matchAll(/"event":"mcp\.down"[^\n]*"server":"broken"[^\n]*"retryInMs":(\d+)/g)].map((m) => Number(m[1]));
+    await waitFor("the broken server's retries to space out", () => retryIn().some((ms) => ms >= 16_000), 120_000);
     const r = await d.hearth(["mcp"]);
     expect(r.stdout).toBe(
       "SERVER           STATE     VIA   SCOPE  TOOLS\n" +
-        "broken           down      stdio main   0 tools\n" +
+        "broken           down      stdio main   0 tools · restarted 4×\n" +
         "    last error: the server exited before it was ready: fault server: refusing to start (--crash-at-start)\n" +
         "everything       ready     stdio main   16 tools\n",
     );
