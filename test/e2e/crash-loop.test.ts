@@ -203,6 +203,9 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
   const last = await start();
   const logs = () => daemons.map((d, i) => `# daemon ${i + 1}\n${d.log()}`).join("\n");
   const answers = (s: (typeof sent)[number]) => emu.botMessages(s.chat).filter((m) => paragraphs(m.text).includes(answerFor(s.n))).length;
+  // Bot messages that are not made of answers and notices alone.
+  const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
+  const strays = () => emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p)));
   try {
     // Until the daemon has closed every message, not only until every answer shows: an answer
     // can show in the preview of a run a kill cut off while its message still waits for its
@@ -226,8 +229,7 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
     // Every bot message is an answer, a notice, or the placeholder of a preview created in the
     // instant before a kill (its id never reached the outbox); never a half-written answer.
     noteRecorded();
-    const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
-    const stray = emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p)));
+    const stray = strays();
     expect(stray.map((m) => m.text), context).toEqual(stray.map(() => PREVIEW_PLACEHOLDER));
     expect(stray.filter((m) => recorded.has(String(m.messageId))), context).toEqual([]);
     expect(stray.length, context).toBeLessThanOrEqual(CYCLES);
@@ -235,9 +237,8 @@ it("a kill -9 loop (10 cycles, 5 messages each): ≥ 90 % answered exactly once,
     expectStateFilesParse();
     console.info(`crash loop: seed ${seed}, ${sent.length} messages, ${once.length} answered once, ${given.size} given up, ${fake.requests.length} model requests, ${stray.length} placeholder(s) left by a kill`);
   } catch (error) {
-    const finals = new Set([...sent.map((s) => answerFor(s.n)), GIVEN_UP_TEXT]);
     const suspects = [
-      ...emu.botMessages().filter((m) => !paragraphs(m.text).every((p) => finals.has(p))).map((m) => String(m.messageId)),
+      ...strays().map((m) => String(m.messageId)),
       ...sent.filter((s) => answers(s) !== 1).map((s) => s.id),
     ];
     throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe whole run: ${dumpRun(seed, states, logs(), suspects)}`, { cause: error });
