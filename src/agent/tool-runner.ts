@@ -159,6 +159,7 @@ function toolContext(call: ToolCallBlock, env: ToolRunEnv): ToolContext {
     log: env.log,
     ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
     ...(env.ask ? { ask: env.ask } : {}),
+    ...(env.gate?.permitConnection ? { permitConnection: env.gate.permitConnection } : {}),
   };
 }
 

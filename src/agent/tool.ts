@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { ImageBlock, Scope } from "./messages.ts";
+import type { Destination } from "../egress/policy.ts";
 
 /** What a tool returns. Failures are values: `isError` results go back to the model. */
 export interface ToolOutput {
@@ -43,7 +44,26 @@ export interface ToolContext {
    * `timeoutMs` or `signal` aborted. Absent when the run answers no chat. Never rejects.
    */
   ask?: AskPerson;
+  /**
+   * The run's say on a connection the egress rules leave open (ToolGate.permitConnection, bound
+   * to this run). Absent when the run has no gate: the rules alone decide.
+   */
+  permitConnection?: PermitConnection;
 }
+
+/** What asks for a connection: the call as the owner is shown it, and for web_fetch the URL itself (a link the run read passes). */
+export interface ConnectionRequest {
+  what: string;
+  url?: string;
+}
+
+/**
+ * Decides a destination that egress.allow and egress.deny leave open (src/egress/policy.ts
+ * Requester.permit): "tainted" asks the owner (or finds a grant for the host in this chat) when
+ * the run holds outside content, "always" asks unless a grant covers it. Resolves null to
+ * connect, or the refusal the connecting program is told. Never rejects.
+ */
+export type PermitConnection = (dest: Destination, request: ConnectionRequest, mode: "tainted" | "always", signal: AbortSignal) => Promise<string | null>;
 
 /** A button under a question (ToolContext.ask): pressing it answers as if `answer` were typed. */
 export interface AskChoice {
@@ -76,6 +96,8 @@ export interface ToolGate {
   admit(call: { id: string; name: string; input: unknown }, ctx: { workspace: string; signal: AbortSignal }): Promise<string | null>;
   /** Tool `name` returned content into the run (a web page, an MCP result): it may taint the run. */
   observe(name: string): void;
+  /** See ToolContext.permitConnection; `signal` is the run's or the connection's. */
+  permitConnection?: PermitConnection;
 }
 
 /** A workspace file to send to the chat (send_file, markdown images). */

@@ -4,8 +4,9 @@
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { appendRecord, readJsonLines } from "../storage.ts";
+import type { EgressRecord } from "../egress/egress.ts";
 
-export const decisions = ["asked", "allowed_once", "allowed_for", "always", "denied", "timed_out", "stopped", "granted", "not_asked", "expired"] as const;
+export const decisions = ["asked", "allowed_once", "allowed_for", "always", "denied", "timed_out", "stopped", "granted", "not_asked", "expired", "connected", "refused", "failed"] as const;
 export type Decision = (typeof decisions)[number];
 
 const auditSchema = z.object({
@@ -20,6 +21,10 @@ const auditSchema = z.object({
   reason: z.string().optional(),
   /** Who pressed (a name), or "grant N" for a call a grant covered. */
   by: z.string().optional(),
+  /** A connection's port, and the bytes it carried out and in (egress). */
+  port: z.number().optional(),
+  sent: z.number().optional(),
+  received: z.number().optional(),
 });
 export type AuditRecord = z.output<typeof auditSchema>;
 
@@ -57,13 +62,42 @@ const WORDS: Record<Decision, string> = {
   granted: "run under a grant",
   not_asked: "not run: no chat to ask in",
   expired: "asked again after a restart",
+  connected: "connected",
+  refused: "connection refused",
+  failed: "connection failed",
 };
 
 /** A decision in words: "allowed once", "not answered: denied". */
 export const decisionText = (d: Decision): string => WORDS[d];
 
-/** `2026-11-25 17:02  denied  exec: rm -r build  (by Ann) — it deletes recursively (rm -r)` */
+/** One connection the egress policy decided (src/egress/), as an audit record: tool "connect", the command or tool that made it. */
+export function connectionRecord(r: EgressRecord, at: number): AuditRecord {
+  return {
+    at,
+    decision: r.decision,
+    tool: "connect",
+    command: r.what,
+    folder: "",
+    host: r.host,
+    port: r.port,
+    session: r.session,
+    sent: r.sent,
+    received: r.received,
+    ...(r.reason ? { reason: r.reason } : {}),
+  };
+}
+
+/**
+ * `2026-11-25 17:02  denied  exec: rm -r build  (by Ann) — it deletes recursively (rm -r)`;
+ * a connection: `2026-11-25 17:03  connected  exec: curl https://example.com → example.com:443  (out 78 B, in 1.2 kB)`.
+ */
 export function auditLine(r: AuditRecord, timezone: string): string {
   const when = new Intl.DateTimeFormat("sv-SE", { timeZone: timezone, dateStyle: "short", timeStyle: "short" }).format(r.at);
-  return `${when}  ${WORDS[r.decision]}  ${r.tool}: ${r.command}${r.host ? ` → ${r.host}` : ""}${r.by ? `  (by ${r.by})` : ""}${r.reason && r.decision === "asked" ? ` — ${r.reason}` : ""}`;
+  const what = r.tool === "connect" ? r.command : `${r.tool}: ${r.command}`;
+  const to = r.host ? ` → ${r.host}${r.port ? `:${r.port}` : ""}` : "";
+  const bytes = r.sent !== undefined && r.decision === "connected" ? `  (out ${byteText(r.sent)}, in ${byteText(r.received ?? 0)})` : "";
+  const why = r.reason && ["asked", "refused", "failed"].includes(r.decision) ? ` — ${r.reason}` : "";
+  return `${when}  ${WORDS[r.decision]}  ${what}${to}${r.by ? `  (by ${r.by})` : ""}${bytes}${why}`;
 }
+
+const byteText = (n: number): string => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} kB` : `${(n / 1024 / 1024).toFixed(1)} MB`);

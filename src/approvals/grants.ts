@@ -47,6 +47,11 @@ export class GrantStore {
     return this.#read().filter((g) => g.expiresAt === null || g.expiresAt > now);
   }
 
+  /** The connection grant in force for `host` in `place` (a chat: service.ts chatPlace), or null. Never another host's, never another chat's. */
+  coveringHost(host: string, place: string): Grant | null {
+    return this.active().find((g) => g.tool === "connect" && g.folder === place && g.host === host) ?? null;
+  }
+
   /** The grant in force that covers `facts`, or null. */
   covering(facts: ActionFacts): Grant | null {
     return this.active().find((g) => covers(g, facts)) ?? null;
@@ -104,8 +109,17 @@ export function grantLines(grants: readonly Grant[], now: number, timezone: stri
   });
 }
 
-/** Where a call acts, for people: "in ~/code/site", or "on nas" for a command on an SSH exec host. */
+/** The place of a connection grant: a chat (`chat:telegram:42`), or a session without one (`session:task:ab12`). */
+export const CHAT_PLACE = "chat:";
+export const SESSION_PLACE = "session:";
+
+/** Where a call acts, for people: "in ~/code/site", "on nas" for a command on an SSH exec host, "in telegram chat 42" for a connection. */
 export function placeText(place: string): string {
+  if (place.startsWith(CHAT_PLACE)) {
+    const [channel, ...id] = place.slice(CHAT_PLACE.length).split(":");
+    return `in ${channel} chat ${id.join(":")}`;
+  }
+  if (place.startsWith(SESSION_PLACE)) return `in ${place.slice(SESSION_PLACE.length)}`;
   const host = execHostOf(place);
   return host === null ? `in ${shortFolder(place)}` : `on ${host}`;
 }

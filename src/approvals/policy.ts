@@ -25,6 +25,8 @@ export interface ActionFacts {
   folder: string;
   /** The network hosts it names (curl's target, a URL's host). */
   hosts: string[];
+  /** A connection's port (tool "connect"). */
+  port?: number;
 }
 
 const EXEC_HOST = "ssh-host:";

@@ -15,7 +15,7 @@ import type { Message } from "../agent/messages.ts";
 import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
-import { GrantStore, placeText } from "./grants.ts";
+import { CHAT_PLACE, GrantStore, placeText, SESSION_PLACE } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
 import { carriesData, grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
@@ -35,6 +35,8 @@ export interface ApprovalsOptions {
   log: Logger;
   /** Grants' expiry is judged by it (tests move it past a grant's end). */
   clock?: () => number;
+  /** The audit log, when the daemon shares it with the egress policy; absent: `<home>/approvals.jsonl`. */
+  audit?: AuditLog;
 }
 
 /** What a run is, for its gate. */
@@ -59,12 +61,15 @@ export interface RunFacts {
   view?: () => readonly Message[];
 }
 
-const CHOICES = (minutes: number) => [
+const CHOICES = (minutes: number, tool: string) => [
   { id: "once", label: "Allow once" },
   { id: "for", label: `Allow for ${minutes} min` },
-  { id: "always", label: "Always" },
+  { id: "always", label: tool === CONNECT ? "Always (this host)" : "Always" },
   { id: "deny", label: "Deny" },
 ];
+
+/** The tool name under which connections are asked, granted and audited (egress, src/egress/). */
+export const CONNECT = "connect";
 
 type Outcome = { type: "press"; choice: "once" | "for" | "always" | "deny"; by: string } | { type: "timeout" } | { type: "stopped" };
 
@@ -100,7 +105,7 @@ export class Approvals {
     this.#o = opts;
     this.#clock = opts.clock ?? Date.now;
     this.grants = new GrantStore(path.join(opts.home, "grants.json"), opts.log, this.#clock);
-    this.audit = new AuditLog(path.join(opts.home, "approvals.jsonl"), opts.log);
+    this.audit = opts.audit ?? new AuditLog(path.join(opts.home, "approvals.jsonl"), opts.log);
     this.#pending = new PendingQuestions(path.join(opts.home, "approvals-pending.json"), opts.log, this.#clock());
   }
 
@@ -155,6 +160,19 @@ export class Approvals {
       observe: (name) => {
         read ??= outsideContentOfTool(name);
       },
+      permitConnection: async (dest, request, mode, signal) => {
+        const tainted = taint();
+        if (mode === "tainted" && !tainted) return null;
+        // A link the run read (or someone wrote) was not built from workspace data.
+        if (request.url && run.view && urlReadIn(run.view(), request.url)) return null;
+        const facts: ActionFacts = { tool: CONNECT, command: request.what, folder: chatPlace(run), hosts: [dest.host], port: dest.port };
+        const grant = this.grants.coveringHost(dest.host, facts.folder);
+        if (grant) {
+          this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
+          return null;
+        }
+        return this.#ask(facts, mode === "always" ? "every new host is asked about (egress.ask: always)" : tainted!, run, signal);
+      },
       admit: async (call, ctx) => {
         const facts = factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
@@ -180,18 +198,19 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const text = [`🔐 Approve this?`, ...(run.task ? [`task: ${run.task.label} (${run.task.id})`] : []), actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const text = questionText(facts, reason, run);
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
     this.#waiting.set(key, { session: run.sessionKey, summary: actionLine(facts, facts.command), question, resolve });
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
-    const shown = await host.ask(run.chat, { key, text, choices: CHOICES(config.grantMinutes) });
+    const shown = await host.ask(run.chat, { key, text, choices: CHOICES(config.grantMinutes, facts.tool) });
     if (!shown) {
       this.#waiting.delete(key);
       this.#pending.remove(key);
       this.#record("not_asked", facts, run, {});
+      if (facts.tool === CONNECT) return `the connection to ${facts.hosts[0]} needs the owner's approval, and no chat that can show approval buttons is connected`;
       return `Not run: ${facts.tool} needs the owner's approval (${reason}), and no chat that can show approval buttons is connected. Tell the owner what you wanted to do.`;
     }
     this.#pending.shown(key, shown);
@@ -214,6 +233,7 @@ export class Approvals {
   /** Records the outcome (and the grant it makes); the line the question shows, and the model's answer (null: run it). */
   #decide(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
     const { config } = this.#o;
+    if (facts.tool === CONNECT) return this.#decideConnection(o, facts, run);
     if (o.type === "timeout") {
       this.#record("timed_out", facts, run, {});
       return {
@@ -245,8 +265,38 @@ export class Approvals {
     }
   }
 
+  /** A connection's outcome: its answer is the refusal the connecting program gets (null: connect). */
+  #decideConnection(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
+    const { config } = this.#o;
+    const host = facts.hosts[0]!;
+    if (o.type === "timeout") {
+      this.#record("timed_out", facts, run, {});
+      return { line: `⌛ Not answered within ${minutesText(config.timeoutSeconds)}: not connected.`, answer: `the owner did not allow ${host} within ${config.timeoutSeconds} s` };
+    }
+    if (o.type === "stopped") {
+      this.#record("stopped", facts, run, {});
+      return { line: "⏹ Stopped before it was answered: not connected.", answer: "the run was stopped" };
+    }
+    const scope = `${host} ${placeText(facts.folder)}`;
+    switch (o.choice) {
+      case "deny":
+        this.#record("denied", facts, run, { by: o.by });
+        return { line: `❌ Denied by ${o.by}.`, answer: `the owner denied ${host}` };
+      case "once":
+        this.#record("allowed_once", facts, run, { by: o.by });
+        return { line: `✅ Allowed once by ${o.by}.`, answer: null };
+      case "for":
+      case "always": {
+        const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
+        this.grants.add({ tool: CONNECT, pattern: host, folder: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
+        this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
+        return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
+      }
+    }
+  }
+
   #record(decision: Decision, facts: ActionFacts, run: RunFacts, extra: { by?: string; reason?: string }): void {
-    this.audit.append({ at: this.#clock(), decision, tool: facts.tool, command: facts.command, folder: facts.folder, host: facts.hosts[0] ?? null, session: run.sessionKey, ...extra });
+    this.audit.append({ at: this.#clock(), decision, tool: facts.tool, command: facts.command, folder: facts.folder, host: facts.hosts[0] ?? null, ...(facts.port ? { port: facts.port } : {}), session: run.sessionKey, ...extra });
   }
 }
 
@@ -274,6 +324,18 @@ function factsOf(tool: string, input: unknown, workspace: string): ActionFacts |
       return null;
   }
 }
+
+/** The question the owner is shown, with the run's task when it is one. */
+function questionText(facts: ActionFacts, reason: string, run: RunFacts): string {
+  const task = run.task ? [`task: ${run.task.label} (${run.task.id})`] : [];
+  if (facts.tool === CONNECT) {
+    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `from: ${placeText(facts.folder).replace(/^in /, "")}`, `why: ${reason}`].join("\n");
+  }
+  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+}
+
+/** Where a connection grant holds: the run's chat, or its session for background work without one. */
+export const chatPlace = (run: RunFacts): string => (run.chat ? `${CHAT_PLACE}${run.chat.channel}:${run.chat.chatId}` : `${SESSION_PLACE}${run.sessionKey}`);
 
 /** "exec: rm -r build"; send_file's and web_fetch's commands name their tool already ("send_file MEMORY.md"). */
 const actionLine = (facts: ActionFacts, command: string): string => (facts.tool === "exec" ? `exec: ${command}` : command);

@@ -67,6 +67,8 @@ export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: str
   const problems = resolveProviders(config, env);
   if (problems.length > 0) throw new ConfigError(file, problems.map((p) => `✖ ${p.message}\n  → at ${p.path}`).join("\n"));
   config.workspace = path.resolve(opts.home, expandHome(config.workspace, env));
+  // The old key, read for one more version (migration 2 → 3 moves it in the file).
+  for (const h of config.tools.web.fetch.allowPrivate) if (!config.egress.allowPrivate.includes(h)) config.egress.allowPrivate.push(h);
   // The home holds the keys (config.json) and every chat's transcript: no tool that works inside
   // the workspace (send_file, markdown images, memory, a shared scope's read) may reach it.
   const home = path.resolve(opts.home);

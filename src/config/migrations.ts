@@ -15,7 +15,7 @@ import { homePaths } from "./home.ts";
 import { writeSecrets } from "./secrets.ts";
 
 /** The version of config.json this Hearth writes and reads. */
-export const CONFIG_VERSION = 2;
+export const CONFIG_VERSION = 3;
 
 /** config.json was written by a newer Hearth than this one. The CLI exits 2 with the message. */
 export class NewerConfigError extends ConfigError {
@@ -109,6 +109,32 @@ const MIGRATIONS: Migration[] = [
         did.push(`moved ${s.path.join(".")} to .env as ${s.variable}`);
       }
       return { text: setVersion(out, 2), secrets, did };
+    },
+  },
+  {
+    from: 2,
+    to: 3,
+    name: "moveAllowPrivateToEgress",
+    // One egress policy now judges every connection; the fetch tool's list of private hosts is its.
+    apply(text) {
+      const raw = parseJsonc(text, [], { allowTrailingComma: true }) as Record<string, unknown>;
+      const web = isObject(raw.tools) ? raw.tools.web : undefined;
+      const fetch = isObject(web) ? web.fetch : undefined;
+      const old = isObject(fetch) && Array.isArray(fetch.allowPrivate) ? fetch.allowPrivate.filter((h): h is string => typeof h === "string") : [];
+      let out = text;
+      const did: string[] = [];
+      if (isObject(fetch) && "allowPrivate" in fetch) {
+        out = applyEdits(out, modify(out, ["tools", "web", "fetch", "allowPrivate"], undefined, { formattingOptions: FORMAT }));
+        if (old.length > 0) {
+          const egress = isObject(raw.egress) ? raw.egress : {};
+          const current = Array.isArray(egress.allowPrivate) ? egress.allowPrivate.filter((h): h is string => typeof h === "string") : [];
+          out = applyEdits(out, modify(out, ["egress", "allowPrivate"], [...current, ...old.filter((h) => !current.includes(h))], { formattingOptions: FORMAT }));
+          did.push(`moved tools.web.fetch.allowPrivate to egress.allowPrivate (${old.join(", ")})`);
+        } else {
+          did.push("removed the empty tools.web.fetch.allowPrivate (egress.allowPrivate replaces it)");
+        }
+      }
+      return { text: setVersion(out, 3), secrets: {}, did };
     },
   },
 ];

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
 import { providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
+import { askModes } from "../egress/policy.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
 import { execHostsSchema } from "../agent/tools/hosts/config.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
@@ -91,6 +92,8 @@ const agentSchema = strict({
 });
 
 const domainList = z.array(z.string().trim().min(1)).default([]);
+/** A host (name, `*.` wildcard or address) with an optional `:port`, as the egress policy compares it. */
+const hostPattern = z.string().trim().min(1).regex(/^(\*\.)?[A-Za-z0-9_.-]+(:\d{1,5})?$|^\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?$/, "a host name, *.domain or address, with an optional :port");
 const noBothDomainLists = (w: { allowedDomains: string[]; blockedDomains: string[] }, ctx: z.core.$RefinementCtx) => {
   if (w.allowedDomains.length > 0 && w.blockedDomains.length > 0) ctx.addIssue({ code: "custom", path: ["blockedDomains"], message: "cannot be used together with allowedDomains (pick one)" });
 };
@@ -116,7 +119,7 @@ const webSchema = strict({
     maxUses: positiveInt.max(50).default(10),
     allowedDomains: domainList,
     blockedDomains: domainList,
-    /** Hosts (names or addresses) local fetching may reach although they are private or loopback. */
+    /** Deprecated alias of egress.allowPrivate, read for one version (the config migration moves it). */
     allowPrivate: z.array(z.string().trim().min(1)).default([]),
     timeoutMs: positiveInt.min(1000).max(120_000).default(20_000),
     maxBytes: positiveInt.default(5_000_000),
@@ -177,6 +180,21 @@ export const configSchema = strict({
     grantMinutes: positiveInt.max(7 * 24 * 60).default(30),
     ask: z.array(z.string().trim().min(1)).default([]),
     allow: z.array(z.string().trim().min(1)).default([]),
+  }).prefault({}),
+  /**
+   * Every connection made on the model's behalf (a sandboxed command through Hearth's proxy,
+   * local web_fetch, stdio MCP servers): src/egress/policy.ts. Host patterns: `example.com`,
+   * `*.example.com` (names under it), an address; an optional `:port`.
+   */
+  egress: strict({
+    /** Always allowed, without a question. */
+    allow: z.array(hostPattern).default([]),
+    /** Always refused. */
+    deny: z.array(hostPattern).default([]),
+    /** Hosts (names or addresses) that may be reached although they resolve to a loopback, private or link-local address. */
+    allowPrivate: z.array(hostPattern).default([]),
+    /** tainted: a run that read outside content asks for each host without a grant; always: every such host asks; never: none asks. */
+    ask: z.enum(askModes).default("tainted"),
   }).prefault({}),
   /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
   cron: strict({ fallback: z.enum(["telegram", "discord"]).optional() }).prefault({}),

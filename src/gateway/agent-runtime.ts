@@ -20,6 +20,7 @@ import type { SkillRegistry } from "../agent/skills/registry.ts";
 import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExecSandbox, type ExecHosts, type ExecSandbox } from "../agent/tools/index.ts";
 import { Transcript } from "../agent/transcript.ts";
 import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
+import { Egress } from "../egress/egress.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
@@ -149,6 +150,8 @@ export interface AgentRuntimeOptions {
   clock?: () => number;
   /** Records every model call's usage (the usage ledger); absent, nothing is recorded. */
   recordUsage?: UsageSink;
+  /** The egress policy: sandboxed commands' proxy and local web_fetch; absent (tests): config.egress, connections not audited. */
+  egress?: Egress;
 }
 
 export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
@@ -199,6 +202,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   // The home's lock is held: commands still running with this home's marker were left by a
   // daemon that was killed (kill -9, a crash) before it could end them.
   const execMarkerPrefix = markerPrefixFor(opts.home);
+  const egress = opts.egress ?? new Egress({ rules: () => config.egress, record: () => {}, log: log.child({ component: "egress" }) });
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
   const skills = opts.skills ?? null;
@@ -217,6 +221,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     timezone: config.timezone,
     sharedAllow,
     log: log.child({ component: "web" }),
+    egress,
     // Local searches and fetches are lines in usage.jsonl (no tokens; the ledger prices a search) under the run that made them.
     onUse: (kind, ctx) =>
       recordUsage(lastTag.get(ctx.sessionKey) ?? { session: ctx.sessionKey, scope: ctx.scope, purpose: "chat" }, LOCAL_WEB_MODEL, {
@@ -226,7 +231,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   });
   const lastWebReads = new Map<string, string[]>();
   const allTools = [
-    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, ...(opts.execHosts ? { execHosts: opts.execHosts } : {}), ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
+    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, egress, ...(opts.execHosts ? { execHosts: opts.execHosts } : {}), ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
     ...web.tools,
     ...(memory?.tools() ?? []),
     sendFileTool,

@@ -1,4 +1,5 @@
 // The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
+import { join } from "node:path";
 import type { ModelClient } from "../agent/providers/model.ts";
 import type { Backoff } from "../agent/mcp/connection.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
@@ -47,6 +48,8 @@ import { UsageLedger } from "../spending/ledger.ts";
 import { usageFile } from "../spending/usage-record.ts";
 import { TerminalMailboxFile } from "./delivery/terminal-mailbox.ts";
 import { Approvals } from "../approvals/service.ts";
+import { AuditLog, connectionRecord } from "../approvals/audit.ts";
+import { Egress } from "../egress/egress.ts";
 import { approvalsHost } from "./approvals-host.ts";
 import { notifyOwnerWithRaise, OwnerQuestions } from "./owner-questions.ts";
 
@@ -141,6 +144,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     if (memory) undo.push(["skills feed", memory.onWorkspaceEvent((e) => skills.noteWorkspaceEvent(e.relPath))]);
     // A server that needs a login sends its link to the owner once the channels are up (ctx).
     let owner: GatewayContext | null = null;
+    // The egress policy: every connection a command, web_fetch or a stdio MCP server makes is
+    // decided there and written to the approvals' audit log.
+    const audit = new AuditLog(join(home, "approvals.jsonl"), log.child({ component: "approvals" }));
+    const egress = new Egress({ rules: () => config.egress, record: (r) => audit.append(connectionRecord(r, clock())), log: log.child({ component: "egress" }) });
     const mcp = new McpManager({
       config: config.mcp,
       log,
@@ -168,7 +175,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // top of what the ledger holds from before this start.
     const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock, spentBefore: (session) => usage.spentBy(session) });
     usage.onRecord((r) => tasks.noteCost(r.session, r.costUsd));
-    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, execHosts, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
+    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, execHosts, egress, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel({ mailbox: TerminalMailboxFile.open(paths.mailbox, log, config.timezone, clock()), clock });
@@ -178,7 +185,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions(channels, log.child({ component: "questions" })) } as GatewayContext;
     owner = ctx;
-    ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock });
+    ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock, audit });
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.questions.has(press.key) ? ctx.questions.press(press) : ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text, { raise: true }) });

@@ -35,7 +35,7 @@ describe("loadConfig", () => {
   it("gives every default when there is no config file", async () => {
     const config = await load(null);
     expect(config).toEqual({
-      version: 2,
+      version: 3,
       workspace: path.join(home, "workspace"),
       timezone: systemTimeZone(),
       model: { name: "claude-sonnet-5-5", fallbacks: [], maxTokens: 8192, contextWindow: 200000, idleTimeoutMs: 60000 },
@@ -58,6 +58,7 @@ describe("loadConfig", () => {
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
       approvals: { exec: "risky", timeoutSeconds: 300, grantMinutes: 30, ask: [], allow: [] },
+      egress: { allow: [], deny: [], allowPrivate: [], ask: "tainted" },
       pricing: {},
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },

@@ -29,6 +29,8 @@ function meant(text: string) {
 
 function withoutKeyEnvs(config: ReturnType<typeof loadConfig>) {
   for (const p of Object.values(config.providers)) delete p.apiKeyEnv;
+  // The old key is read into egress.allowPrivate (the one list in force) whichever place holds it.
+  config.tools.web.fetch.allowPrivate = [];
   return config;
 }
 

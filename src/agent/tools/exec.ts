@@ -5,9 +5,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { redact } from "../../log.ts";
-import { defineTool, type Tool, type ToolOutput } from "../tool.ts";
+import { defineTool, type Tool, type ToolContext, type ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked, newMarker } from "./exec-marker.ts";
-import { sandboxedCommand, type ExecSandbox } from "./sandbox.ts";
+import { execRefusal, sandboxedCommand, type ExecSandbox } from "./sandbox.ts";
+import type { Egress, ProxySession, Requester } from "../../egress/egress.ts";
 import { OutputCapture } from "./output-capture.ts";
 import type { ExecHosts } from "./hosts/ssh-hosts.ts";
 import { PROVIDER_KEY_ENVS } from "../providers/presets.ts";
@@ -31,7 +32,11 @@ export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off",
  * optional `host`, the name an approval check reads off the request. Without, the schema is the
  * same as ever.
  */
-export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string; hosts?: ExecHosts }): Tool {
+/**
+ * `egress`: the daemon's egress policy; a sandboxed command with the network on reaches out only
+ * through a proxy opened from it for that command. Absent (tests of the tool alone): no network.
+ */
+export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string; hosts?: ExecHosts; egress?: Egress }): Tool {
   const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
   const hosts = opts.hosts && opts.hosts.names().length > 0 ? opts.hosts : undefined;
   const base = {
@@ -55,17 +60,31 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
         if (ctx.scope !== "main") return Promise.resolve({ content: "Commands on other hosts are available to the owner only.", isError: true });
         return hosts.run(input.host, { command: input.command, timeoutMs, signal: ctx.signal });
       }
+      const sandbox = opts.sandbox ?? UNSANDBOXED;
+      const refusal = execRefusal(sandbox);
+      if (refusal) return Promise.resolve({ content: refusal, isError: true });
+      const what = `exec: ${shorten(input.command.trim(), 300)}`;
       return runCommand({
         command: input.command,
         cwd: ctx.workspace,
         timeoutMs,
         signal: ctx.signal,
-        sandbox: opts.sandbox ?? UNSANDBOXED,
+        sandbox,
         ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
+        ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: requesterFor(what, ctx) } } : {}),
       });
     },
     summarize: (input: ExecRequest) => `${input.host ? `${input.host}: ` : ""}${shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80)}`,
   });
+}
+
+/** The run's say on the command's connections: its gate's permit, or (no gate) the rules alone. */
+function requesterFor(what: string, ctx: ToolContext): Requester & { session: string } {
+  return {
+    what,
+    session: ctx.sessionKey,
+    permit: (dest, mode, signal) => (ctx.permitConnection ? ctx.permitConnection(dest, { what }, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`)),
+  };
 }
 
 /** One `exec` call as the model made it; `host` absent means this machine. */
@@ -78,7 +97,7 @@ export interface ExecRequest {
 /** What the model must know to not waste calls: where it may write, whether there is a network. */
 function sandboxNote(sb: ExecSandbox): string {
   if (sb.kind === "none") return "";
-  return ` Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible${sb.network ? "" : "; no network"}.`;
+  return ` Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible${sb.network ? "; the network only through Hearth's proxy (HTTP_PROXY, ALL_PROXY are set; tools that ignore them cannot connect), which may ask the owner" : "; no network"}.`;
 }
 
 /** The model's override if given, else the configured default; never above 10 minutes. */
@@ -108,18 +127,33 @@ export async function runCommand(opts: {
   signal: AbortSignal;
   sandbox: ExecSandbox;
   markerPrefix?: string;
+  /** The proxy to open for this command (a sandbox with the network on); closed when it ends. */
+  egress?: { egress: Egress; requester: Requester & { session: string } };
 }): Promise<ToolOutput> {
   if (opts.signal.aborted) return { content: "Command not run: the run was aborted.", isError: true };
+  let proxy: ProxySession | undefined;
+  try {
+    proxy = opts.egress ? await opts.egress.egress.open(opts.egress.requester) : undefined;
+  } catch (err) {
+    return { content: `Command not run: its network proxy could not start (${messageOf(err)}).`, isError: true };
+  }
+  try {
+    return await runSpawned(opts, proxy);
+  } finally {
+    await proxy?.close();
+  }
+}
 
+async function runSpawned(opts: { command: string; cwd: string; timeoutMs: number; signal: AbortSignal; sandbox: ExecSandbox; markerPrefix?: string }, proxy: ProxySession | undefined): Promise<ToolOutput> {
   const marker = newMarker(opts.markerPrefix ?? "anon");
-  const { file, args } = sandboxedCommand(opts.sandbox, opts.command, opts.cwd);
+  const { file, args, env } = sandboxedCommand(opts.sandbox, opts.command, opts.cwd, proxy);
   let child: ChildProcess;
   try {
     child = spawn(file, args, {
       cwd: opts.cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...commandEnv(process.env), [EXEC_MARKER_VAR]: marker },
+      env: { ...commandEnv(process.env), ...env, [EXEC_MARKER_VAR]: marker },
     });
   } catch (err) {
     return { content: `Could not start bash: ${messageOf(err)}`, isError: true };

@@ -4,9 +4,10 @@ import { createExecTool } from "./exec.ts";
 import { createReadTool, editTool, writeTool } from "./files.ts";
 import type { ExecSandbox } from "./sandbox.ts";
 import type { ExecHosts } from "./hosts/ssh-hosts.ts";
+import type { Egress } from "../../egress/egress.ts";
 
 export { resolveInWorkspace, type WorkspacePath } from "./workspace-path.ts";
-export { describeSandbox, resolveExecSandbox, SandboxUnavailableError, type ExecSandbox } from "./sandbox.ts";
+export { describeSandbox, execRefusal, resolveExecSandbox, SandboxUnavailableError, type ExecSandbox } from "./sandbox.ts";
 export { killOrphanedCommands, markerPrefixFor } from "./exec-marker.ts";
 export { commandEnv } from "./exec.ts";
 export { SshHosts, type ExecHosts } from "./hosts/ssh-hosts.ts";
@@ -24,6 +25,8 @@ export function createWorkspaceTools(opts: {
   execHosts?: ExecHosts;
   /** Folders a shared scope's `read` may open (shared skills); see ReadToolOptions. */
   sharedReadRoots?: () => readonly string[];
+  /** The egress policy a sandboxed command's proxy asks; absent: sandboxed commands have no network. */
+  egress?: Egress;
 }): Tool[] {
   return [
     createExecTool({
@@ -31,6 +34,7 @@ export function createWorkspaceTools(opts: {
       ...(opts.execSandbox ? { sandbox: opts.execSandbox } : {}),
       ...(opts.execMarkerPrefix ? { markerPrefix: opts.execMarkerPrefix } : {}),
       ...(opts.execHosts ? { hosts: opts.execHosts } : {}),
+      ...(opts.egress ? { egress: opts.egress } : {}),
     }),
     createReadTool(opts.sharedReadRoots ? { sharedRoots: opts.sharedReadRoots } : {}),
     writeTool,

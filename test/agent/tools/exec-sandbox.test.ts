@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExecTool, runCommand } from "../../../src/agent/tools/exec.ts";
+import { silentLogger } from "../../../src/log.ts";
+import { testEgress } from "../../support/egress.ts";
 import {
   probeBwrap,
   resolveExecSandbox,
@@ -59,7 +61,7 @@ afterAll(() => {
 });
 
 describe("resolveExecSandbox", () => {
-  const missing = () => ({ ok: false as const, why: "missing" as const, detail: "bubblewrap (bwrap) is not installed" });
+  const missing = () => ({ ok: false as const, why: "missing" as const, detail: "bubblewrap (bwrap) is not installed", fix: "install it: sudo apt-get install bubblewrap socat (Debian/Ubuntu; dnf/pacman: packages bubblewrap and socat)" });
 
   it('"off" never runs bwrap', () => {
     let probed = false;
@@ -68,13 +70,26 @@ describe("resolveExecSandbox", () => {
     expect(probed).toBe(false);
   });
 
-  it('"auto" without bwrap runs unsandboxed and says why', () => {
-    expect(resolveExecSandbox({ mode: "auto", network: true, home, workspace, probe: missing })).toEqual({
+  it('"auto" without bwrap refuses every command with one sentence naming the fix; "off" runs them', async () => {
+    const sb = resolveExecSandbox({ mode: "auto", network: true, home, workspace, probe: missing });
+    expect(sb).toEqual({
       kind: "none",
       mode: "auto",
       why: "missing",
       detail: "bubblewrap (bwrap) is not installed",
+      fix: "install it: sudo apt-get install bubblewrap socat (Debian/Ubuntu; dnf/pacman: packages bubblewrap and socat)",
     });
+    const c = { signal: new AbortController().signal, workspace, scope: "main" as const, sessionKey: "main", log: silentLogger };
+    writeFileSync(path.join(workspace, "ran"), "no\n");
+    expect(await createExecTool({ defaultTimeoutMs: 10_000, sandbox: sb }).execute({ command: "echo yes > ran" }, c)).toEqual({
+      content:
+        'Commands cannot run: bubblewrap (bwrap) is not installed, and Hearth runs commands only in its sandbox. The owner can install it: sudo apt-get install bubblewrap socat (Debian/Ubuntu; dnf/pacman: packages bubblewrap and socat) (or set tools.exec.sandbox to "off" to run commands unconfined).',
+      isError: true,
+    });
+    expect(readFileSync(path.join(workspace, "ran"), "utf8")).toBe("no\n");
+    const off = resolveExecSandbox({ mode: "off", network: true, home, workspace, probe: missing });
+    expect(await createExecTool({ defaultTimeoutMs: 10_000, sandbox: off }).execute({ command: "echo yes > ran" }, c)).toEqual({ content: "[exit code 0]", isError: false });
+    expect(readFileSync(path.join(workspace, "ran"), "utf8")).toBe("yes\n");
   });
 
   it('"bwrap" without bwrap refuses with the install command', () => {
@@ -82,7 +97,7 @@ describe("resolveExecSandbox", () => {
     expect(attempt).toThrow(SandboxUnavailableError);
     expect(attempt).toThrow(
       'tools.exec.sandbox is "bwrap" but bubblewrap (bwrap) is not installed.\n' +
-        "  Install it: sudo apt-get install bubblewrap (Debian/Ubuntu; dnf/pacman: package bubblewrap)\n",
+        "  Install it: sudo apt-get install bubblewrap socat (Debian/Ubuntu; dnf/pacman: packages bubblewrap and socat)\n",
     );
   });
 
@@ -90,20 +105,23 @@ describe("resolveExecSandbox", () => {
     const bin = path.join(home, "bin");
     mkdirSync(bin);
     writeFileSync(path.join(bin, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", { mode: 0o755 });
+    writeFileSync(path.join(bin, "socat"), "#!/bin/sh\n", { mode: 0o755 });
     const result = probeBwrap({ PATH: bin });
+    // The cause and its fix depend on the machine (a container, AppArmor's restriction, a sysctl).
     expect(result).toEqual({
       ok: false,
       why: "broken",
-      detail: `${bin}/bwrap does not work here (bwrap: No permissions to create new namespace); user namespaces may be disabled`,
+      detail: expect.stringMatching(new RegExp(`^${bin}/bwrap cannot create namespaces here \\(bwrap: No permissions to create new namespace\\); (Hearth runs inside a container|AppArmor restricts|the kernel disables|user namespaces)`)),
+      fix: expect.any(String),
     });
   });
 
   it("hides the home under a tmpfs, then binds the workspace inside it back", () => {
-    const sb: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home] };
+    const sb: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home], socat: null };
     const { file, args } = sandboxedCommand(sb, "ls", workspace);
     expect(file).toBe("/usr/bin/bwrap");
     expect(args.join(" ")).toBe(
-      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --unshare-net --chdir ${workspace} -- bash -c ls`,
+      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --unshare-net --chdir ${workspace} -- bash -c ls`,
     );
   });
 });
@@ -112,7 +130,7 @@ describe("the exec tool's description", () => {
   it("tells the model what the sandbox allows, and says nothing extra without one", () => {
     const base =
       "Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after 120 s unless timeoutMs is given. Background processes end with the command.";
-    const boxed: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home] };
+    const boxed: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home], socat: null };
     expect(createExecTool({ defaultTimeoutMs: 120_000, sandbox: boxed }).description).toBe(
       `${base} Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible; no network.`,
     );
@@ -152,14 +170,22 @@ describe.skipIf(noBwrap)("exec in bubblewrap", () => {
     }
   });
 
-  it("reaches a local server with network on, and nothing with network off", async () => {
-    const server: Server = createServer((_req, res) => res.end("ok"));
+  it("reaches a local server only through the egress proxy with network on, and nothing with network off", async () => {
+    const hits: string[] = [];
+    const server: Server = createServer((req, res) => (hits.push(req.url ?? ""), res.end("ok")));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
+    const egress = testEgress({ allowPrivate: ["127.0.0.1"] });
+    const requester = { what: "exec: test", session: "main", permit: async () => null };
+    const withProxy = (sb: ExecSandbox, command: string) =>
+      runCommand({ command, cwd: workspace, timeoutMs: 20_000, signal: new AbortController().signal, sandbox: sb, egress: { egress, requester } });
     try {
-      const probeCmd = `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo unreachable`;
-      expect((await run(sandbox(true), probeCmd)).content).toBe("reached\n[exit code 0]");
-      expect((await run(sandbox(false), probeCmd)).content).toBe("unreachable\n[exit code 0]");
+      const direct = `(echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo unreachable`;
+      expect((await withProxy(sandbox(true), direct)).content).toBe("unreachable\n[exit code 0]");
+      expect((await withProxy(sandbox(true), `curl -sS http://127.0.0.1:${port}/via-proxy`)).content).toBe("ok\n[exit code 0]");
+      expect((await run(sandbox(false), `curl -sS http://127.0.0.1:${port}/no-network 2>&1 | head -c 0; echo rc=\${PIPESTATUS[0]}`)).content).toBe("rc=7\n[exit code 0]");
+      expect(hits).toEqual(["/via-proxy"]);
+      expect(egress.records).toEqual([{ host: "127.0.0.1", port, protocol: "http", decision: "connected", sent: 0, received: 2, what: "exec: test", session: "main" }]);
     } finally {
       server.close();
     }

@@ -1,12 +1,12 @@
 // Hearth's own HTTP(S) GET for web_fetch. Redirects are followed by hand (at most 5) so that
-// every hop passes the SSRF guard, and each connection goes to the address the guard checked:
-// node:http's `lookup` is pinned to it, so no second DNS answer is ever used.
+// every hop passes the egress policy (`target`), and each connection goes to the address the
+// policy checked: node:http's `lookup` is pinned to it, so no second DNS answer is ever used.
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
-import { checkTarget, FetchRefusedError, hostOf, type ResolvedAddress, type Resolver } from "./ssrf-guard.ts";
+import type { ResolvedAddress } from "../../../egress/addresses.ts";
 
 export const MAX_REDIRECTS = 5;
 
@@ -18,10 +18,21 @@ export interface FetchLimits {
 }
 
 export interface FetchOptions extends FetchLimits {
-  resolve: Resolver;
-  allowPrivate: readonly string[];
+  /**
+   * The address to connect to for one hop's URL (http or https), as the egress policy decided
+   * it; rejects with FetchRefusedError when the hop may not be made.
+   */
+  target: (url: URL) => Promise<ResolvedAddress>;
   signal: AbortSignal;
 }
+
+/** A fetch target that is not allowed; the message is shown to the model as the tool error. */
+export class FetchRefusedError extends Error {
+  override name = "FetchRefusedError";
+}
+
+/** The host of a URL as the policy compares it (lower case, IPv6 without brackets). */
+const hostOf = (url: URL): string => url.hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
 
 export interface FetchedBody {
   /** The URL that answered, after redirects. */
@@ -38,8 +49,6 @@ export class FetchFailedError extends Error {
   override name = "FetchFailedError";
 }
 
-export { FetchRefusedError };
-
 /** GETs `url`. Throws FetchRefusedError or FetchFailedError with a message meant for the model. */
 export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchedBody> {
   let current: URL;
@@ -52,7 +61,8 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<Fetched
   const signal = AbortSignal.any([opts.signal, timeout]);
   try {
     for (let hop = 0; ; hop++) {
-      const target = await checkTarget(current, opts.resolve, opts.allowPrivate);
+      if (current.protocol !== "http:" && current.protocol !== "https:") throw new FetchRefusedError(`Only http and https URLs can be fetched, not ${current.protocol}`);
+      const target = await opts.target(current);
       if (signal.aborted) throw signal.reason;
       const res = await request(current, target, signal);
       const location = res.headers.location;

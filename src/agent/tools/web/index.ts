@@ -7,7 +7,7 @@ import type { Tool, ToolContext } from "../../tool.ts";
 import { braveSearch } from "./brave.ts";
 import type { SearchProvider } from "./search.ts";
 import { searxngSearch } from "./searxng.ts";
-import type { Resolver } from "./ssrf-guard.ts";
+import type { Egress } from "../../../egress/egress.ts";
 import { createWebFetchTool, createWebSearchTool } from "./tools.ts";
 
 export { wrapExternal } from "./external-content.ts";
@@ -28,7 +28,7 @@ interface DomainRules {
 /** `config.tools.web`, as the schema outputs it. */
 export interface WebConfig {
   search: DomainRules & { provider: "brave" | "searxng"; baseUrl?: string | undefined; apiKey?: string | undefined };
-  fetch: DomainRules & { allowPrivate: string[]; timeoutMs: number; maxBytes: number; maxChars: number };
+  fetch: DomainRules & { timeoutMs: number; maxBytes: number; maxChars: number };
 }
 
 export interface WebTools {
@@ -45,7 +45,8 @@ export function createWebTools(opts: {
   /** tools.shared.allow: the only way server tools reach a shared scope. */
   sharedAllow: readonly string[];
   log: Logger;
-  resolve?: Resolver;
+  /** The egress policy Hearth's own fetches pass. */
+  egress: Egress;
   /** Counts each use of a local tool (usage records). Must not throw. */
   onUse?: (kind: "search" | "fetch", ctx: ToolContext) => void;
 }): WebTools {
@@ -72,11 +73,10 @@ export function createWebTools(opts: {
     tools.push(
       createWebFetchTool({
         maxUses: fetch.maxUses,
-        allowPrivate: fetch.allowPrivate,
+        egress: opts.egress,
         timeoutMs: fetch.timeoutMs,
         maxBytes: fetch.maxBytes,
         maxChars: fetch.maxChars,
-        ...(opts.resolve ? { resolve: opts.resolve } : {}),
         ...(onUse ? { onUse: (ctx: ToolContext) => onUse("fetch", ctx) } : {}),
       }),
     );

@@ -2,21 +2,21 @@
 // owner prefers local fetching. Their output is always wrapped as external content.
 import { z } from "zod";
 import { defineTool, type Tool, type ToolContext } from "../../tool.ts";
+import type { Destination } from "../../../egress/policy.ts";
 import { PageCache } from "./cache.ts";
 import type { Extracted } from "./extract.ts";
 import { wrapExternal } from "./external-content.ts";
 import type { FetchLimits } from "./fetch.ts";
 import { readingLine, searchingLine } from "./progress.ts";
 import { SearchFailedError, type SearchProvider } from "./search.ts";
-import type { Resolver } from "./ssrf-guard.ts";
+import type { Egress } from "../../../egress/egress.ts";
 
 export interface WebFetchToolOptions extends FetchLimits {
   /** Characters of text returned to the model. */
   maxChars: number;
   maxUses: number;
-  allowPrivate: readonly string[];
-  /** Default: the system's DNS. Tests inject a resolver. */
-  resolve?: Resolver;
+  /** The egress policy every hop of a fetch passes (private addresses, egress.allow/deny/ask). */
+  egress: Egress;
   clock?: () => number;
   /** Called once per page actually downloaded (not for cache hits), for the usage counts. Must not throw. */
   onUse?: (ctx: ToolContext) => void;
@@ -59,10 +59,26 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
         // daemon ~10 MB of memory from start-up on, and most installations never fetch.
         const { fetchUrl, FetchFailedError, FetchRefusedError } = await import("./fetch.ts");
         const { extractContent, UnsupportedContentError } = await import("./extract.ts");
-        const resolve = opts.resolve ?? (await import("./ssrf-guard.ts")).systemResolver;
+        const requester = {
+          what: `web_fetch ${input.url}`,
+          session: ctx.sessionKey,
+          permit: (dest: Destination, mode: "tainted" | "always", signal: AbortSignal) =>
+            // The URL asked for (or a redirect the server sent, itself outside content) is what the run's link rule judges.
+            ctx.permitConnection ? ctx.permitConnection(dest, { what: `web_fetch ${input.url}`, url: input.url }, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`),
+        };
+        const target = async (url: URL) => {
+          const dest = destinationOf(url);
+          const decision = await opts.egress.decide(dest, requester, ctx.signal);
+          if (decision.type === "refuse") {
+            opts.egress.record({ ...dest, protocol: "http", decision: "refused", reason: decision.reason, sent: 0, received: 0, what: requester.what, session: ctx.sessionKey });
+            throw new FetchRefusedError(`Refused: ${decision.reason}.`);
+          }
+          return decision.address;
+        };
         try {
           opts.onUse?.(ctx);
-          const got = await fetchUrl(input.url, { ...opts, resolve, signal: ctx.signal });
+          const got = await fetchUrl(input.url, { ...opts, target, signal: ctx.signal });
+          opts.egress.record({ ...destinationOf(new URL(got.url)), protocol: "http", decision: "connected", sent: 0, received: got.body.length, what: requester.what, session: ctx.sessionKey });
           cached = { url: got.url, page: await extractContent(got.body, got.contentType, got.url, ctx.signal), truncated: got.truncated };
         } catch (err) {
           if (err instanceof FetchRefusedError || err instanceof FetchFailedError || err instanceof UnsupportedContentError) return { content: err.message, isError: true };
@@ -75,6 +91,9 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
     },
   });
 }
+
+/** Where a URL connects: its host and its port, the scheme's default when it names none. */
+const destinationOf = (url: URL): Destination => ({ host: url.hostname, port: Number(url.port || (url.protocol === "https:" ? 443 : 80)) });
 
 function renderPage(c: CachedPage, maxChars: number, maxBytes: number): string {
   const notes: string[] = [];

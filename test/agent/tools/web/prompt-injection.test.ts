@@ -9,6 +9,7 @@ import { createWebFetchTool } from "../../../../src/agent/tools/web/tools.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../../../support/fake-model.ts";
 import { loopHarness, type Harness } from "../../../support/loop-harness.ts";
 import { startLocalWeb, type LocalWeb } from "../../../support/web-fixtures.ts";
+import { testEgress } from "../../../support/egress.ts";
 
 let fake: FakeModel;
 let web: LocalWeb;
@@ -35,7 +36,7 @@ const EVIL = `<html><head><title>Garden tips</title></head><body><article>
 describe("web content is data", () => {
   it("delivers an injected page to the model only inside the wrapper, with the rule in the system prompt", async () => {
     web.route("/garden", (_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(EVIL));
-    const fetchTool = createWebFetchTool({ timeoutMs: 5000, maxBytes: 5_000_000, maxChars: 100_000, maxUses: 5, allowPrivate: ["127.0.0.1"] });
+    const fetchTool = createWebFetchTool({ timeoutMs: 5000, maxBytes: 5_000_000, maxChars: 100_000, maxUses: 5, egress: testEgress({ allowPrivate: ["127.0.0.1"] }) });
     h = loopHarness(fake, [fetchTool]);
     fake.enqueue(toolCall("web_fetch", { url: `${web.url}/garden` }), text("Water in the morning and mulch."));
     const result = await h.run("tips from that garden page?", { system: buildSystemPrompt({ scope: "main" }) });

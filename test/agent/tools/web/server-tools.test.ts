@@ -8,6 +8,7 @@ import type { Message } from "../../../../src/agent/messages.ts";
 import { Transcript } from "../../../../src/agent/transcript.ts";
 import { createWebTools } from "../../../../src/agent/tools/web/index.ts";
 import { parseConfig } from "../../../../src/config/config.ts";
+import { testEgress } from "../../../support/egress.ts";
 import { silentLogger } from "../../../../src/log.ts";
 import { startFakeModel, text, type FakeModel, type ServerContentBlock } from "../../../support/fake-model.ts";
 import { loopHarness, type Harness } from "../../../support/loop-harness.ts";
@@ -24,7 +25,7 @@ afterEach(async () => {
 
 const webFor = (raw: object = {}, sharedAllow: string[] = []) => {
   const config = parseConfig({ timezone: "Europe/Berlin", tools: { shared: { allow: sharedAllow }, ...raw } }, { home: "/tmp/hearth-web-test", env: {} });
-  return createWebTools({ web: config.tools.web, timezone: config.timezone, sharedAllow: config.tools.shared.allow, log: silentLogger });
+  return createWebTools({ web: config.tools.web, timezone: config.timezone, sharedAllow: config.tools.shared.allow, log: silentLogger, egress: testEgress() });
 };
 
 const searchUse: ServerContentBlock = { type: "server_tool_use", id: "srvtoolu_01", name: "web_search", input: { query: "hearth release date" }, caller: { type: "direct" } };
@@ -153,7 +154,7 @@ describe("server web tools", () => {
     const local = { tools: { web: { search: { mode: "local" } } } };
     const withKey = parseConfig(local, { home: "/tmp/hearth-web-test", env: { BRAVE_API_KEY: "brave-secret" } });
     expect(withKey.tools.web.search.apiKey).toBe("brave-secret");
-    const tools = (config: typeof withKey) => createWebTools({ web: config.tools.web, timezone: "UTC", sharedAllow: [], log: silentLogger }).tools.map((t) => t.name);
+    const tools = (config: typeof withKey) => createWebTools({ web: config.tools.web, timezone: "UTC", sharedAllow: [], log: silentLogger, egress: testEgress() }).tools.map((t) => t.name);
     expect(tools(withKey)).toEqual(["web_search"]);
     expect(tools(parseConfig(local, { home: "/tmp/hearth-web-test", env: {} }))).toEqual([]);
   });

@@ -3,7 +3,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext, ToolOutput } from "../../../../src/agent/tool.ts";
 import { fetchUrl } from "../../../../src/agent/tools/web/fetch.ts";
-import type { Resolver } from "../../../../src/agent/tools/web/ssrf-guard.ts";
+import type { Resolver } from "../../../../src/egress/addresses.ts";
+import { testEgress } from "../../../support/egress.ts";
 import { createWebFetchTool, type WebFetchToolOptions } from "../../../../src/agent/tools/web/tools.ts";
 import { silentLogger } from "../../../../src/log.ts";
 import { startLocalWeb, tinyPdf, type LocalWeb } from "../../../support/web-fixtures.ts";
@@ -31,8 +32,9 @@ function fakeDns(map: Record<string, string[]>): Resolver & { calls: string[] } 
   return resolve;
 }
 
-function tool(opts: Partial<WebFetchToolOptions> = {}) {
-  const t = createWebFetchTool({ timeoutMs: 5000, maxBytes: 5_000_000, maxChars: 100_000, maxUses: 10, allowPrivate: ["127.0.0.1"], resolve: fakeDns({}), ...opts });
+function tool(opts: Partial<WebFetchToolOptions> & { allowPrivate?: string[]; resolve?: Resolver } = {}) {
+  const { allowPrivate = ["127.0.0.1"], resolve = fakeDns({}), ...rest } = opts;
+  const t = createWebFetchTool({ timeoutMs: 5000, maxBytes: 5_000_000, maxChars: 100_000, maxUses: 10, egress: testEgress({ allowPrivate }, resolve), ...rest });
   return (url: string, c = ctx()): Promise<ToolOutput> => t.execute({ url }, c);
 }
 
@@ -99,7 +101,7 @@ describe("web_fetch (local)", () => {
       };
       pump();
     });
-    const got = await fetchUrl(`${web.url}/big`, { timeoutMs: 5000, maxBytes: 5_000_000, resolve: fakeDns({}), allowPrivate: ["127.0.0.1"], signal: new AbortController().signal });
+    const got = await fetchUrl(`${web.url}/big`, { timeoutMs: 5000, maxBytes: 5_000_000, target: async () => ({ address: "127.0.0.1", family: 4 }), signal: new AbortController().signal });
     expect(got.truncated).toBe(true);
     expect(got.body.length).toBe(5_000_000);
     const out = await tool()(`${web.url}/big`);
@@ -164,18 +166,18 @@ describe("web_fetch (local)", () => {
 
 describe("web_fetch SSRF guard", () => {
   const refusal = (target: string, range: string, via = "") =>
-    ({ content: `Refused: ${target} is a ${range} address${via}, not a public one. The owner can allow it in tools.web.fetch.allowPrivate.`, isError: true });
+    ({ content: `Refused: ${target} is a ${range} address${via}, not a public one; the owner can allow it in egress.allowPrivate.`, isError: true });
 
   it("refuses loopback, private, link-local (metadata) and IPv6 loopback targets without connecting", async () => {
     web.route("/tea", html(ARTICLE));
     const fetch = tool({ allowPrivate: [] });
-    expect(await fetch(`${web.url}/tea`)).toEqual(refusal(`127.0.0.1:${web.port}`, "loopback"));
+    expect(await fetch(`${web.url}/tea`)).toEqual(refusal("127.0.0.1", "loopback"));
     expect(await fetch("http://10.0.0.1/")).toEqual(refusal("10.0.0.1", "private"));
     expect(await fetch("http://169.254.169.254/latest/meta-data/")).toEqual(refusal("169.254.169.254", "linkLocal"));
-    expect(await fetch(`http://[::1]:${web.port}/tea`)).toEqual(refusal(`[::1]:${web.port}`, "loopback"));
-    expect(await fetch(`http://[::ffff:127.0.0.1]:${web.port}/tea`)).toEqual(refusal(`[::ffff:7f00:1]:${web.port}`, "loopback"));
-    expect(await fetch(`http://[::127.0.0.1]:${web.port}/tea`)).toEqual(refusal(`[::7f00:1]:${web.port}`, "loopback"));
-    expect(await fetch(`http://[64:ff9b::169.254.169.254]/latest/meta-data/`)).toEqual(refusal("[64:ff9b::a9fe:a9fe]", "linkLocal"));
+    expect(await fetch(`http://[::1]:${web.port}/tea`)).toEqual(refusal("::1", "loopback"));
+    expect(await fetch(`http://[::ffff:127.0.0.1]:${web.port}/tea`)).toEqual(refusal("::ffff:7f00:1", "loopback"));
+    expect(await fetch(`http://[::127.0.0.1]:${web.port}/tea`)).toEqual(refusal("::7f00:1", "loopback"));
+    expect(await fetch(`http://[64:ff9b::169.254.169.254]/latest/meta-data/`)).toEqual(refusal("64:ff9b::a9fe:a9fe", "linkLocal"));
     expect(await fetch("http://100.64.0.1/")).toEqual(refusal("100.64.0.1", "carrierGradeNat"));
     expect(await fetch("file:///etc/passwd")).toEqual({ content: "Only http and https URLs can be fetched, not file:", isError: true });
     expect(web.hits).toEqual([]);
@@ -190,7 +192,7 @@ describe("web_fetch SSRF guard", () => {
     web.route("/tea", html(ARTICLE));
     const dns = fakeDns({ "intranet.test": ["127.0.0.1"] });
     expect(await tool({ allowPrivate: [], resolve: dns })(`http://intranet.test:${web.port}/tea`)).toEqual(
-      refusal(`intranet.test:${web.port}`, "loopback", " (intranet.test resolves to 127.0.0.1)"),
+      refusal("intranet.test", "loopback", " (intranet.test resolves to 127.0.0.1)"),
     );
     expect(web.hits).toEqual([]);
     // Allowed: the connection goes to the address the guard saw (the name is unknown to real DNS).
@@ -202,7 +204,7 @@ describe("web_fetch SSRF guard", () => {
   it("refuses a name with any private address among its answers (DNS rebinding)", async () => {
     const dns = fakeDns({ "rebind.test": ["93.184.216.34", "127.0.0.1"] });
     expect(await tool({ allowPrivate: [], resolve: dns })(`http://rebind.test:${web.port}/`)).toEqual(
-      refusal(`rebind.test:${web.port}`, "loopback", " (rebind.test resolves to 127.0.0.1)"),
+      refusal("rebind.test", "loopback", " (rebind.test resolves to 127.0.0.1)"),
     );
   });
 
@@ -212,7 +214,7 @@ describe("web_fetch SSRF guard", () => {
     web.route("/tea", html(ARTICLE));
     const dns = fakeDns({ "public.example": ["127.0.0.1"] });
     const out = await tool({ allowPrivate: ["public.example"], resolve: dns })(`http://public.example:${web.port}/go`);
-    expect(out).toEqual(refusal(`127.0.0.1:${web.port}`, "loopback"));
+    expect(out).toEqual(refusal("127.0.0.1", "loopback"));
     expect(web.hits).toEqual(["/go"]);
   });
 });

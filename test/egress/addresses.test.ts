@@ -1,12 +1,17 @@
-// The SSRF guard judges an IPv6 address that carries an IPv4 address (IPv4-compatible,
+// The egress policy judges an IPv6 address that carries an IPv4 address (IPv4-compatible,
 // IPv4-mapped, IPv4-translated, NAT64, 6to4) by the IPv4 address inside: a kernel, a NAT64
 // translator or a 6to4 relay may deliver the packet there.
 import { describe, expect, it } from "vitest";
-import { addressRange, checkTarget, FetchRefusedError, isPublicAddress, type Resolver } from "../../../../src/agent/tools/web/ssrf-guard.ts";
+import { addressRange, isPublicAddress, type Resolver } from "../../src/egress/addresses.ts";
+import { decideEgress, type Requester } from "../../src/egress/policy.ts";
 
 const noDns: Resolver = async (host) => {
   throw new Error(`no DNS in this test (${host})`);
 };
+
+const nobody: Requester = { what: "test", permit: async () => "asked" };
+const rules = { allow: [], deny: [], allowPrivate: [], ask: "never" as const };
+const decide = (url: URL, dns = noDns) => decideEgress({ host: url.hostname, port: 80 }, nobody, rules, dns, new AbortController().signal);
 
 /** The IPv6 forms of `v4` ("a.b.c.d"), each as a URL host would carry it. */
 function forms(v4: string): Record<string, string> {
@@ -27,7 +32,7 @@ function forms(v4: string): Record<string, string> {
   };
 }
 
-describe("SSRF guard: IPv6 forms that embed an IPv4 address", () => {
+describe("egress policy: IPv6 forms that embed an IPv4 address", () => {
   const cases: Array<[string, string]> = [
     ["127.0.0.1", "loopback"],
     ["10.1.2.3", "private"],
@@ -42,9 +47,7 @@ describe("SSRF guard: IPv6 forms that embed an IPv4 address", () => {
         expect(addressRange(v6)).toBe(range);
         expect(isPublicAddress(v6)).toBe(false);
         const url = new URL(`http://[${v6}]/latest/meta-data/`);
-        await expect(checkTarget(url, noDns, [])).rejects.toThrow(
-          new FetchRefusedError(`Refused: ${url.host} is a ${range} address, not a public one. The owner can allow it in tools.web.fetch.allowPrivate.`),
-        );
+        expect(await decide(url)).toEqual({ type: "refuse", reason: `${url.hostname.slice(1, -1)} is a ${range} address, not a public one; the owner can allow it in egress.allowPrivate` });
       });
     }
   }
@@ -54,7 +57,7 @@ describe("SSRF guard: IPv6 forms that embed an IPv4 address", () => {
     it(`${form} of a public address (${v6}) is allowed`, async () => {
       expect(addressRange(v6)).toBe("unicast");
       const url = new URL(`http://[${v6}]/`);
-      expect(await checkTarget(url, noDns, [])).toEqual({ address: url.hostname.slice(1, -1), family: 6 });
+      expect(await decide(url)).toEqual({ type: "connect", address: { address: url.hostname.slice(1, -1), family: 6 }, by: "open" });
     });
   }
 
@@ -71,8 +74,6 @@ describe("SSRF guard: IPv6 forms that embed an IPv4 address", () => {
 
   it("a name that resolves to an IPv4-compatible loopback address is refused", async () => {
     const dns: Resolver = async () => [{ address: "::7f00:1", family: 6 }];
-    await expect(checkTarget(new URL("http://sneaky.test/"), dns, [])).rejects.toThrow(
-      "Refused: sneaky.test is a loopback address (sneaky.test resolves to ::7f00:1), not a public one.",
-    );
+    expect(await decide(new URL("http://sneaky.test/"), dns)).toEqual({ type: "refuse", reason: "sneaky.test is a loopback address (sneaky.test resolves to ::7f00:1), not a public one; the owner can allow it in egress.allowPrivate" });
   });
 });

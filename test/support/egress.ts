@@ -1,0 +1,12 @@
+// An egress policy for tests of one tool: the rules given (default: nothing listed, nobody
+// asked), DNS faked when a resolver is given, and every connection kept for assertions.
+import type { Resolver } from "../../src/egress/addresses.ts";
+import { Egress, type EgressRecord, type EgressRules } from "../../src/egress/egress.ts";
+import { silentLogger } from "../../src/log.ts";
+
+export function testEgress(rules: Partial<EgressRules> = {}, resolve?: Resolver): Egress & { records: EgressRecord[] } {
+  const records: EgressRecord[] = [];
+  const full: EgressRules = { allow: [], deny: [], allowPrivate: [], ask: "never", ...rules };
+  const egress = new Egress({ rules: () => full, record: (r) => records.push(r), log: silentLogger, ...(resolve ? { resolve } : {}) });
+  return Object.assign(egress, { records });
+}
