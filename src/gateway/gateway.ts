@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { ModelClient } from "../agent/providers/model.ts";
 import type { Backoff } from "../agent/mcp/connection.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
+import { sandboxedLauncher } from "../agent/mcp/launch.ts";
 import { SkillRegistry } from "../agent/skills/registry.ts";
 import { markerPrefixFor, SshHosts } from "../agent/tools/index.ts";
 import type { Channel, InboundMessage } from "../channels/channel.ts";
@@ -156,6 +157,24 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       workspace: config.workspace,
       notifyOwner: async (text) => (owner ? notifyOwner(owner, text) : log.warn("mcp.login_unsent", { reason: "the channels are not up yet" })),
       ...(opts.mcpBackoff ? { backoff: opts.mcpBackoff } : {}),
+      // A stdio server runs in the exec sandbox behind the egress proxy (decided once the runtime
+      // has probed the sandbox: the servers start after it). A connection the rules leave open is
+      // the owner's to allow only under egress.ask "always": a server serves no run of its own.
+      launch: sandboxedLauncher({
+        sandbox: () => runtime.execSandbox,
+        egress,
+        optedOut: (name) => config.mcp.servers[name]?.sandbox === false,
+        workspace: config.workspace,
+        requester: (name) => ({
+          what: `MCP server ${name}`,
+          session: `mcp:${name}`,
+          permit: async (dest, mode, signal) => {
+            if (mode === "tainted") return null;
+            const gate = owner?.approvals.gateFor({ sessionKey: `mcp:${name}`, scope: "main", chat: null, taintedBy: null });
+            return gate?.permitConnection ? gate.permitConnection(dest, { what: `MCP server ${name}` }, mode, signal) : "nobody can be asked yet";
+          },
+        }),
+      }),
     });
     undo.push(["mcp servers", () => mcp.stop()]);
 

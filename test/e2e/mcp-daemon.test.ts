@@ -29,7 +29,9 @@ function markedPids(home: string): number[] {
     .filter((n) => /^\d+$/.test(n))
     .filter((n) => {
       try {
-        if (!readFileSync(`/proc/${n}/cmdline`).toString("latin1").includes("server-everything")) return false;
+        // The server's node itself, not the sandbox's bwrap processes around it (their command lines name it too).
+        const cmdline = readFileSync(`/proc/${n}/cmdline`).toString("latin1");
+        if (!cmdline.startsWith(`${process.execPath}\0`) || !cmdline.includes("server-everything")) return false;
         return readFileSync(`/proc/${n}/environ`).toString("latin1").split("\0").some((e) => e.startsWith(needle));
       } catch {
         return false;

@@ -46,7 +46,8 @@ async function start(servers: Record<string, unknown>, backoffMs = 100): Promise
   return gateway;
 }
 
-const fault = (extra: Record<string, unknown> = {}) => ({ command: NODE, args: [FAULT], env: { FAULT_MCP_STARTS: starts() }, ...extra });
+// Outside the sandbox: the fault server writes its starts into the home, which a sandboxed process cannot see.
+const fault = (extra: Record<string, unknown> = {}) => ({ command: NODE, args: [FAULT], env: { FAULT_MCP_STARTS: starts() }, sandbox: false, ...extra });
 
 async function ask(msg = "go"): Promise<string> {
   const id = channel.say({ chat: "1", type: "dm", sender: "1", text: msg });

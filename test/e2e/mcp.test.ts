@@ -151,7 +151,8 @@ describe("server-filesystem rooted at a temp folder", () => {
     writeFileSync(join(dir, "notes.txt"), "milk, eggs, bread\n");
     writeFileSync(join(outside, "secret.txt"), "not for you\n");
     // Offered the workspace as a root, server-filesystem would serve it instead of its folder.
-    await gatewayWith({ files: { command: NODE, args: [FILESYSTEM, dir], roots: "none" } });
+    // Outside the sandbox: its root is under /tmp, which a sandboxed process sees empty.
+    await gatewayWith({ files: { command: NODE, args: [FILESYSTEM, dir], roots: "none", sandbox: false } });
     fake.enqueue(
       toolCall("mcp__files__read_text_file", { path: join(dir, "notes.txt") }),
       toolCall("mcp__files__read_text_file", { path: join(outside, "secret.txt") }),

@@ -64,6 +64,8 @@ export const mcpServerSchema = z
     /** Added to the daemon's environment (minus Hearth's secrets); values may use ${VAR}. */
     env: stringMap,
     cwd: z.string().min(1).optional(),
+    /** false: the process runs outside the exec sandbox and reaches any address directly (doctor names it). */
+    sandbox: z.boolean().default(true),
     // Streamable HTTP, falling back to SSE
     url: z.url({ protocol: /^https?$/ }).optional(),
     /** Sent with every request; values may use ${VAR}. */

@@ -19,6 +19,7 @@ import { httpAuthFor } from "./http-auth.ts";
 import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";
 import { hearthCmd } from "../../hearth-command.ts";
+import { unconfined, type StdioLauncher } from "./launch.ts";
 import { toToolOutput } from "./results.ts";
 import { resourceOutput, type Catalog } from "./resources.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
@@ -73,6 +74,8 @@ export interface ConnectionOptions {
    * told the owner was asked; otherwise (`hearth mcp call`) to run `hearth mcp login NAME`.
    */
   ownerAskedOnLogin?: boolean;
+  /** How a stdio server's process is started (launch.ts); default as configured, unconfined. */
+  launch?: StdioLauncher;
 }
 
 /** Who makes a call: the run's way to ask its chat (absent: it answers none) and its scope. */
@@ -127,6 +130,9 @@ export class McpConnection {
   #timer: NodeJS.Timeout | undefined;
   #stderrTail = "";
   #connecting: Promise<void> | null = null;
+  readonly #launch: StdioLauncher;
+  /** What the last start of the stdio process opened (its egress proxy), closed before the next start and at stop. */
+  #launched: { close(): Promise<void> } | null = null;
 
   constructor(opts: ConnectionOptions) {
     this.name = opts.name;
@@ -142,6 +148,7 @@ export class McpConnection {
     this.#ownerAskedOnLogin = opts.ownerAskedOnLogin ?? false;
     this.#status = opts.config.enabled ? "starting" : "disabled";
     this.#transportKind = opts.config.command ? "stdio" : "http";
+    this.#launch = opts.launch ?? unconfined;
   }
 
   /** Starts connecting in the background; returns at once. */
@@ -244,6 +251,13 @@ export class McpConnection {
     await Promise.all([client?.close().catch(() => {}), this.#opening?.close().catch(() => {})]);
     await this.#connecting?.catch(() => {});
     if (this.#marker) await killMarked(this.#marker);
+    await this.#closeLaunched();
+  }
+
+  async #closeLaunched(): Promise<void> {
+    const launched = this.#launched;
+    this.#launched = null;
+    await launched?.close().catch(() => {});
   }
 
   #connect(): Promise<void> {
@@ -282,7 +296,7 @@ export class McpConnection {
 
   async #open(): Promise<Client> {
     const sdk = (this.#sdk = await loadMcpSdk());
-    if (this.config.command) return this.#connectWith(this.#stdioTransport(sdk));
+    if (this.config.command) return this.#connectWith(await this.#stdioTransport(sdk));
     const url = new URL(this.config.url!);
     const headers = expandVariables(this.config.headers, this.#env, `mcp.servers.${this.name}.headers`);
     for (const v of Object.values(headers)) registerSecret(v);
@@ -304,15 +318,19 @@ export class McpConnection {
     }
   }
 
-  #stdioTransport(sdk: McpSdk): StdioClientTransport {
+  async #stdioTransport(sdk: McpSdk): Promise<StdioClientTransport> {
     const where = `mcp.servers.${this.name}.env`;
     const configured = expandVariables(this.config.env, this.#env, where);
     for (const [k, v] of Object.entries(this.config.env)) if (v.includes("${")) registerSecret(configured[k]);
+    await this.#closeLaunched();
+    const launch = await this.#launch({ name: this.name, command: this.config.command!, args: this.config.args, cwd: this.config.cwd });
+    if (launch.type === "refused") throw new Error(launch.reason);
+    this.#launched = launch;
     this.#marker = this.#markerPrefix ? `${this.#markerPrefix}.mcp-${randomUUID()}` : null;
-    const env = { ...definedOnly(commandEnv(this.#env)), ...configured, ...(this.#marker ? { [EXEC_MARKER_VAR]: this.#marker } : {}) };
+    const env = { ...definedOnly(commandEnv(this.#env)), ...configured, ...launch.env, ...(this.#marker ? { [EXEC_MARKER_VAR]: this.#marker } : {}) };
     const transport = new sdk.StdioClientTransport({
-      command: this.config.command!,
-      args: this.config.args,
+      command: launch.command,
+      args: launch.args,
       env,
       stderr: "pipe",
       ...(this.config.cwd ? { cwd: this.config.cwd } : {}),

@@ -1,5 +1,6 @@
 // All configured MCP servers: started together in the background at daemon start, stopped at
 // shutdown, and offered to the agent as one dynamic tool source whose list is sorted by name.
+import type { StdioLauncher } from "./launch.ts";
 import type { Logger } from "../../log.ts";
 import type { Scope } from "../messages.ts";
 import type { DynamicToolSource, Tool } from "../tool.ts";
@@ -29,6 +30,8 @@ export interface McpManagerOptions {
   workspace?: string;
   /** How long a login link sent to the owner stays valid (default 10 minutes). */
   loginTimeoutMs?: number;
+  /** How stdio servers' processes start (launch.ts): the daemon's confines them; default unconfined. */
+  launch?: StdioLauncher;
 }
 
 export class McpManager implements DynamicToolSource {
@@ -64,6 +67,7 @@ export class McpManager implements DynamicToolSource {
             ...(opts.workspace && opts.config.servers[name]!.scope === "main" && opts.config.servers[name]!.roots === "workspace" ? { roots: [opts.workspace] } : {}),
             onNeedsLogin: () => void this.#startLogin(name),
             ownerAskedOnLogin: opts.notifyOwner !== undefined && this.#store !== undefined,
+            ...(opts.launch ? { launch: opts.launch } : {}),
           }),
       );
   }
