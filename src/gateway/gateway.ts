@@ -18,6 +18,7 @@ import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
 import { PendingQuestions } from "./questions.ts";
 import { startControlSocket, type ControlSocket } from "./control/socket.ts";
+import { refusePeer } from "./control/peer.ts";
 import { DiskRetry } from "./disk-retry.ts";
 import { homePaths } from "../config/home.ts";
 import { Inbox } from "./inbox.ts";
@@ -264,7 +265,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       const control: ControlSocket = await startControlSocket(
         paths.socket,
         cli,
-        { abort: () => ctx.lanes.stop("main"), status: () => gatewayStatus(ctx), rpc: createRpcHandler(ctx) },
+        { abort: () => ctx.lanes.stop("main"), status: () => gatewayStatus(ctx), rpc: createRpcHandler(ctx), guard: (socket) => refusePeer(socket, markerPrefixFor(home)) },
         log.child({ component: "control" }),
       );
       undo.push(["control socket", () => control.close()]);

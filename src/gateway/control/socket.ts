@@ -14,11 +14,19 @@ export interface ControlHandlers {
   status(): GatewayStatus;
   /** Runs a named operation (pairing, cron…); rejects with a message for the user. */
   rpc(method: string, params: unknown): Promise<unknown>;
+  /**
+   * Asked before a request that answers an approval (`choose`) or hands out the owner's powers
+   * (PRIVILEGED_RPC): null lets it through, else the refusal sent back. Absent: every request passes.
+   */
+  guard?: (socket: Socket) => Promise<string | null>;
 }
 
 export interface ControlSocket {
   close(): Promise<void>;
 }
+
+/** Operations that grant someone the owner's powers: a pairing, a dashboard login. */
+export const PRIVILEGED_RPC: readonly string[] = ["pairing.approve", "dashboard.login", "dashboard.rotate"];
 
 export async function startControlSocket(path: string, cli: CliChannel, handlers: ControlHandlers, log: Logger): Promise<ControlSocket> {
   // We hold the gateway lock, so a socket file left here belongs to a dead gateway.
@@ -117,14 +125,19 @@ function serveClient(socket: Socket, cli: CliChannel, handlers: ControlHandlers,
           return send({ type: "status", status: handlers.status() });
         case "listen":
           return send({ type: "mailbox", letters: cli.listen(client) });
-        case "choose":
+        case "choose": {
           if (typeof req.key !== "string" || typeof req.choiceId !== "string") return send({ type: "error", message: "choose needs a key and a choiceId" });
+          const refused = await handlers.guard?.(socket);
+          if (refused) return send({ type: "error", message: refused });
           await cli.choose(req.key, req.choiceId);
           return;
+        }
         case "rpc":
           if (req.id === undefined) return send({ type: "error", message: "rpc needs an id" });
           if (!freshId(req.id)) return;
           try {
+            const refused = PRIVILEGED_RPC.includes(String(req.method)) ? await handlers.guard?.(socket) : null;
+            if (refused) throw new Error(refused);
             send({ type: "rpc_result", id: req.id, ok: true, result: await handlers.rpc(req.method, req.params) });
           } catch (err) {
             send({ type: "rpc_result", id: req.id, ok: false, error: err instanceof Error ? err.message : String(err) });
