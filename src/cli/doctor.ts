@@ -39,7 +39,7 @@ export interface Check {
 
 const TELEGRAM_TOKEN = /^\d{5,}:[A-Za-z0-9_-]{30,}$/;
 const DISCORD_TOKEN = /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}$/;
-const BWRAP_HINT = `install bubblewrap: ${BWRAP_INSTALL}`;
+const BWRAP_HINT = `install them: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
 
@@ -85,6 +85,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(checkApiKey(config, paths.config, env));
   checks.push(...checkConfigMode(paths.config), ...checkConfigVersion(paths.config), ...checkSecretsFile(paths.secrets));
   checks.push(checkExecSandbox(config, home));
+  checks.push(...checkUnconfinedServers(config));
   checks.push(...checkChannels(config));
   checks.push(...checkWorkspace(config.workspace));
   checks.push(await checkDaemon(paths.lock, paths.socket));
@@ -198,13 +199,26 @@ function checkSecretsFile(file: string): Check[] {
   return [problem("secrets file", `${file} holds keys and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${file} (or \`${hearthCmd("doctor --fix")}\`)`)];
 }
 
+/** Stdio MCP servers the owner took out of the sandbox: they reach any address, and the whole file system. */
+function checkUnconfinedServers(config: Config): Check[] {
+  return Object.entries(config.mcp.servers)
+    .filter(([, s]) => s.enabled && s.command && s.sandbox === false && config.tools.exec.sandbox !== "off")
+    .map(([name]) => ({
+      name: `MCP server ${name}`,
+      ok: true,
+      detail: "runs outside the sandbox (sandbox: false): it reaches any address directly and can read Hearth's config.json",
+      fix: `remove "sandbox": false from mcp.servers.${name} unless it needs files outside the workspace or under /tmp`,
+    }));
+}
+
 function checkExecSandbox(config: Config, home: string): Check {
   const { sandbox: mode, network } = config.tools.exec;
   try {
     const sb = resolveExecSandbox({ mode, network, home, workspace: config.workspace });
     if (sb.kind === "bwrap") return ok("exec sandbox", describeSandbox(sb));
-    const fix = sb.why === "off" ? `set "tools": { "exec": { "sandbox": "auto" } }, then ${BWRAP_HINT}` : BWRAP_HINT;
-    return { name: "exec sandbox", ok: true, detail: describeSandbox(sb, false), fix };
+    // Off is the owner's choice, with its risk named; no sandbox where one is wanted means no exec at all.
+    if (sb.why === "off") return { name: "exec sandbox", ok: true, detail: describeSandbox(sb, false), fix: `set "tools": { "exec": { "sandbox": "auto" } }, then ${BWRAP_HINT}` };
+    return problem("exec sandbox", describeSandbox(sb, false), sb.fix ?? BWRAP_HINT);
   } catch (err) {
     if (!(err instanceof SandboxUnavailableError)) throw err;
     return problem("exec sandbox", err.message.split("\n")[0]!, BWRAP_HINT);

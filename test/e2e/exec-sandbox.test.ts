@@ -94,7 +94,7 @@ describe("secrets (daemon e2e)", () => {
 
     const status = await d.hearth(["status"]);
     expect(status.stdout.split("\n")[1]).toBe(
-      "Commands (exec): bubblewrap: commands see the workspace (read-write) and the rest of the system read-only; Hearth's home is hidden; network on",
+      "Commands (exec): bubblewrap: commands see the workspace (read-write) and the rest of the system read-only; Hearth's home is hidden; network only through Hearth's egress proxy",
     );
   });
 
@@ -131,8 +131,8 @@ describe("secrets (daemon e2e)", () => {
     const lines = r.stdout.split("\n");
     const at = lines.findIndex((l) => l.startsWith("! exec sandbox:"));
     expect(lines.slice(at, at + 2)).toEqual([
-      "! exec sandbox: off: commands run as your user and can read Hearth's config.json, transcripts and the daemon's environment (/proc)",
-      '    fix: set "tools": { "exec": { "sandbox": "auto" } }, then install bubblewrap: sudo apt-get install bubblewrap (Debian/Ubuntu; dnf/pacman: package bubblewrap)',
+      "! exec sandbox: off: commands run unconfined as your user: they can reach any address, and read Hearth's config.json, grants and transcripts; approvals are advice, not a wall",
+      '    fix: set "tools": { "exec": { "sandbox": "auto" } }, then install them: sudo apt-get install bubblewrap socat (Debian/Ubuntu; dnf/pacman: packages bubblewrap and socat)',
     ]);
     expect(r.code, r.stdout).toBe(0);
   });

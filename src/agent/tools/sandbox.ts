@@ -30,7 +30,7 @@ export class SandboxUnavailableError extends Error {
     super(
       `tools.exec.sandbox is "bwrap" but ${detail}.\n` +
         `  Install it: ${BWRAP_INSTALL}\n` +
-        `  or set "tools": { "exec": { "sandbox": "auto" } } in config.json to run commands unsandboxed when it is missing.`,
+        `  or set "tools": { "exec": { "sandbox": "off" } } in config.json to run commands unconfined (approvals are then advice, not a wall).`,
     );
   }
 }
