@@ -46,8 +46,11 @@ export function createWebTools(opts: {
   sharedAllow: readonly string[];
   log: Logger;
   resolve?: Resolver;
-  /** Counts each use of a local tool (usage records). Must not throw. */
-  onUse?: (kind: "search" | "fetch", ctx: ToolContext) => void;
+  /**
+   * Counts each use of a local tool before it is made (usage records, the budget): null, or why a
+   * search may not be sent (createWebSearchTool). A fetch costs nothing: its answer is ignored. Must not throw.
+   */
+  onUse?: (kind: "search" | "fetch", ctx: ToolContext) => string | null;
 }): WebTools {
   const onUse = opts.onUse;
   const { search, fetch } = opts.web;
@@ -77,7 +80,7 @@ export function createWebTools(opts: {
         maxBytes: fetch.maxBytes,
         maxChars: fetch.maxChars,
         ...(opts.resolve ? { resolve: opts.resolve } : {}),
-        ...(onUse ? { onUse: (ctx: ToolContext) => onUse("fetch", ctx) } : {}),
+        ...(onUse ? { onUse: (ctx: ToolContext) => void onUse("fetch", ctx) } : {}),
       }),
     );
   }
