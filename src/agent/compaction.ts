@@ -5,6 +5,7 @@ import type { Message, ToolResultMessage, UserMessage } from "./messages.ts";
 import { textOf } from "./messages.ts";
 import type { ModelClient } from "./providers/model.ts";
 import type { ModelError } from "./model-errors.ts";
+import { streamReserved, type ReserveCall } from "./paid-call.ts";
 import { truncateMiddle } from "./truncate.ts";
 
 /** Tool results past the most recent few are cut to this size by step (a). */
@@ -81,7 +82,7 @@ export type SummaryResult = { type: "ok"; summary: string } | { type: "error"; e
 export async function summarize(
   model: ModelClient,
   older: Message[],
-  opts: { focus?: string | undefined; maxInputChars: number; maxTokens: number; signal: AbortSignal; clock: () => number },
+  opts: { focus?: string | undefined; maxInputChars: number; maxTokens: number; signal: AbortSignal; clock: () => number; reserve?: ReserveCall | undefined },
 ): Promise<SummaryResult> {
   const focus = opts.focus ? `\n\nThe owner asked to focus on: ${opts.focus}` : "";
   const request: UserMessage = {
@@ -90,10 +91,12 @@ export async function summarize(
     text: `Summarise this conversation so far.${focus}\n\n<conversation>\n${renderForSummary(older, opts.maxInputChars)}\n</conversation>`,
     ts: opts.clock(),
   };
-  const result = await model.stream(
+  const result = await streamReserved(
+    model,
     // Never sent twice: no cache entry to pay for.
     { system: [{ text: SUMMARY_SYSTEM }], tools: [], messages: [request], maxTokens: opts.maxTokens, cache: false },
     { signal: opts.signal, onEvent: () => {} },
+    opts.reserve,
   );
   if (result.type === "error") return result;
   const summary = textOf(result.message).trim();

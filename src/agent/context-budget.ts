@@ -9,6 +9,7 @@ import { markMediaOrigin, shownFrom } from "./media-view.ts";
 import { contextTokens, type Message, type Usage } from "./messages.ts";
 import type { ModelClient } from "./providers/model.ts";
 import type { ModelError } from "./model-errors.ts";
+import type { ReserveCall } from "./paid-call.ts";
 import type { ModelRequest } from "./providers/model.ts";
 
 export const WARN_AT = 0.6;
@@ -66,6 +67,8 @@ export interface ContextBudgetOptions {
   keepTokens?: number;
   /** The session's last calibration (from its transcript); absent: a default that errs high. */
   calibration?: Calibration | null;
+  /** The budget, asked before each summary call (paid-call.ts); a refusal leaves the view unsummarised. Absent: every call is made. */
+  reserve?: ReserveCall;
 }
 
 export class ContextBudget {
@@ -90,8 +93,7 @@ export class ContextBudget {
 
   /** Estimated input tokens of a request: its text by the calibration, its pictures and PDFs as the API counts them. */
   estimate(req: ModelRequest): number {
-    const cost = requestCost(req);
-    return Math.ceil(cost.bytes * this.#tokensPerByte) + cost.tokens;
+    return estimateInputTokens(req, this.#tokensPerByte);
   }
 
   /**
@@ -173,6 +175,7 @@ export class ContextBudget {
       maxTokens: Math.min(4_096, this.#opts.maxTokens),
       signal: opts.signal,
       clock: this.#opts.clock,
+      reserve: this.#opts.reserve,
     });
     if (result.type === "error") {
       log.warn("compaction.summary_failed", { kind: result.error.kind, message: result.error.message });
@@ -232,6 +235,15 @@ function costOf(m: Message): MediaLoad {
  * A request in Hearth's own form: `bytes` of text (the calibration maps them to the API's
  * tokens: JSON, notes, inline files) and `tokens` of pictures and PDFs as the API counts them.
  */
+/**
+ * Estimated input tokens of a request without a session's calibration (the heartbeat's, a
+ * budget's worst case): its text at `tokensPerByte` (by default the estimate that errs high).
+ */
+export function estimateInputTokens(req: ModelRequest, tokensPerByte = DEFAULT_TOKENS_PER_BYTE): number {
+  const cost = requestCost(req);
+  return Math.ceil(cost.bytes * tokensPerByte) + cost.tokens;
+}
+
 function requestCost(req: ModelRequest): MediaLoad {
   const media = mediaLoad(req.messages, req.mediaKeepTurns);
   let bytes = sizeOf(req.system) + sizeOf(req.tools) + (req.serverTools ? sizeOf(req.serverTools) : 0) + media.bytes;

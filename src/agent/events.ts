@@ -2,8 +2,11 @@
 import type { Usage } from "./messages.ts";
 import type { ModelError } from "./model-errors.ts";
 
-/** How a run ended. Only `completed` means the model finished its answer on its own. */
-export type RunStatus = "completed" | "aborted" | "max_turns" | "doom_loop" | "error";
+/**
+ * How a run ended. Only `completed` means the model finished its answer on its own;
+ * `over_budget`: its next model call did not fit the budget (agent/paid-call.ts), what it did is kept.
+ */
+export type RunStatus = "completed" | "aborted" | "max_turns" | "doom_loop" | "over_budget" | "error";
 
 export type AgentEvent =
   | { type: "run_start"; sessionKey: string }

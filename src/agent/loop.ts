@@ -16,6 +16,7 @@ import {
 } from "./messages.ts";
 import type { ModelClient, ModelEvent } from "./providers/model.ts";
 import { modelErrorNotice, type ModelError } from "./model-errors.ts";
+import { streamReserved, type ReserveCall } from "./paid-call.ts";
 import type { CacheTtl, ModelRequest, ServerToolDefinition, SystemBlock } from "./providers/model.ts";
 import type { SteeringSource } from "./steering.ts";
 import type { OutgoingFile, SentFile, ToolGate, ToolSet } from "./tool.ts";
@@ -71,6 +72,12 @@ export interface RunSpec {
   gate?: ToolGate | undefined;
   /** Asks the person the run answers a question in their chat (ToolContext.ask); absent: no chat. */
   ask?: ((text: string, opts: { timeoutMs: number; signal: AbortSignal }) => Promise<string | null>) | undefined;
+  /**
+   * The budget, asked before each model call with the request about to go out (paid-call.ts). A
+   * refusal ends the run, status "over_budget", with "I stopped here: <reason>." as its last
+   * notice; what the run did so far stays in the transcript. Absent: every call is made.
+   */
+  reserve?: ReserveCall | undefined;
 }
 
 export interface RunResult {
@@ -147,7 +154,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         }
       }
       reply.startTurn();
-      const result = await deps.model.stream(request, { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) });
+      const result = await streamReserved(deps.model, request, { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) }, spec.reserve);
 
       const overflowed = result.type === "error" ? result.error.kind === "context_overflow" : result.message.stop === "context_window";
       if (overflowed && spec.budget && !overflowRecovered && !spec.signal.aborted) {
@@ -166,6 +173,10 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
           append({ role: "assistant", content: result.partial, stop: "aborted", model: result.error.model, usage: emptyUsage(), ts: deps.clock() });
         }
         if (result.error.kind === "aborted") return finish("aborted");
+        if (result.error.kind === "budget") {
+          reply.notice(`I stopped here: ${result.error.message}.`);
+          return finish("over_budget", result.error);
+        }
         if (result.error.kind === "context_overflow") {
           reply.notice("This conversation no longer fits the model's context window, even after compacting. Start a fresh one with /new; the history stays on disk.");
           return finish("error", result.error);

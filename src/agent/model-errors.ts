@@ -39,6 +39,7 @@ export type ModelErrorKind =
   | "not_found" // unknown model name
   | "bad_request" // any other 4xx
   | "aborted" // the caller aborted
+  | "budget" // refused before it was sent: it did not fit the budget (paid-call.ts); the message is for the chat
   | "unknown";
 
 export interface ModelError {
@@ -141,7 +142,7 @@ function causeOf(err: Error): string {
  */
 export function modelErrorNotice(e: ModelError, scope: Scope): string {
   const later = "Please try again in a moment.";
-  if (scope === "main") return isRetryable(e) ? `${e.message} ${later}` : e.message;
+  if (scope === "main" && e.kind !== "budget") return isRetryable(e) ? `${e.message} ${later}` : e.message;
   switch (e.kind) {
     case "stalled":
       return `Sorry, the AI model stopped responding. ${later}`;
@@ -155,6 +156,9 @@ export function modelErrorNotice(e: ModelError, scope: Scope): string {
       return "This conversation no longer fits the AI model's memory. Start a fresh one with /new.";
     case "aborted":
       return "Stopped.";
+    case "budget":
+      // Written for the chat that pays (a shared chat's names no amount): "today's budget for this chat is spent".
+      return `Not sent: ${e.message}.`;
     case "auth":
     case "billing":
     case "not_found":

@@ -61,7 +61,7 @@ export const transcriptRecordSchema = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("message"), message: messageSchema }),
   z.looseObject({
     type: z.literal("run"),
-    status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "error"]),
+    status: z.enum(["completed", "aborted", "max_turns", "doom_loop", "over_budget", "error"]),
     turns: z.number(),
     ts: z.number(),
     context: z.object({ tokens: count, bytes: count }).optional(),

@@ -203,7 +203,7 @@ export const configSchema = strict({
     maxConcurrent: positiveInt.default(3),
     /** A task running longer than this is stopped and reported as over its time cap. */
     maxMinutes: z.number().positive().default(30),
-    /** A task whose model calls cost more than this is stopped after the call that crossed it. */
+    /** A task's paid calls never cost more than this together: the call that could pass it is not made (each is reserved at its worst case). */
     maxCostUsd: usd.default(1),
     /** The tasks' model; absent: the model that spawn_task names, else model.name. */
     model: z.string().trim().min(1).optional(),

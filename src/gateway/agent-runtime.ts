@@ -1,19 +1,19 @@
 // Wires the agent from the configuration: the model client, the tools, memory and the
 // transcripts. The gateway runs every session through this.
 import { existsSync } from "node:fs";
-import type { AgentEventSink } from "../agent/events.ts";
-import { ContextBudget, type CompactOutcome } from "../agent/context-budget.ts";
+import { ContextBudget, estimateInputTokens, type CompactOutcome } from "../agent/context-budget.ts";
 import { runAgentLoop, type RunResult } from "../agent/loop.ts";
-import { emptyUsage, type Message, type Scope, type UserMessage } from "../agent/messages.ts";
-import type { ModelClient } from "../agent/providers/model.ts";
+import { type Message, type Scope, type UserMessage } from "../agent/messages.ts";
+import type { ModelClient, ModelRequest } from "../agent/providers/model.ts";
+import type { ReserveCall } from "../agent/paid-call.ts";
 import { splitModelName } from "../agent/providers/presets.ts";
 import { ModelRegistry, UnknownModelError, type ResolvedModel } from "../agent/providers/registry.ts";
 import { outsideContentIn } from "../agent/outside-content.ts";
 import { runSession } from "../agent/session.ts";
-import { noSteering, type SteeringSource } from "../agent/steering.ts";
+import { noSteering } from "../agent/steering.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { sendFileTool } from "../agent/tools/send-file.ts";
-import { ToolSet, type AskPerson, type OutgoingFile, type SentFile, type Tool, type ToolGate } from "../agent/tool.ts";
+import { ToolSet, type Tool } from "../agent/tool.ts";
 import { scopePermission, withExtensions, withTaskTools } from "../agent/tool-policy.ts";
 import type { McpManager } from "../agent/mcp/manager.ts";
 import type { SkillRegistry } from "../agent/skills/registry.ts";
@@ -32,46 +32,19 @@ import { parseDuration } from "../config/fields.ts";
 import { MemoryReducer } from "./memory-reducer.ts";
 import { SessionActivity } from "./session-activity.ts";
 import { meteredModel, type UsageSink } from "../spending/metered-model.ts";
+import { localSearchPricePerThousand, pricingFor } from "../spending/pricing.ts";
+import { payWebUse, reserveModelCalls, type ReservePaidCall } from "./paid-calls.ts";
+import type { SessionRunRequest } from "./session-run-request.ts";
 import { LOCAL_WEB_MODEL, type RunPurpose, type UsageTag } from "../spending/usage-record.ts";
 import { HEARTBEAT_SESSION, runHeartbeatSession } from "../scheduler/heartbeat-session.ts";
 import { readNote } from "../memory/workspace-files.ts";
+
+export type { SessionRunRequest };
 
 const FLUSH_REFUSAL = "Not now: this turn only saves to memory, with memory_write.";
 
 const FLUSH_PROMPT =
   "[Hearth] This conversation is about to be compacted: its older turns will be replaced by a summary. If anything in them must be remembered beyond that summary (facts about the owner, decisions, commitments, progress), save it now with memory_write. Then reply with just: done";
-
-export interface SessionRunRequest {
-  key: string;
-  /** The session's own model (/model); absent means model.name. */
-  model?: string | undefined;
-  scope: Scope;
-  input: UserMessage[];
-  signal: AbortSignal;
-  emit: AgentEventSink;
-  steering?: SteeringSource;
-  /** Why the run happens; default "chat". Its model calls are recorded with it. */
-  purpose?: RunPurpose;
-  /** The channel and sender of the message that started the run, for the usage records. */
-  origin?: { channel: string; sender: string };
-  /** Sends a file to the chat the run answers (send_file); absent: the run answers no chat. */
-  sendFile?: ((file: OutgoingFile, callId: string) => Promise<SentFile>) | undefined;
-  /** The owner's approvals for this run's tool calls; absent: every call runs. */
-  gate?: ToolGate | undefined;
-  /** Only these tools, by name (a background task given a narrower set); absent: the scope's. */
-  tools?: readonly string[] | undefined;
-  /**
-   * In a shared chat, the sender id of the member every message of the run comes from: their
-   * notes are in the context and memory_write target person writes them. Absent: nobody's.
-   */
-  person?: string | undefined;
-  /** Asks the person the run answers a question in their chat (MCP elicitation); absent: no chat. */
-  ask?: AskPerson | undefined;
-  /** See ToolContext.chatKey: a background task started in a group has the group's memory. Absent: `key`. */
-  chatKey?: string | undefined;
-  /** A run of a group the owner opened to background tasks: the task tools are listed and allowed (tool-policy.ts withTaskTools). */
-  openTasks?: boolean | undefined;
-}
 
 /** A model as /model and /status describe it. */
 export interface ModelInfo {
@@ -152,6 +125,8 @@ export interface AgentRuntimeOptions {
   recordUsage?: UsageSink;
   /** The egress policy: sandboxed commands' proxy and local web_fetch; absent (tests): config.egress, connections not audited. */
   egress?: Egress;
+  /** Asked before every paid call of a run, its model calls and its web searches (paid-calls.ts); absent, every call is made. */
+  reserve?: ReservePaidCall;
 }
 
 export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
@@ -191,6 +166,14 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   // (or, for /compact, on its behalf) and are recorded with its session and origin.
   const lastTag = new Map<string, UsageTag>();
   const tagFor = (key: string, scope: Scope, purpose: RunPurpose) => () => ({ ...(lastTag.get(key) ?? { session: key, scope }), purpose });
+  // Each model call is held at its worst case on the dearest model it may reach; compaction and
+  // the flush are held like the run they serve (its purpose decides the limits).
+  const pricing = pricingFor(config);
+  const runOf = (key: string, scope: Scope) => (): UsageTag => lastTag.get(key) ?? { session: key, scope, purpose: "chat" };
+  const reserveFor = (tag: () => UsageTag, model: string, estimate: (req: ModelRequest) => number): ReserveCall | undefined => {
+    const models = [model, ...[...config.model.fallbacks, ...(compactionModel ? [compactionModel] : [])].map((n) => splitModelName(n).model)];
+    return opts.reserve && reserveModelCalls(opts.reserve, tag, { models, pricing }, estimate);
+  };
   // Throws SandboxUnavailableError when "bwrap" is required and cannot run: the daemon refuses to start.
   const execSandbox = resolveExecSandbox({
     mode: config.tools.exec.sandbox,
@@ -216,6 +199,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   const webConfig = anthropicMain
     ? config.tools.web
     : { search: { ...config.tools.web.search, mode: "local" as const }, fetch: { ...config.tools.web.fetch, mode: "local" as const } };
+  const payWeb = payWebUse(opts.reserve, (tag, usage) => recordUsage(tag, LOCAL_WEB_MODEL, usage), localSearchPricePerThousand(webConfig.search) / 1000);
   const web = createWebTools({
     web: webConfig,
     timezone: config.timezone,
@@ -223,11 +207,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     log: log.child({ component: "web" }),
     egress,
     // Local searches and fetches are lines in usage.jsonl (no tokens; the ledger prices a search) under the run that made them.
-    onUse: (kind, ctx) =>
-      recordUsage(lastTag.get(ctx.sessionKey) ?? { session: ctx.sessionKey, scope: ctx.scope, purpose: "chat" }, LOCAL_WEB_MODEL, {
-        ...emptyUsage(),
-        ...(kind === "search" ? { localWebSearches: 1 } : { localWebFetches: 1 }),
-      }),
+    onUse: (kind, ctx) => payWeb(kind, lastTag.get(ctx.sessionKey) ?? { session: ctx.sessionKey, scope: ctx.scope, purpose: "chat" }),
   });
   const lastWebReads = new Map<string, string[]>();
   const allTools = [
@@ -309,7 +289,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   };
 
   /** The silent turn before a summary: the agent may save what must outlive the old turns. */
-  const flush = (key: string, scope: Scope, model: ModelClient, maxTokens: number) => async (view: Message[], signal: AbortSignal) => {
+  const flush = (key: string, scope: Scope, model: ModelClient, modelId: string, maxTokens: number) => async (view: Message[], signal: AbortSignal) => {
     const transcript = transcriptFor(key);
     const result = await runAgentLoop(
       { model: meteredModel(summaryModelFor(model), tagFor(key, scope, "flush"), recordUsage), tools: flushTools, clock, log },
@@ -325,6 +305,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
         mediaKeepTurns: config.media.keepTurns,
         // The chat's own server tools too: the same tool list, the same cached prefix.
         serverTools: web.serverToolsFor(scope),
+        reserve: reserveFor(runOf(key, scope), modelId, (req) => estimateInputTokens(req)),
         signal,
         steering: noSteering,
         emit: () => {},
@@ -340,6 +321,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
     const budgetKey = `${key}\n${m.resolved.name}`;
     let b = budgets.get(budgetKey);
     if (!b) {
+      const estimate = (req: ModelRequest) => budgets.get(budgetKey)?.estimate(req) ?? estimateInputTokens(req);
       b = new ContextBudget({
         window: m.resolved.contextWindow,
         model: meteredModel(summaryModelFor(m.client), tagFor(key, scope, "compaction"), recordUsage),
@@ -360,7 +342,8 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           // reset now would change the next run's prompt a second time. compactBeforeRun resets
           // it before the prompt is built, so the prompt changes once, with the messages.
         },
-        ...(scope === "main" && memory ? { flush: flush(key, scope, m.client, m.resolved.maxTokens) } : {}),
+        ...(scope === "main" && memory ? { flush: flush(key, scope, m.client, m.resolved.model, m.resolved.maxTokens) } : {}),
+        ...(opts.reserve ? { reserve: reserveFor(runOf(key, scope), m.resolved.model, estimate)! } : {}),
         calibration: transcriptFor(key).lastCalibration(),
       });
       budgets.set(budgetKey, b);
@@ -407,9 +390,11 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
       if (req.purpose === "heartbeat") {
         // Its model calls are the heartbeat session's, whatever lane it ran on.
         const tag: UsageTag = { session: HEARTBEAT_SESSION, scope: "main", purpose: "heartbeat", ...origin };
+        const hb = modelFor(heartbeatModel(config));
         return runHeartbeatSession(
           {
-            model: meteredModel(modelFor(heartbeatModel(config)).client, () => tag, recordUsage),
+            model: meteredModel(hb.client, () => tag, recordUsage),
+            reserve: reserveFor(() => tag, hb.resolved.model, (r) => estimateInputTokens(r)),
             tools: heartbeatTools,
             clock,
             log,
@@ -460,6 +445,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
           emit: req.emit,
           budget: budgetFor(req.key, req.scope, m),
           serverTools: web.serverToolsFor(req.scope),
+          reserve: reserveFor(() => tag, m.resolved.model, (r) => budgetFor(req.key, req.scope, m).estimate(r)),
         });
         lastWebReads.set(req.key, webReadsOf(result.added));
         return result;

@@ -2,7 +2,8 @@
 // Only chat runs are gated here; the scheduler asks the budget itself before it queues a job or
 // a heartbeat, so that a skipped job is recorded as skipped rather than as a failed run, and a
 // background task asks it each time its run is about to start (tasks/service.ts), so that a
-// refused task ends with a result that says so.
+// refused task ends with a result that says so. Inside the run each paid call is reserved on its
+// own (paid-calls.ts); a limit a call did not fit is refused here from the next message on.
 import type { GatewayContext } from "./context.ts";
 import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, type BudgetCheck } from "../spending/budget.ts";
 

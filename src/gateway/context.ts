@@ -15,6 +15,7 @@ import type { CronService } from "../scheduler/service.ts";
 import type { TaskService } from "../tasks/service.ts";
 import type { SessionStore } from "./sessions.ts";
 import type { Budget } from "../spending/budget.ts";
+import type { Reservations } from "../spending/reservations.ts";
 import type { RateLimiter } from "../spending/rate-limit.ts";
 import type { UsageLedger } from "../spending/ledger.ts";
 import type { DashboardServer } from "../dashboard/server.ts";
@@ -43,8 +44,10 @@ export interface GatewayContext {
   recent: RecentChats;
   /** Every model call's usage (<home>/usage.jsonl) and today's and this month's totals. */
   usage: UsageLedger;
-  /** Asked before a run spends. */
+  /** Asked before a run starts. */
   budget: Budget;
+  /** Every paid call's worst case, held while it is made (paid-calls.ts reserves through it). */
+  reservations: Reservations;
   /** Shared scopes' per-sender and per-chat limits. */
   rateLimits: RateLimiter;
   /** Asks the owner before a risky or tainted tool call acts; grants and the audit log. */

@@ -47,6 +47,8 @@ import { gatewayStatus, type GatewayStatus } from "./status.ts";
 import { Budget } from "../spending/budget.ts";
 import { RateLimiter } from "../spending/rate-limit.ts";
 import { UsageLedger } from "../spending/ledger.ts";
+import { Reservations } from "../spending/reservations.ts";
+import { holdPaidCall, reservePaidCall, type ReservePaidCall } from "./paid-calls.ts";
 import { usageFile } from "../spending/usage-record.ts";
 import { TerminalMailboxFile } from "./delivery/terminal-mailbox.ts";
 import { Approvals } from "../approvals/service.ts";
@@ -195,7 +197,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // top of what the ledger holds from before this start.
     const tasks = new TaskService({ path: paths.tasks, config, log: log.child({ component: "tasks" }), clock, spentBefore: (session) => usage.spentBy(session) });
     usage.onRecord((r) => tasks.noteCost(r.session, r.costUsd));
-    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, execHosts, egress, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, ...(opts.model ? { model: opts.model } : {}) });
+    // Every paid call of a run is reserved first (paid-calls.ts); the reservations exist once the context does, before any run.
+    const reserve: ReservePaidCall = (call) => reservePaidCall(ctx, call);
+    const runtime = createAgentRuntime({ config, home, log, memory, skills, mcp, execHosts, egress, clock, extraTools: [...cron.tools(), ...createTaskTools(tasks)], recordUsage, reserve, ...(opts.model ? { model: opts.model } : {}) });
     mcp.start();
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel({ mailbox: TerminalMailboxFile.open(paths.mailbox, log, config.timezone, clock()), clock });
@@ -209,14 +213,19 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.questions.has(press.key) ? ctx.questions.press(press) : ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text, { raise: true }) });
+    ctx.reservations = new Reservations({ budget: ctx.budget, ledger: usage });
     ctx.speakerFor = (entry, scope) => speakerFor(ctx, entry, scope);
     const embeddingModel = config.memory.embeddings?.model;
     if (memory && embeddingModel) {
-      // Background work for the owner's memory: metered under its own session, and paused by a
-      // budget limit like a scheduled job.
+      // Background work for the owner's memory: metered under its own session, and held by the
+      // budget like a scheduled job's calls. No text is longer in tokens than in UTF-8 bytes.
+      const tag = { session: "memory", scope: "main", purpose: "cron" } as const;
+      const perToken = embeddingPricePerMillionTokens(config.memory.embeddings) / 1_000_000;
       memory.setEmbeddingHooks({
-        onEmbedded: (tokens) => void usage.recordEmbedding({ session: "memory", scope: "main", purpose: "cron" }, embeddingModel, tokens),
-        mayEmbed: () => ctx.budget.check({ scope: "main", purpose: "cron", sessionKey: "memory" }).type === "allow",
+        reserve: (texts) =>
+          holdPaidCall<number>(reserve, { kind: "embedding", sessionKey: tag.session, scope: tag.scope, purpose: tag.purpose, worstUsd: texts.reduce((n, t) => n + Buffer.byteLength(t), 0) * perToken }, (tokens) =>
+            usage.recordEmbedding(tag, embeddingModel, tokens),
+          ),
       });
     }
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).

@@ -5,6 +5,7 @@
 import { join, relative, sep } from "node:path";
 import type { MediaRef, Scope } from "../agent/messages.ts";
 import type { Attachment, InboundMessage } from "../channels/channel.ts";
+import type { Held } from "../agent/paid-call.ts";
 import type { Logger } from "../log.ts";
 import { isIndexablePath } from "../memory/search/index-files.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
@@ -34,10 +35,12 @@ export interface IntakeOptions {
    */
   onTextStored?: (relPath: string) => void;
   /**
-   * Called after each transcription the service answered, to meter it: the model and the audio's
-   * length (the service's measure, else the platform's stated duration, else null). Must not throw.
+   * Asked before each transcription with the length the platform states (null: none stated):
+   * the budget's hold, settled once with the audio's length as billed (the service's measure,
+   * else the stated length, else null) or null when the service answered nothing. Refused: the
+   * voice note is refused with the reason. Absent: every transcription is made, nothing counted. Must not throw.
    */
-  onTranscribed?: (t: { model: string; seconds: number | null }) => void;
+  reserveTranscription?: (statedSeconds: number | null) => Held<{ seconds: number | null }>;
 }
 
 /**
@@ -77,8 +80,14 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
   const dir = mediaDir(memoryScopeFor(o.scope, o.sessionKey), m.receivedAt);
   const rel = storeBytes(o.workspace, dir, { bytes: fetched.bytes, name: a.name, mime: a.mime }, m.receivedAt);
   const apiKey = o.transcription.apiKey ?? process.env[TRANSCRIPTION_KEY_ENV]?.trim();
+  const held = o.reserveTranscription?.(a.durationSeconds ?? null);
+  if (held?.type === "refused") {
+    o.log.info("media.transcription_refused", { path: rel, reason: "budget" });
+    return { type: "refused", reason: `I couldn't listen to that voice note: ${held.reason}.` };
+  }
   const startedAt = Date.now();
   const heard = await transcribe({ ...o.transcription, ...(apiKey ? { apiKey } : {}) }, { bytes: fetched.bytes, name: a.name, mime: a.mime });
+  held?.settle(heard.type === "ok" ? { seconds: heard.seconds ?? a.durationSeconds ?? null } : null);
   if (heard.type === "failed") {
     o.log.warn("media.transcription_failed", { path: rel, reason: heard.reason, ms: Date.now() - startedAt });
     return {
@@ -88,7 +97,6 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
         : "I couldn't understand that voice note right now; please try again or type it.",
     };
   }
-  o.onTranscribed?.({ model: o.transcription.model, seconds: heard.seconds ?? a.durationSeconds ?? null });
   writeOnce(join(o.workspace, `${rel}.txt`), new TextEncoder().encode(`${heard.text}\n`));
   // How long the owner waited (behind a typing indicator): what an operator checks for a slow service.
   o.log.info("media.transcribed", { path: rel, chars: heard.text.length, ms: Date.now() - startedAt });

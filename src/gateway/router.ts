@@ -14,6 +14,7 @@ import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
 import type { PairingRequest } from "./pairing.ts";
 import { budgetGate } from "./budget-gate.ts";
+import { reserveTranscription } from "./paid-calls.ts";
 import { rateKeysFor, rateLimitText, rateRuleFor } from "../spending/rate-limit.ts";
 import { showActivityWhile } from "./delivery/chat-activity.ts";
 import { announceHeard } from "./delivery/heard-line.ts";
@@ -157,7 +158,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
           sessionKey: decision.sessionKey,
           isOwner: decision.isOwner,
           transcription: ctx.config.media.transcription,
-          onTranscribed: (t: { model: string; seconds: number | null }) => ctx.usage.recordTranscription(usageTag, t.model, t.seconds),
+          reserveTranscription: (stated: number | null) => reserveTranscription(ctx, usageTag, stated),
           log,
           ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
         }),

@@ -7,6 +7,7 @@ import type { RunResult } from "../agent/loop.ts";
 import { runAgentLoop } from "../agent/loop.ts";
 import type { Message } from "../agent/messages.ts";
 import type { ModelClient } from "../agent/providers/model.ts";
+import type { ReserveCall } from "../agent/paid-call.ts";
 import type { SystemBlock } from "../agent/providers/model.ts";
 import { noSteering } from "../agent/steering.ts";
 import type { ToolSet } from "../agent/tool.ts";
@@ -36,6 +37,8 @@ export interface HeartbeatSessionDeps {
   system: () => SystemBlock[];
   /** Main's model view, read only. */
   mainMessages: () => Message[];
+  /** The budget before each model call (RunSpec.reserve); absent: every call is made. */
+  reserve?: ReserveCall | undefined;
   /** HEARTBEAT.md's content; null when there is none. Must not throw. */
   readChecklist: () => string | null;
 }
@@ -67,6 +70,7 @@ export async function runHeartbeatSession(deps: HeartbeatSessionDeps, req: Heart
       emit: req.emit,
       record: (message) => transcript.append({ type: "message", message }),
       cacheTtl: "1h",
+      reserve: deps.reserve,
     },
   );
   transcript.append({ type: "run", status: result.status, turns: result.turns, ts: clock() });

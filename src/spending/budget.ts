@@ -1,8 +1,9 @@
 // Budgets (issue 14): `budget.daily` and `budget.monthly` in USD, and the shared scopes' daily
-// sub-limit. The gateway asks `check` before a run spends; the ledger's records drive the 80 %
-// and 100 % notices. A run that crosses a limit finishes — only the next one is stopped.
-// What must outlive a restart (notices sent, chats told they are resting, today's raise) is in
-// <home>/budget.json, replaced atomically.
+// sub-limit. The gateway asks `check` before a run starts; inside it every paid call is reserved
+// first (reservations.ts), and a limit the next model call did not fit is marked spent here for
+// the rest of its period, so the next message is refused before any call. The ledger's records
+// drive the 80 % and 100 % notices. What must outlive a restart (notices sent, chats told they
+// are resting, limits marked spent, today's raise) is in <home>/budget.json, replaced atomically.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
@@ -54,6 +55,11 @@ interface StateFile {
   notices: string[];
   /** Chats already told "I'm resting": "<period>:<sessionKey>". */
   resting: string[];
+  /**
+   * Limits a model call did not fit, even with no other call in progress: "daily:2026-11-23",
+   * "shared:2026-11-23", "monthly:2026-11". Absent in a file written before reservations.
+   */
+  spent?: string[];
 }
 
 export interface BudgetOptions {
@@ -84,13 +90,13 @@ export class Budget {
 
   /** Whether a run may spend. Background work and shared scopes stop at a limit; the owner is marked (or stopped by hardStop). */
   check(req: BudgetCheck): BudgetDecision {
-    // Part of a run that was allowed: a run that crosses the limit finishes.
+    // Part of a run that was allowed; its calls are reserved one by one (reservations.ts).
     if (req.purpose === "compaction" || req.purpose === "flush") return { type: "allow" };
     const s = this.status();
-    const over = overLimit(s);
+    const over = this.#overLimit(s);
     // A shared scope's work (its chat runs, and the background tasks a group started) also stops at the shared limit.
     if (req.scope === "shared") {
-      const limit = over ?? (reached(s.sharedToday) ? "shared" : null);
+      const limit = over ?? (reached(s.sharedToday) || this.#isSpent("shared", s) ? "shared" : null);
       return limit ? { type: "refuse", limit, reason: reasonText(limit, s) } : { type: "allow" };
     }
     if (req.purpose === "heartbeat" || req.purpose === "cron" || req.purpose === "task") {
@@ -98,6 +104,21 @@ export class Budget {
     }
     if (!over) return { type: "allow" };
     return this.#o.config.hardStop ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow-over-budget", limit: over };
+  }
+
+  /**
+   * A model call did not fit `limit` even alone: the limit counts as spent until its period ends
+   * (or `/budget raise`), so the next run is refused before it calls the model. The owner hears
+   * the 100 % notice for the day or month, once, as if the ledger had reached it.
+   */
+  markSpent(limit: LimitName): void {
+    const s = this.status();
+    if (this.#isSpent(limit, s)) return;
+    (this.#state.spent ??= []).push(spentKey(limit, s));
+    this.#save();
+    if (limit === "shared") return;
+    const [period, l, id] = limit === "daily" ? (["today", s.today, s.day] as const) : (["this month", s.thisMonth, s.month] as const);
+    this.#notify(period, l, "100", limit === "daily" ? "day" : "month", id);
   }
 
   /** True the first time in the current period that this shared chat is refused: it gets the resting note. */
@@ -117,6 +138,8 @@ export class Budget {
     // New headroom: a later crossing is news again.
     this.#state.notices = this.#state.notices.filter((n) => !n.startsWith("100:"));
     this.#state.resting = [];
+    // The shared sub-limit is not raised: a group whose call did not fit it still does not.
+    this.#state.spent = (this.#state.spent ?? []).filter((k) => k.startsWith("shared:"));
     this.#save();
     return this.status();
   }
@@ -147,13 +170,32 @@ export class Budget {
       const kind = period === "today" ? "day" : "month";
       const ratio = limit.spentUsd / limit.limitUsd;
       const at = ratio >= 1 ? "100" : ratio >= 0.8 ? "80" : null;
-      if (!at || this.#state.notices.includes(`${at}:${kind}:${id}`)) continue;
-      // A run that jumps past 100 % gets only the 100 % notice; both count as sent.
-      this.#state.notices.push(`${at}:${kind}:${id}`);
-      if (at === "100") this.#state.notices.push(`80:${kind}:${id}`);
-      this.#save();
-      void this.#o.notifyOwner(at === "80" ? eightyText(period, limit) : fullText(period, limit, this.#o.config.hardStop));
+      if (at) this.#notify(period, limit, at, kind, id);
     }
+  }
+
+  #notify(period: "today" | "this month", limit: Limit, at: "80" | "100", kind: "day" | "month", id: string): void {
+    if (this.#state.notices.includes(`${at}:${kind}:${id}`)) return;
+    // A run that jumps past 100 % gets only the 100 % notice; both count as sent.
+    this.#state.notices.push(`${at}:${kind}:${id}`);
+    if (at === "100") this.#state.notices.push(`80:${kind}:${id}`);
+    this.#save();
+    void this.#o.notifyOwner(at === "80" ? eightyText(period, limit) : fullText(period, limit, this.#o.config.hardStop));
+  }
+
+  /** Whether `limit` was marked spent in its current period (markSpent). */
+  isSpent(limit: LimitName): boolean {
+    return this.#isSpent(limit, this.status());
+  }
+
+  #isSpent(limit: LimitName, s: BudgetStatus): boolean {
+    return this.#state.spent?.includes(spentKey(limit, s)) ?? false;
+  }
+
+  #overLimit(s: BudgetStatus): "daily" | "monthly" | null {
+    if (reached(s.today) || this.#isSpent("daily", s)) return "daily";
+    if (reached(s.thisMonth) || this.#isSpent("monthly", s)) return "monthly";
+    return null;
   }
 
   /** A new day drops yesterday's raise and the day's notices; a new month the month's. */
@@ -166,6 +208,7 @@ export class Budget {
       raisedUsd: 0,
       notices: this.#state.notices.filter((n) => n.endsWith(`:${month}`)),
       resting: this.#state.resting.filter((r) => r.startsWith(`${month}:`)),
+      spent: (this.#state.spent ?? []).filter((k) => k === `monthly:${month}`),
     };
     this.#save();
   }
@@ -174,7 +217,7 @@ export class Budget {
     const fresh: StateFile = { version: 1, day: this.#o.ledger.spent().day, raisedUsd: 0, notices: [], resting: [] };
     try {
       const parsed = JSON.parse(readFileSync(this.#file, "utf8")) as Partial<StateFile>;
-      if (parsed.version === 1 && typeof parsed.day === "string" && typeof parsed.raisedUsd === "number" && Array.isArray(parsed.notices) && Array.isArray(parsed.resting)) {
+      if (parsed.version === 1 && typeof parsed.day === "string" && typeof parsed.raisedUsd === "number" && Array.isArray(parsed.notices) && Array.isArray(parsed.resting) && (parsed.spent === undefined || Array.isArray(parsed.spent))) {
         return parsed as StateFile;
       }
       this.#o.log.warn("budget.state_invalid", { file: this.#file, action: "starting fresh" });
@@ -195,11 +238,7 @@ export class Budget {
 
 const reached = (l: Limit) => l.limitUsd !== null && l.spentUsd >= l.limitUsd;
 
-function overLimit(s: BudgetStatus): "daily" | "monthly" | null {
-  if (reached(s.today)) return "daily";
-  if (reached(s.thisMonth)) return "monthly";
-  return null;
-}
+const spentKey = (limit: LimitName, s: BudgetStatus): string => `${limit}:${limit === "monthly" ? s.month : s.day}`;
 
 
 function reasonText(limit: LimitName, s: BudgetStatus): string {

@@ -68,6 +68,36 @@ export function priceUsage(model: string, usage: Usage, overrides: PricingTable 
   return perMillion / 1_000_000 + (usage.webSearchRequests ?? 0) * WEB_SEARCH_USD;
 }
 
+/** What a model call may use at most, as far as it is known before it is sent. */
+export interface CallBound {
+  /** The request's input, estimated as the context budget estimates it. */
+  inputTokens: number;
+  /** Its `max_tokens`: no answer (thinking included) is longer. */
+  maxTokens: number;
+  /** The TTL its cache breakpoints write with, or false for a request that writes no cache entry. */
+  cache: "5m" | "1h" | false;
+  /** The provider's web searches it may make (the search tool's `max_uses`). */
+  webSearches: number;
+}
+
+/**
+ * The most one model call can cost (reservations.ts): its input at the dearest rate an input
+ * token of it can be billed at (a cache write of its TTL when it writes the cache), its
+ * `max_tokens` of output and its searches, on the dearest of `models` (the model and the
+ * fallbacks the client may turn to). A cache read or plain input costs less than a write, so an
+ * input under-estimated by less than that difference (a fifth for 5-minute writes) still fits.
+ */
+export function worstCallUsd(models: readonly string[], call: CallBound, overrides: PricingTable = {}): number {
+  let worst = 0;
+  for (const model of models) {
+    const p = priceOf(model, overrides);
+    const write = call.cache === "1h" ? (p.cacheWrite1h ?? p.input * 2) : (p.cacheWrite5m ?? p.input * 1.25);
+    const inputRate = call.cache === false ? p.input : Math.max(p.input, write);
+    worst = Math.max(worst, (call.inputTokens * inputRate + call.maxTokens * p.output) / 1_000_000);
+  }
+  return worst + call.webSearches * WEB_SEARCH_USD;
+}
+
 /** Kept for the session index's day total; the usage ledger is the record. */
 export const estimateCostUsd = (model: string, usage: Usage): number => priceUsage(model, usage);
 

@@ -95,6 +95,8 @@ interface Running {
   entryId: string;
   /** Why Hearth stopped it, when it did (cancel_task, a cap). */
   stopReason?: TaskEnd;
+  /** The result's text in place of the run's (the budget's reason), when the stop gave one. */
+  stopBody?: string;
   timer?: NodeJS.Timeout;
   /** A cancel's result on its way: the run's end waits for it, so its entry closes only after it. */
   ending?: Promise<unknown>;
@@ -292,6 +294,19 @@ export class TaskService {
   }
 
   /**
+   * A model call of task session `session` did not fit its cost cap or the budget (gateway/
+   * paid-calls.ts): its run is ending, and the task ends with that reason (over-budget: `reason`
+   * is its result's text). Nothing for another session, or a task not running.
+   */
+  noteStopped(session: string, stop: { end: "over-cost" } | { end: "over-budget"; reason: string }): void {
+    const r = isTaskSession(session) ? this.#running.get(taskIdOf(session)) : undefined;
+    if (!r || r.stopReason) return;
+    r.stopReason = stop.end;
+    if (stop.end === "over-budget") r.stopBody = stop.reason;
+    this.#o.log.warn("task.stopped_by_budget", { task: taskIdOf(session), end: stop.end });
+  }
+
+  /**
    * Call at the start of each run of `sessionKey`, while its lane is held: results that arrived
    * while it was busy join its transcript now, before its new turn.
    */
@@ -428,7 +443,7 @@ export class TaskService {
         }
         const end: TaskEnd = running.stopReason ?? (outcome !== "answered" ? "failed" : turnCapReached ? "over-turns" : "done");
         const body = notices.reduce((b, n) => b.replace(n, ""), text);
-        await this.#end(t, end, stripStopNote(body));
+        await this.#end(t, end, running.stopBody ?? stripStopNote(body));
       } finally {
         this.#pump();
       }

@@ -75,7 +75,11 @@ export function labelledResult(r: { id: string; label: string; end: TaskEnd; bod
     case "cancelled":
       return `⏹ ${name} was cancelled (${facts}).`;
     case "over-cost":
-      return `⏹ ${name} was stopped: it went over its cost cap of $${r.caps.maxCostUsd.toFixed(2)} (tasks.maxCostUsd) (${facts}).${sofar}`;
+      // Its calls are reserved against the cap (gateway/paid-calls.ts): it stops before a call
+      // that could pass it, and goes over only when a call cost more than its worst case.
+      return r.costUsd > r.caps.maxCostUsd
+        ? `⏹ ${name} was stopped: it went over its cost cap of $${r.caps.maxCostUsd.toFixed(2)} (tasks.maxCostUsd) (${facts}).${sofar}`
+        : `⏹ ${name} was stopped: its next step could have gone over its cost cap of $${r.caps.maxCostUsd.toFixed(2)} (tasks.maxCostUsd) (${facts}).${sofar}`;
     case "over-time":
       return `⏹ ${name} was stopped: it ran longer than its time cap of ${r.caps.maxMinutes} min (tasks.maxMinutes) (${facts}).${sofar}`;
     case "over-turns":

@@ -156,6 +156,33 @@ describe("TaskService", () => {
     expect(host.delivered[0]!.text).toBe(`⏹ Task ${v.id} "spend" was stopped: it went over its cost cap of $1.00 (tasks.maxCostUsd) (0s, $1.1000).\n\nWhat it had so far:\nHalf done.`);
   });
 
+  it("a call its cap refused ends it before the cap: the result says the next step could have gone over, what it had so far kept", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Spend.", label: "spend" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    tasks.noteCost(`task:${v.id}`, 0.91);
+    tasks.noteStopped(`task:${v.id}`, { end: "over-cost" });
+    // The run ends on its own (the loop's sentence is a notice, not part of the result).
+    reply.textDelta("I stopped here: this task's cost cap is reached.", true);
+    await reply.finish("Three steps done.\n\nI stopped here: this task's cost cap is reached.", "answered");
+    expect(host.stopped).toEqual([]);
+    expect(host.delivered.map((d) => d.text)).toEqual([`⏹ Task ${v.id} "spend" was stopped: its next step could have gone over its cost cap of $1.00 (tasks.maxCostUsd) (0s, $0.9100).\n\nWhat it had so far:\nThree steps done.`]);
+  });
+
+  it("a call the budget refused ends it over the budget, with the budget's reason", async () => {
+    const host = new FakeHost();
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Spend.", label: "spend" }, "main");
+    const reply = host.runs[0]!.run.openReply();
+    tasks.noteStopped(`task:${v.id}`, { end: "over-budget", reason: "the daily budget of $5.00 is spent: $4.90 so far, and the next step could cost up to $0.14" });
+    tasks.noteStopped(`task:${v.id}`, { end: "over-cost" }); // the first reason stands
+    await reply.finish("Partial.\n\nI stopped here: the daily budget of $5.00 is spent.", "answered");
+    expect(host.delivered.map((d) => d.text)).toEqual([
+      `⏹ Task ${v.id} "spend" was stopped by the budget: the daily budget of $5.00 is spent: $4.90 so far, and the next step could cost up to $0.14 (0s, $0.0000). To go on, raise the budget (/budget raise 5) and start the task again.`,
+    ]);
+  });
+
   it("over its time cap: stopped, and its result says so", async () => {
     const host = new FakeHost();
     const tasks = new TaskService({ path: join(dir, "tasks.jsonl"), config: { ...config, tasks: { ...config.tasks, maxMinutes: 0.0005 } }, log, clock });

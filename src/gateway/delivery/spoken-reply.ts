@@ -9,6 +9,7 @@
 // the markdown-image wrapper. Chats that can send files get the text first (it streamed) and
 // the voice after; the terminal gets the saved file's path as a note before its answer ends.
 // Failure of the speech call, or a budget that refuses it, leaves the text alone: one log line.
+import type { Held } from "../../agent/paid-call.ts";
 import type { InboundMessage, ReplySink } from "../../channels/channel.ts";
 import { MAX_SPEECH_CHARS, speakableText, speechParts, type Speech } from "../../media/speech.ts";
 import type { DeliveryDeps } from "./heard-line.ts";
@@ -17,10 +18,12 @@ import type { DeliveryDeps } from "./heard-line.ts";
 export interface Speaker {
   /** Speaks one part (at most MAX_SPEECH_CHARS characters). Failures are values; must not throw. */
   synthesize(text: string): Promise<Speech>;
-  /** Asked before each part: null when it may spend, else why not (the budget). Must not throw. */
-  refusal(): string | null;
-  /** Records one part's cost (its characters). Must not throw. */
-  meter(characters: number): void;
+  /**
+   * Asked before each part with its length: the budget's hold, settled once with the characters
+   * spoken (the part's cost is recorded then), or null when the synthesis failed. Refused: the
+   * text stands alone. Must not throw.
+   */
+  reserve(characters: number): Held<number>;
   /**
    * Keeps the audio in the workspace for a channel that cannot send files (the terminal) and
    * returns its path relative to the workspace. May throw (a full disk): the part is then not sent.
@@ -71,11 +74,11 @@ export function withSpokenReply(sink: ReplySink, deps: DeliveryDeps, replyId: st
 }
 
 async function sendPart(deps: DeliveryDeps, m: InboundMessage, speaker: Speaker, part: string, i: number, of: number, canSendFiles: boolean): Promise<string> {
-  const refused = speaker.refusal();
-  if (refused) throw new NotSpoken("refused", refused);
+  const held = speaker.reserve(part.length);
+  if (held.type === "refused") throw new NotSpoken("refused", held.reason);
   const audio = await speaker.synthesize(part);
+  held.settle(audio.type === "failed" ? null : part.length);
   if (audio.type === "failed") throw new NotSpoken("failed", audio.reason);
-  speaker.meter(part.length);
   const name = of === 1 ? `answer.${audio.ext}` : `answer-${i + 1}.${audio.ext}`;
   if (canSendFiles) {
     const id = await deps.channels.sendFile(m, { file: "(spoken answer)", data: audio.bytes, name, mime: audio.mime, asPhoto: false, voice: true });

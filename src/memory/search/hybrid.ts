@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { Held } from "../../agent/paid-call.ts";
 import type { Logger } from "../../log.ts";
 import { canSee, type MemoryScope } from "../visibility.ts";
 import { dot, embed, type EmbeddingsConfig } from "./embeddings.ts";
@@ -27,10 +28,13 @@ const BATCH = 64;
 const QUERY_TIMEOUT_MS = 10_000;
 
 export interface HybridHooks {
-  /** After each embeddings call the service answered: what it read. Must not throw. */
-  onEmbedded?: (tokens: number, purpose: "index" | "query") => void;
-  /** Asked before each background batch: false stops the pass until the next change (the budget). Must not throw. */
-  mayEmbed?: () => boolean;
+  /**
+   * Asked before each embeddings call (a background batch, a query) with the texts it sends: the
+   * budget's hold, settled once with the tokens the service read, or null when it answered
+   * nothing usable. Refused: a batch pauses the pass until the next change, a query is answered
+   * by keywords alone. Absent: every call is made, nothing is counted. Must not throw.
+   */
+  reserve?: (texts: readonly string[], purpose: "index" | "query") => Held<number>;
 }
 
 export interface HybridOptions {
@@ -122,17 +126,19 @@ export class HybridSearch {
     const missing = entries.filter((e) => !this.#vectors.has(e.key));
     let done = 0;
     for (let i = 0; i < missing.length; i += BATCH) {
-      if (this.hooks.mayEmbed && !this.hooks.mayEmbed()) {
+      const batch = missing.slice(i, i + BATCH);
+      const texts = batch.map((e) => textOf(e.chunk));
+      const held = this.hooks.reserve?.(texts, "index");
+      if (held?.type === "refused") {
         this.#o.log.info("memory.embeddings_paused", { reason: "budget", left: missing.length - i });
         return done;
       }
-      const batch = missing.slice(i, i + BATCH);
-      const r = await embed(this.#o.config, batch.map((e) => textOf(e.chunk)));
+      const r = await embed(this.#o.config, texts);
+      if (held) held.settle(r.type === "ok" ? r.tokens : null);
       if (r.type === "failed") {
         this.#o.log.warn("memory.embeddings_failed", { reason: r.reason, left: missing.length - i });
         return done;
       }
-      this.hooks.onEmbedded?.(r.tokens, "index");
       this.#db.exec("BEGIN");
       try {
         for (const [j, e] of batch.entries()) {
@@ -160,12 +166,17 @@ export class HybridSearch {
    */
   async search(query: string, scope: MemoryScope, limit: number): Promise<SearchHit[]> {
     const keyword = this.#o.index.search(query, scope, CANDIDATES);
+    const held = this.hooks.reserve?.([query], "query");
+    if (held?.type === "refused") {
+      this.#o.log.info("memory.query_not_embedded", { reason: "budget" });
+      return keyword.slice(0, limit);
+    }
     const q = await embed(this.#o.config, [query], QUERY_TIMEOUT_MS);
+    if (held) held.settle(q.type === "ok" ? q.tokens : null);
     if (q.type === "failed") {
       this.#o.log.warn("memory.query_embedding_failed", { reason: q.reason });
       return keyword.slice(0, limit);
     }
-    this.hooks.onEmbedded?.(q.tokens, "query");
     return fuse([keyword, this.#nearest(q.vectors[0]!, scope)], limit);
   }
 

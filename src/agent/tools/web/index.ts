@@ -47,8 +47,11 @@ export function createWebTools(opts: {
   log: Logger;
   /** The egress policy Hearth's own fetches pass. */
   egress: Egress;
-  /** Counts each use of a local tool (usage records). Must not throw. */
-  onUse?: (kind: "search" | "fetch", ctx: ToolContext) => void;
+  /**
+   * Counts each use of a local tool before it is made (usage records, the budget): null, or why a
+   * search may not be sent (createWebSearchTool). A fetch costs nothing: its answer is ignored. Must not throw.
+   */
+  onUse?: (kind: "search" | "fetch", ctx: ToolContext) => string | null;
 }): WebTools {
   const onUse = opts.onUse;
   const { search, fetch } = opts.web;
@@ -77,7 +80,7 @@ export function createWebTools(opts: {
         timeoutMs: fetch.timeoutMs,
         maxBytes: fetch.maxBytes,
         maxChars: fetch.maxChars,
-        ...(onUse ? { onUse: (ctx: ToolContext) => onUse("fetch", ctx) } : {}),
+        ...(onUse ? { onUse: (ctx: ToolContext) => void onUse("fetch", ctx) } : {}),
       }),
     );
   }

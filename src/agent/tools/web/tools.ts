@@ -107,8 +107,12 @@ function renderPage(c: CachedPage, maxChars: number, maxBytes: number): string {
   return wrapExternal(c.url, `${head}${text}${notes.length ? `\n\n${notes.join(" ")}` : ""}`);
 }
 
-/** `onUse` is called once per search sent to the provider (for the usage counts); must not throw. */
-export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: number; onUse?: (ctx: ToolContext) => void }): Tool {
+/**
+ * `onUse` is called once per search before it is sent to the provider: it counts it (the usage
+ * record, the budget) and returns null, or why it may not be sent (the budget), which the model
+ * gets as the tool's error. Must not throw.
+ */
+export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: number; onUse?: (ctx: ToolContext) => string | null }): Tool {
   const count = usesPerRun(opts.maxUses, "web_search");
   return defineTool({
     name: "web_search",
@@ -119,7 +123,8 @@ export function createWebSearchTool(opts: { provider: SearchProvider; maxUses: n
     async execute(input, ctx) {
       const over = count(ctx);
       if (over) return { content: over, isError: true };
-      opts.onUse?.(ctx);
+      const refused = opts.onUse?.(ctx) ?? null;
+      if (refused) return { content: `Not searched: ${refused}.`, isError: true };
       try {
         const results = await opts.provider.search(input.query, input.count ?? 5, ctx.signal);
         ctx.log.info("web.search", { provider: opts.provider.name, results: results.length });
