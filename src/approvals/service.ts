@@ -18,7 +18,7 @@ import { AuditLog, type Decision } from "./audit.ts";
 import { GrantStore, placeText } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { carriesData, grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
+import { carriesData, execFacts, grantPatternOf, hostsIn, judge, placeOf, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
 
 export interface ApprovalsConfig {
   exec: ExecMode;
@@ -156,7 +156,7 @@ export class Approvals {
         read ??= outsideContentOfTool(name);
       },
       admit: async (call, ctx) => {
-        const facts = factsOf(call.name, call.input, ctx.workspace);
+        const facts = await factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
         const tainted = taint();
         // A link the run read (or someone wrote) was not built from workspace data.
@@ -164,7 +164,7 @@ export class Approvals {
         // A shared chat sends only files of its own folder (the outgoing-file rule), which its
         // members can already read: nothing private leaves, so there is nothing to ask.
         if (facts.tool === "send_file" && run.scope !== "main") return null;
-        const verdict = judge(facts, this.#o.config, tainted);
+        const verdict = await judge(facts, this.#o.config, tainted);
         if (verdict.type === "run") return null;
         const grant = this.grants.covering(facts);
         if (grant) {
@@ -255,20 +255,19 @@ const STOPPED = "Not run: the run was stopped while waiting for the owner's appr
 const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 
 /** The calls the policy judges, as facts; null for every other tool (never asked about). */
-function factsOf(tool: string, input: unknown, workspace: string): ActionFacts | null {
+async function factsOf(tool: string, input: unknown, workspace: string): Promise<ActionFacts | null> {
   const i = (input ?? {}) as Record<string, unknown>;
   switch (tool) {
     case "exec": {
-      const command = String(i.command ?? "");
       // On an SSH exec host the command acts there: asked and granted per host, never as here.
       const on = typeof i.host === "string" && i.host.trim() !== "" ? placeOf(i.host.trim()) : workspace;
-      return { tool, command, folder: on, hosts: hostsIn(command) };
+      return execFacts(String(i.command ?? ""), on);
     }
     case "send_file":
-      return { tool, command: `send_file ${String(i.path ?? "")}`, folder: workspace, hosts: [] };
+      return toolFacts(tool, `send_file ${String(i.path ?? "")}`, workspace, []);
     case "web_fetch": {
       const url = String(i.url ?? "");
-      return carriesData(url) ? { tool, command: `web_fetch ${url}`, folder: workspace, hosts: hostsIn(url) } : null;
+      return carriesData(url) ? toolFacts(tool, `web_fetch ${url}`, workspace, hostsIn(url)) : null;
     }
     default:
       return null;
