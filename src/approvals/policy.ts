@@ -209,16 +209,3 @@ export function patternProblem(reader: ShellReader, pattern: string): string | n
   }
   return null;
 }
-
-/**
- * The pattern "Allow for N min" grants: the command with its last word as `*` (`git push origin
- * main` → `git push origin *`); a command with more than one simple command, or a single word,
- * is granted exactly as it is.
- */
-export function grantPatternOf(command: string): string {
-  const trimmed = command.trim();
-  if (/[;&|<>`$()\n*]/.test(trimmed)) return trimmed;
-  const words = trimmed.split(/\s+/);
-  if (words.length < 2) return trimmed;
-  return `${words.slice(0, -1).join(" ")} *`;
-}

@@ -15,10 +15,11 @@ import type { Message } from "../agent/messages.ts";
 import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
-import { GrantStore, placeText } from "./grants.ts";
+import { chatKeyOf, GrantStore, placeText, type Grant } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { carriesData, execFacts, grantPatternOf, hostsIn, judge, placeOf, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
+import { canonicalPattern, carriesData, execFacts, hostsIn, judge, patternProblem, placeOf, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
+import { shellReader } from "./shell.ts";
 
 export interface ApprovalsConfig {
   exec: ExecMode;
@@ -65,6 +66,14 @@ const CHOICES = (minutes: number) => [
   { id: "always", label: "Always" },
   { id: "deny", label: "Deny" },
 ];
+/** A call a host grant could never cover (it may reach a proxy or a second destination): nothing lasting to offer. */
+const ONCE_CHOICES = [
+  { id: "once", label: "Allow once" },
+  { id: "deny", label: "Deny" },
+];
+
+/** What `/grant PATTERN` made, or why it refused. */
+export type PatternGrant = { type: "granted"; grant: Grant } | { type: "refused"; reason: string };
 
 type Outcome = { type: "press"; choice: "once" | "for" | "always" | "deny"; by: string } | { type: "timeout" } | { type: "stopped" };
 
@@ -102,6 +111,33 @@ export class Approvals {
     this.grants = new GrantStore(path.join(opts.home, "grants.json"), opts.log, this.#clock);
     this.audit = new AuditLog(path.join(opts.home, "approvals.jsonl"), opts.log);
     this.#pending = new PendingQuestions(path.join(opts.home, "approvals-pending.json"), opts.log, this.#clock());
+    // The policy ignores an allow pattern with a wildcard on a target; the owner learns why here.
+    const allow = opts.config.allow;
+    if (allow.length > 0) {
+      void shellReader().then((reader) => {
+        for (const pattern of allow) {
+          const reason = patternProblem(reader, pattern);
+          if (reason) opts.log.warn("approvals.allow_ignored", { pattern, reason: `${reason}; this approvals.allow entry is ignored` });
+        }
+      });
+    }
+  }
+
+  /**
+   * The owner's `/grant PATTERN` in a chat: `pattern` (`*` within one command) is allowed in
+   * `folder` for runs of `chat` (`chatKeyOf`) for approvals.grantMinutes. Refused with the reason
+   * when it puts a wildcard where a program, code or the target of a delete, kill, write or
+   * device goes (policy.ts patternProblem).
+   */
+  async grantPattern(p: { pattern: string; folder: string; chat: string; by: string; session: string }): Promise<PatternGrant> {
+    const reader = await shellReader();
+    const reason = patternProblem(reader, p.pattern);
+    if (reason) return { type: "refused", reason };
+    const at = this.#clock();
+    const grant: Grant = { tool: "exec", kind: "pattern", pattern: canonicalPattern(reader, p.pattern), folder: p.folder, chat: p.chat, host: null, expiresAt: at + this.#o.config.grantMinutes * 60_000, by: p.by, at };
+    this.grants.add(grant);
+    this.audit.append({ at, decision: "allowed_for", tool: "exec", command: `/grant ${grant.pattern}`, folder: p.folder, host: null, session: p.session, by: p.by });
+    return { type: "granted", grant };
   }
 
   /**
@@ -166,7 +202,7 @@ export class Approvals {
         if (facts.tool === "send_file" && run.scope !== "main") return null;
         const verdict = await judge(facts, this.#o.config, tainted);
         if (verdict.type === "run") return null;
-        const grant = this.grants.covering(facts);
+        const grant = this.grants.covering(facts, chatKeyOf(run.chat, run.sessionKey));
         if (grant) {
           this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
           return null;
@@ -180,14 +216,18 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const text = [`🔐 Approve this?`, ...(run.task ? [`task: ${run.task.label} (${run.task.id})`] : []), actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+    const lasting = !(facts.reroutes && facts.hosts.length > 0);
+    const scopeLine = lasting
+      ? `Allow for ${config.grantMinutes} min / Always cover: ${scopeText(facts, run)}`
+      : "Allow once only: it may reach a proxy or another destination, so no grant could cover it";
+    const text = [`🔐 Approve this?`, ...(run.task ? [`task: ${run.task.label} (${run.task.id})`] : []), actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, scopeLine].join("\n");
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
     this.#waiting.set(key, { session: run.sessionKey, summary: actionLine(facts, facts.command), question, resolve });
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
-    const shown = await host.ask(run.chat, { key, text, choices: CHOICES(config.grantMinutes) });
+    const shown = await host.ask(run.chat, { key, text, choices: lasting ? CHOICES(config.grantMinutes) : ONCE_CHOICES });
     if (!shown) {
       this.#waiting.delete(key);
       this.#pending.remove(key);
@@ -225,7 +265,6 @@ export class Approvals {
       this.#record("stopped", facts, run, {});
       return { line: "⏹ Stopped before it was answered: not run.", answer: STOPPED };
     }
-    const pattern = grantPatternOf(facts.command);
     const host = facts.hosts.length === 1 ? facts.hosts[0]! : null;
     switch (o.choice) {
       case "deny":
@@ -237,9 +276,14 @@ export class Approvals {
       case "for":
       case "always": {
         const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
-        this.grants.add({ tool: facts.tool, pattern, folder: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
+        // A call no grant could cover was offered no lasting choice; a press of one anyway (an old keyboard) is once.
+        if (facts.reroutes && facts.hosts.length > 0) {
+          this.#record("allowed_once", facts, run, { by: o.by });
+          return { line: `✅ Allowed once by ${o.by}.`, answer: null };
+        }
+        this.grants.add({ tool: facts.tool, kind: "command", pattern: facts.canonical, folder: facts.folder, chat: chatKeyOf(run.chat, run.sessionKey), host, expiresAt, by: o.by, at: this.#clock() });
         this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
-        const scope = `${pattern} ${placeText(facts.folder)}${host ? ` → ${host}` : ""}`;
+        const scope = scopeText(facts, run);
         return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
       }
     }
@@ -272,6 +316,20 @@ async function factsOf(tool: string, input: unknown, workspace: string): Promise
     default:
       return null;
   }
+}
+
+/** The longest command a grant's scope shows in full; a longer one is "this exact command". */
+const SCOPE_COMMAND_MAX = 200;
+
+/**
+ * What a press on "Allow for N min" or "Always" covers, as the question shows it before the press
+ * and the settled question after: "rm -r build in ~/site, in this chat" (a background run without
+ * a chat: "only for cron:backup"), "… to status.example only" for a host grant.
+ */
+function scopeText(facts: ActionFacts, run: RunFacts): string {
+  const command = facts.canonical.length <= SCOPE_COMMAND_MAX && !facts.canonical.includes("\n") ? facts.canonical : "this exact command";
+  const host = facts.hosts.length === 1 ? `, to ${facts.hosts[0]} only` : "";
+  return `${command} ${placeText(facts.folder)}, ${run.chat ? "in this chat" : `only for ${run.sessionKey}`}${host}`;
 }
 
 /** "exec: rm -r build"; send_file's and web_fetch's commands name their tool already ("send_file MEMORY.md"). */
