@@ -30,7 +30,10 @@ interface Reading {
   folder: string;
   remoteOf: RemoteOf;
   depth: number;
-  /** The text of the line being read: what a command whose program is unknown is judged by. */
+  /**
+   * The whole command line (with a script's text when reading one): what code whose text is
+   * unknown is judged by. The outer line, not the nested one: `sh -c 'eval "$0"' 'rm -r x'`.
+   */
   line: string;
 }
 
@@ -45,7 +48,16 @@ export function findingsOf(reader: ShellReader, line: string, folder: string, re
   return lineFindings({ reader, folder, remoteOf, depth: 0, line }, line);
 }
 
-const has = (words: string[], ...flags: string[]) => words.some((w) => flags.includes(w) || (/^-[a-zA-Z]+$/.test(w) && flags.some((f) => /^-[a-zA-Z]$/.test(f) && w.includes(f[1]!))));
+/** Whether `words` has one of `flags`: exactly, inside a cluster of short ones (`-rf`), or as a long one abbreviated (`--rec`, as getopt takes it). */
+const has = (words: string[], ...flags: string[]) =>
+  words.some((w) => flags.includes(w) || (/^-[a-zA-Z]+$/.test(w) && flags.some((f) => /^-[a-zA-Z]$/.test(f) && w.includes(f[1]!))) || (/^--[a-z-]{3,}$/.test(w) && flags.some((f) => f.startsWith(w))));
+/** git's words from its subcommand on, past global options (`git -C dir -c k=v push …` → push …). */
+function gitArgs(words: string[]): string[] {
+  let i = 1;
+  while (i < words.length && words[i]!.startsWith("-")) i += ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"].includes(words[i]!) ? 2 : 1;
+  return words.slice(i);
+}
+const git = (words: string[], sub: string) => first(words) === "git" && gitArgs(words)[0] === sub;
 const base = (word: string) => path.basename(word);
 const first = (words: string[]) => base(words[0] ?? "");
 
@@ -65,9 +77,9 @@ export const RISKY_KINDS: readonly RiskyKind[] = [
   { test: (w) => first(w) === "truncate", why: "it truncates a file (truncate)" },
   { test: (w) => first(w) === "find" && (w.includes("-delete") || w.some((x, j) => FIND_EXEC.includes(x) && DELETERS.includes(base(w[j + 1] ?? "")))), why: "it deletes the files it finds (find -delete, find -exec rm)" },
   { test: (w) => first(w) === "xargs" && w.slice(1).some((x) => DELETERS.includes(base(x))), why: "it deletes the files it is given (xargs rm)" },
-  { test: (w) => first(w) === "git" && w[1] === "push" && (has(w, "-f", "--force", "--force-with-lease", "--mirror", "--delete") || w.some((x) => x.startsWith("--force") || x.startsWith("+"))), why: "it rewrites history on a remote (git push --force)" },
-  { test: (w) => first(w) === "git" && w[1] === "reset" && w.includes("--hard"), why: "it discards uncommitted work (git reset --hard)" },
-  { test: (w) => first(w) === "git" && w[1] === "clean", why: "it deletes untracked files (git clean)" },
+  { test: (w) => git(w, "push") && (has(gitArgs(w), "-f", "-d", "--force", "--force-with-lease", "--mirror", "--delete", "--prune") || gitArgs(w).some((x) => x.startsWith("--force") || /^\+|^:./.test(x))), why: "it rewrites history on a remote (git push --force)" },
+  { test: (w) => git(w, "reset") && w.includes("--hard"), why: "it discards uncommitted work (git reset --hard)" },
+  { test: (w) => git(w, "clean"), why: "it deletes untracked files (git clean)" },
   { test: (w) => ["chmod", "chown", "chgrp"].includes(first(w)) && has(w, "-R", "--recursive"), why: "it changes permissions recursively" },
   { test: (w) => ["kill", "pkill", "killall"].includes(first(w)), why: "it stops other processes (kill)" },
   { test: (w) => ["apt", "apt-get", "dnf", "yum", "pacman", "apk", "brew", "snap"].includes(first(w)), why: "it installs or removes system software" },
@@ -106,12 +118,11 @@ function lineFindings(r: Reading, text: string): Finding[] {
   if (r.depth > MAX_DEPTH) return [{ type: "risky", why: TOO_DEEP }];
   const read = r.reader.read(text);
   if (read.type === "unreadable") return [{ type: "unparsed", reason: read.reason }];
-  const here = { ...r, line: text };
   const out: Finding[] = [];
   // A line that sets PATH runs programs Hearth cannot name: any of them may be a script it wrote.
   if (read.assigns.includes("PATH")) out.push({ type: "unreadable", what: "a changed PATH", risk: mentionsRisk(text, "the line") });
-  for (const c of read.commands) out.push(...commandFindings(c.words, c.stdin, here, "command"));
-  for (const red of read.redirects) out.push(...redirectFindings(red, here));
+  for (const c of read.commands) out.push(...commandFindings(c.words, c.stdin, r, "command"));
+  for (const red of read.redirects) out.push(...redirectFindings(red, r));
   return out;
 }
 
@@ -141,8 +152,8 @@ function commandFindings(all: ShellWord[], stdin: Stdin, r: Reading, role: "comm
   for (const kind of RISKY_KINDS) if (kind.test(values)) out.push({ type: "risky", why: kind.why });
   const over = overwrites(words, r);
   if (over) out.push({ type: "risky", why: over });
-  if (NETWORK_COMMANDS.has(prog) || (prog === "git" && ["push", "pull", "fetch", "clone", "ls-remote"].includes(values[1] ?? ""))) out.push({ type: "network" });
-  if (name.value.includes("/") && !SYSTEM_PATH.test(name.value)) out.push(...scriptFindings(name, r, name.value, null, role === "tail"));
+  if (NETWORK_COMMANDS.has(prog) || (prog === "git" && ["push", "pull", "fetch", "clone", "ls-remote"].includes(gitArgs(values)[0] ?? ""))) out.push({ type: "network" });
+  if (name.value.includes("/") && !SYSTEM_PATH.test(name.value)) out.push(...scriptFindings(name, r, name.value, null, role !== "command"));
   out.push(...codeFindings(prog, words, stdin, r));
   out.push(...innerFindings(prog, words, r));
   return out;
@@ -178,21 +189,25 @@ function codeFindings(prog: string, words: ShellWord[], stdin: Stdin, r: Reading
 function shellFindings(prog: string, args: ShellWord[], stdin: Stdin, r: Reading): Finding[] {
   let i = 0;
   let c = false;
+  let s = false;
   for (; i < args.length; i++) {
     const v = args[i]!.value;
     if (!args[i]!.known) break;
-    if (v === "--") {
+    if (v === "--" || v === "-") {
       i++;
       break;
     }
     if (/^[-+][oO]$/.test(v)) i++;
     else if (v.startsWith("--")) continue;
-    else if (/^[-+][a-zA-Z]+$/.test(v)) c ||= v.startsWith("-") && v.includes("c");
-    else break;
+    else if (/^[-+][a-zA-Z]+$/.test(v)) {
+      c ||= v.startsWith("-") && v.includes("c");
+      s ||= v.startsWith("-") && v.includes("s");
+    } else break;
   }
   const operand = args[i];
   if (c) return operand ? codeLine(operand, `${prog} -c`, r) : [];
-  if (operand) {
+  // -s: the code comes from standard input, and the operands are its arguments.
+  if (operand && !s) {
     if (operand.runs.some((p) => FETCHERS.has(p))) return [{ type: "risky", why: CURL_SH }];
     return scriptFindings(operand, r, `${prog} ${operand.value}`, true, false);
   }
@@ -301,7 +316,7 @@ function scriptFindings(file: ShellWord, r: Reading, what: string, shell: boolea
     case "text": {
       const isShell = shell ?? (!content.text.startsWith("#!") || /^#!.*\b(?:ba|da|k|z|mk)?sh\b/.test(content.text.split("\n", 1)[0]!));
       if (!isShell) return unreadable(mentionsRisk(content.text));
-      const inner = lineFindings({ ...r, depth: r.depth + 1 }, content.text).map((f): Finding => (f.type === "risky" ? { ...f, why: `${f.why}, in ${file.value}` } : f));
+      const inner = lineFindings({ ...r, depth: r.depth + 1, line: `${content.text}\n${r.line}` }, content.text).map((f): Finding => (f.type === "risky" ? { ...f, why: `${f.why}, in ${file.value}` } : f));
       return [{ type: "unreadable", what, risk: null }, ...inner];
     }
   }
