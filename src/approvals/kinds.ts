@@ -88,7 +88,8 @@ export const RISKY_KINDS: readonly RiskyKind[] = [
   { test: (w) => ["npx", "bunx", "uvx"].includes(first(w)), why: "it downloads and runs software" },
 ];
 
-const NETWORK_COMMANDS = new Set(["curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync", "ftp", "telnet", "socat", "http", "https", "aria2c", "ping", "dig", "nslookup", "host"]);
+/** Programs that reach the network (what a tainted run is asked about). */
+export const NETWORK_COMMANDS: ReadonlySet<string> = new Set(["curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync", "ftp", "telnet", "socat", "http", "https", "aria2c", "ping", "dig", "nslookup", "host"]);
 const FETCHERS = new Set(["curl", "wget"]);
 const WRAPPERS = new Set(["env", "exec", "nohup", "time", "coproc", "nice", "ionice", "command", "builtin", "xargs", "timeout", "stdbuf", "setsid", "chrt", "taskset", "flock", "parallel", "sudo", "doas", "busybox"]);
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish"]);

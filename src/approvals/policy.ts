@@ -3,7 +3,7 @@
 // risky kind, code Hearth cannot read, the network — decides with the owner's `approvals.ask`
 // and `approvals.allow` patterns and, once the run is tainted (outside content entered it), what
 // the run may no longer do unasked. A line that does not read as bash is asked about.
-import { findingsOf, type Finding } from "./kinds.ts";
+import { findingsOf, NETWORK_COMMANDS, type Finding } from "./kinds.ts";
 import { shellReader, type ShellLine, type ShellReader } from "./shell.ts";
 
 export type ExecMode = "risky" | "always" | "off";
@@ -142,14 +142,21 @@ const FILE_SUFFIX = /\.(?:txt|json|html?|md|log|csv|xml|sh|py|js|ts|tar|gz|tgz|z
 
 /**
  * Whether a line may reach somewhere other than the hosts its URLs name: a network command with
- * a proxy or config-file option, a proxy variable, or more than one destination (a URL, or a
- * word that looks like a host name: `evil.example/x`, `10.0.0.1`, `localhost:8080`).
+ * a proxy or config-file option, a proxy variable, or more than one destination (a URL, a
+ * word that looks like a host name: `evil.example/x`, `10.0.0.1`, `localhost:8080`, or a network
+ * command's word known only when it runs).
  */
 function reroutes(line: Extract<ShellLine, { type: "read" }>): boolean {
   if (line.assigns.some((a) => /proxy/i.test(a))) return true;
   let destinations = 0;
   for (const c of line.commands) {
+    const network = NETWORK_COMMANDS.has((c.words[0]?.value ?? "").split("/").at(-1) ?? "");
     for (const [i, w] of c.words.entries()) {
+      // A network command's word known only when it runs (`"$URL"`) may be one more destination.
+      if (i > 0 && network && !w.known) {
+        destinations++;
+        continue;
+      }
       if (i > 0 && /^[A-Za-z_]*proxy=/i.test(w.value)) return true;
       if (i > 0 && w.value.startsWith("-")) {
         if (PROXY_OPTION.test(w.value)) return true;

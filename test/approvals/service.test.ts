@@ -270,6 +270,7 @@ describe("approvals", () => {
       "curl http://localhost/x http://evil.example/y",
       "curl http://localhost/x evil.example/y",
       "curl http://localhost/x 10.0.0.7",
+      'curl http://localhost/x "$NEXT"',
       "curl -x http://proxy.example:8080 http://localhost/x",
       "curl -sx proxy.example http://localhost/x",
       "curl --proxy http://proxy.example http://localhost/x",
