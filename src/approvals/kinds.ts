@@ -121,16 +121,16 @@ function lineFindings(r: Reading, text: string): Finding[] {
   if (read.type === "unreadable") return [{ type: "unparsed", reason: read.reason }];
   const out: Finding[] = [];
   // A line that sets PATH runs programs Hearth cannot name: any of them may be a script it wrote.
-  if (read.assigns.includes("PATH")) out.push({ type: "unreadable", what: "a changed PATH", risk: mentionsRisk(text, "the line") });
+  if (read.assigns.includes("PATH")) out.push({ type: "unreadable", what: "a changed PATH", risk: mentionsRisk(r.line, "the line") });
   for (const c of read.commands) out.push(...commandFindings(c.words, c.stdin, r, "command"));
   for (const red of read.redirects) out.push(...redirectFindings(red, r));
   return out;
 }
 
 /**
- * The findings of one command. `role` "tail": words after a wrapper that may be the command it
- * runs or only one of its options' values (`flock ./lock make`), so what cannot be a command
- * (a missing file, an unknown word) is no finding.
+ * The findings of one command. `role` "first-tail" and "tail": words after a wrapper that may be
+ * the command it runs or only one of its options' values (`flock ./lock make`), so a missing file
+ * is no finding; for a later tail, an unknown word is none either.
  */
 function commandFindings(all: ShellWord[], stdin: Stdin, r: Reading, role: "command" | "tail" | "first-tail"): Finding[] {
   if (r.depth > MAX_DEPTH) return [{ type: "risky", why: TOO_DEEP }];
