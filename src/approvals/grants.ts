@@ -1,9 +1,12 @@
 // Grants (`<home>/grants.json`): what the owner allowed for a while ("Allow for 30 min") or for
-// good ("Always"): a command pattern in a folder, perhaps only towards one host. The file is read
-// again for every question and listing, so `hearth grants revoke N` takes effect in a running
-// daemon at once; it is written atomically. An expired grant is never used and is dropped at the
-// next write.
+// good ("Always"). A press grants exactly the command the question showed (its words, however
+// quoted), in that folder, in that chat, perhaps only towards one host; a wider pattern exists
+// only when the owner writes it (`/grant PATTERN`). The file is read again for every question and
+// listing, so `hearth grants revoke N` takes effect in a running daemon at once; it is written
+// atomically. An expired grant is never used and is dropped at the next write.
+import { readFileSync } from "node:fs";
 import { z } from "zod";
+import type { DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, salvageArray, writeFileAtomic, type StateVersions } from "../storage.ts";
 import { execHostOf, patternMatches, type ActionFacts } from "./policy.ts";
@@ -11,8 +14,12 @@ import { execHostOf, patternMatches, type ActionFacts } from "./policy.ts";
 const grantSchema = z.object({
   /** The tool it covers: exec, send_file, web_fetch. */
   tool: z.string().min(1),
+  /** `command`: a button's grant, `pattern` the command's one spelling (policy.ts ActionFacts.canonical); `pattern`: the owner's own, `*` matching within one command. */
+  kind: z.enum(["command", "pattern"]),
   pattern: z.string().min(1),
   folder: z.string().min(1),
+  /** The chat it was made in (`chatKeyOf`): it covers runs of that chat only. */
+  chat: z.string().min(1),
   /** Only towards this host (a tainted run's network access); null: any host or none. */
   host: z.string().nullable(),
   /** Milliseconds since the epoch; null: until revoked ("Always"). */
@@ -23,10 +30,24 @@ const grantSchema = z.object({
 });
 export type Grant = z.output<typeof grantSchema>;
 
-const fileSchema = z.object({ version: z.literal(1), grants: z.array(grantSchema) });
+const fileSchema = z.object({ version: z.literal(2), grants: z.array(grantSchema) });
 
-/** grants.json's format versions: 0 is the file from before versions ({ grants }). */
-const GRANTS_VERSIONS: StateVersions = { current: 1, steps: [{ from: 0, name: "addVersion", apply: (raw) => raw }] };
+/**
+ * grants.json's format versions: 0 is the file from before versions ({ grants }); 2 adds each
+ * grant's kind and chat. A version 1 grant is a pattern a press made wider than the question
+ * showed (`rm -r *` from `rm -r build`), valid in every chat: it is dropped, not guessed into a
+ * chat (the file before is kept as grants.json.v1.bak, and the start logs how many went).
+ */
+const GRANTS_VERSIONS: StateVersions = {
+  current: 2,
+  steps: [
+    { from: 0, name: "addVersion", apply: (raw) => raw },
+    { from: 1, name: "dropGrantsWithoutChat", apply: (raw) => ({ ...raw, grants: [] }) },
+  ],
+};
+
+/** The chat a run's grants belong to: its channel and chat id, or for background work without a chat, its session. */
+export const chatKeyOf = (chat: DeliveryTarget | null, sessionKey: string): string => (chat ? `${chat.channel}:${chat.chatId}` : `session:${sessionKey}`);
 
 export class GrantStore {
   readonly #path: string;
@@ -38,7 +59,9 @@ export class GrantStore {
     this.#path = path;
     this.#log = log;
     this.#clock = clock;
+    const dropped = grantsBeforeChats(path);
     this.#read();
+    if (dropped > 0) log.warn("approvals.grants_dropped", { file: path, count: dropped, reason: "made before grants were per chat and per exact command; the owner is asked again", keptAs: `${path}.v1.bak` });
   }
 
   /** The grants in force now, oldest first: `/grants` and `hearth grants` number them from 1 in this order. */
@@ -47,14 +70,14 @@ export class GrantStore {
     return this.#read().filter((g) => g.expiresAt === null || g.expiresAt > now);
   }
 
-  /** The connection grant in force for `host` in `place` (a chat: service.ts chatPlace), or null. Never another host's, never another chat's. */
-  coveringHost(host: string, place: string): Grant | null {
-    return this.active().find((g) => g.tool === "connect" && g.folder === place && g.host === host) ?? null;
+  /** The connection grant in force for `host` in the chat `chat` (`chatKeyOf`), or null. Never another host's, never another chat's. */
+  coveringHost(host: string, chat: string): Grant | null {
+    return this.active().find((g) => g.tool === "connect" && g.chat === chat && g.host === host) ?? null;
   }
 
-  /** The grant in force that covers `facts`, or null. */
-  covering(facts: ActionFacts): Grant | null {
-    return this.active().find((g) => covers(g, facts)) ?? null;
+  /** The grant in force that covers `facts` in the chat `chat` (`chatKeyOf`), or null. */
+  covering(facts: ActionFacts, chat: string): Grant | null {
+    return this.active().find((g) => covers(g, facts, chat)) ?? null;
   }
 
   add(grant: Grant): void {
@@ -77,7 +100,7 @@ export class GrantStore {
       versions: GRANTS_VERSIONS,
       salvage: (raw) => {
         const s = salvageArray((raw as { grants?: unknown } | null)?.grants, "grants", grantSchema);
-        return { value: { version: 1 as const, grants: s.value }, dropped: s.dropped };
+        return { value: { version: 2 as const, grants: s.value }, dropped: s.dropped };
       },
       now: this.#clock(),
     });
@@ -85,41 +108,49 @@ export class GrantStore {
   }
 
   #write(grants: Grant[]): void {
-    writeFileAtomic(this.#path, `${JSON.stringify({ version: 1, grants }, null, 2)}\n`);
+    writeFileAtomic(this.#path, `${JSON.stringify({ version: 2, grants }, null, 2)}\n`);
+  }
+}
+
+/** How many grants a file from before version 2 holds (the upgrade drops them); 0 when none or unreadable. */
+function grantsBeforeChats(path: string): number {
+  try {
+    const raw = JSON.parse(readFileSync(path, "utf8")) as { version?: unknown; grants?: unknown };
+    return (raw.version === undefined || raw.version === 0 || raw.version === 1) && Array.isArray(raw.grants) ? raw.grants.length : 0;
+  } catch {
+    return 0;
   }
 }
 
 /**
- * Same tool, same place (folder, or SSH exec host: policy.ts `placeOf`), the pattern matches,
- * and, when the grant names a host, the call reaches that host and no other.
+ * Same tool, same place (folder, or SSH exec host: policy.ts `placeOf`), same chat, the same
+ * command (a button's grant) or one the owner's pattern matches, and, when the grant names a
+ * host, a call that names that host alone and nothing that could send it elsewhere (a proxy,
+ * a config file, a second destination).
  */
-export function covers(g: Grant, facts: ActionFacts): boolean {
-  if (g.tool !== facts.tool || g.folder !== facts.folder) return false;
-  if (!patternMatches(g.pattern, facts.command)) return false;
-  return g.host === null || (facts.hosts.length > 0 && facts.hosts.every((h) => h === g.host));
+export function covers(g: Grant, facts: ActionFacts, chat: string): boolean {
+  if (g.tool !== facts.tool || g.folder !== facts.folder || g.chat !== chat) return false;
+  if (g.kind === "command" ? g.pattern !== facts.canonical : !patternMatches(g.pattern, facts.canonical)) return false;
+  return g.host === null || (facts.hosts.length === 1 && facts.hosts[0] === g.host && !facts.reroutes);
 }
+
+/** Where a grant holds, for people: "chat telegram:100", "session cron:backup". */
+export const chatText = (chat: string): string => (chat.startsWith("session:") ? `session ${chat.slice(8)}` : `chat ${chat}`);
+
+/** A grant for people: "rm -r build in ~/site (chat telegram:100)", "make * (your pattern) in ~/site …". */
+export const grantText = (g: Grant): string => `${g.tool === "exec" ? "" : `${g.tool}: `}${g.pattern}${g.kind === "pattern" ? " (your pattern)" : ""} ${placeText(g.folder)}${g.host ? ` → ${g.host}` : ""} (${chatText(g.chat)})`;
 
 /** One line per grant, numbered as `revoke` takes them; `now` for "for 23 more min". */
 export function grantLines(grants: readonly Grant[], now: number, timezone: string): string[] {
   return grants.map((g, i) => {
     const left = g.expiresAt === null ? "always" : `${Math.max(1, Math.ceil((g.expiresAt - now) / 60_000))} more min`;
-    const host = g.host ? ` → ${g.host}` : "";
     const when = new Intl.DateTimeFormat("en-GB", { timeZone: timezone, dateStyle: "short", timeStyle: "short" }).format(g.at);
-    return `${i + 1}. ${g.tool === "exec" ? "" : `${g.tool}: `}${g.pattern} ${placeText(g.folder)}${host} — ${left} (by ${g.by}, ${when})`;
+    return `${i + 1}. ${grantText(g)} — ${left} (by ${g.by}, ${when})`;
   });
 }
 
-/** The place of a connection grant: a chat (`chat:telegram:42`), or a session without one (`session:task:ab12`). */
-export const CHAT_PLACE = "chat:";
-export const SESSION_PLACE = "session:";
-
-/** Where a call acts, for people: "in ~/code/site", "on nas" for a command on an SSH exec host, "in telegram chat 42" for a connection. */
+/** Where a call acts, for people: "in ~/code/site", or "on nas" for a command on an SSH exec host. */
 export function placeText(place: string): string {
-  if (place.startsWith(CHAT_PLACE)) {
-    const [channel, ...id] = place.slice(CHAT_PLACE.length).split(":");
-    return `in ${channel} chat ${id.join(":")}`;
-  }
-  if (place.startsWith(SESSION_PLACE)) return `in ${place.slice(SESSION_PLACE.length)}`;
   const host = execHostOf(place);
   return host === null ? `in ${shortFolder(place)}` : `on ${host}`;
 }

@@ -1,9 +1,10 @@
-// Which tool calls the owner is asked about (approvals.exec: risky | always | off). A command is
-// split into its simple commands (at ; && || | and line breaks) and each is matched against the
-// built-in list of risky kinds below, the owner's `approvals.ask` patterns and, once the run is
-// tainted (outside content entered it), the list of commands that reach the network.
-import { existsSync, statSync } from "node:fs";
-import path from "node:path";
+// Which tool calls the owner is asked about (approvals.exec: risky | always | off). A command
+// line is read with a bash grammar (shell.ts) and what it does anywhere in it (kinds.ts) — a
+// risky kind, code Hearth cannot read, the network — decides with the owner's `approvals.ask`
+// and `approvals.allow` patterns and, once the run is tainted (outside content entered it), what
+// the run may no longer do unasked. A line that does not read as bash is asked about.
+import { findingsOf, NETWORK_COMMANDS, type Finding } from "./kinds.ts";
+import { shellReader, type ShellLine, type ShellReader } from "./shell.ts";
 
 export type ExecMode = "risky" | "always" | "off";
 
@@ -11,20 +12,37 @@ export interface PolicyConfig {
   exec: ExecMode;
   ask: readonly string[];
   allow: readonly string[];
+  /**
+   * Commands of this machine run in the sandbox, whose only way out is the egress proxy: a
+   * tainted run's connection is asked there, per destination, so the command itself is not asked
+   * for naming a network program (commands on SSH hosts still are).
+   */
+  networkWalled?: boolean;
 }
 
 /** Why a call needs the owner: a sentence shown in the question ("it deletes recursively (rm -r)"). */
 export type Verdict = { type: "run" } | { type: "ask"; reason: string };
 
-/** A tool call as the policy sees it. `host`: where it reaches, when known (a URL in the command). */
+/** A tool call as the policy and the grants see it (`actionFacts` makes one). */
 export interface ActionFacts {
   tool: string;
   /** exec: the command; send_file: `send_file PATH`; web_fetch: `web_fetch URL`. */
   command: string;
+  /**
+   * The command in one spelling (shell.ts): the same words give the same text however they were
+   * quoted or spaced, so a grant covers `rm  -r 'build'` as `rm -r build`. A line that does not
+   * read as bash, and the other tools' commands, as they are (trimmed).
+   */
+  canonical: string;
   /** Where it acts: the workspace folder, or `placeOf(host)` for a command on an SSH exec host. */
   folder: string;
   /** The network hosts it names (curl's target, a URL's host). */
   hosts: string[];
+  /**
+   * It may reach somewhere other than its hosts: a proxy or config-file option (`-x`, `--proxy`,
+   * `-K`, `--config`…), a proxy variable, or more than one destination. A host grant never covers it.
+   */
+  reroutes: boolean;
   /** A connection's port (tool "connect"). */
   port?: number;
 }
@@ -37,78 +55,52 @@ export const placeOf = (name: string): string => `${EXEC_HOST}${name}`;
 /** The exec host a place names, or null for a folder of this machine. */
 export const execHostOf = (place: string): string | null => (place.startsWith(EXEC_HOST) ? place.slice(EXEC_HOST.length) : null);
 
-interface RiskyKind {
-  test: (words: string[], whole: string) => boolean;
-  why: string;
+/** An exec call's facts: its command read once for its one spelling and its destinations. */
+export async function execFacts(command: string, place: string): Promise<ActionFacts> {
+  const line = (await shellReader()).read(command);
+  return { tool: "exec", command, canonical: line.type === "read" ? line.canonical : command.trim(), folder: place, hosts: hostsIn(command), reroutes: line.type !== "read" || reroutes(line) };
 }
 
-const has = (words: string[], ...flags: string[]) => words.some((w) => flags.includes(w) || (/^-[a-zA-Z]+$/.test(w) && flags.some((f) => /^-[a-zA-Z]$/.test(f) && w.includes(f[1]!))));
-const first = (words: string[]) => path.basename(words[0] ?? "");
-
-/** The built-in list (README "Approvals" names each). Matched per simple command, after `sudo`/`env` prefixes are read as their own kind. */
-export const RISKY_KINDS: readonly RiskyKind[] = [
-  { test: (w) => ["sudo", "su", "doas"].includes(first(w)), why: "it runs as another user (sudo)" },
-  { test: (w) => first(w) === "rm" && has(w, "-r", "-R", "--recursive"), why: "it deletes recursively (rm -r)" },
-  { test: (w) => ["shred", "mkfs", "dd", "wipefs", "fdisk"].includes(first(w)) || first(w).startsWith("mkfs."), why: "it overwrites a disk or file in place" },
-  { test: (w) => first(w) === "find" && (w.includes("-delete") || w.some((x, j) => FIND_EXEC.includes(x) && DELETERS.includes(path.basename(w[j + 1] ?? "")))), why: "it deletes the files it finds (find -delete, find -exec rm)" },
-  { test: (w) => first(w) === "xargs" && w.slice(1).some((x) => DELETERS.includes(path.basename(x))), why: "it deletes the files it is given (xargs rm)" },
-  { test: (w) => w[0] === TOO_DEEP, why: "it nests commands too deeply to judge (bash -c within bash -c …)" },
-  { test: (w) => first(w) === "git" && w[1] === "push" && (has(w, "-f", "--force", "--force-with-lease", "--mirror", "--delete") || w.some((x) => x.startsWith("--force") || x.startsWith("+"))), why: "it rewrites history on a remote (git push --force)" },
-  { test: (w) => first(w) === "git" && w[1] === "reset" && w.includes("--hard"), why: "it discards uncommitted work (git reset --hard)" },
-  { test: (w) => first(w) === "git" && w[1] === "clean", why: "it deletes untracked files (git clean)" },
-  { test: (w) => ["chmod", "chown", "chgrp"].includes(first(w)) && has(w, "-R", "--recursive"), why: "it changes permissions recursively" },
-  { test: (w) => ["kill", "pkill", "killall"].includes(first(w)), why: "it stops other processes (kill)" },
-  { test: (w) => ["apt", "apt-get", "dnf", "yum", "pacman", "apk", "brew", "snap"].includes(first(w)), why: "it installs or removes system software" },
-  { test: (w) => ["pip", "pip3", "pipx", "gem", "cargo", "go"].includes(first(w)) && ["install", "uninstall"].includes(w[1] ?? ""), why: "it installs software" },
-  { test: (w) => ["npm", "pnpm", "yarn", "bun"].includes(first(w)) && ["install", "i", "add", "ci", "exec", "dlx", "x"].includes(w[1] ?? ""), why: "it installs software" },
-  { test: (w) => ["npx", "bunx", "uvx"].includes(first(w)), why: "it downloads and runs software" },
-  {
-    test: (_w, whole) =>
-      /\b(?:curl|wget)\b[^\n]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b/.test(whole) ||
-      /(?:\b(?:ba|z|da|k)?sh|\bsource|(?:^|[\s;&|])\.)\s+<\(\s*(?:curl|wget)\b/.test(whole) ||
-      /\b(?:eval|(?:ba|z|da|k)?sh\s+-[a-z]*c)\s+["']?\$\(\s*(?:curl|wget)\b/.test(whole),
-    why: "it downloads and runs a script (curl … | sh)",
-  },
-];
-
-const NETWORK_COMMANDS = new Set(["curl", "wget", "nc", "ncat", "netcat", "ssh", "scp", "sftp", "rsync", "ftp", "telnet", "socat", "http", "https", "aria2c", "ping", "dig", "nslookup", "host"]);
-
-/** Whether a command reaches the network (what a tainted run is asked about). */
-export function reachesNetwork(command: string): boolean {
-  if (/\bhttps?:\/\/|\/dev\/(?:tcp|udp)\//i.test(command)) return true;
-  return simpleCommands(command).some((w) => NETWORK_COMMANDS.has(first(w)) || (first(w) === "git" && ["push", "pull", "fetch", "clone", "ls-remote"].includes(w[1] ?? "")));
-}
-
-const MAX_PLAIN_PATH = 48;
-const MAX_PLAIN_LABEL = 20;
-
-/** A piece of a URL that looks like encoded data: 16+ characters of hex, base64 (mixed case and digits), base32 or %-escapes. */
-function looksEncoded(s: string): boolean {
-  if (/%[0-9a-f]{2}/i.test(s)) return true;
-  if (s.length < 16) return false;
-  return /^[0-9a-f]+$/i.test(s) || /^[A-Z2-7]+=*$/.test(s) || (/^[A-Za-z0-9+/=_-]+$/.test(s) && /\d/.test(s) && /[a-z]/.test(s) && /[A-Z]/.test(s));
-}
+/** Another tool's facts (send_file, web_fetch): its command is its one spelling. */
+export const toolFacts = (tool: string, command: string, folder: string, hosts: string[]): ActionFacts => ({ tool, command, canonical: command.trim(), folder, hosts, reroutes: false });
 
 /**
- * Whether a URL could carry workspace data out (what a tainted web_fetch is asked about): it is
- * not plain. Plain: no user name or password, no query string, a path of at most 48 characters
- * with no part that looks encoded, and host-name parts of at most 20 characters that do not look
- * encoded (nor 12 or more with 3 digits). A URL that is no URL carries nothing (the fetch fails).
- * A bound, not a proof: a plain URL still names a host and a short path, so a tainted run can
- * leak a few characters per fetch; the gate also lets a URL the run read (a link) through.
+ * The verdict for one call, before grants (grants.ts) are consulted. `tainted`: why the run holds
+ * outside content, as a clause ("this run read a web page"); null when it holds none. Never rejects.
  */
-export function carriesData(url: string): boolean {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return false;
+export async function judge(facts: ActionFacts, config: PolicyConfig, tainted: string | null): Promise<Verdict> {
+  if (config.exec === "off") return { type: "run" };
+  const reader = await shellReader();
+  const { command } = facts;
+  if (config.allow.some((p) => patternProblem(reader, p) === null && patternMatches(canonicalPattern(reader, p), facts.canonical))) return { type: "run" };
+  if (facts.tool !== "exec") {
+    return tainted ? { type: "ask", reason: `${tainted}, and this sends a file out` } : { type: "run" };
   }
-  if (u.username || u.password || u.search.length > 1) return true;
-  if (u.pathname.length > MAX_PLAIN_PATH || u.pathname.split(/[/.;,]/).some(looksEncoded)) return true;
-  // Host names arrive in lower case: base64 or base32 there shows as a long part with digits.
-  const host = u.hostname.replace(/^\[|\]$/g, "");
-  return host.split(".").some((label) => label.length > MAX_PLAIN_LABEL || looksEncoded(label) || (label.length >= 12 && (label.match(/\d/g)?.length ?? 0) >= 3));
+  if (config.exec === "always") return { type: "ask", reason: "every command is asked about (approvals.exec: always)" };
+  if (config.ask.some((p) => patternMatches(p, command) || patternMatches(canonicalPattern(reader, p), facts.canonical))) return { type: "ask", reason: "it matches one of your approvals.ask patterns" };
+  const walled = config.networkWalled === true && execHostOf(facts.folder) === null;
+  return verdictOf(findingsOf(reader, command, facts.folder, execHostOf), tainted, walled);
+}
+
+/** The first finding that asks, in order of weight: a risky kind, a line that does not read, then what taint or a hint of risk makes of the rest. */
+function verdictOf(findings: Finding[], tainted: string | null, walled: boolean): Verdict {
+  const ask = (reason: string): Verdict => ({ type: "ask", reason });
+  const of = <T extends Finding["type"]>(type: T) => findings.filter((f): f is Extract<Finding, { type: T }> => f.type === type);
+  const risky = of("risky")[0];
+  if (risky) return ask(risky.why);
+  const unparsed = of("unparsed")[0];
+  if (unparsed) return ask(unparsed.reason);
+  const unreadable = of("unreadable");
+  if (tainted && !walled && of("network").length > 0) return ask(`${tainted}, and the command reaches the network`);
+  if (tainted && unreadable[0]) return ask(`${tainted}, and it runs code Hearth cannot read (${unreadable[0].what})`);
+  const hinted = unreadable.find((u) => u.risk !== null);
+  if (hinted) return ask(`it runs code Hearth cannot read (${hinted.what}), and ${hinted.risk}`);
+  return { type: "run" };
+}
+
+/** Whether a command reaches the network (what a tainted run is asked about); a line that does not read as bash may. */
+export async function reachesNetwork(command: string, folder = process.cwd()): Promise<boolean> {
+  return findingsOf(await shellReader(), command, folder, execHostOf).some((f) => f.type === "network" || f.type === "unparsed");
 }
 
 /** The hosts a command or URL names (lower case, no port), in order, without repeats. */
@@ -121,104 +113,37 @@ export function hostsIn(text: string): string[] {
   return out;
 }
 
+
+const PROXY_OPTION = /^(?:--(?:proxy|preproxy|socks|config|connect-to|resolve|next|url|execute)|-[a-zA-Z]*[xK:]|-e$)/;
+const FILE_SUFFIX = /\.(?:txt|json|html?|md|log|csv|xml|sh|py|js|ts|tar|gz|tgz|zip|png|jpe?g|gif|pdf|out|bin|tmp|ya?ml|conf|cfg|ini|pem|key|crt|sig|asc)$/i;
+
 /**
- * The simple commands of a bash line as words: split at ; & | and line breaks, quotes kept
- * together, and every command one of them runs judged too: `sudo`/`env VAR=…`/`exec`/`nohup`/
- * `time`/`xargs`… read through, the string of `bash -c`/`sh -c`/`eval`, and the command of
- * `find … -exec`. A rough reader, not bash: it errs towards more commands, never fewer.
+ * Whether a line may reach somewhere other than the hosts its URLs name: a network command with
+ * a proxy or config-file option, a proxy variable, or more than one destination (a URL, a
+ * word that looks like a host name: `evil.example/x`, `10.0.0.1`, `localhost:8080`, or a network
+ * command's word known only when it runs).
  */
-export function simpleCommands(command: string, depth = 0): string[][] {
-  const out: string[][] = [];
-  for (const part of command.split(/\|\||&&|[;&|\n]|\$\(|`|\(|\)/)) {
-    const words = part.match(/"[^"]*"|'[^']*'|\S+/g)?.map((w) => w.replace(/^(["'])(.*)\1$/, "$2")) ?? [];
-    if (words.length === 0) continue;
-    out.push(words);
-    for (const inner of innerCommands(words, depth)) out.push(inner);
-  }
-  return out.filter((w) => w.length > 0);
-}
-
-const WRAPPERS = ["env", "exec", "nohup", "time", "nice", "ionice", "command", "builtin", "xargs", "timeout", "stdbuf", "setsid", "chrt", "taskset", "flock", "watch", "parallel", "sudo", "doas"];
-const SHELLS = ["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "busybox"];
-const FIND_EXEC = ["-exec", "-execdir", "-ok", "-okdir"];
-const DELETERS = ["rm", "unlink", "shred"];
-/** Commands nested deeper than this (`bash -c "sh -c '…'"`) are not read: the line is asked about. */
-const MAX_DEPTH = 4;
-const WRAPPER_TAILS = 4;
-const TOO_DEEP = "\u0000too-deep";
-const isAssignment = (w: string) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w);
-
-/** The commands a simple command runs in turn (see simpleCommands), each with those it runs. */
-function innerCommands(words: string[], depth: number): string[][] {
-  if (depth >= MAX_DEPTH) return [[TOO_DEEP]];
-  const runs: string[][] = [];
-  let i = 0;
-  while (i < words.length && isAssignment(words[i]!)) i++;
-  if (i > 0 && i < words.length) runs.push(words.slice(i));
-  const name = first(words.slice(i));
-  // A wrapper's options come before its command and cannot all be told from it (`xargs -I {} rm
-  // -r {}`, `sudo -u bob rm -r x`, `timeout -s KILL 5 curl …`): each of the first tails that
-  // start with a word that is no option is judged (a few: the command is never further, and
-  // nested wrappers must not multiply the work).
-  if (WRAPPERS.includes(name)) {
-    let tails = 0;
-    for (let j = i + 1; j < words.length && tails < WRAPPER_TAILS; j++) {
-      if (words[j]!.startsWith("-") || isAssignment(words[j]!)) continue;
-      runs.push(words.slice(j));
-      tails++;
+function reroutes(line: Extract<ShellLine, { type: "read" }>): boolean {
+  if (line.assigns.some((a) => /proxy/i.test(a))) return true;
+  let destinations = 0;
+  for (const c of line.commands) {
+    const network = NETWORK_COMMANDS.has((c.words[0]?.value ?? "").split("/").at(-1) ?? "");
+    for (const [i, w] of c.words.entries()) {
+      // A network command's word known only when it runs (`"$URL"`) may be one more destination.
+      if (i > 0 && network && !w.known) {
+        destinations++;
+        continue;
+      }
+      if (i > 0 && /^[A-Za-z_]*proxy=/i.test(w.value)) return true;
+      if (i > 0 && w.value.startsWith("-")) {
+        if (PROXY_OPTION.test(w.value)) return true;
+        continue;
+      }
+      const host = /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[0-9a-f:.]+\]|[^/:\s?#]+)/i.exec(w.value)?.[1] ?? "";
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(w.value) || /^localhost$/i.test(host) || /^\d{1,3}(?:\.\d{1,3}){3}$/.test(host) || (/^[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}$/i.test(host) && !FILE_SUFFIX.test(host))) destinations++;
     }
   }
-  // A command string is judged as a line of its own: `bash -c "rm -r x"`, `eval "curl …"`.
-  const c = SHELLS.includes(name) ? words.findIndex((w, j) => j > i && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w)) : -1;
-  const script = c > 0 ? words.slice(c + 1) : name === "eval" ? words.slice(i + 1) : [];
-  if (script.length > 0) runs.push(...simpleCommands(script.join(" ").replace(/^["']|["']$/g, ""), depth + 1));
-  // find's -exec/-execdir/-ok/-okdir run a command on each file found.
-  if (name === "find") {
-    for (const [j, w] of words.entries()) if (FIND_EXEC.includes(w)) runs.push(words.slice(j + 1).filter((x) => x !== "{}" && x !== "\\" && x !== "+"));
-  }
-  return runs.flatMap((r) => [r, ...innerCommands(r, depth + 1)]);
-}
-
-/**
- * Whether a mv or cp puts something over an existing file, or outside `folder` (the workspace):
- * the one risky kind that depends on the disk. Paths are resolved against `folder`.
- */
-function overwrites(words: string[], folder: string): boolean {
-  if (!["mv", "cp"].includes(first(words))) return false;
-  // Another machine's files cannot be looked at from here: any mv or cp there is asked about.
-  if (execHostOf(folder) !== null) return true;
-  const args = words.slice(1).filter((w) => !w.startsWith("-"));
-  if (args.length < 2) return false;
-  const target = path.resolve(folder, args.at(-1)!.replace(/^~(?=\/|$)/, process.env.HOME ?? "~"));
-  const inside = target === folder || target.startsWith(folder + path.sep);
-  if (!inside) return true;
-  try {
-    return existsSync(target) && !statSync(target).isDirectory();
-  } catch {
-    return true;
-  }
-}
-
-/**
- * The verdict for one call, before grants (grants.ts) are consulted. `tainted`: why the run holds
- * outside content, as a clause ("this run read a web page"); null when it holds none. Never throws.
- */
-export function judge(facts: ActionFacts, config: PolicyConfig, tainted: string | null): Verdict {
-  if (config.exec === "off") return { type: "run" };
-  const { command } = facts;
-  if (matchesAny(config.allow, command)) return { type: "run" };
-  if (facts.tool !== "exec") {
-    return tainted ? { type: "ask", reason: `${tainted}, and ${facts.tool === "send_file" ? "this sends a file out" : "this URL carries data out"}` } : { type: "run" };
-  }
-  if (config.exec === "always") return { type: "ask", reason: "every command is asked about (approvals.exec: always)" };
-  if (matchesAny(config.ask, command)) return { type: "ask", reason: "it matches one of your approvals.ask patterns" };
-  for (const words of simpleCommands(command)) {
-    const kind = RISKY_KINDS.find((k) => k.test(words, command));
-    if (kind) return { type: "ask", reason: kind.why };
-    if (overwrites(words, facts.folder)) return { type: "ask", reason: `it moves or copies over an existing file or outside the workspace (${first(words)})` };
-  }
-  if (tainted && reachesNetwork(command)) return { type: "ask", reason: `${tainted}, and the command reaches the network` };
-  return { type: "run" };
+  return destinations > 1;
 }
 
 /**
@@ -234,17 +159,37 @@ export function patternMatches(pattern: string, command: string): boolean {
   return new RegExp(`^${source}$`).test(command.trim());
 }
 
-const matchesAny = (patterns: readonly string[], command: string) => patterns.some((p) => patternMatches(p, command));
+/** An owner's pattern in the commands' one spelling (`echo "a b"` → `echo 'a b'`), so it matches however a command is quoted. */
+export function canonicalPattern(reader: ShellReader, pattern: string): string {
+  const line = reader.read(pattern);
+  return line.type === "read" ? line.canonical : pattern.trim();
+}
+
+/** Programs whose arguments name what they delete, kill, write or change; a pattern may not leave that to a wildcard. */
+const TARGETED = new Set(["rm", "rmdir", "unlink", "shred", "dd", "wipefs", "fdisk", "parted", "truncate", "tee", "cp", "mv", "ln", "install", "chmod", "chown", "chgrp", "kill", "pkill", "killall", "find", "rsync", "sed"]);
+/** Programs whose arguments are a command or code: a wildcard there could be anything. */
+const RUNNERS = new Set(["env", "exec", "nohup", "time", "coproc", "nice", "ionice", "command", "builtin", "xargs", "timeout", "stdbuf", "setsid", "chrt", "taskset", "flock", "parallel", "watch", "sudo", "doas", "su", "busybox", "eval", "source", ".", "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "node", "perl", "ruby", "php", "awk", "gawk", "ssh", "trap", "alias"]);
+const GIT_WRITES = new Set(["push", "clean", "reset", "rm", "checkout", "restore", "branch", "tag", "stash", "update-ref", "filter-branch", "switch"]);
 
 /**
- * The pattern "Allow for N min" grants: the command with its last word as `*` (`git push origin
- * main` → `git push origin *`); a command with more than one simple command, or a single word,
- * is granted exactly as it is.
+ * Why an owner's pattern (`approvals.allow`, `/grant`) is refused, or null: a wildcard where the
+ * program goes, where the target of a delete, kill, write or device goes, in a command another
+ * command runs, or in a redirection's file. `rm -r build/*` could cover `rm -r build/ ~`.
  */
-export function grantPatternOf(command: string): string {
-  const trimmed = command.trim();
-  if (/[;&|<>`$()\n*]/.test(trimmed)) return trimmed;
-  const words = trimmed.split(/\s+/);
-  if (words.length < 2) return trimmed;
-  return `${words.slice(0, -1).join(" ")} *`;
+export function patternProblem(reader: ShellReader, pattern: string): string | null {
+  const line = reader.read(pattern);
+  if (line.type === "unreadable") return `it does not read as a command line (${line.reason.replace(/^it does not read as bash \((.*)\)$/, "$1")})`;
+  const wild = (v: string) => v.includes("*");
+  if (line.redirects.some((r) => wild(r.target.value))) return "a wildcard where a redirection's file goes could be any file";
+  for (const c of line.commands) {
+    const [name, ...args] = c.words.map((w) => w.value);
+    if (name === undefined) continue;
+    const prog = name.split("/").at(-1)!;
+    if (wild(name)) return "a wildcard where the program goes could be any program";
+    if (!args.some(wild)) continue;
+    if (TARGETED.has(prog) || prog.startsWith("mkfs")) return `a wildcard in ${prog}'s arguments could be any target of ${prog}: write the exact command instead`;
+    if (RUNNERS.has(prog) || /^python[0-9.]*$/.test(prog)) return `a wildcard in ${prog}'s arguments could be any command or code`;
+    if (prog === "git" && (wild(args[0] ?? "") || GIT_WRITES.has(args[0] ?? ""))) return `a wildcard in git ${args[0]}'s arguments could be any branch, file or remote it changes`;
+  }
+  return null;
 }

@@ -15,10 +15,11 @@ import type { Message } from "../agent/messages.ts";
 import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
-import { CHAT_PLACE, GrantStore, placeText, SESSION_PLACE } from "./grants.ts";
+import { chatKeyOf, chatText, GrantStore, placeText, type Grant } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { carriesData, grantPatternOf, hostsIn, judge, placeOf, type ActionFacts, type ExecMode } from "./policy.ts";
+import { canonicalPattern, execFacts, judge, patternProblem, placeOf, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
+import { shellReader } from "./shell.ts";
 
 export interface ApprovalsConfig {
   exec: ExecMode;
@@ -26,6 +27,8 @@ export interface ApprovalsConfig {
   grantMinutes: number;
   ask: readonly string[];
   allow: readonly string[];
+  /** See PolicyConfig.networkWalled: the daemon sets it when commands run in the sandbox. */
+  networkWalled?: boolean;
 }
 
 export interface ApprovalsOptions {
@@ -67,6 +70,14 @@ const CHOICES = (minutes: number, tool: string) => [
   { id: "always", label: tool === CONNECT ? "Always (this host)" : "Always" },
   { id: "deny", label: "Deny" },
 ];
+/** A call a host grant could never cover (it may reach a proxy or a second destination): nothing lasting to offer. */
+const ONCE_CHOICES = [
+  { id: "once", label: "Allow once" },
+  { id: "deny", label: "Deny" },
+];
+
+/** What `/grant PATTERN` made, or why it refused. */
+export type PatternGrant = { type: "granted"; grant: Grant } | { type: "refused"; reason: string };
 
 /** The tool name under which connections are asked, granted and audited (egress, src/egress/). */
 export const CONNECT = "connect";
@@ -107,6 +118,33 @@ export class Approvals {
     this.grants = new GrantStore(path.join(opts.home, "grants.json"), opts.log, this.#clock);
     this.audit = opts.audit ?? new AuditLog(path.join(opts.home, "approvals.jsonl"), opts.log);
     this.#pending = new PendingQuestions(path.join(opts.home, "approvals-pending.json"), opts.log, this.#clock());
+    // The policy ignores an allow pattern with a wildcard on a target; the owner learns why here.
+    const allow = opts.config.allow;
+    if (allow.length > 0) {
+      void shellReader().then((reader) => {
+        for (const pattern of allow) {
+          const reason = patternProblem(reader, pattern);
+          if (reason) opts.log.warn("approvals.allow_ignored", { pattern, reason: `${reason}; this approvals.allow entry is ignored` });
+        }
+      });
+    }
+  }
+
+  /**
+   * The owner's `/grant PATTERN` in a chat: `pattern` (`*` within one command) is allowed in
+   * `folder` for runs of `chat` (`chatKeyOf`) for approvals.grantMinutes. Refused with the reason
+   * when it puts a wildcard where a program, code or the target of a delete, kill, write or
+   * device goes (policy.ts patternProblem).
+   */
+  async grantPattern(p: { pattern: string; folder: string; chat: string; by: string; session: string }): Promise<PatternGrant> {
+    const reader = await shellReader();
+    const reason = patternProblem(reader, p.pattern);
+    if (reason) return { type: "refused", reason };
+    const at = this.#clock();
+    const grant: Grant = { tool: "exec", kind: "pattern", pattern: canonicalPattern(reader, p.pattern), folder: p.folder, chat: p.chat, host: null, expiresAt: at + this.#o.config.grantMinutes * 60_000, by: p.by, at };
+    this.grants.add(grant);
+    this.audit.append({ at, decision: "allowed_for", tool: "exec", command: `/grant ${grant.pattern}`, folder: p.folder, host: null, session: p.session, by: p.by });
+    return { type: "granted", grant };
   }
 
   /**
@@ -165,8 +203,10 @@ export class Approvals {
         if (mode === "tainted" && !tainted) return null;
         // A link the run read (or someone wrote) was not built from workspace data.
         if (request.url && run.view && urlReadIn(run.view(), request.url)) return null;
-        const facts: ActionFacts = { tool: CONNECT, command: request.what, folder: chatPlace(run), hosts: [dest.host], port: dest.port };
-        const grant = this.grants.coveringHost(dest.host, facts.folder);
+        // A connection acts in no folder: its place is the chat, where a grant for its host holds.
+        const chat = chatKeyOf(run.chat, run.sessionKey);
+        const facts: ActionFacts = { ...toolFacts(CONNECT, request.what, chat, [dest.host]), canonical: dest.host, port: dest.port };
+        const grant = this.grants.coveringHost(dest.host, chat);
         if (grant) {
           this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
           return null;
@@ -174,17 +214,15 @@ export class Approvals {
         return this.#ask(facts, mode === "always" ? "every new host is asked about (egress.ask: always)" : tainted!, run, signal);
       },
       admit: async (call, ctx) => {
-        const facts = factsOf(call.name, call.input, ctx.workspace);
+        const facts = await factsOf(call.name, call.input, ctx.workspace);
         if (!facts) return null;
         const tainted = taint();
-        // A link the run read (or someone wrote) was not built from workspace data.
-        if (tainted && facts.tool === "web_fetch" && run.view && urlReadIn(run.view(), String((call.input as { url?: unknown }).url ?? ""))) return null;
         // A shared chat sends only files of its own folder (the outgoing-file rule), which its
         // members can already read: nothing private leaves, so there is nothing to ask.
         if (facts.tool === "send_file" && run.scope !== "main") return null;
-        const verdict = judge(facts, this.#o.config, tainted);
+        const verdict = await judge(facts, this.#o.config, tainted);
         if (verdict.type === "run") return null;
-        const grant = this.grants.covering(facts);
+        const grant = this.grants.covering(facts, chatKeyOf(run.chat, run.sessionKey));
         if (grant) {
           this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
           return null;
@@ -198,14 +236,18 @@ export class Approvals {
     if (signal.aborted) return STOPPED;
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
-    const text = questionText(facts, reason, run);
+    const lasting = !(facts.reroutes && facts.hosts.length > 0);
+    const scopeLine = lasting
+      ? `Allow for ${config.grantMinutes} min / Always cover: ${scopeText(facts, run)}`
+      : "Allow once only: it may reach a proxy or another destination, so no grant could cover it";
+    const text = questionText(facts, reason, run, scopeLine);
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
     this.#waiting.set(key, { session: run.sessionKey, summary: actionLine(facts, facts.command), question, resolve });
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
-    const shown = await host.ask(run.chat, { key, text, choices: CHOICES(config.grantMinutes, facts.tool) });
+    const shown = await host.ask(run.chat, { key, text, choices: lasting ? CHOICES(config.grantMinutes, facts.tool) : ONCE_CHOICES });
     if (!shown) {
       this.#waiting.delete(key);
       this.#pending.remove(key);
@@ -245,7 +287,6 @@ export class Approvals {
       this.#record("stopped", facts, run, {});
       return { line: "⏹ Stopped before it was answered: not run.", answer: STOPPED };
     }
-    const pattern = grantPatternOf(facts.command);
     const host = facts.hosts.length === 1 ? facts.hosts[0]! : null;
     switch (o.choice) {
       case "deny":
@@ -257,9 +298,14 @@ export class Approvals {
       case "for":
       case "always": {
         const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
-        this.grants.add({ tool: facts.tool, pattern, folder: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
+        // A call no grant could cover was offered no lasting choice; a press of one anyway (an old keyboard) is once.
+        if (facts.reroutes && facts.hosts.length > 0) {
+          this.#record("allowed_once", facts, run, { by: o.by });
+          return { line: `✅ Allowed once by ${o.by}.`, answer: null };
+        }
+        this.grants.add({ tool: facts.tool, kind: "command", pattern: facts.canonical, folder: facts.folder, chat: chatKeyOf(run.chat, run.sessionKey), host, expiresAt, by: o.by, at: this.#clock() });
         this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
-        const scope = `${pattern} ${placeText(facts.folder)}${host ? ` → ${host}` : ""}`;
+        const scope = scopeText(facts, run);
         return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
       }
     }
@@ -277,7 +323,7 @@ export class Approvals {
       this.#record("stopped", facts, run, {});
       return { line: "⏹ Stopped before it was answered: not connected.", answer: "the run was stopped" };
     }
-    const scope = `${host} ${placeText(facts.folder)}`;
+    const scope = scopeText(facts, run);
     switch (o.choice) {
       case "deny":
         this.#record("denied", facts, run, { by: o.by });
@@ -288,7 +334,7 @@ export class Approvals {
       case "for":
       case "always": {
         const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
-        this.grants.add({ tool: CONNECT, pattern: host, folder: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
+        this.grants.add({ tool: CONNECT, kind: "command", pattern: host, folder: facts.folder, chat: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
         this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
         return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
       }
@@ -305,37 +351,45 @@ const STOPPED = "Not run: the run was stopped while waiting for the owner's appr
 const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 
 /** The calls the policy judges, as facts; null for every other tool (never asked about). */
-function factsOf(tool: string, input: unknown, workspace: string): ActionFacts | null {
+async function factsOf(tool: string, input: unknown, workspace: string): Promise<ActionFacts | null> {
   const i = (input ?? {}) as Record<string, unknown>;
   switch (tool) {
     case "exec": {
-      const command = String(i.command ?? "");
       // On an SSH exec host the command acts there: asked and granted per host, never as here.
       const on = typeof i.host === "string" && i.host.trim() !== "" ? placeOf(i.host.trim()) : workspace;
-      return { tool, command, folder: on, hosts: hostsIn(command) };
+      return execFacts(String(i.command ?? ""), on);
     }
     case "send_file":
-      return { tool, command: `send_file ${String(i.path ?? "")}`, folder: workspace, hosts: [] };
-    case "web_fetch": {
-      const url = String(i.url ?? "");
-      return carriesData(url) ? { tool, command: `web_fetch ${url}`, folder: workspace, hosts: hostsIn(url) } : null;
-    }
+      return toolFacts(tool, `send_file ${String(i.path ?? "")}`, workspace, []);
     default:
       return null;
   }
 }
 
-/** The question the owner is shown, with the run's task when it is one. */
-function questionText(facts: ActionFacts, reason: string, run: RunFacts): string {
+/** The question the owner is shown, with the run's task when it is one, and what a lasting grant would cover. */
+function questionText(facts: ActionFacts, reason: string, run: RunFacts, scopeLine: string): string {
   const task = run.task ? [`task: ${run.task.label} (${run.task.id})`] : [];
   if (facts.tool === CONNECT) {
-    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `from: ${placeText(facts.folder).replace(/^in /, "")}`, `why: ${reason}`].join("\n");
+    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `from: ${chatText(facts.folder)}`, `why: ${reason}`, scopeLine].join("\n");
   }
-  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`].join("\n");
+  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, scopeLine].join("\n");
 }
 
-/** Where a connection grant holds: the run's chat, or its session for background work without one. */
-export const chatPlace = (run: RunFacts): string => (run.chat ? `${CHAT_PLACE}${run.chat.channel}:${run.chat.chatId}` : `${SESSION_PLACE}${run.sessionKey}`);
+/** The longest command a grant's scope shows in full; a longer one is "this exact command". */
+const SCOPE_COMMAND_MAX = 200;
+
+/**
+ * What a press on "Allow for N min" or "Always" covers, as the question shows it before the press
+ * and the settled question after: "rm -r build in ~/site, in this chat" (a background run without
+ * a chat: "only for cron:backup"), "… to status.example only" for a host grant.
+ */
+function scopeText(facts: ActionFacts, run: RunFacts): string {
+  const chat = run.chat ? "in this chat" : `only for ${run.sessionKey}`;
+  if (facts.tool === CONNECT) return `${facts.hosts[0]} (any port), ${chat}`;
+  const command = facts.canonical.length <= SCOPE_COMMAND_MAX && !facts.canonical.includes("\n") ? facts.canonical : "this exact command";
+  const host = facts.hosts.length === 1 ? `, to ${facts.hosts[0]} only` : "";
+  return `${command} ${placeText(facts.folder)}, ${chat}${host}`;
+}
 
 /** "exec: rm -r build"; send_file's and web_fetch's commands name their tool already ("send_file MEMORY.md"). */
 const actionLine = (facts: ActionFacts, command: string): string => (facts.tool === "exec" ? `exec: ${command}` : command);

@@ -3,7 +3,7 @@
 // a running daemon reads grants.json again before every use, so a revoke takes effect at once.
 import path from "node:path";
 import { auditLine, AuditLog } from "../approvals/audit.ts";
-import { GrantStore, grantLines, placeText } from "../approvals/grants.ts";
+import { GrantStore, grantLines, grantText } from "../approvals/grants.ts";
 import { loadConfig } from "../config/config.ts";
 import { systemTimeZone } from "../config/fields.ts";
 import { createLogger } from "../log.ts";
@@ -51,7 +51,7 @@ export function runGrants(home: string, args: string[], io: GrantsIO): number {
         io.stderr.write(`hearth: there is no grant ${cmd.n}; \`grants\` lists them with their numbers.\n`);
         return 1;
       }
-      io.stdout.write(`Revoked: ${gone.pattern} ${placeText(gone.folder)}.\n`);
+      io.stdout.write(`Revoked: ${grantText(gone)}.\n`);
       return 0;
     }
     case "log": {

@@ -8,7 +8,7 @@ import { queueModes, type QueueMode } from "../config/fields.ts";
 import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
-import { grantLines, placeText } from "../approvals/grants.ts";
+import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
 import { askModel } from "./owner-questions.ts";
 import { TaskInputError } from "../tasks/service.ts";
 import { accessRules, opensTasks } from "./access.ts";
@@ -70,6 +70,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { name: "grants", summary: "what you allowed for a while or always (owner); /revoke N takes grant N back", who: "owner", listed: true, slash: {} },
   { name: "revoke", usage: "N", summary: "take grant N back (owner)", who: "owner", listed: false },
+  { name: "grant", usage: "PATTERN", summary: "allow commands matching PATTERN in this chat for a while (owner)", who: "owner", listed: false },
   { name: "tasks", usage: "[cancel ID]", summary: "background tasks, running and recent; stop one (owner)", who: "owner", listed: true },
   { name: "undo", summary: "take back my last change to your memory files (owner)", who: "owner", listed: true },
   { name: "help", summary: "this list", who: "anyone", listed: true },
@@ -166,6 +167,8 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
     case "grants":
     case "revoke":
       return grantsCommand(ctx, origin, cmd);
+    case "grant":
+      return grantCommand(ctx, origin, cmd.args);
     case "undo":
       return undo(ctx, origin);
     case "voice":
@@ -275,10 +278,26 @@ function grantsCommand(ctx: GatewayContext, origin: CommandOrigin, cmd: Command)
     const gone = /^\d+$/.test(cmd.args) ? grants.revoke(n) : null;
     if (!gone) return `No grant ${cmd.args || "N"}: /grants lists them with their numbers; revoke one with /revoke N.`;
     ctx.log.info("approvals.revoked", { pattern: gone.pattern });
-    return `Revoked: ${gone.pattern} ${placeText(gone.folder)}. It is asked about again.`;
+    return `Revoked: ${grantText(gone)}. It is asked about again.`;
   }
   const lines = grantLines(grants.active(), ctx.clock(), ctx.config.timezone);
-  return lines.length === 0 ? `No grants: every risky command is asked about (approvals.exec: ${ctx.config.approvals.exec}).` : `Grants:\n${lines.join("\n")}\nRevoke one with /revoke N.`;
+  return lines.length === 0 ? `No grants: every risky command is asked about (approvals.exec: ${ctx.config.approvals.exec}).` : `Grants:\n${lines.join("\n")}\nRevoke one with /revoke N; allow a pattern of your own in a chat with /grant PATTERN.`;
+}
+
+/**
+ * `/grant PATTERN`: the owner allows commands matching PATTERN (`*` within one command) in the
+ * chat it is typed in, in the workspace, for approvals.grantMinutes. A button's grant covers
+ * only the command it showed; this is the one way to a wider one.
+ */
+async function grantCommand(ctx: GatewayContext, origin: CommandOrigin, pattern: string): Promise<string> {
+  if (!origin.isOwner) return "Only the owner can grant approvals.";
+  const minutes = ctx.config.approvals.grantMinutes;
+  if (!pattern) return `Usage: /grant PATTERN — commands matching it run without asking in this chat for ${minutes} min (\`*\` matches within one command, e.g. /grant make *).`;
+  const m = origin.message;
+  const made = await ctx.approvals.grantPattern({ pattern, folder: ctx.config.workspace, chat: chatKeyOf({ channel: m.channel, chatId: m.chat.id }, origin.sessionKey), by: m.sender.name, session: origin.sessionKey });
+  if (made.type === "refused") return `Not granted: ${made.reason}.`;
+  ctx.log.info("approvals.pattern_granted", { pattern: made.grant.pattern, chat: made.grant.chat });
+  return `Granted for ${minutes} min: ${made.grant.pattern} ${placeText(made.grant.folder)}, in this chat. /grants lists it; /revoke N takes it back.`;
 }
 
 function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {

@@ -209,7 +209,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions(channels, log.child({ component: "questions" })) } as GatewayContext;
     owner = ctx;
-    ctx.approvals = new Approvals({ config: config.approvals, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock, audit });
+    // In the sandbox a command's connections are asked at the egress proxy, per destination.
+    ctx.approvals = new Approvals({ config: { ...config.approvals, networkWalled: runtime.execSandbox.kind === "bwrap" }, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock, audit });
     ctx.ownerQuestions = new OwnerQuestions(ctx);
     channels.onChoice((press) => (ctx.questions.has(press.key) ? ctx.questions.press(press) : ctx.ownerQuestions.has(press.key) ? ctx.ownerQuestions.press(press) : ctx.approvals.press(press)));
     ctx.budget = new Budget({ config: config.budget, ledger: usage, home, log: log.child({ component: "budget" }), notifyOwner: (text) => notifyOwner(ctx, text, { raise: true }) });

@@ -29,23 +29,27 @@ function run(args: string[]) {
 describe("hearth grants", () => {
   it("lists the grants in force, numbered; an expired one is left out; revoke N removes that one", () => {
     const at = Date.parse("2026-11-25T10:00:00Z");
-    const grant = (pattern: string, expiresAt: number | null) => ({ tool: "exec", pattern, folder: "/w", host: null, expiresAt, by: "Ann", at });
-    writeFileSync(join(home, "grants.json"), JSON.stringify({ grants: [grant("old *", Date.now() - 1000), grant("git push origin *", Date.now() + 20 * 60_000 - 1000), grant("make *", null)] }));
-    expect(run([])).toEqual({ code: 0, stderr: "", stdout: "1. git push origin * in /w — 20 more min (by Ann, 25/11/2026, 10:00)\n2. make * in /w — always (by Ann, 25/11/2026, 10:00)\n" });
-    expect(run(["revoke", "1"])).toEqual({ code: 0, stderr: "", stdout: "Revoked: git push origin * in /w.\n" });
-    expect(run([]).stdout).toBe("2. make * in /w — always (by Ann, 25/11/2026, 10:00)\n".replace("2.", "1."));
+    const grant = (kind: string, pattern: string, expiresAt: number | null, chat = "telegram:100") => ({ tool: "exec", kind, pattern, folder: "/w", chat, host: null, expiresAt, by: "Ann", at });
+    writeFileSync(join(home, "grants.json"), JSON.stringify({ version: 2, grants: [grant("command", "old", Date.now() - 1000), grant("command", "git push origin main", Date.now() + 20 * 60_000 - 1000), grant("pattern", "make *", null, "session:cron:nightly")] }));
+    expect(run([])).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: "1. git push origin main in /w (chat telegram:100) — 20 more min (by Ann, 25/11/2026, 10:00)\n2. make * (your pattern) in /w (session cron:nightly) — always (by Ann, 25/11/2026, 10:00)\n",
+    });
+    expect(run(["revoke", "1"])).toEqual({ code: 0, stderr: "", stdout: "Revoked: git push origin main in /w (chat telegram:100).\n" });
+    expect(run([]).stdout).toBe("1. make * (your pattern) in /w (session cron:nightly) — always (by Ann, 25/11/2026, 10:00)\n");
     expect(run(["revoke", "5"])).toEqual({ code: 1, stdout: "", stderr: "hearth: there is no grant 5; `grants` lists them with their numbers.\n" });
     expect(run(["--log"]).stdout).toBe("No approval decisions yet.\n");
   });
 
-  it("grants.json carries a version: a file from before versions is migrated (the old one kept), one from a newer Hearth is refused and left as it is", () => {
+  it("grants.json carries a version: an older file is migrated (the old one kept) and its grants, made before grants were per chat and per command, are dropped; one from a newer Hearth is refused and left as it is", () => {
     const at = Date.parse("2026-11-25T10:00:00Z");
     const old = JSON.stringify({ grants: [{ tool: "exec", pattern: "make *", folder: "/w", host: null, expiresAt: null, by: "Ann", at }] });
     writeFileSync(join(home, "grants.json"), old);
-    expect(run([]).stdout).toBe("1. make * in /w — always (by Ann, 25/11/2026, 10:00)\n");
-    expect(JSON.parse(readFileSync(join(home, "grants.json"), "utf8")).version).toBe(1);
+    expect(run([]).stdout).toBe("No grants.\n");
+    expect(JSON.parse(readFileSync(join(home, "grants.json"), "utf8"))).toEqual({ version: 2, grants: [] });
     expect(readFileSync(join(home, "grants.json.v0.bak"), "utf8")).toBe(old);
-    const newer = JSON.stringify({ version: 2, grants: [] });
+    const newer = JSON.stringify({ version: 3, grants: [] });
     writeFileSync(join(home, "grants.json"), newer);
     expect(() => run([])).toThrow(NewerStateError);
     expect(readFileSync(join(home, "grants.json"), "utf8")).toBe(newer);

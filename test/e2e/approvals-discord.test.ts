@@ -1,7 +1,7 @@
 // Approvals end to end on Discord: with approvals.exec "always", the model's exec puts one
 // message with buttons in the owner's DM; another user's press is answered ephemerally "Only the
 // owner can approve." and runs nothing; the owner's Allow once runs it and edits the question.
-// Allow for 30 min covers the same pattern until the window has passed; a restart while waiting
+// Allow for 30 min covers the same command until the window has passed; a restart while waiting
 // asks once more and runs the command once; no answer within timeoutSeconds is a denial.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,7 +25,7 @@ async function start(): Promise<Daemon> {
   return daemon;
 }
 const workspace = () => join(home, "workspace");
-const question = (command: string) => `🔐 Approve this?\nexec: ${command}\nin ${workspace()}\nwhy: every command is asked about (approvals.exec: always)`;
+const question = (command: string) => `🔐 Approve this?\nexec: ${command}\nin ${workspace()}\nwhy: every command is asked about (approvals.exec: always)\nAllow for 30 min / Always cover: ${command} in ${workspace()}, in this chat`;
 
 beforeAll(async () => {
   model = await startFakeModel();
@@ -48,7 +48,7 @@ describe("approvals on Discord (exec: always)", () => {
     model.enqueue(toolCall("exec", { command: "echo ran >> once.txt" }), text("Done: it ran once."));
     discord.sendMessage({ channelId: dm, author: owner, content: "please run it" });
     const q = await discord.waitFor("the question", () => discord.botMessages(dm).find((m) => m.components?.length));
-    const asked = `🔐 Approve this?\nexec: echo ran >> once.txt\nin ${join(home, "workspace")}\nwhy: every command is asked about (approvals.exec: always)`;
+    const asked = question("echo ran >> once.txt");
     expect(q.content).toBe(asked);
     expect(q.components).toEqual([
       {
@@ -75,21 +75,22 @@ describe("approvals on Discord (exec: always)", () => {
     expect(readFileSync(join(home, "workspace", "once.txt"), "utf8")).toBe("ran\n");
   });
 
-  it("Allow for 30 min: the same pattern runs again without a question; once the window has passed (the grant's times moved back 31 min), it is asked again", async () => {
+  it("Allow for 30 min: the same command runs again without a question; once the window has passed (the grant's times moved back 31 min), it is asked again", async () => {
     const asked = () => discord.botMessages(dm).filter((m) => m.content.startsWith("🔐"));
-    model.enqueue(toolCall("exec", { command: "touch grant-a" }), text("Made a."));
+    const grantFile = join(workspace(), "grant.txt");
+    model.enqueue(toolCall("exec", { command: "echo a >> grant.txt" }), text("Made a."));
     discord.sendMessage({ channelId: dm, author: owner, content: "make a" });
-    const q = await discord.waitFor("the question", () => asked().find((m) => m.content.includes("touch grant-a")));
+    const q = await discord.waitFor("the question", () => asked().find((m) => m.content === question("echo a >> grant.txt")));
     discord.pressButton(q.id, "Allow for 30 min", owner);
     await discord.waitFor("the answer", () => discord.botMessages(dm).find((m) => m.content === "Made a."));
-    expect(discord.message(q.id)!.content).toBe(`${question("touch grant-a")}\n\n✅ Allowed for 30 min by owner: touch * in ${workspace()}`);
+    expect(discord.message(q.id)!.content).toBe(`${question("echo a >> grant.txt")}\n\n✅ Allowed for 30 min by owner: echo a >> grant.txt in ${workspace()}, in this chat`);
     const before = asked().length;
 
-    model.enqueue(toolCall("exec", { command: "touch grant-b" }), text("Made b."));
+    model.enqueue(toolCall("exec", { command: "echo a >> grant.txt" }), text("Made b."));
     discord.sendMessage({ channelId: dm, author: owner, content: "make b" });
     await discord.waitFor("the answer", () => discord.botMessages(dm).find((m) => m.content === "Made b."));
     expect(asked()).toHaveLength(before);
-    expect(existsSync(join(workspace(), "grant-b"))).toBe(true);
+    expect(readFileSync(grantFile, "utf8")).toBe("a\na\n");
 
     // The clock moves on: the grant's window is over (grants.json is read afresh for every call).
     const file = join(home, "grants.json");
@@ -98,13 +99,13 @@ describe("approvals on Discord (exec: always)", () => {
     writeFileSync(file, JSON.stringify(grants));
     expect((await d.hearth(["grants"])).stdout).toBe("No grants.\n");
 
-    model.enqueue(toolCall("exec", { command: "touch grant-c" }), text("Made c."));
+    model.enqueue(toolCall("exec", { command: "echo a >> grant.txt" }), text("Made c."));
     discord.sendMessage({ channelId: dm, author: owner, content: "make c" });
-    const again = await discord.waitFor("asked again", () => asked().find((m) => m.content.startsWith(question("touch grant-c"))));
-    expect(existsSync(join(workspace(), "grant-c"))).toBe(false);
+    const again = await discord.waitFor("asked again", () => asked().find((m) => m.id !== q.id && m.content === question("echo a >> grant.txt")));
+    expect(readFileSync(grantFile, "utf8")).toBe("a\na\n");
     discord.pressButton(again.id, "Allow once", owner);
     await discord.waitFor("the answer", () => discord.botMessages(dm).find((m) => m.content === "Made c."));
-    expect(existsSync(join(workspace(), "grant-c"))).toBe(true);
+    expect(readFileSync(grantFile, "utf8")).toBe("a\na\na\n");
     expect(asked()).toHaveLength(before + 1);
   });
 

@@ -1,7 +1,7 @@
 // Approvals in `hearth chat`: the question appears on stderr with numbered choices; piped, a
 // line with the number answers it, on a terminal one keypress does (driven through a
 // pseudo-terminal); other text while it waits is refused with a hint. Allow for 30 min covers
-// the same pattern until the window has passed; a restart while waiting asks once more, in the
+// the same command until the window has passed; a restart while waiting asks once more, in the
 // next chat, and runs the command once; no answer within timeoutSeconds is a denial.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const workspace = () => join(home, "workspace");
 const question = (command: string, how = "type 1–4 and Enter") =>
-  `🔐 Approve this?\nexec: ${command}\nin ${workspace()}\nwhy: every command is asked about (approvals.exec: always)\n[1] Allow once  [2] Allow for 30 min  [3] Always  [4] Deny — ${how}\n`;
+  `🔐 Approve this?\nexec: ${command}\nin ${workspace()}\nwhy: every command is asked about (approvals.exec: always)\nAllow for 30 min / Always cover: ${command} in ${workspace()}, in this chat\n[1] Allow once  [2] Allow for 30 min  [3] Always  [4] Deny — ${how}\n`;
 
 interface Chat {
   child: ChildProcess;
@@ -115,20 +115,21 @@ describe("approvals in hearth chat", () => {
     expect(chat.stdout()).toBe("Done after the hint.\n");
   });
 
-  it("Allow for 30 min (a typed 2): the same pattern runs again without a question; once the window has passed, it is asked again", async () => {
+  it("Allow for 30 min (a typed 2): the same command runs again without a question; once the window has passed, it is asked again", async () => {
     const chat = openChat();
-    fake.enqueue(toolCall("exec", { command: "touch grant-a" }), text("Made a."));
+    const grantFile = join(workspace(), "grant.txt");
+    fake.enqueue(toolCall("exec", { command: "echo a >> grant.txt" }), text("Made a."));
     chat.say("make a");
-    await waitFor("the question", () => chat.stderr().includes(question("touch grant-a")));
+    await waitFor("the question", () => chat.stderr().includes(question("echo a >> grant.txt")));
     chat.say("2");
     await waitFor("the answer", () => chat.stdout().includes("Made a."));
-    expect(chat.stderr()).toContain(`\n✅ Allowed for 30 min by you (terminal): touch * in ${workspace()}\n`);
+    expect(chat.stderr()).toContain(`\n✅ Allowed for 30 min by you (terminal): echo a >> grant.txt in ${workspace()}, in this chat\n`);
 
-    fake.enqueue(toolCall("exec", { command: "touch grant-b" }), text("Made b."));
+    fake.enqueue(toolCall("exec", { command: "echo a >> grant.txt" }), text("Made b."));
     chat.say("make b");
     await waitFor("the answer", () => chat.stdout().includes("Made b."));
-    expect(existsSync(join(workspace(), "grant-b"))).toBe(true);
-    expect(chat.stderr()).not.toContain("🔐 Approve this?\nexec: touch grant-b");
+    expect(readFileSync(grantFile, "utf8")).toBe("a\na\n");
+    expect(chat.stderr().split("🔐 Approve this?")).toHaveLength(2);
 
     // The clock moves on: the grant's window is over (grants.json is read afresh for every call).
     const file = join(home, "grants.json");
@@ -136,13 +137,13 @@ describe("approvals in hearth chat", () => {
     for (const g of grants.grants) (g.at -= 31 * 60_000), (g.expiresAt -= 31 * 60_000);
     writeFileSync(file, JSON.stringify(grants));
 
-    fake.enqueue(toolCall("exec", { command: "touch grant-c" }), text("Made c."));
+    fake.enqueue(toolCall("exec", { command: "echo a >> grant.txt" }), text("Made c."));
     chat.say("make c");
-    await waitFor("asked again", () => chat.stderr().includes(question("touch grant-c")));
-    expect(existsSync(join(workspace(), "grant-c"))).toBe(false);
+    await waitFor("asked again", () => chat.stderr().split("🔐 Approve this?").length === 3);
+    expect(readFileSync(grantFile, "utf8")).toBe("a\na\n");
     chat.say("1");
     await waitFor("the answer", () => chat.stdout().includes("Made c."));
-    expect(existsSync(join(workspace(), "grant-c"))).toBe(true);
+    expect(readFileSync(grantFile, "utf8")).toBe("a\na\na\n");
     expect(await closeChat(chat)).toBe(0);
     expect(chat.stdout()).toBe("Made a.\nMade b.\nMade c.\n");
   });

@@ -430,11 +430,11 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
   it("Approvals: grants are listed as `hearth grants` lists them, and one is revoked on the page", async () => {
     const folder = workspaceFile("").replace(/\/$/, "");
     const grants = [
-      { tool: "exec", pattern: "npm test", folder, host: null, expiresAt: null, by: "Ann", at: Date.now() - 60_000 },
-      { tool: "exec", pattern: "git push", folder, host: null, expiresAt: Date.now() + 30 * 60_000, by: "Ann", at: Date.now() },
+      { tool: "exec", kind: "command", pattern: "npm test", folder, chat: `telegram:${OWNER}`, host: null, expiresAt: null, by: "Ann", at: Date.now() - 60_000 },
+      { tool: "exec", kind: "command", pattern: "git push", folder, chat: `telegram:${OWNER}`, host: null, expiresAt: Date.now() + 30 * 60_000, by: "Ann", at: Date.now() },
     ];
-    writeFileSync(join(daemon.home, "grants.json"), `${JSON.stringify({ grants }, null, 2)}\n`);
-    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. npm test in .+ — always \(by Ann, .+\)\n2\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
+    writeFileSync(join(daemon.home, "grants.json"), `${JSON.stringify({ version: 2, grants }, null, 2)}\n`);
+    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. npm test in .+ \(chat telegram:\d+\) — always \(by Ann, .+\)\n2\. git push in .+ \(chat telegram:\d+\) — 30 more min \(by Ann, .+\)\n$/);
     await page.goto(`${base}approvals`);
     const row = page.locator('section[aria-labelledby="gr"] tbody tr', { hasText: "npm test" });
     expect(await row.innerText()).toContain("always");
@@ -442,7 +442,7 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await row.locator("button", { hasText: "Revoke" }).click();
     await page.waitForSelector('section[aria-labelledby="gr"] tbody tr:only-child:has-text("git push")');
     await expectToast(page, /^Revoked: npm test in /);
-    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. git push in .+ — 30 more min \(by Ann, .+\)\n$/);
+    expect((await daemon.hearth(["grants"])).stdout).toMatch(/^1\. git push in .+ \(chat telegram:\d+\) — 30 more min \(by Ann, .+\)\n$/);
   });
 
   it("Tasks: a running task started from the chat is listed and cancelled on the page, through the task service", async () => {

@@ -39,7 +39,7 @@ describe("a background task's approvals", () => {
     const [v] = gw.gateway.context.tasks.list();
     const { q, to } = channel.questions[0]!;
     expect(to).toEqual({ channel: "telegram", chatId: "7" });
-    expect(q.text).toBe(`🔐 Approve this?\ntask: check (${v!.id})\nexec: echo ran\nin ${gw.config.workspace}\nwhy: every command is asked about (approvals.exec: always)`);
+    expect(q.text).toBe(`🔐 Approve this?\ntask: check (${v!.id})\nexec: echo ran\nin ${gw.config.workspace}\nwhy: every command is asked about (approvals.exec: always)\nAllow for 30 min / Always cover: echo ran in ${gw.config.workspace}, in this chat`);
     expect(await channel.handler!({ key: q.key, choiceId: "once", channel: "telegram", by: { id: "7", name: "Ann", isOwner: true } })).toBe("Allowed.");
     await waitFor("the result", () => (channel.replies.get(`send:7`) ?? []).some((t) => t.startsWith(`✅ Task ${v!.id}`)));
     expect(channel.replies.get("send:7")!.filter((t) => t.startsWith(`✅ Task ${v!.id}`))).toEqual([expect.stringMatching(new RegExp(`^✅ Task ${v!.id} "check" is done \\(\\d+s, \\$0\\.\\d{4}\\):\\n\\nIt ran\\.$`))]);
