@@ -15,7 +15,7 @@ import type { Message } from "../agent/messages.ts";
 import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
-import { chatKeyOf, chatText, GrantStore, placeText, type Grant } from "./grants.ts";
+import { chatKeyOf, GrantStore, placeText, type Grant } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
 import { canonicalPattern, execFacts, judge, patternProblem, placeOf, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
@@ -370,7 +370,7 @@ async function factsOf(tool: string, input: unknown, workspace: string): Promise
 function questionText(facts: ActionFacts, reason: string, run: RunFacts, scopeLine: string): string {
   const task = run.task ? [`task: ${run.task.label} (${run.task.id})`] : [];
   if (facts.tool === CONNECT) {
-    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `from: ${chatText(facts.folder)}`, `why: ${reason}`, scopeLine].join("\n");
+    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `chat: ${facts.folder}`, `why: ${reason}`, scopeLine].join("\n");
   }
   return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, scopeLine].join("\n");
 }

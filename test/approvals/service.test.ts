@@ -210,7 +210,7 @@ describe("approvals", () => {
     void fetching("https://recipes.example/rye?page=3");
     await waitFor("the built URL asked", () => host.asked.length === 2);
     expect(host.asked[1]!.q.text).toBe(
-      `🌐 Allow a connection?\nweb_fetch https://recipes.example/rye?page=3\nto: recipes.example, port 443\nfrom: chat ${chatKeyOf(run.chat, run.sessionKey)}\nwhy: earlier in this conversation it read a web page, still in its context (/new clears it)\nAllow for 30 min / Always cover: recipes.example (any port), in this chat`,
+      `🌐 Allow a connection?\nweb_fetch https://recipes.example/rye?page=3\nto: recipes.example, port 443\nchat: ${chatKeyOf(run.chat, run.sessionKey)}\nwhy: earlier in this conversation it read a web page, still in its context (/new clears it)\nAllow for 30 min / Always cover: recipes.example (any port), in this chat`,
     );
     expect(host.asked[1]!.q.choices.map((c) => c.label)).toEqual(["Allow once", "Allow for 30 min", "Always (this host)", "Deny"]);
     view = [{ role: "user", kind: "message", text: "fresh start", ts: 6 }]; // after /new

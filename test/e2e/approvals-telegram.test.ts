@@ -254,7 +254,10 @@ describe("approvals on Telegram (exec: always)", () => {
   });
 });
 
-describe("taint on Telegram (exec: risky)", () => {
+// Commands unconfined here (sandbox "off"): what stands then is the reading of the command, which
+// asks before a tainted run's command that reaches the network. In the sandbox the same curl is
+// asked at the egress proxy instead, per destination (egress-wall.test.ts).
+describe("taint on Telegram (exec: risky, sandbox off)", () => {
   let d: Daemon;
   let home: string;
   let web: LocalWeb;
@@ -264,7 +267,7 @@ describe("taint on Telegram (exec: risky)", () => {
     attacker = await startLocalWeb();
     home = makeHome({
       channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
-      tools: { web: { fetch: { mode: "local", allowPrivate: ["127.0.0.1"] } } },
+      tools: { exec: { sandbox: "off" }, web: { fetch: { mode: "local", allowPrivate: ["127.0.0.1"] } } },
     });
     d = await start(home);
   });

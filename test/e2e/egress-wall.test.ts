@@ -139,7 +139,7 @@ describe.skipIf(!probe.ok)("the egress wall after a hostile page (nobody presses
       expect(asked_.length, `${name}: asked`).toBeGreaterThanOrEqual(1);
       for (const q of asked_) {
         expect(q.text, name).toBe(
-          `🌐 Allow a connection?\nexec: ${command}\nto: ${q.text.includes("to: localhost") ? "localhost" : "127.0.0.1"}, port ${port}\nfrom: telegram chat ${OWNER}\nwhy: earlier in this conversation it read a web page, still in its context (/new clears it)\n\n⌛ Not answered within 1 s: not connected.`,
+          `🌐 Allow a connection?\nexec: ${command}\nto: ${q.text.includes("to: localhost") ? "localhost" : "127.0.0.1"}, port ${port}\nchat: telegram:${OWNER}\nwhy: earlier in this conversation it read a web page, still in its context (/new clears it)\nAllow for 30 min / Always cover: ${q.text.includes("to: localhost") ? "localhost" : "127.0.0.1"} (any port), in this chat\n\n⌛ Not answered within 1 s: not connected.`,
         );
       }
     }
