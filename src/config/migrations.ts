@@ -7,15 +7,16 @@
 // Each step is listed in CHANGELOG.md under the version that introduced it.
 import { chmodSync, constants, copyFileSync, readFileSync } from "node:fs";
 import { applyEdits, modify, parse as parseJsonc, stripComments, type ParseError } from "jsonc-parser";
-import { PROVIDER_PRESETS } from "../agent/providers/presets.ts";
 import type { Logger } from "../log.ts";
 import { writeFileAtomic } from "../storage.ts";
+import { isReference, placesOf, secretFields, type SecretMove } from "../secret-fields.ts";
 import { ConfigError } from "./config-error.ts";
+import { CONFIG_VERSION } from "./config-version.ts";
 import { homePaths } from "./home.ts";
+import { configSchema } from "./schema.ts";
 import { writeSecrets } from "./secrets.ts";
 
-/** The version of config.json this Hearth writes and reads. */
-export const CONFIG_VERSION = 2;
+export { CONFIG_VERSION };
 
 /** config.json was written by a newer Hearth than this one. The CLI exits 2 with the message. */
 export class NewerConfigError extends ConfigError {
@@ -51,26 +52,19 @@ const FORMAT = { insertSpaces: true, tabSize: 2, eol: "\n" };
 const setVersion = (text: string, version: number): string =>
   applyEdits(text, modify(text, ["version"], version, { formattingOptions: FORMAT, getInsertionIndex: () => 0 }));
 
-/** Secret keys of config.json and the variable each moves to. */
-function secretKeys(raw: Record<string, unknown>): { path: string[]; variable: string; value: string }[] {
-  const at = (...keys: string[]): unknown => keys.reduce<unknown>((n, k) => (isObject(n) ? n[k] : undefined), raw);
-  const found: { path: string[]; variable: string; value: string }[] = [];
-  const take = (path: string[], variable: string) => {
-    const v = at(...path);
-    if (typeof v === "string" && v.trim()) found.push({ path, variable, value: v.trim() });
-  };
-  take(["model", "apiKey"], "ANTHROPIC_API_KEY");
-  take(["channels", "telegram", "token"], "TELEGRAM_BOT_TOKEN");
-  take(["channels", "discord", "token"], "DISCORD_BOT_TOKEN");
-  take(["tools", "web", "search", "apiKey"], "BRAVE_API_KEY");
-  take(["media", "transcription", "apiKey"], "HEARTH_TRANSCRIPTION_API_KEY");
-  const providers = at("providers");
-  if (isObject(providers)) {
-    for (const [name, p] of Object.entries(providers)) {
-      if (!isObject(p) || typeof p.apiKey !== "string" || !p.apiKey.trim()) continue;
-      // A provider that names its own variable keeps it; otherwise its preset's, else one made from its name.
-      const variable = typeof p.apiKeyEnv === "string" ? p.apiKeyEnv : name === "anthropic" ? "ANTHROPIC_API_KEY" : (PROVIDER_PRESETS[name]?.keyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
-      found.push({ path: ["providers", name, "apiKey"], variable, value: p.apiKey.trim() });
+/**
+ * The secrets written in config.json and where each goes: every field the schema marks as a secret
+ * value (src/secret-fields.ts), wherever the file holds a non-empty one that is not already a
+ * `${VAR}` reference.
+ */
+function secretKeys(raw: Record<string, unknown>): { path: string[]; variable: string; value: string; leaves: ReturnType<SecretMove["leaves"]> }[] {
+  const found: { path: string[]; variable: string; value: string; leaves: ReturnType<SecretMove["leaves"]> }[] = [];
+  for (const field of secretFields(configSchema)) {
+    if (field.mark.secret !== "value") continue;
+    const { move } = field.mark;
+    for (const at of placesOf(field, raw)) {
+      if (typeof at.value !== "string" || !at.value.trim() || isReference(at.value)) continue;
+      found.push({ path: at.path, variable: move.variable(at.names, at.holder), value: at.value.trim(), leaves: move.leaves(at.names, at.holder) });
     }
   }
   return found;
@@ -100,12 +94,10 @@ const MIGRATIONS: Migration[] = [
           continue;
         }
         secrets[s.variable] = s.value;
-        out = applyEdits(out, modify(out, s.path, undefined, { formattingOptions: FORMAT }));
-        // A provider without a preset variable must be told where its key now is.
-        const [section, provider] = s.path;
-        if (section === "providers" && provider && provider !== "anthropic" && !PROVIDER_PRESETS[provider]?.keyEnv) {
-          out = applyEdits(out, modify(out, ["providers", provider, "apiKeyEnv"], s.variable, { formattingOptions: FORMAT }));
-        }
+        // What stays behind tells Hearth where the value went, unless it looks there anyway.
+        const kept = s.leaves.kind === "reference" ? `\${${s.variable}}` : undefined;
+        out = applyEdits(out, modify(out, s.path, kept, { formattingOptions: FORMAT }));
+        if (s.leaves.kind === "sibling") out = applyEdits(out, modify(out, [...s.path.slice(0, -1), s.leaves.key], s.variable, { formattingOptions: FORMAT }));
         did.push(`moved ${s.path.join(".")} to .env as ${s.variable}`);
       }
       return { text: setVersion(out, 2), secrets, did };

@@ -81,6 +81,35 @@ describe("config.json migrations", () => {
     expect(raw.providers.lab.apiKeyEnv).toBe("LAB_API_KEY");
   });
 
+  it("moves the MCP servers' auth secrets of a config from before versions to .env, leaving ${VAR} references the auth expands", () => {
+    const pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFixtureFixtureFixtureFixtureFixture00\n-----END PRIVATE KEY-----\n";
+    const text = JSON.stringify({
+      mcp: {
+        servers: {
+          notes: { url: "https://notes.example/mcp", auth: { type: "oauth", clientId: "hearth", clientSecret: "notes-client-secret-1" } },
+          "ci-bot": { url: "https://ci.example/mcp", auth: { type: "client_credentials", clientId: "hearth", privateKeyJwt: { privateKey: pem } } },
+          build: { url: "https://build.example/mcp", auth: { type: "client_credentials", clientId: "hearth", clientSecret: "${BUILD_SECRET}" } },
+        },
+      },
+    }, null, 2);
+    writeFileSync(path.join(home, "config.json"), text, { mode: 0o600 });
+    const plan = migrateConfigFile(home, log());
+    expect(plan.steps.flatMap((s) => s.did)).toEqual([
+      'added "version": 1',
+      "moved mcp.servers.notes.auth.clientSecret to .env as HEARTH_MCP_NOTES_CLIENT_SECRET",
+      "moved mcp.servers.ci-bot.auth.privateKeyJwt.privateKey to .env as HEARTH_MCP_CI_BOT_PRIVATE_KEY",
+    ]);
+    expect(readSecrets(home)).toEqual({ HEARTH_MCP_NOTES_CLIENT_SECRET: "notes-client-secret-1", HEARTH_MCP_CI_BOT_PRIVATE_KEY: pem.trim() });
+    const migrated = readFileSync(path.join(home, "config.json"), "utf8");
+    expect(migrated).not.toContain("notes-client-secret-1");
+    expect(migrated).not.toContain("PRIVATE KEY");
+    const servers = loadConfig({ home, env: {} }).mcp.servers;
+    expect(servers.notes!.auth).toEqual({ type: "oauth", clientId: "hearth", clientSecret: "${HEARTH_MCP_NOTES_CLIENT_SECRET}" });
+    expect(servers["ci-bot"]!.auth).toMatchObject({ privateKeyJwt: { privateKey: "${HEARTH_MCP_CI_BOT_PRIVATE_KEY}" } });
+    // A reference already there stays as it is.
+    expect(servers.build!.auth).toMatchObject({ clientSecret: "${BUILD_SECRET}" });
+  });
+
   it("a second run changes nothing and keeps the first backup", () => {
     copyFileSync(path.join(fixtures, "v0-hand-written.jsonc"), path.join(home, "config.json"));
     chmodSync(path.join(home, "config.json"), 0o644);
