@@ -5,7 +5,8 @@
 // `config.json.v<N>.bak`; every other command migrates in memory only. A file from a newer
 // Hearth is refused: guessing at keys it does not know could lose the owner's settings.
 // Each step is listed in CHANGELOG.md under the version that introduced it.
-import { chmodSync, constants, copyFileSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { applyEdits, modify, parse as parseJsonc, stripComments, type ParseError } from "jsonc-parser";
 import type { Logger } from "../log.ts";
 import { writeFileAtomic } from "../storage.ts";
@@ -140,35 +141,49 @@ export function migrateConfigText(text: string, file: string): MigrationPlan {
   return plan;
 }
 
+/** What migrating the file did: the plan, and where the old file was kept, or why nothing was written. */
+export type MigratedFile = MigrationPlan & { keptAs: string | null; refused?: string };
+
 /**
  * Migrates `<home>/config.json` in place when it is older than CONFIG_VERSION: the secrets the
  * steps took out go to `<home>/.env` first, then the file as it was is kept as
- * `config.json.v<N>.bak` (never overwritten), then the new text replaces it atomically. Logs one
- * line per step. Returns the plan (no steps: nothing was written).
+ * `config.json.v<N>.bak` (an older copy of that name is kept too: this one becomes
+ * `config.json.v<N>-2.bak`, `-3`, …), then the new text replaces it atomically. Never follows a
+ * link: a config.json that is a symbolic link is migrated in memory only, and said so (writing
+ * would replace the link with a file). Logs one line per step. Returns the plan (no steps:
+ * nothing was written).
  */
-export function migrateConfigFile(home: string, log: Logger): MigrationPlan {
+export function migrateConfigFile(home: string, log: Logger): MigratedFile {
   const file = homePaths(home).config;
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch {
-    return { from: CONFIG_VERSION, text: "", secrets: {}, steps: [] };
+    return { from: CONFIG_VERSION, text: "", secrets: {}, steps: [], keptAs: null };
   }
   const plan = migrateConfigText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file);
-  if (plan.steps.length === 0) return plan;
+  if (plan.steps.length === 0) return { ...plan, keptAs: null };
+  if (lstatSync(file).isSymbolicLink()) {
+    const refused = `${file} is a symbolic link; it is read as version ${plan.from} and brought up to date in memory at every start, but never rewritten through the link (replace the link with the file to migrate it)`;
+    log.warn("config.not_migrated", { file, from: plan.from, reason: "symbolic link" });
+    return { ...plan, keptAs: null, refused };
+  }
   if (Object.keys(plan.secrets).length > 0) writeSecrets(home, plan.secrets);
-  const backup = `${file}.v${plan.from}.bak`;
-  try {
-    copyFileSync(file, backup, constants.COPYFILE_EXCL);
-    // It holds the keys this upgrade moves to .env: owner-only, like .env, whatever config.json's mode was.
-    chmodSync(backup, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    // An earlier interrupted upgrade kept it already: that copy is the older one, keep it.
+  // The copy is written from the bytes read, to a new name only (O_EXCL: never through a link,
+  // never over an older copy), owner-only: it holds the keys this upgrade moves to .env.
+  let keptAs = "";
+  for (let n = 1; !keptAs; n++) {
+    const name = `${file}.v${plan.from}${n === 1 ? "" : `-${n}`}.bak`;
+    try {
+      writeFileSync(name, text, { flag: "wx", mode: 0o600 });
+      keptAs = name;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
   }
   writeFileAtomic(file, plan.text, 0o600);
-  for (const step of plan.steps) log.info("config.migrated", { file, from: step.from, to: step.to, step: step.name, did: step.did, keptAs: backup });
-  return plan;
+  for (const step of plan.steps) log.info("config.migrated", { file, from: step.from, to: step.to, step: step.name, did: step.did, keptAs });
+  return { ...plan, keptAs: path.basename(keptAs) };
 }
 
 /** Writes `text` as the current config (used by the wizard): the version set first. */

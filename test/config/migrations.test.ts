@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
@@ -120,6 +120,40 @@ describe("config.json migrations", () => {
     expect(readdirSync(home).sort()).toEqual([".env", "config.json", "config.json.v0.bak"]);
     // The kept copy holds the keys that moved to .env: owner-only even from a world-readable file.
     expect(statSync(path.join(home, "config.json.v0.bak")).mode & 0o777).toBe(0o600);
+  });
+
+  it("keeps an older copy already there: the new one is numbered, and the plan names where it went", () => {
+    writeFileSync(path.join(home, "config.json.v0.bak"), "an older copy\n", { mode: 0o600 });
+    writeFileSync(path.join(home, "config.json"), `{ "model": { "apiKey": "sk-ant-numbered-0000" } }\n`, { mode: 0o600 });
+    const first = migrateConfigFile(home, log());
+    expect(first.keptAs).toBe("config.json.v0-2.bak");
+    expect(readFileSync(path.join(home, "config.json.v0.bak"), "utf8")).toBe("an older copy\n");
+    expect(readFileSync(path.join(home, "config.json.v0-2.bak"), "utf8")).toBe(`{ "model": { "apiKey": "sk-ant-numbered-0000" } }\n`);
+    expect(lines.filter((l) => l.includes("config.migrated")).map((l) => JSON.parse(l).keptAs)).toEqual([path.join(home, "config.json.v0-2.bak"), path.join(home, "config.json.v0-2.bak")]);
+    // A link where the copy would go is never written through: the next number is taken.
+    writeFileSync(path.join(home, "config.json"), `{ "model": { "apiKey": "sk-ant-numbered-1111" } }\n`, { mode: 0o600 });
+    const outside = path.join(home, "..", `outside-${path.basename(home)}`);
+    writeFileSync(outside, "not Hearth's\n");
+    symlinkSync(outside, path.join(home, "config.json.v0-3.bak"));
+    try {
+      expect(migrateConfigFile(home, log()).keptAs).toBe("config.json.v0-4.bak");
+      expect(readFileSync(outside, "utf8")).toBe("not Hearth's\n");
+    } finally {
+      rmSync(outside);
+    }
+  });
+
+  it("a config.json that is a symbolic link is migrated in memory only, never rewritten through the link", () => {
+    const real = path.join(home, "real-config.jsonc");
+    const text = `{ "model": { "apiKey": "sk-ant-linked-0000" } }\n`;
+    writeFileSync(real, text, { mode: 0o600 });
+    symlinkSync(real, path.join(home, "config.json"));
+    const plan = migrateConfigFile(home, log());
+    expect(plan.refused).toBe(`${path.join(home, "config.json")} is a symbolic link; it is read as version 0 and brought up to date in memory at every start, but never rewritten through the link (replace the link with the file to migrate it)`);
+    expect(plan.keptAs).toBeNull();
+    expect(readFileSync(real, "utf8")).toBe(text);
+    expect(readdirSync(home).sort()).toEqual(["config.json", "real-config.jsonc"]);
+    expect(loadConfig({ home, env: {} }).model.apiKey).toBe("sk-ant-linked-0000");
   });
 
   it("refuses a config from a newer Hearth with a sentence that says what to do, and changes nothing", () => {
