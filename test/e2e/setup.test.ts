@@ -6,7 +6,7 @@
 // second run keeps the first one's comments and the owner's own settings; an upgrade migrates an
 // old config.json, and one from a newer Hearth stops `start` with exit 2.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -123,8 +123,9 @@ describe("hearth setup --non-interactive", () => {
     const home = newHome();
     // An older Hearth's config (from before versions) is already there: setup migrates it first.
     const fixtures = join(import.meta.dirname, "..", "config", "fixtures", "config-versions");
-    mkdirSync(home, { recursive: true });
+    mkdirSync(home, { recursive: true, mode: 0o700 });
     copyFileSync(join(fixtures, "v0-init-template.jsonc"), join(home, "config.json"));
+    chmodSync(join(home, "config.json"), 0o600);
     const old = readFileSync(join(home, "config.json"), "utf8");
 
     let stdout = "";
