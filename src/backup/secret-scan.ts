@@ -5,7 +5,8 @@
 // one short; the bytes are what travels.
 import { readFileSync } from "node:fs";
 import { parse as parseJsonc } from "jsonc-parser";
-import { homePaths } from "../config/home.ts";
+import path from "node:path";
+import { expandHome, homePaths } from "../config/home.ts";
 import { configSchema } from "../config/schema.ts";
 import { readSecrets } from "../config/secrets.ts";
 import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
@@ -37,6 +38,23 @@ export function knownSecretValues(home: string): Buffer[] {
     }
   }
   return [...values].filter((v) => v.length >= MIN_SECRET_LENGTH).map((v) => Buffer.from(v, "utf8"));
+}
+
+/**
+ * The key files `tools.exec.hosts.*.identityFile` names (`~` expanded, relative to the home),
+ * absolute: left out whatever their format, even one this scan would not recognise.
+ */
+export function identityFiles(home: string): Set<string> {
+  const out = new Set<string>();
+  try {
+    const raw = parseJsonc(readFileSync(homePaths(home).config, "utf8"), [], { allowTrailingComma: true }) as { tools?: { exec?: { hosts?: Record<string, { identityFile?: unknown }> } } };
+    for (const host of Object.values(raw?.tools?.exec?.hosts ?? {})) {
+      if (typeof host?.identityFile === "string" && host.identityFile.trim()) out.add(path.resolve(home, expandHome(host.identityFile.trim())));
+    }
+  } catch {
+    // No config, or not one that parses: no names to go by; the bytes are still judged.
+  }
+  return out;
 }
 
 /** Whether a file's bytes look like a private key or hold one of `secrets`. */

@@ -8,7 +8,7 @@ import { applyEdits, modify, parse as parseJsonc, parseTree, type ParseError } f
 import { CONFIG_UPGRADE_COPY } from "../config/home.ts";
 import { configSchema } from "../config/schema.ts";
 import { isReference, placesOf, secretFields } from "../secret-fields.ts";
-import { holdsSecret, knownSecretValues } from "./secret-scan.ts";
+import { holdsSecret, identityFiles, knownSecretValues } from "./secret-scan.ts";
 
 /** One file as it goes into the archive. */
 export interface SnapshotFile {
@@ -67,6 +67,7 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
   };
   const skipDirs = new Set(opts.backupDirs.map((d) => path.resolve(d)));
   const secrets = opts.includeSecrets ? [] : knownSecretValues(home);
+  const keyFiles = opts.includeSecrets ? new Set<string>() : identityFiles(home);
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
       const abs = path.join(dir, name);
@@ -94,7 +95,7 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
         continue;
       }
       if (TEMP_FILE.test(name)) continue;
-      if (rel === "" && SECRETS_FILE.test(name) && !opts.includeSecrets) {
+      if ((rel === "" && SECRETS_FILE.test(name) && !opts.includeSecrets) || keyFiles.has(abs)) {
         left.push({ path: relPath, reason: "secret" });
         continue;
       }

@@ -49,12 +49,14 @@ describe("a backup without secrets", () => {
     const { config, values, paths } = everySecretField();
     // The marks the issue named are among them (each found through the schema, not listed here).
     for (const wanted of [/^mcp\.servers\.name\d+\.auth\.clientSecret$/, /^mcp\.servers\.name\d+\.auth\.privateKeyJwt\.privateKey$/, /^providers\.name\d+\.apiKey$/]) expect(paths.some((p) => wanted.test(p)), String(wanted)).toBe(true);
-    const text = JSON.stringify({ ...config, tools: { ...(config.tools as object), exec: { hosts: { box: { type: "ssh", host: "127.0.0.1", user: "me", identityFile: join(home, "ssh", "id_ed25519") } } } } }, null, 2);
+    const text = JSON.stringify({ ...config, tools: { ...(config.tools as object), exec: { hosts: { box: { type: "ssh", host: "127.0.0.1", user: "me", identityFile: join(home, "ssh", "id_ed25519") }, odd: { type: "ssh", host: "127.0.0.2", user: "me", identityFile: "ssh/odd-key" } } } } }, null, 2);
     writeFileSync(join(home, "config.json"), text, { mode: 0o600 });
     writeFileSync(join(home, "config.json.bak"), text, { mode: 0o600 });
     writeFileSync(join(home, ".env"), "ANTHROPIC_API_KEY=sk-ant-from-the-env-file\n", { mode: 0o600 });
     mkdirSync(join(home, "ssh"), { mode: 0o700 });
     writeFileSync(join(home, "ssh", "id_ed25519"), PRIVATE_KEY, { mode: 0o600 });
+    // A key in a format the scan would not recognise, named by a host: left out by its name.
+    writeFileSync(join(home, "ssh", "odd-key"), "opaque key material\n", { mode: 0o600 });
     mkdirSync(join(home, "workspace"));
     writeFileSync(join(home, "workspace", "MEMORY.md"), "The cat is called Pixel.\n");
     writeFileSync(join(home, "workspace", "pasted.md"), "my key: sk-ant-from-the-env-file\n");
@@ -65,10 +67,11 @@ describe("a backup without secrets", () => {
       { path: ".env", reason: "secret" },
       { path: "config.json.bak", reason: "secret" },
       { path: "ssh/id_ed25519", reason: "secret" },
+      { path: "ssh/odd-key", reason: "secret" },
       { path: "workspace/pasted.md", reason: "secret" },
     ]);
     const archive = gunzipSync(readFileSync(made.file));
-    for (const v of [...values, "sk-ant-from-the-env-file", "BEGIN OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"]) expect(archive.includes(Buffer.from(v)), v).toBe(false);
+    for (const v of [...values, "sk-ant-from-the-env-file", "BEGIN OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "opaque key material"]) expect(archive.includes(Buffer.from(v)), v).toBe(false);
     expect(archive.includes(Buffer.from("The cat is called Pixel."))).toBe(true);
   });
 
