@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ARCHIVE_LIMITS, ArchiveLimitError, MAX_META_ENTRY_BYTES, readArchive, type ArchiveLimits } from "./archive-reader.ts";
-import { HOME_PREFIX, MANIFEST_NAME, manifestSchema, type Manifest, type ManifestFile } from "./manifest.ts";
+import { checkManifest, HOME_PREFIX, MANIFEST_NAME, type Manifest, type ManifestFile } from "./manifest.ts";
 import { sha256, snapshotHome, type LeftOut } from "./snapshot.ts";
 
 export interface CreateOptions {
@@ -72,6 +72,8 @@ export async function createBackup(opts: CreateOptions): Promise<Created> {
  * (about 100,000 files; a personal home holds far fewer).
  */
 const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+/** Files (and lists) a manifest may name: 250,000 files' entries parse to about 80 MB. */
+const MAX_MANIFEST_OBJECTS = 300_000;
 /** Problems listed one by one before the rest are counted: a hostile archive may have millions. */
 const MAX_LISTED_PROBLEMS = 50;
 
@@ -168,14 +170,34 @@ function parseManifest(text: string | null, problems: string[]): Manifest | null
     problems.push(`${MANIFEST_NAME}: missing; this is not a Hearth backup (or not a whole one)`);
     return null;
   }
+  if (!fewEnoughValues(text)) {
+    problems.push(`${MANIFEST_NAME}: more entries than a Hearth backup's manifest holds (at most ${MAX_MANIFEST_OBJECTS} objects)`);
+    return null;
+  }
   try {
-    const parsed = manifestSchema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
-    problems.push(`${MANIFEST_NAME}: not a Hearth backup manifest (${parsed.error.issues[0]?.message ?? "invalid"})`);
+    const checked = checkManifest(JSON.parse(text));
+    if (checked.ok) return checked.manifest;
+    problems.push(`${MANIFEST_NAME}: not a Hearth backup manifest (${checked.message})`);
   } catch {
     problems.push(`${MANIFEST_NAME}: not valid JSON`);
   }
   return null;
+}
+
+/**
+ * Whether parsing `text` makes a bounded number of values. JSON.parse of 16 MiB of `{},{},…`
+ * makes five million objects (~700 MB): the objects and the values between commas are counted
+ * first, each file of a real manifest being one object of four values.
+ */
+function fewEnoughValues(text: string): boolean {
+  let objects = 0;
+  let values = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) objects++;
+    else if (c === 0x2c) values++;
+  }
+  return objects <= MAX_MANIFEST_OBJECTS && values <= MAX_MANIFEST_OBJECTS * 5;
 }
 
 export type Restored =

@@ -55,6 +55,15 @@ describe("the archive reader's caps", () => {
     expect(p).toMatch(/^refused: it expands more than 200× \(\d+\.\d kiB gave \d+\.\d (kiB|MiB) so far\); a Hearth backup does not, this looks like a decompression bomb$/);
   });
 
+  it("a manifest that would parse to millions of values is refused before it is parsed", async () => {
+    const staging = join(dir, "staging");
+    mkdirSync(staging, { recursive: true });
+    writeFileSync(join(staging, "manifest.json"), `{"format":"hearth-backup","version":1,"createdAt":"x","hearth":"x","left":[],"files":[${Array(400_000).fill("{}").join(",")}]}`);
+    const file = join(dir, "m.tar.gz");
+    await tar.c({ gzip: true, file, cwd: staging }, ["manifest.json"]);
+    expect(await problems(file, {})).toEqual(["manifest.json: more entries than a Hearth backup's manifest holds (at most 300000 objects)"]);
+  });
+
   it("a gzip inside the gzip is refused: tar would inflate it all at once", async () => {
     const file = join(dir, "double.tar.gz");
     writeFileSync(file, gzipSync(gzipSync(Buffer.alloc(10_000))));
