@@ -169,9 +169,9 @@ function checkModes(home: string): Check[] {
     if (o.label === ".env") return problem("secrets file", `${o.path} holds keys and is readable by other users (${mode})`, fix(o.path));
     if (o.label === "config.json") {
       if (configHoldsSecret(o.path)) return problem("config file", `${o.path} holds a secret and is readable by other users (${mode})`, `chmod 600 ${o.path}`);
-      return problem("config file", `${o.path} is readable by other users (${mode}); \`${hearthCmd("start")}\` refuses to run so`, fix(o.path));
+      return problem("config file", `${o.path} is readable by other users (${mode}); \`${hearthCmd("start")}\` refuses to run until it is owner-only`, fix(o.path));
     }
-    return problem("home folder", `${o.path} is open to other users (${mode}); \`${hearthCmd("start")}\` refuses to run so`, fix(o.path));
+    return problem("home folder", `${o.path} is open to other users (${mode}); \`${hearthCmd("start")}\` refuses to run until it is owner-only`, fix(o.path));
   });
 }
 

@@ -65,6 +65,10 @@ describe("modes at start", () => {
       stdout: "",
       stderr: `hearth: refusing to start: ${home} (mode 755) and ${join(home, "config.json")} (mode 640) are open to other users; \`npx hearth doctor --fix\` makes them owner-only.\n`,
     });
+    // doctor says the same, with the step for each.
+    const checks = (await runHearth(["doctor"], isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-modes-test-key" }))).stdout;
+    expect(checks).toContain(`✗ home folder: ${home} is open to other users (mode 755); \`npx hearth start\` refuses to run until it is owner-only\n    fix: chmod 700 ${home} (or \`npx hearth doctor --fix\`)\n`);
+    expect(checks).toContain(`✗ config file: ${join(home, "config.json")} is readable by other users (mode 640); \`npx hearth start\` refuses to run until it is owner-only\n`);
     rmSync(home, { recursive: true, force: true });
   });
 });
