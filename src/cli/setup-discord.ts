@@ -1,6 +1,7 @@
 // The Discord owner handshake of `hearth setup`: the wizard connects to the gateway as the bot
-// (discord.js, loaded only when a handshake runs), asks the owner to send it a direct message,
-// and the first DM's author — once `accept` confirms them — is the owner. Nothing waits on
+// (discord.js, loaded only when a handshake runs), asks the owner to send it a direct message with
+// the one-time code (owner-code.ts), and the first such DM's author — once `accept` confirms them
+// — is the owner. Nothing waits on
 // Discord's side: the gateway delivers only messages sent while connected, so an old DM can
 // never count. Failures are values with one sentence that never contains the token.
 import { Client, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
