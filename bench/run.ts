@@ -1,6 +1,7 @@
 // `npm run bench`: runs every benchmark, prints one table and writes bench/results.json.
 // Figures are measured, never asserted by tests: these machines are shared and noisy.
 import { writeFileSync } from "node:fs";
+import { backupBench } from "./backup.bench.ts";
 import { cachePrefixBench } from "./cache-prefix.bench.ts";
 import { execBench } from "./exec.bench.ts";
 import { meetsTarget, type Figure } from "./harness.ts";
@@ -30,6 +31,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["scale", scaleBench],
   ["parsers", parsersBench],
   ["recall", recallBench],
+  ["backup", backupBench],
 ];
 
 const only = process.argv.slice(2);

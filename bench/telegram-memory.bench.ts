@@ -38,7 +38,7 @@ export async function telegramMemoryBench(): Promise<Figure[]> {
   let daemon: ChildProcess | undefined;
   let floor: ChildProcess | undefined;
   try {
-    writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } } }));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } } }), { mode: 0o600 });
     // A first start fills the compile cache, as any start after the first has it; then a cold
     // process for the figures.
     await stopDaemon(await startDaemon(home, model.url, emu));
@@ -55,7 +55,7 @@ export async function telegramMemoryBench(): Promise<Figure[]> {
 
     await stopDaemon(daemon);
     daemon = undefined;
-    writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } }, dashboard: { enabled: true, port: 0 } }));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } }, dashboard: { enabled: true, port: 0 } }), { mode: 0o600 });
     await stopDaemon(await startDaemon(home, model.url, emu));
     daemon = await startDaemon(home, model.url, emu);
     await sleep(2000);

@@ -185,14 +185,15 @@ function version(): string {
  */
 async function isConfigurationError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
-  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }, { NewerStateError }] = await Promise.all([
+  const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }, { NewerStateError }, { HomeOpenError }] = await Promise.all([
     import("./config/config.ts"),
     import("./config/credentials.ts"),
     import("./gateway/lock.ts"),
     import("./agent/tools/sandbox.ts"),
     import("./state-versions.ts"),
+    import("./config/home-modes.ts"),
   ]);
-  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError || err instanceof NewerStateError;
+  return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError || err instanceof NewerStateError || err instanceof HomeOpenError;
 }
 
 async function runInit(home: string, io: Io): Promise<number> {

@@ -5,7 +5,8 @@
 import { createHash } from "node:crypto";
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { HOME_PREFIX, MANIFEST_NAME, manifestSchema, type Manifest } from "./manifest.ts";
+import { ARCHIVE_LIMITS, ArchiveLimitError, MAX_META_ENTRY_BYTES, readArchive, type ArchiveLimits } from "./archive-reader.ts";
+import { checkManifest, HOME_PREFIX, MANIFEST_NAME, type Manifest, type ManifestFile } from "./manifest.ts";
 import { sha256, snapshotHome, type LeftOut } from "./snapshot.ts";
 
 export interface CreateOptions {
@@ -66,55 +67,102 @@ export async function createBackup(opts: CreateOptions): Promise<Created> {
   };
 }
 
-/** A manifest larger than this is not one Hearth wrote (a million files take about 150 MB). */
-const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
+/**
+ * A manifest larger than this is not one Hearth wrote: it is kept whole in memory to be parsed
+ * (about 100,000 files; a personal home holds far fewer).
+ */
+const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+/** Files (and lists) a manifest may name: 250,000 files' entries parse to about 80 MB. */
+const MAX_MANIFEST_OBJECTS = 300_000;
+/** Problems listed one by one before the rest are counted: a hostile archive may have millions. */
+const MAX_LISTED_PROBLEMS = 50;
 
 export type Verified = { ok: true; manifest: Manifest } | { ok: false; problems: string[]; manifest: Manifest | null };
 
-/** Reads the whole archive and checks every file against the manifest; each problem names its file. */
-export async function verifyBackup(file: string): Promise<Verified> {
-  const seen = new Map<string, { size: number; sha256: string }>();
+/**
+ * Reads the whole archive in bounded memory (archive-reader.ts: caps on bytes per entry, in
+ * total and on the expansion, as they arrive) and checks every file against the manifest, its
+ * first entry; each problem names its file.
+ */
+export async function verifyBackup(file: string, limits: ArchiveLimits = ARCHIVE_LIMITS): Promise<Verified> {
   const problems: string[] = [];
+  let extra = 0;
+  const problem = (p: string) => (problems.length < MAX_LISTED_PROBLEMS ? problems.push(p) : extra++);
   let manifestText: string | null = null;
+  let manifest: Manifest | null = null;
+  let entries = 0;
+  const seen = new Set<string>();
   let current = "";
   const tar = await import("tar");
-  try {
-    await tar.t({
-      file,
-      strict: true,
-      onReadEntry: (entry) => {
-        current = entry.path;
-        // Hashed as it streams; only the manifest is kept whole.
-        const hash = createHash("sha256");
-        const manifestChunks: Buffer[] = [];
-        let size = 0;
-        entry.on("data", (c: Buffer) => {
-          size += c.length;
-          hash.update(c);
-          if (entry.path === MANIFEST_NAME && size <= MAX_MANIFEST_BYTES) manifestChunks.push(c);
-        });
-        entry.on("end", () => {
-          if (entry.path === MANIFEST_NAME) manifestText = size <= MAX_MANIFEST_BYTES ? Buffer.concat(manifestChunks).toString("utf8") : "";
-          else if (entry.type === "File" || entry.type === "OldFile") seen.set(entry.path, { size, sha256: hash.digest("hex") });
-          else if (entry.type !== "Directory") problems.push(`${entry.path}: a ${entry.type} entry; a Hearth backup holds only files`);
-        });
-      },
-    });
-  } catch (err) {
-    const where = current ? ` at ${current.startsWith(HOME_PREFIX) ? current.slice(HOME_PREFIX.length) : current}` : "";
-    problems.push(`the archive is damaged${where}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const manifest = parseManifest(manifestText, problems);
-  if (manifest) {
-    for (const f of manifest.files) {
-      const got = seen.get(HOME_PREFIX + f.path);
-      seen.delete(HOME_PREFIX + f.path);
-      if (!got) problems.push(`${f.path}: missing from the archive`);
-      else if (got.size !== f.size || got.sha256 !== f.sha256) problems.push(`${f.path}: its bytes do not match the manifest (sha256 ${got.sha256.slice(0, 12)}…, expected ${f.sha256.slice(0, 12)}…)`);
+  const listed = () => {
+    if (manifest === null && manifestText !== null) {
+      manifest = parseManifest(manifestText, problems);
+      manifestText = "";
     }
-    for (const extra of seen.keys()) problems.push(`${extra}: in the archive but not in the manifest`);
+    return manifest ? new Map(manifest.files.map((f) => [HOME_PREFIX + f.path, f])) : null;
+  };
+  let expected: Map<string, ManifestFile> | null = null;
+  const parser = new tar.Parser({
+    strict: true,
+    maxMetaEntrySize: MAX_META_ENTRY_BYTES,
+    onReadEntry: (entry) => {
+      current = entry.path;
+      const first = entries++ === 0;
+      if (entry.path === MANIFEST_NAME && first) {
+        if (entry.size > MAX_MANIFEST_BYTES) {
+          problem(`${MANIFEST_NAME}: ${entry.size} bytes, larger than a Hearth backup's manifest`);
+          manifestText = "";
+          entry.resume();
+          return;
+        }
+        const chunks: Buffer[] = [];
+        entry.on("data", (c: Buffer) => chunks.push(c));
+        entry.on("end", () => (manifestText = Buffer.concat(chunks).toString("utf8")));
+        return;
+      }
+      expected ??= listed();
+      if (entry.type === "Directory") return entry.resume();
+      if (entry.type !== "File" && entry.type !== "OldFile") {
+        problem(`${entry.path}: a ${entry.type} entry; a Hearth backup holds only files`);
+        return entry.resume();
+      }
+      const want = expected?.get(entry.path);
+      if (!want || seen.has(entry.path)) {
+        if (expected) problem(`${entry.path}: in the archive but not in the manifest`);
+        return entry.resume();
+      }
+      // Hashed as it streams, never kept.
+      const hash = createHash("sha256");
+      let size = 0;
+      entry.on("data", (c: Buffer) => {
+        size += c.length;
+        hash.update(c);
+      });
+      entry.on("end", () => {
+        seen.add(entry.path);
+        const got = hash.digest("hex");
+        if (size !== want.size || got !== want.sha256) problem(`${want.path}: its bytes do not match the manifest (sha256 ${got.slice(0, 12)}…, expected ${want.sha256.slice(0, 12)}…)`);
+      });
+    },
+  });
+  try {
+    await readArchive(file, parser, "end", limits);
+  } catch (err) {
+    if (err instanceof ArchiveLimitError) {
+      problems.unshift(`refused: ${err.message}`);
+      return { ok: false, problems, manifest: null };
+    }
+    const where = current ? ` at ${current.startsWith(HOME_PREFIX) ? current.slice(HOME_PREFIX.length) : current}` : "";
+    // The break comes first: it explains the problems that follow from it.
+    problems.unshift(`the archive is damaged${where}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return problems.length === 0 && manifest ? { ok: true, manifest } : { ok: false, problems, manifest };
+  expected ??= listed();
+  if (manifestText === null && manifest === null) problems.push(`${MANIFEST_NAME}: missing; this is not a Hearth backup (or not a whole one)`);
+  // (Assigned in the entry callback, which TypeScript does not follow.)
+  const found = manifest as Manifest | null;
+  if (found) for (const f of found.files) if (!seen.has(HOME_PREFIX + f.path)) problem(`${f.path}: missing from the archive`);
+  if (extra > 0) problems.push(`… and ${extra} more problems`);
+  return problems.length === 0 && found ? { ok: true, manifest: found } : { ok: false, problems, manifest: found };
 }
 
 function parseManifest(text: string | null, problems: string[]): Manifest | null {
@@ -122,14 +170,34 @@ function parseManifest(text: string | null, problems: string[]): Manifest | null
     problems.push(`${MANIFEST_NAME}: missing; this is not a Hearth backup (or not a whole one)`);
     return null;
   }
+  if (!fewEnoughValues(text)) {
+    problems.push(`${MANIFEST_NAME}: more entries than a Hearth backup's manifest holds (at most ${MAX_MANIFEST_OBJECTS} objects)`);
+    return null;
+  }
   try {
-    const parsed = manifestSchema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
-    problems.push(`${MANIFEST_NAME}: not a Hearth backup manifest (${parsed.error.issues[0]?.message ?? "invalid"})`);
+    const checked = checkManifest(JSON.parse(text));
+    if (checked.ok) return checked.manifest;
+    problems.push(`${MANIFEST_NAME}: not a Hearth backup manifest (${checked.message})`);
   } catch {
     problems.push(`${MANIFEST_NAME}: not valid JSON`);
   }
   return null;
+}
+
+/**
+ * Whether parsing `text` makes a bounded number of values. JSON.parse of 16 MiB of `{},{},…`
+ * makes five million objects (~700 MB): the objects and the values between commas are counted
+ * first, each file of a real manifest being one object of four values.
+ */
+function fewEnoughValues(text: string): boolean {
+  let objects = 0;
+  let values = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) objects++;
+    else if (c === 0x2c) values++;
+  }
+  return objects <= MAX_MANIFEST_OBJECTS && values <= MAX_MANIFEST_OBJECTS * 5;
 }
 
 export type Restored =
@@ -143,8 +211,8 @@ export type Restored =
  * Files are extracted into a sibling folder, checked once more, and renamed into place, so a
  * failure midway leaves the home as it was. Mode 700 for folders, 600 for files.
  */
-export async function restoreBackup(file: string, home: string, opts: { force: boolean; now?: Date }): Promise<Restored> {
-  const checked = await verifyBackup(file);
+export async function restoreBackup(file: string, home: string, opts: { force: boolean; now?: Date }, limits: ArchiveLimits = ARCHIVE_LIMITS): Promise<Restored> {
+  const checked = await verifyBackup(file, limits);
   if (!checked.ok) return { type: "invalid", problems: checked.problems };
   const target = path.resolve(home);
   const existing = lstatSync(target, { throwIfNoEntry: false });
@@ -152,20 +220,21 @@ export async function restoreBackup(file: string, home: string, opts: { force: b
   if (nonEmpty && !opts.force) return { type: "not-empty" };
 
   const { manifest } = checked;
-  const wanted = new Set(manifest.files.map((f) => HOME_PREFIX + f.path));
+  const wanted = new Map(manifest.files.map((f) => [HOME_PREFIX + f.path, f.size]));
   const staging = path.join(path.dirname(target), `.${path.basename(target)}.restoring-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   try {
     const tar = await import("tar");
-    await tar.x({
-      file,
+    const unpack = new tar.Unpack({
       cwd: staging,
       strict: true,
       strip: 1,
-      // Only the files the verified manifest names; never a link, a device or a path outside.
-      filter: (p, entry) => "type" in entry && (entry.type === "File" || entry.type === "OldFile") && wanted.has(p),
+      maxMetaEntrySize: MAX_META_ENTRY_BYTES,
+      // Only the files the verified manifest names, at the size it names; never a link, a device or a path outside.
+      filter: (p, entry) => "type" in entry && (entry.type === "File" || entry.type === "OldFile") && wanted.get(p) === entry.size,
     });
+    await readArchive(file, unpack, "close", limits);
     for (const f of manifest.files) {
       const abs = path.join(staging, ...f.path.split("/"));
       const st = lstatSync(abs, { throwIfNoEntry: false });

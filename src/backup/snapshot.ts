@@ -4,8 +4,11 @@
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, constants } from "node:fs";
 import path from "node:path";
-import { applyEdits, modify, parseTree, findNodeAtLocation, type JSONPath } from "jsonc-parser";
+import { applyEdits, modify, parse as parseJsonc, parseTree, type ParseError } from "jsonc-parser";
 import { CONFIG_UPGRADE_COPY } from "../config/home.ts";
+import { configSchema } from "../config/schema.ts";
+import { isReference, placesOf, secretFields } from "../secret-fields.ts";
+import { holdsSecret, identityFiles, knownSecretValues } from "./secret-scan.ts";
 
 /** One file as it goes into the archive. */
 export interface SnapshotFile {
@@ -63,6 +66,8 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
     files.push({ path: f.path, size: f.bytes.length, sha256: sha256(f.bytes), ...(f.redacted ? { redacted: f.redacted } : {}) });
   };
   const skipDirs = new Set(opts.backupDirs.map((d) => path.resolve(d)));
+  const secrets = opts.includeSecrets ? [] : knownSecretValues(home);
+  const keyFiles = opts.includeSecrets ? new Set<string>() : identityFiles(home);
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
       const abs = path.join(dir, name);
@@ -90,7 +95,7 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
         continue;
       }
       if (TEMP_FILE.test(name)) continue;
-      if (rel === "" && SECRETS_FILE.test(name) && !opts.includeSecrets) {
+      if ((rel === "" && SECRETS_FILE.test(name) && !opts.includeSecrets) || keyFiles.has(abs)) {
         left.push({ path: relPath, reason: "secret" });
         continue;
       }
@@ -106,7 +111,15 @@ export function snapshotHome(home: string, opts: SnapshotOptions, take: (file: S
       }
       if (rel === "" && name === "config.json" && !opts.includeSecrets) {
         const { text, redacted } = withoutSecrets(bytes.toString("utf8"));
-        push(redacted.length ? { path: relPath, bytes: Buffer.from(text, "utf8"), redacted } : { path: relPath, bytes });
+        const blanked = Buffer.from(text, "utf8");
+        // A secret left elsewhere in the file (a comment, a key no mark names) keeps it all out.
+        if (holdsSecret(blanked, secrets)) left.push({ path: relPath, reason: "secret" });
+        else push(redacted.length ? { path: relPath, bytes: blanked, redacted } : { path: relPath, bytes });
+        continue;
+      }
+      // Any other file is judged by its bytes: a private key, or a secret the configuration knows.
+      if (!opts.includeSecrets && holdsSecret(bytes, secrets)) {
+        left.push({ path: relPath, reason: "secret" });
         continue;
       }
       push({ path: relPath, bytes: name.endsWith(".jsonl") ? upToRecordBoundary(bytes) : bytes });
@@ -149,39 +162,25 @@ export function upToRecordBoundary(bytes: Buffer): Buffer {
   return end === bytes.length - 1 ? bytes : bytes.subarray(0, end + 1);
 }
 
-/** The config keys whose values are secrets (fields.ts `secret`), and maps whose values may be. */
-const SECRET_PATHS: JSONPath[] = [
-  ["model", "apiKey"],
-  ["channels", "telegram", "token"],
-  ["channels", "discord", "token"],
-  ["tools", "web", "search", "apiKey"],
-  ["media", "transcription", "apiKey"],
-];
-
 /**
  * config.json with every secret value set to "" (comments and everything else kept), and the
- * keys that were blanked. A config that does not parse is kept as it is: it holds nothing a
- * start could use, and the owner's comments are worth more than a guess.
+ * keys that were blanked: every field and every entry of every map the schema marks as a secret
+ * (src/secret-fields.ts); a value that is only a `${VAR}` reference names a secret without holding
+ * one and is kept. A config that does not parse is kept as it is: it holds nothing a start could
+ * use, and the owner's comments are worth more than a guess.
  */
 export function withoutSecrets(text: string): { text: string; redacted: string[] } {
-  const tree = parseTree(text);
-  if (!tree) return { text, redacted: [] };
-  const paths: JSONPath[] = [...SECRET_PATHS];
-  const mapKeys = (at: JSONPath) => findNodeAtLocation(tree, at)?.children?.map((p) => p.children?.[0]?.value as string).filter((k) => typeof k === "string") ?? [];
-  for (const p of mapKeys(["providers"])) {
-    paths.push(["providers", p, "apiKey"]);
-    for (const h of mapKeys(["providers", p, "headers"])) paths.push(["providers", p, "headers", h]);
-  }
-  for (const s of mapKeys(["mcp", "servers"])) {
-    for (const field of ["env", "headers"]) for (const k of mapKeys(["mcp", "servers", s, field])) paths.push(["mcp", "servers", s, field, k]);
-  }
+  const errors: ParseError[] = [];
+  const raw: unknown = parseJsonc(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0 && !parseTree(text)) return { text, redacted: [] };
   let out = text;
   const redacted: string[] = [];
-  for (const p of paths) {
-    const node = findNodeAtLocation(parseTree(out)!, p);
-    if (node?.type !== "string" || node.value === "") continue;
-    out = applyEdits(out, modify(out, p, "", {}));
-    redacted.push(p.join("."));
+  for (const field of secretFields(configSchema)) {
+    for (const at of placesOf(field, raw)) {
+      if (typeof at.value !== "string" || at.value === "" || isReference(at.value)) continue;
+      out = applyEdits(out, modify(out, at.path, "", {}));
+      redacted.push(at.path.join("."));
+    }
   }
   return { text: out, redacted };
 }

@@ -2,7 +2,7 @@
 // usual checks list what is left with the exact step. Nothing is deleted: a damaged state file is
 // set aside by the same loader the daemon uses, an old config is kept as config.json.v<N>.bak.
 // While the daemon runs, only file modes are touched: the lock and the state files are its own.
-import { chmodSync, existsSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config/config.ts";
 import { systemTimeZone } from "../config/fields.ts";
@@ -36,10 +36,12 @@ export function fixHome(home: string, env: NodeJS.ProcessEnv): FixReport {
     const plan = migrateConfigFile(home, silentLogger);
     if (plan.steps.length > 0) {
       const moved = Object.keys(plan.secrets);
-      report.fixed.push(
-        `config: migrated config.json from version ${plan.from} to ${plan.steps.at(-1)!.to} (the old file kept as config.json.v${plan.from}.bak)` +
-          (moved.length > 0 ? `; moved ${moved.join(", ")} to .env` : ""),
-      );
+      if (plan.refused) report.skipped.push(`config: not migrated: ${plan.refused}`);
+      else
+        report.fixed.push(
+          `config: migrated config.json from version ${plan.from} to ${plan.steps.at(-1)!.to} (the old file kept as ${plan.keptAs})` +
+            (moved.length > 0 ? `; moved ${moved.join(", ")} to .env` : ""),
+        );
     }
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
@@ -98,13 +100,19 @@ export function fixHome(home: string, env: NodeJS.ProcessEnv): FixReport {
   return report;
 }
 
+/**
+ * Makes `file` owner-only. A symbolic link is left as it is and reported: chmod would change the
+ * file it leads to, which may be anything (outside the home, another user's).
+ */
 function fixMode(file: string, mode: number, label: string, report: FixReport): void {
-  let current: number;
-  try {
-    current = statSync(file).mode & 0o777;
-  } catch {
+  const st = lstatSync(file, { throwIfNoEntry: false });
+  if (!st) return;
+  if (st.isSymbolicLink()) {
+    const target = statSync(file, { throwIfNoEntry: false });
+    if (!target || (target.mode & 0o777 & ~mode) !== 0) report.skipped.push(`mode: ${label} is a symbolic link; left as it is (its target's mode is not changed through it): replace it with the file itself, or make the target owner-only by hand`);
     return;
   }
+  const current = st.mode & 0o777;
   if ((current & ~mode) === 0) return;
   chmodSync(file, mode);
   report.fixed.push(`mode: ${label} was ${current.toString(8)}, now ${mode.toString(8)} (owner only)`);

@@ -9,7 +9,9 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parse as parseJsonc } from "jsonc-parser";
 import { ConfigError, loadConfig, parseConfig } from "../config/config.ts";
-import type { Config } from "../config/schema.ts";
+import { configSchema, type Config } from "../config/schema.ts";
+import { octal, openToOthers } from "../config/home-modes.ts";
+import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
 import { systemTimeZone } from "../config/fields.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
@@ -83,7 +85,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   }
 
   checks.push(checkApiKey(config, paths.config, env));
-  checks.push(...checkConfigMode(paths.config), ...checkConfigVersion(paths.config), ...checkSecretsFile(paths.secrets));
+  checks.push(...checkModes(home), ...checkConfigVersion(paths.config));
   checks.push(checkExecSandbox(config, home));
   checks.push(...checkUnconfinedServers(config));
   checks.push(...checkChannels(config));
@@ -156,22 +158,32 @@ function rawApiKey(configPath: string): string | undefined {
   }
 }
 
-/** A config.json holding a secret must be readable by its owner only. */
-function checkConfigMode(configPath: string): Check[] {
-  let mode: number;
+/**
+ * The home folder, `.env` and `config.json` must be owner-only: `hearth start` refuses them
+ * otherwise (config/home-modes.ts). Whether config.json holds a secret is read from the schema's
+ * marks (src/secret-fields.ts).
+ */
+function checkModes(home: string): Check[] {
+  const fix = (p: string) => `chmod ${p === home ? "700" : "600"} ${p} (or \`${hearthCmd("doctor --fix")}\`)`;
+  return openToOthers(home).map((o) => {
+    const mode = `mode ${octal(o.mode)}`;
+    if (o.label === ".env") return problem("secrets file", `${o.path} holds keys and is readable by other users (${mode})`, fix(o.path));
+    if (o.label === "config.json") {
+      if (configHoldsSecret(o.path)) return problem("config file", `${o.path} holds a secret and is readable by other users (${mode})`, `chmod 600 ${o.path}`);
+      return problem("config file", `${o.path} is readable by other users (${mode}); \`${hearthCmd("start")}\` refuses to run until it is owner-only`, fix(o.path));
+    }
+    return problem("home folder", `${o.path} is open to other users (${mode}); \`${hearthCmd("start")}\` refuses to run until it is owner-only`, fix(o.path));
+  });
+}
+
+function configHoldsSecret(configPath: string): boolean {
   let raw: unknown;
   try {
-    mode = statSync(configPath).mode & 0o777;
     raw = parseJsonc(readFileSync(configPath, "utf8"), [], { allowTrailingComma: true });
   } catch {
-    return [];
+    return false;
   }
-  const at = (...keys: string[]) => keys.reduce<unknown>((n, k) => (n && typeof n === "object" ? (n as Record<string, unknown>)[k] : undefined), raw);
-  const providers = at("providers");
-  const providerKeys = providers && typeof providers === "object" ? Object.keys(providers).map((name) => at("providers", name, "apiKey")) : [];
-  const held = [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), ...providerKeys].some((v) => typeof v === "string" && v.trim() !== "");
-  if (!held || (mode & 0o077) === 0) return [];
-  return [problem("config file", `${configPath} holds a secret and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${configPath}`)];
+  return secretFields(configSchema).some((f) => placesOf(f, raw).some((at) => typeof at.value === "string" && at.value.trim() !== "" && !isReference(at.value) && (f.mark.secret === "value" || CREDENTIAL_KEY.test(at.path.at(-1)!))));
 }
 
 /** An older config.json works (it is migrated in memory) but is rewritten at the next start. */
@@ -185,18 +197,6 @@ function checkConfigVersion(configPath: string): Check[] {
   const version = raw && typeof raw === "object" ? ((raw as { version?: unknown }).version ?? 0) : CONFIG_VERSION;
   if (typeof version !== "number" || version >= CONFIG_VERSION) return [];
   return [{ name: "config version", ok: true, detail: `config.json is version ${version}; the next start migrates it to ${CONFIG_VERSION} (keeping config.json.v${version}.bak)`, fix: `\`${hearthCmd("doctor --fix")}\` migrates it now` }];
-}
-
-/** The home's .env holds keys: owner-only. */
-function checkSecretsFile(file: string): Check[] {
-  let mode: number;
-  try {
-    mode = statSync(file).mode & 0o777;
-  } catch {
-    return [];
-  }
-  if ((mode & 0o077) === 0) return [];
-  return [problem("secrets file", `${file} holds keys and is readable by other users (mode ${mode.toString(8).padStart(3, "0")})`, `chmod 600 ${file} (or \`${hearthCmd("doctor --fix")}\`)`)];
 }
 
 /** Stdio MCP servers the owner took out of the sandbox: they reach any address, and the whole file system. */

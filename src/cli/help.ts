@@ -13,7 +13,7 @@ const LINES: Record<CommandName, string[]> = {
     "      [--handshake-timeout 5m] [--pm2]",
     "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
     "                             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN; without --…-owner, the owner is whoever",
-    "                             first writes to the bot in private (within --handshake-timeout)",
+    "                             sends the bot, in private, the one-time code setup shows (within --handshake-timeout)",
   ],
   start: ["start                        run the gateway in the foreground (pm2 runs this)"],
   stop: ["stop                         stop the running daemon (through pm2 when pm2 runs it), waiting for a clean shutdown"],

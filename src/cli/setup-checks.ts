@@ -2,8 +2,10 @@
 // models, which costs nothing; a bot token: getMe or users/@me), and the Telegram handshake that
 // finds the owner. Each returns a result value; nothing here throws for a refused key or a
 // server that is down. Messages never contain a key or a token.
+import { printable } from "../channels/printable.ts";
 import type { ModelAnswer } from "../config/setup-config.ts";
 import { redact } from "../log.ts";
+import { carriesOwnerCode } from "./owner-code.ts";
 
 const TIMEOUT_MS = 15_000;
 
@@ -94,15 +96,17 @@ export interface TelegramSender {
 
 /**
  * Waits for the first private message sent to the bot after this starts (messages already
- * waiting are not counted: they were sent before the owner was asked) whose sender `accept`
- * confirms, then confirms the update to Telegram so the daemon does not answer it later. Null
- * when `signal` ends the wait first. `ready` is called once the messages already waiting are
- * known: ask the owner to write only then, or their message could count as an old one.
+ * waiting are not counted: they were sent before the owner was asked) that carries `code`
+ * (owner-code.ts) and whose sender `accept` confirms, then confirms the update to Telegram so the
+ * daemon does not answer it later. Every other private message is confirmed too and handed to
+ * `ignored` (which must not throw), so no stranger can win by writing first. Null when `signal`
+ * ends the wait first. `ready` is called once the messages already waiting are known: ask the
+ * owner to write only then, or their message could count as an old one.
  */
 export async function awaitTelegramOwner(
   token: string,
   apiRoot: string,
-  o: { signal: AbortSignal; ready: () => void; accept: (s: TelegramSender) => Promise<boolean>; pollMs?: number },
+  o: { code: string; signal: AbortSignal; ready: () => void; accept: (s: TelegramSender) => Promise<boolean>; ignored: (s: TelegramSender) => void; pollMs?: number },
 ): Promise<TelegramSender | null> {
   const { signal, accept, pollMs = 1000 } = o;
   const api = `${apiRoot.replace(/\/+$/, "")}/bot${token}`;
@@ -121,8 +125,9 @@ export async function awaitTelegramOwner(
         if (msg?.chat?.type !== "private" || !msg.from || msg.from.is_bot) continue;
         await updates(seen + 1); // confirmed: not handed to the daemon later
         const name = [msg.from.first_name, msg.from.last_name].filter(Boolean).join(" ") || String(msg.from.id);
-        const sender: TelegramSender = { id: String(msg.from.id), name, username: msg.from.username };
-        if (await accept(sender)) return sender;
+        const sender: TelegramSender = { id: String(msg.from.id), name: printable(name), username: typeof msg.from.username === "string" ? printable(msg.from.username) : undefined };
+        if (!carriesOwnerCode(typeof msg.text === "string" ? msg.text : undefined, o.code)) o.ignored(sender);
+        else if (await accept(sender)) return sender;
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }

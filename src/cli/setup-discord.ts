@@ -1,11 +1,14 @@
 // The Discord owner handshake of `hearth setup`: the wizard connects to the gateway as the bot
-// (discord.js, loaded only when a handshake runs), asks the owner to send it a direct message,
-// and the first DM's author — once `accept` confirms them — is the owner. Nothing waits on
+// (discord.js, loaded only when a handshake runs), asks the owner to send it a direct message with
+// the one-time code (owner-code.ts), and the first such DM's author — once `accept` confirms them
+// — is the owner. Nothing waits on
 // Discord's side: the gateway delivers only messages sent while connected, so an old DM can
 // never count. Failures are values with one sentence that never contains the token.
 import { Client, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import { destroyClient } from "../channels/discord/channel.ts";
+import { printable } from "../channels/printable.ts";
 import { redact } from "../log.ts";
+import { carriesOwnerCode } from "./owner-code.ts";
 
 /** How long the gateway may take to let the bot in; the wait for the owner's DM is the caller's `waitMs`, counted from then. */
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -20,8 +23,9 @@ export interface DiscordSender {
 export type DiscordHandshake = { kind: "owner"; sender: DiscordSender } | { kind: "timeout" } | { kind: "failed"; problem: string };
 
 /**
- * Waits for the first direct message to the bot whose author `accept` confirms, greets that
- * author in the DM (best effort) and disconnects. `ready` is called once with the bot's name when
+ * Waits for the first direct message to the bot that carries `code` (owner-code.ts) and whose
+ * author `accept` confirms, greets that author in the DM (best effort) and disconnects. A DM
+ * without the code is handed to `ignored` (which must not throw) and never answered. `ready` is called once with the bot's name when
  * the gateway connection is up: ask the owner to write only then. `accept` is called for one
  * author at a time, in the order their DMs arrived; it must not throw. "timeout" when no DM was
  * accepted within `waitMs` of `ready` (a confirmation asked by then still counts); "failed" when
@@ -30,7 +34,7 @@ export type DiscordHandshake = { kind: "owner"; sender: DiscordSender } | { kind
 export async function awaitDiscordOwner(
   token: string,
   apiBase: string,
-  o: { waitMs: number; ready: (botName: string) => void; accept: (s: DiscordSender) => Promise<boolean>; greeting: string },
+  o: { code: string; waitMs: number; ready: (botName: string) => void; accept: (s: DiscordSender) => Promise<boolean>; ignored: (s: DiscordSender) => void; greeting: string },
 ): Promise<DiscordHandshake> {
   const client = new Client({
     // The daemon's own intents for DMs. A DM's content needs no MessageContent, but asking for it
@@ -69,7 +73,11 @@ export async function awaitDiscordOwner(
         if (end) return end;
         continue;
       }
-      const sender: DiscordSender = { id: m.author.id, name: m.author.globalName ?? m.author.username, username: m.author.username };
+      const sender: DiscordSender = { id: m.author.id, name: printable(m.author.globalName ?? m.author.username), username: printable(m.author.username) };
+      if (!carriesOwnerCode(m.content, o.code)) {
+        o.ignored(sender);
+        continue;
+      }
       if (!(await o.accept(sender))) continue;
       await client.rest.post(Routes.channelMessages(m.channelId), { body: { content: o.greeting, allowed_mentions: { parse: [] } } }).catch(() => {
         // The setup is complete either way.

@@ -6,7 +6,8 @@ import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config
 import { hearthCmd } from "../hearth-command.ts";
 import type { Io } from "../cli.ts";
 import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner } from "./setup-checks.ts";
-import { describeSender, DISCORD_API, discordDmRequest, finish, installPm2, OWNER_GREETING, TELEGRAM_API } from "./setup.ts";
+import { newOwnerCode } from "./owner-code.ts";
+import { describeSender, DISCORD_API, discordCodeRequest, finish, installPm2, OWNER_GREETING, TELEGRAM_API, telegramCodeRequest } from "./setup.ts";
 
 class Cancelled extends Error {}
 
@@ -43,18 +44,21 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         }
         p.log.success(`The bot is @${bot.bot.username}`, streams);
         const spin = p.spinner(streams);
+        const code = newOwnerCode();
         const owner = await awaitTelegramOwner(token, at.telegramApiRoot, {
+          code,
           signal: AbortSignal.timeout(at.handshakeMs),
-          ready: () => spin.start(`Send /start to @${bot.bot.username} in Telegram now: the first private message names the owner`),
+          ready: () => spin.start(telegramCodeRequest(bot.bot.username, code)),
           accept: async (s) => {
-            spin.stop(`A message from ${describeSender(s)}`);
+            spin.stop(`A message with the code from ${describeSender(s)}`);
             const mine = await yes("Is this you (the owner)?");
-            if (!mine) spin.start("Waiting for the owner's message");
+            if (!mine) spin.start(`Waiting for the owner's message with the code ${code}`);
             return mine;
           },
+          ignored: (s) => spin.message(`Ignored a message without the code from ${describeSender(s)}; waiting for /start ${code}`),
         });
         if (!owner) {
-          p.log.error("No private message arrived in time.", streams);
+          p.log.error("No private message with the code arrived in time.", streams);
           continue;
         }
         await greetOwner(token, at.telegramApiRoot, owner.id, OWNER_GREETING);
@@ -75,19 +79,23 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         const { awaitDiscordOwner } = await import("./setup-discord.ts");
         const spin = p.spinner(streams);
         spin.start("Connecting to Discord's gateway");
+        const code = newOwnerCode();
+        let botName = "the bot";
         const handshake = await awaitDiscordOwner(token, at.discordApiBase, {
+          code,
           waitMs: at.handshakeMs,
-          ready: (name) => spin.message(`${discordDmRequest(name)}: the first one names the owner`),
+          ready: (name) => spin.message(discordCodeRequest((botName = name), code)),
           accept: async (s) => {
-            spin.stop(`A direct message from ${describeSender(s)}`);
+            spin.stop(`A direct message with the code from ${describeSender(s)}`);
             const mine = await yes("Is this you (the owner)?");
-            if (!mine) spin.start("Waiting for the owner's direct message");
+            if (!mine) spin.start(`Waiting for the owner's direct message with the code ${code}`);
             return mine;
           },
+          ignored: (s) => spin.message(`Ignored a direct message without the code from ${describeSender(s)}; waiting for one saying ${code} to ${botName}`),
           greeting: OWNER_GREETING,
         });
         if (handshake.kind !== "owner") {
-          spin.error(handshake.kind === "timeout" ? "No direct message arrived in time." : handshake.problem);
+          spin.error(handshake.kind === "timeout" ? "No direct message with the code arrived in time." : handshake.problem);
           continue;
         }
         answers.discord = { token, ownerId: handshake.sender.id, ...(at.discordApiBase !== DISCORD_API ? { apiBase: at.discordApiBase } : {}) };

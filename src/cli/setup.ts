@@ -1,7 +1,8 @@
 // `hearth setup`: from nothing to a daemon that answers its owner. Asks for the model provider
 // and its key (checked with one free request), the Telegram and/or Discord bot token (checked
 // with getMe / users/@me), finds the owner by a handshake ("send /start to @bot now"; for
-// Discord, a direct message to the bot over the gateway, setup-discord.ts), then writes
+// Discord, a direct message to the bot over the gateway, setup-discord.ts) that must carry a
+// one-time code shown here (owner-code.ts), then writes
 // config.json (config/setup-config.ts keeps every other setting and comment) and the keys into
 // the home's 0600 `.env`. Interactive in a terminal (@clack/prompts, loaded only here);
 // `--non-interactive` takes the same answers from flags and the environment, for scripts.
@@ -15,6 +16,7 @@ import { ENDPOINT_KEY_ENV, modelName, writeSetup, type ModelAnswer, type SetupAn
 import { hearthCmd } from "../hearth-command.ts";
 import { createLogger } from "../log.ts";
 import { parse, UsageError } from "./args.ts";
+import { newOwnerCode, telegramStartLink } from "./owner-code.ts";
 import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner, type TelegramSender } from "./setup-checks.ts";
 import type { Io } from "../cli.ts";
 
@@ -66,6 +68,9 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
   const discordToken = v.discord ? need(env, "DISCORD_BOT_TOKEN", "--discord") : undefined;
   say(io, `Hearth setup: home ${home}`);
   const answers: SetupAnswers = { model };
+  // Messages without the code are told on stderr, one log line each, so stdout stays the story.
+  const log = createLogger({ level: "info", sink: { write: (l) => io.stderr.write(l) } });
+  const ignored = (channel: string) => (s: { id: string; name: string }) => log.warn("setup.owner_code_missing", { channel, user: s.id, name: s.name });
 
   const key = await checkModelKey(model);
   if (!key.ok) return fail(io, "model", key.problem);
@@ -78,12 +83,15 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
     say(io, `✓ telegram: the bot is @${bot.bot.username}`);
     let ownerId = v["telegram-owner"];
     if (!ownerId) {
+      const code = newOwnerCode();
       const owner = await awaitTelegramOwner(telegramToken, apiRoot, {
+        code,
         signal: AbortSignal.timeout(handshakeMs),
-        ready: () => say(io, `… Send /start to @${bot.bot.username} in Telegram now; the first private message names the owner (waiting up to ${v["handshake-timeout"] ?? "5m"}).`),
+        ready: () => say(io, `… ${telegramCodeRequest(bot.bot.username, code)} (waiting up to ${v["handshake-timeout"] ?? "5m"}).`),
         accept: async () => true,
+        ignored: ignored("telegram"),
       });
-      if (!owner) return fail(io, "telegram owner", `no private message reached @${bot.bot.username} in time; run setup again, or pass --telegram-owner ID`);
+      if (!owner) return fail(io, "telegram owner", `no private message with the code reached @${bot.bot.username} in time; run setup again, or pass --telegram-owner ID`);
       say(io, `✓ telegram owner: ${describeSender(owner)}`);
       await greetOwner(telegramToken, apiRoot, owner.id, OWNER_GREETING);
       ownerId = owner.id;
@@ -99,20 +107,23 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
     if (!ownerId) {
       const { awaitDiscordOwner } = await import("./setup-discord.ts");
       let botName = "the bot";
+      const code = newOwnerCode();
       const handshake = await awaitDiscordOwner(discordToken, apiBase, {
+        code,
         waitMs: handshakeMs,
         ready: (name) => {
           botName = name;
-          say(io, `… ${discordDmRequest(name)}; the first one names the owner (waiting up to ${v["handshake-timeout"] ?? "5m"}).`);
+          say(io, `… ${discordCodeRequest(name, code)} (waiting up to ${v["handshake-timeout"] ?? "5m"}).`);
         },
         accept: async () => true,
+        ignored: ignored("discord"),
         greeting: OWNER_GREETING,
       });
       switch (handshake.kind) {
         case "failed":
           return fail(io, "discord owner", handshake.problem);
         case "timeout":
-          return fail(io, "discord owner", `no direct message reached ${botName} in time; run setup again, or pass --discord-owner ID`);
+          return fail(io, "discord owner", `no direct message with the code reached ${botName} in time; run setup again, or pass --discord-owner ID`);
         case "owner":
           say(io, `✓ discord owner: ${describeSender(handshake.sender)}`);
           ownerId = handshake.sender.id;
@@ -158,11 +169,17 @@ function fail(io: Io, what: string, problem: string): number {
   return 1;
 }
 
-/** Where the owner writes for the Discord handshake: a bot is reached from a server both are in. */
-export function discordDmRequest(botName: string): string {
-  return `Send a direct message to ${botName} in Discord now (its profile in a server you share → Message)`;
+/** What the owner sends for the Telegram handshake: the code, typed or through the link's Start button. */
+export function telegramCodeRequest(botUsername: string, code: string): string {
+  return `Send /start ${code} to @${botUsername} in Telegram now, or open ${telegramStartLink(botUsername, code)}; only a private message with this code names the owner`;
 }
 
+/** Where the owner writes for the Discord handshake: a bot is reached from a server both are in. */
+export function discordCodeRequest(botName: string, code: string): string {
+  return `Send a direct message saying ${code} to ${botName} in Discord now (its profile in a server you share → Message); only a message with this code names the owner`;
+}
+
+/** A sender as the wizard shows them; the names are printable already (setup-checks.ts, setup-discord.ts). */
 export function describeSender(s: TelegramSender): string {
   return `${s.name}${s.username ? ` (@${s.username}, id ${s.id})` : ` (id ${s.id})`}`;
 }

@@ -6,6 +6,7 @@
 import module from "node:module";
 import { assertModelCredentials } from "../config/credentials.ts";
 import { loadConfig } from "../config/config.ts";
+import { assertHomePrivate } from "../config/home-modes.ts";
 import { migrateConfigFile } from "../config/migrations.ts";
 import { applySecrets } from "../config/secrets.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
@@ -20,6 +21,8 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
   // An older config.json is migrated in place (one log line per step), once it is known to be
   // valid: a file with a mistake is reported as it is, untouched.
   loadConfig({ home });
+  // Keys others may read are refused before anything reads them into the daemon (exit 2).
+  assertHomePrivate(home);
   migrateConfigFile(home, daemonLogger(parseLevel(process.env.HEARTH_LOG, "info")));
   applySecrets(home);
   const config = loadConfig({ home });

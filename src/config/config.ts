@@ -7,6 +7,7 @@ import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseErro
 import { z } from "zod";
 import { PROVIDER_KEY_ENVS, PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { registerSecret } from "../log.ts";
+import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
 import { expandHome, homePaths } from "./home.ts";
 import { ConfigError } from "./config-error.ts";
 import { logLevels } from "./fields.ts";
@@ -208,28 +209,26 @@ function resolveProviders(config: Config, env: Env): { path: string; message: st
     const keyEnv = p.apiKeyEnv ?? preset?.keyEnv;
     const fromEnv = keyEnv ? env[keyEnv]?.trim() : undefined;
     if (!p.apiKey && fromEnv) p.apiKey = fromEnv;
+    // A key from the environment; the file's own keys and headers were registered by their marks.
     if (p.apiKey) registerSecret(p.apiKey);
-    // A gateway's credentials may come as a header ("Authorization: Bearer …", "x-api-key").
-    for (const [header, value] of Object.entries(p.headers ?? {})) {
-      if (/auth|key|token|secret/i.test(header)) {
-        registerSecret(value);
-        registerSecret(value.replace(/^(?:Bearer|Basic)\s+/i, ""));
-      }
-    }
   }
   return problems;
 }
 
+/**
+ * Registers every secret written in the file with the log redactor: the values of the fields the
+ * schema marks (src/secret-fields.ts), and of the marked maps (headers, environment variables)
+ * those whose key names a credential — a map's other values (a content type, a path) are not
+ * secrets, and redacting them would blank ordinary words from the log.
+ */
 function registerSecrets(value: unknown): void {
-  if (!isObject(value)) return;
-  const at = (...keys: string[]): unknown =>
-    keys.reduce<unknown>((node, key) => (isObject(node) ? node[key] : undefined), value);
-  const providers = at("providers");
-  const providerKeys = isObject(providers) ? Object.values(providers).map((p) => (isObject(p) ? p.apiKey : undefined)) : [];
-  for (const s of [at("model", "apiKey"), at("channels", "telegram", "token"), at("channels", "discord", "token"), at("tools", "web", "search", "apiKey"), at("voice", "tts", "apiKey"), at("memory", "embeddings", "apiKey"), ...providerKeys]) {
-    if (typeof s === "string") {
-      registerSecret(s);
-      registerSecret(s.trim());
+  for (const field of secretFields(configSchema)) {
+    for (const at of placesOf(field, value)) {
+      if (typeof at.value !== "string" || isReference(at.value)) continue;
+      if (field.mark.secret === "map" && !CREDENTIAL_KEY.test(at.path.at(-1)!)) continue;
+      registerSecret(at.value);
+      registerSecret(at.value.trim());
+      registerSecret(at.value.replace(/^(?:Bearer|Basic)\s+/i, ""));
     }
   }
 }

@@ -1,6 +1,7 @@
 // The building blocks of the config schema: strict objects that suggest the key meant, secrets
 // checked without quoting them, durations, time zones, platform ids, rate limits and prices.
 import { z } from "zod";
+import { secretValue, type SecretMove } from "../secret-fields.ts";
 
 export const queueModes = ["steer", "followup", "collect", "interrupt"] as const;
 export type QueueMode = (typeof queueModes)[number];
@@ -23,11 +24,17 @@ export function strict<T extends z.core.$ZodLooseShape>(shape: T) {
 export const positiveInt = z.int().min(1);
 
 // Secrets are checked without ever quoting them: these messages end up on a terminal.
-export const secret = z
+const secretText = z
   .string()
   .trim()
   .min(1, "is empty")
   .refine((s) => !/\s/.test(s), "must not contain spaces or line breaks (check for a stray character)");
+
+/**
+ * A key or a token, marked as a secret (src/secret-fields.ts): blanked in backups, moved to
+ * `.env` by the upgrade as `move` says, registered with the log redactor.
+ */
+export const secret = (move: SecretMove) => secretText.meta(secretValue(move));
 
 export const httpUrl = z
   .url({ protocol: /^https?$/, error: "expected an http:// or https:// URL" })

@@ -100,5 +100,5 @@ function sessionFileName(key: string): string {
   );
 }
 
-/** The copy an upgrade keeps of an older config.json (`config.json.v<N>.bak`, config/migrations.ts): it still holds the keys the upgrade moved to .env. */
-export const CONFIG_UPGRADE_COPY = /^config\.json\.v\d+\.bak$/u;
+/** The copy an upgrade keeps of an older config.json (`config.json.v<N>.bak`, `config.json.v<N>-2.bak` beside an older one, config/migrations.ts): it still holds the keys the upgrade moved to .env. */
+export const CONFIG_UPGRADE_COPY = /^config\.json\.v\d+(?:-\d+)?\.bak$/u;

@@ -5,17 +5,19 @@
 // `config.json.v<N>.bak`; every other command migrates in memory only. A file from a newer
 // Hearth is refused: guessing at keys it does not know could lose the owner's settings.
 // Each step is listed in CHANGELOG.md under the version that introduced it.
-import { chmodSync, constants, copyFileSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { applyEdits, modify, parse as parseJsonc, stripComments, type ParseError } from "jsonc-parser";
-import { PROVIDER_PRESETS } from "../agent/providers/presets.ts";
 import type { Logger } from "../log.ts";
 import { writeFileAtomic } from "../storage.ts";
+import { isReference, placesOf, secretFields, type SecretMove } from "../secret-fields.ts";
 import { ConfigError } from "./config-error.ts";
+import { CONFIG_VERSION } from "./config-version.ts";
 import { homePaths } from "./home.ts";
+import { configSchema } from "./schema.ts";
 import { writeSecrets } from "./secrets.ts";
 
-/** The version of config.json this Hearth writes and reads. */
-export const CONFIG_VERSION = 3;
+export { CONFIG_VERSION };
 
 /** config.json was written by a newer Hearth than this one. The CLI exits 2 with the message. */
 export class NewerConfigError extends ConfigError {
@@ -51,26 +53,19 @@ const FORMAT = { insertSpaces: true, tabSize: 2, eol: "\n" };
 const setVersion = (text: string, version: number): string =>
   applyEdits(text, modify(text, ["version"], version, { formattingOptions: FORMAT, getInsertionIndex: () => 0 }));
 
-/** Secret keys of config.json and the variable each moves to. */
-function secretKeys(raw: Record<string, unknown>): { path: string[]; variable: string; value: string }[] {
-  const at = (...keys: string[]): unknown => keys.reduce<unknown>((n, k) => (isObject(n) ? n[k] : undefined), raw);
-  const found: { path: string[]; variable: string; value: string }[] = [];
-  const take = (path: string[], variable: string) => {
-    const v = at(...path);
-    if (typeof v === "string" && v.trim()) found.push({ path, variable, value: v.trim() });
-  };
-  take(["model", "apiKey"], "ANTHROPIC_API_KEY");
-  take(["channels", "telegram", "token"], "TELEGRAM_BOT_TOKEN");
-  take(["channels", "discord", "token"], "DISCORD_BOT_TOKEN");
-  take(["tools", "web", "search", "apiKey"], "BRAVE_API_KEY");
-  take(["media", "transcription", "apiKey"], "HEARTH_TRANSCRIPTION_API_KEY");
-  const providers = at("providers");
-  if (isObject(providers)) {
-    for (const [name, p] of Object.entries(providers)) {
-      if (!isObject(p) || typeof p.apiKey !== "string" || !p.apiKey.trim()) continue;
-      // A provider that names its own variable keeps it; otherwise its preset's, else one made from its name.
-      const variable = typeof p.apiKeyEnv === "string" ? p.apiKeyEnv : name === "anthropic" ? "ANTHROPIC_API_KEY" : (PROVIDER_PRESETS[name]?.keyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
-      found.push({ path: ["providers", name, "apiKey"], variable, value: p.apiKey.trim() });
+/**
+ * The secrets written in config.json and where each goes: every field the schema marks as a secret
+ * value (src/secret-fields.ts), wherever the file holds a non-empty one that is not already a
+ * `${VAR}` reference.
+ */
+function secretKeys(raw: Record<string, unknown>): { path: string[]; variable: string; value: string; leaves: ReturnType<SecretMove["leaves"]> }[] {
+  const found: { path: string[]; variable: string; value: string; leaves: ReturnType<SecretMove["leaves"]> }[] = [];
+  for (const field of secretFields(configSchema)) {
+    if (field.mark.secret !== "value") continue;
+    const { move } = field.mark;
+    for (const at of placesOf(field, raw)) {
+      if (typeof at.value !== "string" || !at.value.trim() || isReference(at.value)) continue;
+      found.push({ path: at.path, variable: move.variable(at.names, at.holder), value: at.value.trim(), leaves: move.leaves(at.names, at.holder) });
     }
   }
   return found;
@@ -100,12 +95,10 @@ const MIGRATIONS: Migration[] = [
           continue;
         }
         secrets[s.variable] = s.value;
-        out = applyEdits(out, modify(out, s.path, undefined, { formattingOptions: FORMAT }));
-        // A provider without a preset variable must be told where its key now is.
-        const [section, provider] = s.path;
-        if (section === "providers" && provider && provider !== "anthropic" && !PROVIDER_PRESETS[provider]?.keyEnv) {
-          out = applyEdits(out, modify(out, ["providers", provider, "apiKeyEnv"], s.variable, { formattingOptions: FORMAT }));
-        }
+        // What stays behind tells Hearth where the value went, unless it looks there anyway.
+        const kept = s.leaves.kind === "reference" ? `\${${s.variable}}` : undefined;
+        out = applyEdits(out, modify(out, s.path, kept, { formattingOptions: FORMAT }));
+        if (s.leaves.kind === "sibling") out = applyEdits(out, modify(out, [...s.path.slice(0, -1), s.leaves.key], s.variable, { formattingOptions: FORMAT }));
         did.push(`moved ${s.path.join(".")} to .env as ${s.variable}`);
       }
       return { text: setVersion(out, 2), secrets, did };
@@ -174,35 +167,49 @@ export function migrateConfigText(text: string, file: string): MigrationPlan {
   return plan;
 }
 
+/** What migrating the file did: the plan, and where the old file was kept, or why nothing was written. */
+export type MigratedFile = MigrationPlan & { keptAs: string | null; refused?: string };
+
 /**
  * Migrates `<home>/config.json` in place when it is older than CONFIG_VERSION: the secrets the
  * steps took out go to `<home>/.env` first, then the file as it was is kept as
- * `config.json.v<N>.bak` (never overwritten), then the new text replaces it atomically. Logs one
- * line per step. Returns the plan (no steps: nothing was written).
+ * `config.json.v<N>.bak` (an older copy of that name is kept too: this one becomes
+ * `config.json.v<N>-2.bak`, `-3`, …), then the new text replaces it atomically. Never follows a
+ * link: a config.json that is a symbolic link is migrated in memory only, and said so (writing
+ * would replace the link with a file). Logs one line per step. Returns the plan (no steps:
+ * nothing was written).
  */
-export function migrateConfigFile(home: string, log: Logger): MigrationPlan {
+export function migrateConfigFile(home: string, log: Logger): MigratedFile {
   const file = homePaths(home).config;
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch {
-    return { from: CONFIG_VERSION, text: "", secrets: {}, steps: [] };
+    return { from: CONFIG_VERSION, text: "", secrets: {}, steps: [], keptAs: null };
   }
   const plan = migrateConfigText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file);
-  if (plan.steps.length === 0) return plan;
+  if (plan.steps.length === 0) return { ...plan, keptAs: null };
+  if (lstatSync(file).isSymbolicLink()) {
+    const refused = `${file} is a symbolic link; it is read as version ${plan.from} and brought up to date in memory at every start, but never rewritten through the link (replace the link with the file to migrate it)`;
+    log.warn("config.not_migrated", { file, from: plan.from, reason: "symbolic link" });
+    return { ...plan, keptAs: null, refused };
+  }
   if (Object.keys(plan.secrets).length > 0) writeSecrets(home, plan.secrets);
-  const backup = `${file}.v${plan.from}.bak`;
-  try {
-    copyFileSync(file, backup, constants.COPYFILE_EXCL);
-    // It holds the keys this upgrade moves to .env: owner-only, like .env, whatever config.json's mode was.
-    chmodSync(backup, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    // An earlier interrupted upgrade kept it already: that copy is the older one, keep it.
+  // The copy is written from the bytes read, to a new name only (O_EXCL: never through a link,
+  // never over an older copy), owner-only: it holds the keys this upgrade moves to .env.
+  let keptAs = "";
+  for (let n = 1; !keptAs; n++) {
+    const name = `${file}.v${plan.from}${n === 1 ? "" : `-${n}`}.bak`;
+    try {
+      writeFileSync(name, text, { flag: "wx", mode: 0o600 });
+      keptAs = name;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
   }
   writeFileAtomic(file, plan.text, 0o600);
-  for (const step of plan.steps) log.info("config.migrated", { file, from: step.from, to: step.to, step: step.name, did: step.did, keptAs: backup });
-  return plan;
+  for (const step of plan.steps) log.info("config.migrated", { file, from: step.from, to: step.to, step: step.name, did: step.did, keptAs });
+  return { ...plan, keptAs: path.basename(keptAs) };
 }
 
 /** Writes `text` as the current config (used by the wizard): the version set first. */

@@ -2,19 +2,37 @@
 // field schemas in fields.ts; read through loadConfig/parseConfig (config.ts), never directly.
 import { z } from "zod";
 import { MAX_TURNS_CAP } from "../agent/turn-limit.ts";
-import { providerTypes } from "../agent/providers/presets.ts";
+import { PROVIDER_PRESETS, providerTypes } from "../agent/providers/presets.ts";
 import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { askModes } from "../egress/policy.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
 import { execHostsSchema } from "../agent/tools/hosts/config.ts";
-import { CONFIG_VERSION } from "./migrations.ts";
+import { CONFIG_VERSION } from "./config-version.ts";
+import { secretMap, toVariable, type SecretMove } from "../secret-fields.ts";
 import { clockTime, dmPolicy, dmRateLimit, duration, envName, groupRules, speechFormats, voiceReplyModes, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, parseDuration, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
+/** A key whose section names its variable in `apiKeyEnv` (embeddings, speech): moved there under `variable`, unless it names one already. */
+const toSiblingVariable = (variable: string): SecretMove => ({
+  variable: (_names, holder) => (typeof holder.apiKeyEnv === "string" ? holder.apiKeyEnv : variable),
+  leaves: (_names, holder) => (typeof holder.apiKeyEnv === "string" ? { kind: "nothing" } : { kind: "sibling", key: "apiKeyEnv" }),
+});
+
+/**
+ * `providers.<name>.apiKey`: a provider that names its own variable keeps it; otherwise its
+ * preset's (Anthropic's is ANTHROPIC_API_KEY), else one made from its name, which `apiKeyEnv`
+ * then names (Hearth would not look there otherwise).
+ */
+const providerKeyMove: SecretMove = {
+  variable: ([name = ""], holder) =>
+    typeof holder.apiKeyEnv === "string" ? holder.apiKeyEnv : name === "anthropic" ? "ANTHROPIC_API_KEY" : (PROVIDER_PRESETS[name]?.keyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`),
+  leaves: ([name = ""], holder) => (typeof holder.apiKeyEnv === "string" || name === "anthropic" || PROVIDER_PRESETS[name]?.keyEnv ? { kind: "nothing" } : { kind: "sibling", key: "apiKeyEnv" }),
+};
+
 const telegramSchema = strict({
   /** Optional here: it may come from TELEGRAM_BOT_TOKEN; without one the channel is not started. */
-  token: secret.optional(),
+  token: secret(toVariable("TELEGRAM_BOT_TOKEN")).optional(),
   apiRoot: httpUrl.default("https://api.telegram.org"),
   ownerIds: idList("Telegram"),
   dmPolicy,
@@ -28,7 +46,7 @@ const telegramSchema = strict({
 });
 
 const discordSchema = strict({
-  token: secret.optional(),
+  token: secret(toVariable("DISCORD_BOT_TOKEN")).optional(),
   apiBase: httpUrl.default("https://discord.com/api"),
   ownerIds: idList("Discord"),
   dmPolicy,
@@ -47,7 +65,7 @@ const modelSchema = strict({
   contextWindow: positiveInt.default(200_000),
   /** A model stream with no data for this long has stalled: retried once, then the user is told. */
   idleTimeoutMs: positiveInt.min(1000, "must be at least 1000 (one second)").max(600_000, "must be at most 600000 (ten minutes)").default(60_000),
-  apiKey: secret.optional(),
+  apiKey: secret(toVariable("ANTHROPIC_API_KEY")).optional(),
   baseUrl: httpUrl.optional(),
 }).superRefine((m, ctx) => {
   if (m.maxTokens >= m.contextWindow) {
@@ -71,10 +89,10 @@ const modelSpecSchema = strict({
 const providerSchema = strict({
   type: z.enum(providerTypes).optional(),
   baseUrl: httpUrl.optional(),
-  apiKey: secret.optional(),
+  apiKey: secret(providerKeyMove).optional(),
   /** The environment variable that holds the key (instead of apiKey). */
   apiKeyEnv: envName.optional(),
-  headers: z.record(z.string(), z.string()).optional(),
+  headers: z.record(z.string(), z.string()).meta(secretMap()).optional(),
   models: z.record(z.string().min(1), modelSpecSchema).default({}),
 });
 
@@ -106,7 +124,7 @@ const webSchema = strict({
     /** Local mode: the search API. Brave needs a key (BRAVE_API_KEY); SearXNG needs `baseUrl`. */
     provider: z.enum(["brave", "searxng"]).default("brave"),
     baseUrl: httpUrl.optional(),
-    apiKey: secret.optional(),
+    apiKey: secret(toVariable("BRAVE_API_KEY")).optional(),
     maxUses: positiveInt.max(50).default(5),
     allowedDomains: domainList,
     blockedDomains: domainList,
@@ -233,7 +251,7 @@ export const configSchema = strict({
     embeddings: strict({
       baseUrl: httpUrl,
       model: z.string().trim().min(1),
-      apiKey: secret.optional(),
+      apiKey: secret(toSiblingVariable("HEARTH_EMBEDDINGS_API_KEY")).optional(),
       /** The variable that holds the key (instead of apiKey); a local server (Ollama) needs none. */
       apiKeyEnv: envName.optional(),
       /** Shorter vectors, for models that offer them (text-embedding-3-*). */
@@ -260,7 +278,7 @@ export const configSchema = strict({
     transcription: strict({
       baseUrl: httpUrl,
       /** Absent: HEARTH_TRANSCRIPTION_API_KEY (a local server may need none). */
-      apiKey: secret.optional(),
+      apiKey: secret(toVariable("HEARTH_TRANSCRIPTION_API_KEY")).optional(),
       model: z.string().trim().min(1),
       language: z.string().trim().min(2).optional(),
       /** Show the owner a "🎤 heard: …" line before the answer. */
@@ -285,7 +303,7 @@ export const configSchema = strict({
     /** Text → speech through an OpenAI-compatible `POST <baseUrl>/audio/speech`; absent: Hearth answers in text only. */
     tts: strict({
       baseUrl: httpUrl,
-      apiKey: secret.optional(),
+      apiKey: secret(toSiblingVariable("HEARTH_TTS_API_KEY")).optional(),
       /** The variable that holds the key (instead of apiKey); a local server may need neither. */
       apiKeyEnv: envName.optional(),
       model: z.string().trim().min(1).default("gpt-4o-mini-tts"),

@@ -12,7 +12,8 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The variables of `<home>/.env`; {} when there is none. Lines are `NAME=value` (an optional
- * `export ` prefix, the value optionally in single or double quotes); blank lines and `#`
+ * `export ` prefix, the value optionally in single or double quotes, `\n` a line break within
+ * double quotes); blank lines and `#`
  * comments are skipped, a line of any other shape too (it is never echoed: it may hold a key).
  * Every value is registered with the log redactor.
  */
@@ -32,7 +33,10 @@ export function readSecrets(home: string): Record<string, string> {
     const name = line.slice(0, eq).trim();
     if (!NAME.test(name)) continue;
     let value = line.slice(eq + 1).trim();
-    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0])) value = value.slice(1, -1);
+    if (value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.endsWith(value[0])) {
+      // In double quotes `\n` is a line break (dotenv's rule): how a PEM key fits on one line.
+      value = value[0] === '"' ? value.slice(1, -1).replace(/\\n/g, "\n") : value.slice(1, -1);
+    }
     if (!value) continue;
     out[name] = value;
     registerSecret(value);
@@ -70,9 +74,10 @@ export function writeSecrets(home: string, values: Record<string, string>): stri
   const written: string[] = [];
   for (const [name, value] of Object.entries(values)) {
     if (!NAME.test(name)) throw new Error(`"${name}" is not a variable name`);
-    if (/[\r\n]/.test(value)) throw new Error(`the value of ${name} holds a line break`);
+    if (/\r/.test(value) || (/\n/.test(value) && /["\\]/.test(value))) throw new Error(`the value of ${name} holds a line break that .env cannot keep`);
     registerSecret(value);
-    const line = `${name}=${value}`;
+    // A multi-line value (a PEM private key) is written in double quotes with `\n` for each break.
+    const line = /\n/.test(value) ? `${name}="${value.replace(/\n/g, "\\n")}"` : `${name}=${value}`;
     const at = lines.findIndex((l) => l.trim().replace(/^export\s+/, "").split("=")[0]?.trim() === name);
     if (at >= 0) lines[at] = line;
     else lines.push(line);

@@ -10,6 +10,7 @@
 import { randomInt } from "node:crypto";
 import { z } from "zod";
 import type { ChannelId } from "../channels/channel.ts";
+import { printable } from "../channels/printable.ts";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged, type StateVersions } from "../storage.ts";
 
@@ -48,8 +49,8 @@ interface PairingFile {
 }
 
 const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodType<ChannelId>;
-const pendingSchema = z.looseObject({ code: z.string(), channel: channelIdSchema, userId: z.string(), name: z.string(), createdAt: z.number() }) as z.ZodType<PendingPairing>;
-const approvedSchema = z.looseObject({ channel: channelIdSchema, userId: z.string(), name: z.string(), approvedAt: z.number() }) as z.ZodType<ApprovedSender>;
+const pendingSchema = z.looseObject({ code: z.string(), channel: channelIdSchema, userId: z.string(), name: z.string().transform(printable), createdAt: z.number() }) as z.ZodType<PendingPairing>;
+const approvedSchema = z.looseObject({ channel: channelIdSchema, userId: z.string(), name: z.string().transform(printable), approvedAt: z.number() }) as z.ZodType<ApprovedSender>;
 /** pairing.json as `#save` writes it. */
 const pairingFileSchema: z.ZodType<PairingFile> = z.object({ version: z.literal(1), pending: z.array(pendingSchema), approved: z.array(approvedSchema) });
 
@@ -134,7 +135,7 @@ export class PairingStore {
     if (now < renewableAt) return { type: "cooldown", until: renewableAt };
     if (this.#data.pending.filter((p) => p.channel === channel).length >= maxPending) return { type: "full" };
     const code = this.#newCode();
-    this.#data.pending.push({ code, channel, userId, name, createdAt: now });
+    this.#data.pending.push({ code, channel, userId, name: printable(name), createdAt: now });
     this.#remember(key, { answeredAt: now, codeAt: now });
     this.#save();
     return { type: "code", code, isNew: true };

@@ -44,7 +44,7 @@ describe("hearth doctor --fix", () => {
     expect(damaged).toBeDefined();
     expect(fixPart(out)).toBe(
       "Fixed:\n" +
-        "  ✓ config: migrated config.json from version 0 to 2 (the old file kept as config.json.v0.bak); moved ANTHROPIC_API_KEY, TELEGRAM_BOT_TOKEN to .env\n" +
+        "  ✓ config: migrated config.json from version 0 to 3 (the old file kept as config.json.v0.bak); moved ANTHROPIC_API_KEY, TELEGRAM_BOT_TOKEN to .env\n" +
         // (The migrated config.json was written owner-only already.)
         "  ✓ mode: the home folder was 755, now 700 (owner only)\n" +
         "  ✓ lock: removed gateway.lock, left by pid 2147000000, which is gone\n" +

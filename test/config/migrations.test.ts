@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
@@ -83,6 +83,35 @@ describe("config.json migrations", () => {
     expect(raw.providers.lab.apiKeyEnv).toBe("LAB_API_KEY");
   });
 
+  it("moves the MCP servers' auth secrets of a config from before versions to .env, leaving ${VAR} references the auth expands", () => {
+    const pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIFixtureFixtureFixtureFixtureFixture00\n-----END PRIVATE KEY-----\n";
+    const text = JSON.stringify({
+      mcp: {
+        servers: {
+          notes: { url: "https://notes.example/mcp", auth: { type: "oauth", clientId: "hearth", clientSecret: "notes-client-secret-1" } },
+          "ci-bot": { url: "https://ci.example/mcp", auth: { type: "client_credentials", clientId: "hearth", privateKeyJwt: { privateKey: pem } } },
+          build: { url: "https://build.example/mcp", auth: { type: "client_credentials", clientId: "hearth", clientSecret: "${BUILD_SECRET}" } },
+        },
+      },
+    }, null, 2);
+    writeFileSync(path.join(home, "config.json"), text, { mode: 0o600 });
+    const plan = migrateConfigFile(home, log());
+    expect(plan.steps.flatMap((s) => s.did)).toEqual([
+      'added "version": 1',
+      "moved mcp.servers.notes.auth.clientSecret to .env as HEARTH_MCP_NOTES_CLIENT_SECRET",
+      "moved mcp.servers.ci-bot.auth.privateKeyJwt.privateKey to .env as HEARTH_MCP_CI_BOT_PRIVATE_KEY",
+    ]);
+    expect(readSecrets(home)).toEqual({ HEARTH_MCP_NOTES_CLIENT_SECRET: "notes-client-secret-1", HEARTH_MCP_CI_BOT_PRIVATE_KEY: pem.trim() });
+    const migrated = readFileSync(path.join(home, "config.json"), "utf8");
+    expect(migrated).not.toContain("notes-client-secret-1");
+    expect(migrated).not.toContain("PRIVATE KEY");
+    const servers = loadConfig({ home, env: {} }).mcp.servers;
+    expect(servers.notes!.auth).toEqual({ type: "oauth", clientId: "hearth", clientSecret: "${HEARTH_MCP_NOTES_CLIENT_SECRET}" });
+    expect(servers["ci-bot"]!.auth).toMatchObject({ privateKeyJwt: { privateKey: "${HEARTH_MCP_CI_BOT_PRIVATE_KEY}" } });
+    // A reference already there stays as it is.
+    expect(servers.build!.auth).toMatchObject({ clientSecret: "${BUILD_SECRET}" });
+  });
+
   it("a second run changes nothing and keeps the first backup", () => {
     copyFileSync(path.join(fixtures, "v0-hand-written.jsonc"), path.join(home, "config.json"));
     chmodSync(path.join(home, "config.json"), 0o644);
@@ -93,6 +122,40 @@ describe("config.json migrations", () => {
     expect(readdirSync(home).sort()).toEqual([".env", "config.json", "config.json.v0.bak"]);
     // The kept copy holds the keys that moved to .env: owner-only even from a world-readable file.
     expect(statSync(path.join(home, "config.json.v0.bak")).mode & 0o777).toBe(0o600);
+  });
+
+  it("keeps an older copy already there: the new one is numbered, and the plan names where it went", () => {
+    writeFileSync(path.join(home, "config.json.v0.bak"), "an older copy\n", { mode: 0o600 });
+    writeFileSync(path.join(home, "config.json"), `{ "model": { "apiKey": "sk-ant-numbered-0000" } }\n`, { mode: 0o600 });
+    const first = migrateConfigFile(home, log());
+    expect(first.keptAs).toBe("config.json.v0-2.bak");
+    expect(readFileSync(path.join(home, "config.json.v0.bak"), "utf8")).toBe("an older copy\n");
+    expect(readFileSync(path.join(home, "config.json.v0-2.bak"), "utf8")).toBe(`{ "model": { "apiKey": "sk-ant-numbered-0000" } }\n`);
+    expect(lines.filter((l) => l.includes("config.migrated")).map((l) => JSON.parse(l).keptAs)).toEqual(Array(CONFIG_VERSION).fill(path.join(home, "config.json.v0-2.bak")));
+    // A link where the copy would go is never written through: the next number is taken.
+    writeFileSync(path.join(home, "config.json"), `{ "model": { "apiKey": "sk-ant-numbered-1111" } }\n`, { mode: 0o600 });
+    const outside = path.join(home, "..", `outside-${path.basename(home)}`);
+    writeFileSync(outside, "not Hearth's\n");
+    symlinkSync(outside, path.join(home, "config.json.v0-3.bak"));
+    try {
+      expect(migrateConfigFile(home, log()).keptAs).toBe("config.json.v0-4.bak");
+      expect(readFileSync(outside, "utf8")).toBe("not Hearth's\n");
+    } finally {
+      rmSync(outside);
+    }
+  });
+
+  it("a config.json that is a symbolic link is migrated in memory only, never rewritten through the link", () => {
+    const real = path.join(home, "real-config.jsonc");
+    const text = `{ "model": { "apiKey": "sk-ant-linked-0000" } }\n`;
+    writeFileSync(real, text, { mode: 0o600 });
+    symlinkSync(real, path.join(home, "config.json"));
+    const plan = migrateConfigFile(home, log());
+    expect(plan.refused).toBe(`${path.join(home, "config.json")} is a symbolic link; it is read as version 0 and brought up to date in memory at every start, but never rewritten through the link (replace the link with the file to migrate it)`);
+    expect(plan.keptAs).toBeNull();
+    expect(readFileSync(real, "utf8")).toBe(text);
+    expect(readdirSync(home).sort()).toEqual(["config.json", "real-config.jsonc"]);
+    expect(loadConfig({ home, env: {} }).model.apiKey).toBe("sk-ant-linked-0000");
   });
 
   it("refuses a config from a newer Hearth with a sentence that says what to do, and changes nothing", () => {

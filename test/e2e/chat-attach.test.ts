@@ -28,7 +28,7 @@ afterEach(async () => {
   rmSync(files, { recursive: true, force: true });
 });
 
-const writeConfig = (config: unknown) => writeFileSync(join(home, "config.json"), JSON.stringify(config));
+const writeConfig = (config: unknown) => writeFileSync(join(home, "config.json"), JSON.stringify(config), { mode: 0o600 });
 const env = () => isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
 
 describe("hearth chat --attach", () => {

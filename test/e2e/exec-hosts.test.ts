@@ -1,7 +1,7 @@
 // `exec` on another host, against a real OpenSSH server on a loopback port (skipped, saying why,
 // where openssh-server is not installed). One sshd for the whole file.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createExecTool } from "../../src/agent/tools/exec.ts";
@@ -100,6 +100,20 @@ describe.skipIf(missing !== null)("exec on an SSH host", () => {
     const out = await exec(hosts, { command: "echo should-not-run", host: "nas" });
     expect(out).toEqual({
       content: `The host key of nas is not known, so the connection was refused. The server offered the ssh-ed25519 key ${sshd.fingerprint}. If that is its key (compare with \`ssh-keygen -lf\` on the server), trust it with: hearth hosts trust nas`,
+      isError: true,
+    });
+    expect(sshd.logins()).toBe(before);
+  });
+
+  it("refuses an identityFile others may read, with OpenSSH's reason, before connecting", async () => {
+    const loose = path.join(sshd.dir, "client_ed25519_loose");
+    writeFileSync(loose, readFileSync(sshd.identityFile), { mode: 0o644 });
+    chmodSync(loose, 0o644);
+    const hosts = pool(hostsFor({ identityFile: loose }));
+    const before = sshd.logins();
+    const out = await exec(hosts, { command: "echo should-not-run", host: "nas" });
+    expect(out).toEqual({
+      content: `Could not use the identityFile of nas: UNPROTECTED PRIVATE KEY FILE! Permissions 0644 for '${loose}' are too open. It is required that your private key files are NOT accessible by others; run chmod 600 '${loose}'.`,
       isError: true,
     });
     expect(sshd.logins()).toBe(before);

@@ -49,7 +49,7 @@ describe("links in shared chats' folders and at SOUL.md", () => {
     const at = (rel: string) => join(ws, rel);
     const today = localDate(Date.now(), "UTC");
     const ownerLog = `# ${today}\n\n### 09:00 · cli · owner\n> the alarm code is ${MARKS.log}\n\nNoted.\n`;
-    writeFileSync(join(home, "config.json"), CONFIG);
+    writeFileSync(join(home, "config.json"), CONFIG, { mode: 0o600 });
     writeFileSync(at("USER.md"), USER);
     writeFileSync(at("MEMORY.md"), MEMORY);
     mkdirSync(at("memory/chats"), { recursive: true });

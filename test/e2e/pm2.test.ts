@@ -26,7 +26,7 @@ beforeAll(async () => {
   const home = join(base, "home");
   env = isolatedEnv({ HEARTH_HOME: home, PM2_HOME: join(base, "pm2"), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url, HEARTH_LOG: "info" });
   await runHearth(["init"], env);
-  writeFileSync(join(home, "config.json"), JSON.stringify({ agent: { shutdownGraceMs: 1000 } }));
+  writeFileSync(join(home, "config.json"), JSON.stringify({ agent: { shutdownGraceMs: 1000 } }), { mode: 0o600 });
   try {
     await pm2("ping");
   } catch (err) {

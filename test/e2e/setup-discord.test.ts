@@ -37,7 +37,9 @@ function newHome(): string {
 const env = (home: string, token = discord.token) => isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", DISCORD_BOT_TOKEN: token });
 const setup = (...flags: string[]) => ["setup", "--non-interactive", "--base-url", model.url, "--discord", ...flags];
 const modelLine = () => `✓ model: ${new URL(model.url).host} accepted the key; model claude-sonnet-5-5 is there\n`;
-const dmRequest = "Send a direct message to Hearth in Discord now (its profile in a server you share → Message)";
+/** The handshake's line, which carries the one-time code. */
+const CODE_PROMPT = /Send a direct message saying ([A-Z2-9]{8}) to Hearth/;
+const codeRequest = (code: string) => `Send a direct message saying ${code} to Hearth in Discord now (its profile in a server you share → Message); only a message with this code names the owner`;
 
 describe("hearth setup --non-interactive with Discord", () => {
   it("finds the owner by a direct message over the gateway, greets them, disconnects, and writes a config that starts and answers them there", async () => {
@@ -49,14 +51,15 @@ describe("hearth setup --non-interactive with Discord", () => {
     const running = runHearth(setup("--discord-api-base", discord.apiBase), env(home), {
       onSpawn: (child) => child.stdout!.on("data", (d: Buffer) => (stdout += d.toString())),
     });
-    await waitFor("the handshake prompt", () => stdout.includes(dmRequest));
-    discord.sendMessage({ channelId: dm, author: dana, content: "hi" });
+    await waitFor("the handshake prompt", () => CODE_PROMPT.test(stdout));
+    const code = CODE_PROMPT.exec(stdout)![1]!;
+    discord.sendMessage({ channelId: dm, author: dana, content: code });
     const r = await running;
     expect(r.stdout).toBe(
       `Hearth setup: home ${home}\n` +
         modelLine() +
         `✓ discord: the bot is Hearth\n` +
-        `… ${dmRequest}; the first one names the owner (waiting up to 5m).\n` +
+        `… ${codeRequest(code)} (waiting up to 5m).\n` +
         `✓ discord owner: dana (@dana, id ${dana.id})\n` +
         `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
         `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
@@ -87,6 +90,44 @@ describe("hearth setup --non-interactive with Discord", () => {
     }
   });
 
+  it("a stranger spamming direct messages without the code (and with a wrong one) does not become the owner; the owner's message with the code does", async () => {
+    const home = newHome();
+    const stranger = discord.addUser("m\x1b[8mallory");
+    const owner = discord.addUser("fran");
+    let stdout = "";
+    let stderr = "";
+    const running = runHearth(setup("--discord-api-base", discord.apiBase), env(home), {
+      onSpawn: (child) => {
+        child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      },
+    });
+    await waitFor("the handshake prompt", () => CODE_PROMPT.test(stdout));
+    const code = CODE_PROMPT.exec(stdout)![1]!;
+    let spamming = true;
+    const spam = (async () => {
+      for (let i = 0; spamming; i++) {
+        discord.sendMessage({ channelId: discord.dmChannel(stranger), author: stranger, content: i % 2 ? "/start" : "/start WRONGC0D" });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    })();
+    const ignoredLines = () => stderr.split("\n").filter((l) => l.includes('"event":"setup.owner_code_missing"'));
+    try {
+      await waitFor("four of the stranger's messages ignored", () => ignoredLines().length >= 4);
+      discord.sendMessage({ channelId: discord.dmChannel(owner), author: owner, content: `/start ${code}` });
+      const r = await running;
+      expect(r.code).toBe(0);
+      expect(r.stdout.split("\n")[4]).toBe(`✓ discord owner: fran (@fran, id ${owner.id})`);
+    } finally {
+      spamming = false;
+      await spam;
+    }
+    expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).channels.discord.ownerIds).toEqual([owner.id]);
+    expect(discord.botMessages(discord.dmChannel(stranger))).toEqual([]);
+    expect(discord.botMessages(discord.dmChannel(owner)).map((m) => m.content)).toEqual([OWNER_GREETING]);
+    for (const line of ignoredLines()) expect(line.endsWith(`"event":"setup.owner_code_missing","channel":"discord","user":"${stranger.id}","name":"m\ufffd[8mallory"}`)).toBe(true);
+  });
+
   it("--discord-owner ID skips the handshake: no gateway connection", async () => {
     const home = newHome();
     const connections = discord.gateway.connections;
@@ -106,12 +147,13 @@ describe("hearth setup --non-interactive with Discord", () => {
   it("no direct message within --handshake-timeout: one sentence, the gateway left, nothing written", async () => {
     const home = newHome();
     const r = await runHearth(setup("--discord-api-base", discord.apiBase, "--handshake-timeout", "1s"), env(home));
+    const code = CODE_PROMPT.exec(r.stdout)?.[1] ?? "(no code shown)";
     expect(r.stdout).toBe(
       `Hearth setup: home ${home}\n` +
         modelLine() +
         `✓ discord: the bot is Hearth\n` +
-        `… ${dmRequest}; the first one names the owner (waiting up to 1s).\n` +
-        `✗ discord owner: no direct message reached Hearth in time; run setup again, or pass --discord-owner ID\n` +
+        `… ${codeRequest(code)} (waiting up to 1s).\n` +
+        `✗ discord owner: no direct message with the code reached Hearth in time; run setup again, or pass --discord-owner ID\n` +
         `Nothing was written.\n`,
     );
     expect(r.code).toBe(1);
@@ -166,12 +208,17 @@ describe("hearth setup in a terminal, with Discord", () => {
       await answer("Connect a Telegram bot?", "n");
       await answer("Connect a Discord bot?", "y");
       await answer("Discord bot token", `${discord.token}\r`);
-      await waitFor("the handshake prompt", () => screen.includes(dmRequest));
+      await waitFor("the handshake prompt with its code", () => CODE_PROMPT.test(screen));
+      const code = CODE_PROMPT.exec(screen)![1]!;
+      expect(screen).toContain(codeRequest(code));
+      // A DM without the code is passed over without a question; one with it is asked about.
       discord.sendMessage({ channelId: discord.dmChannel(mallory), author: mallory, content: "me! me!" });
-      await answer("Is this you (the owner)?", "n", `A direct message from mallory (@mallory, id ${mallory.id})`);
-      await waitFor("the wait again", () => screen.includes("Waiting for the owner's direct message"));
-      discord.sendMessage({ channelId: discord.dmChannel(erin), author: erin, content: "hello" });
-      await answer("Is this you (the owner)?", "y", `A direct message from erin (@erin, id ${erin.id})`);
+      await waitFor("mallory ignored", () => screen.includes(`Ignored a direct message without the code from mallory (@mallory, id ${mallory.id})`));
+      discord.sendMessage({ channelId: discord.dmChannel(mallory), author: mallory, content: code });
+      await answer("Is this you (the owner)?", "n", `A direct message with the code from mallory (@mallory, id ${mallory.id})`);
+      await waitFor("the wait again", () => screen.includes(`Waiting for the owner's direct message with the code ${code}`));
+      discord.sendMessage({ channelId: discord.dmChannel(erin), author: erin, content: code });
+      await answer("Is this you (the owner)?", "y", `A direct message with the code from erin (@erin, id ${erin.id})`);
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

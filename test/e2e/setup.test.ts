@@ -6,7 +6,7 @@
 // second run keeps the first one's comments and the owner's own settings; an upgrade migrates an
 // old config.json, and one from a newer Hearth stops `start` with exit 2.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -23,6 +23,12 @@ import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";
 
 const OWNER = 4242;
+const SECOND_OWNER = 4343;
+const STRANGER = 6666;
+/** A name chosen to attack the owner's terminal: hide what follows (ESC[8m), set the window title (OSC … BEL), a C1 CSI. */
+const HOSTILE_NAME = "Mal\x1b[8m\x1b]0;owner\x07 ory\x1b[0m\u009b2J";
+/** The same name as Hearth prints it: every control character replaced by U+FFFD. */
+const PRINTED_NAME = "Mal\ufffd[8m\ufffd]0;owner\ufffd ory\ufffd[0m\ufffd2J";
 let fake: FakeModel;
 let emu: TelegramEmulator;
 let refusing: Server;
@@ -73,6 +79,11 @@ async function inProcess(args: string[], vars: NodeJS.ProcessEnv): Promise<{ cod
   }
 }
 
+/** The handshake's line, which carries the one-time code. */
+const CODE_PROMPT = /Send \/start ([A-Z2-9]{8}) to @TestNameBot/;
+const codeRequest = (code: string) =>
+  `Send /start ${code} to @TestNameBot in Telegram now, or open https://t.me/TestNameBot?start=${code}; only a private message with this code names the owner`;
+
 const env = (home: string, extra: Record<string, string> = {}) => isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TELEGRAM_BOT_TOKEN: emu.token, ...extra });
 const setup = (...flags: string[]) => ["setup", "--non-interactive", "--base-url", fake.url, ...flags];
 
@@ -112,23 +123,25 @@ describe("hearth setup --non-interactive", () => {
     const home = newHome();
     // An older Hearth's config (from before versions) is already there: setup migrates it first.
     const fixtures = join(import.meta.dirname, "..", "config", "fixtures", "config-versions");
-    mkdirSync(home, { recursive: true });
+    mkdirSync(home, { recursive: true, mode: 0o700 });
     copyFileSync(join(fixtures, "v0-init-template.jsonc"), join(home, "config.json"));
+    chmodSync(join(home, "config.json"), 0o600);
     const old = readFileSync(join(home, "config.json"), "utf8");
 
     let stdout = "";
     const running = runHearth(setup("--telegram", "--telegram-api-root", emu.apiRoot), env(home), {
       onSpawn: (child) => child.stdout!.on("data", (d: Buffer) => (stdout += d.toString())),
     });
-    await waitFor("the handshake prompt", () => stdout.includes("Send /start"));
+    await waitFor("the handshake prompt", () => CODE_PROMPT.test(stdout));
+    const code = CODE_PROMPT.exec(stdout)![1]!;
     const owner = emu.user({ userId: OWNER, firstName: "Ann", username: "ann" });
-    await owner.send("/start");
+    await owner.send(`/start ${code}`);
     const r = await running;
     expect(r.stdout).toBe(
       `Hearth setup: home ${home}\n` +
         `✓ model: ${new URL(fake.url).host} accepted the key; model claude-sonnet-5-5 is there\n` +
         `✓ telegram: the bot is @TestNameBot\n` +
-        `… Send /start to @TestNameBot in Telegram now; the first private message names the owner (waiting up to 5m).\n` +
+        `… ${codeRequest(code)} (waiting up to 5m).\n` +
         `✓ telegram owner: Ann (@ann, id ${OWNER})\n` +
         `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
         `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
@@ -184,6 +197,68 @@ describe("hearth setup --non-interactive", () => {
   });
 });
 
+describe("the owner is proven by the code, never raced", () => {
+  it("a stranger spamming /start and /start with a wrong code while setup waits does not become the owner; the owner's /start CODE does", async () => {
+    const home = newHome();
+    let stdout = "";
+    let stderr = "";
+    const running = runHearth(setup("--telegram", "--telegram-api-root", emu.apiRoot), env(home), {
+      onSpawn: (child) => {
+        child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      },
+    });
+    await waitFor("the handshake prompt", () => CODE_PROMPT.test(stdout));
+    const code = CODE_PROMPT.exec(stdout)![1]!;
+    // The stranger writes first and keeps writing, every 300 ms, until setup ends.
+    const stranger = emu.user({ userId: STRANGER, firstName: HOSTILE_NAME });
+    let spamming = true;
+    const spam = (async () => {
+      for (let i = 0; spamming; i++) {
+        await stranger.send(i % 2 ? "/start" : "/start WRONGC0D");
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    })();
+    const ignoredLines = () => stderr.split("\n").filter((l) => l.includes('"event":"setup.owner_code_missing"'));
+    try {
+      await waitFor("four of the stranger's messages ignored", () => ignoredLines().length >= 4);
+      const owner = emu.user({ userId: SECOND_OWNER, firstName: "Ann", username: "ann" });
+      await owner.send(`/start ${code}`);
+      const r = await running;
+      expect(r.code).toBe(0);
+      expect(r.stdout.split("\n").slice(2, 5)).toEqual([`✓ telegram: the bot is @TestNameBot`, `… ${codeRequest(code)} (waiting up to 5m).`, `✓ telegram owner: Ann (@ann, id ${SECOND_OWNER})`]);
+    } finally {
+      spamming = false;
+      await spam;
+    }
+    const raw = parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any;
+    expect(raw.channels.telegram.ownerIds).toEqual([String(SECOND_OWNER)]);
+    expect(emu.botMessages(STRANGER)).toEqual([]);
+    expect(emu.botMessages(SECOND_OWNER).map((m) => m.text)).toEqual([OWNER_GREETING]);
+    // Each ignored message is one log line naming the sender, the escapes in the name replaced.
+    for (const line of ignoredLines()) {
+      expect(line).toMatch(/^\{"t":"[^"]+","level":"warn","event":"setup.owner_code_missing","channel":"telegram","user":"6666","name":"(.*)"\}$/);
+      expect(line.endsWith(`"name":"${PRINTED_NAME}"}`)).toBe(true);
+    }
+    expect(stderr).not.toContain("\x1b");
+    expect(stderr).not.toContain("\\u001b");
+  });
+
+  it("no message with the code within --handshake-timeout: one sentence, nothing written", async () => {
+    const home = newHome();
+    let stdout = "";
+    const running = runHearth(setup("--telegram", "--telegram-api-root", emu.apiRoot, "--handshake-timeout", "2s"), env(home), {
+      onSpawn: (child) => child.stdout!.on("data", (d: Buffer) => (stdout += d.toString())),
+    });
+    await waitFor("the handshake prompt", () => CODE_PROMPT.test(stdout));
+    await emu.user({ userId: STRANGER, firstName: "Mallory" }).send("/start");
+    const r = await running;
+    expect(r.stdout.split("\n").slice(4)).toEqual([`✗ telegram owner: no private message with the code reached @TestNameBot in time; run setup again, or pass --telegram-owner ID`, "Nothing was written.", ""]);
+    expect(r.code).toBe(1);
+    expect(existsSync(home)).toBe(false);
+  });
+});
+
 describe("upgrades", () => {
   it("a config.json from a newer Hearth stops start with exit 2 and a clear sentence, the file untouched", async () => {
     const home = newHome();
@@ -210,7 +285,9 @@ describe("hearth setup in a terminal", () => {
       stdio: ["pipe", "pipe", "inherit"],
     });
     let screen = "";
-    child.stdout!.on("data", (d: Buffer) => (screen += d.toString().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")));
+    // Decoded as a stream: U+FFFD in a name is three bytes, which a chunk may split.
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (d: string) => (screen += d.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")));
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
       // Each answer is typed only once its question is on the screen.
@@ -222,9 +299,21 @@ describe("hearth setup in a terminal", () => {
       await answer("Model", "\r");
       await answer("Connect a Telegram bot?", "\r");
       await answer("Telegram bot token", `${emu.token}\r`);
-      await waitFor("the handshake prompt", () => screen.includes("Send /start to @TestNameBot"));
-      await emu.user({ userId: 5151, firstName: "Bea", username: "bea" }).send("/start");
-      await answer("Is this you (the owner)?", "\r");
+      await waitFor("the handshake prompt with its code", () => CODE_PROMPT.test(screen));
+      const code = CODE_PROMPT.exec(screen)![1]!;
+      expect(screen).toContain(codeRequest(code));
+      // A message without the code is passed over without a question.
+      await emu.user({ userId: STRANGER, firstName: "Mallory" }).send("/start");
+      await waitFor("the stranger ignored", () => screen.includes(`Ignored a message without the code from Mallory (id ${STRANGER})`));
+      // One who has the code is shown for the owner to decline, the escapes in their name replaced.
+      await emu.user({ userId: 777, firstName: HOSTILE_NAME }).send(`/start ${code}`);
+      await waitFor("the hostile sender's question", () => screen.includes(`A message with the code from ${PRINTED_NAME} (id 777)`) && screen.lastIndexOf("Is this you (the owner)?") > screen.indexOf(PRINTED_NAME));
+      child.stdin!.write("n");
+      await waitFor("the wait again", () => screen.includes(`Waiting for the owner's message with the code ${code}`));
+      const before = screen.length;
+      await emu.user({ userId: 5151, firstName: "Bea", username: "bea" }).send(`/start ${code}`);
+      await waitFor("Bea's question", () => screen.indexOf("Is this you (the owner)?", before) >= 0);
+      child.stdin!.write("y");
       await answer("Connect a Discord bot?", "\r");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
@@ -232,7 +321,7 @@ describe("hearth setup in a terminal", () => {
       child.kill("SIGKILL");
     }
     expect(screen).toContain("accepted the key; model claude-sonnet-5-5 is there");
-    expect(screen).toContain("A message from Bea (@bea, id 5151)");
+    expect(screen).toContain("A message with the code from Bea (@bea, id 5151)");
     expect(screen).toContain("Start it with: npx hearth start");
     const raw = parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any;
     expect(raw.channels.telegram).toEqual({ ownerIds: ["5151"], apiRoot: emu.apiRoot });

@@ -33,8 +33,8 @@ afterAll(() => {
 let homes = 0;
 function newHome(): string {
   const home = join(base, `h${homes++}`);
-  mkdirSync(home);
-  writeFileSync(join(home, "config.json"), JSON.stringify({ workspace }));
+  mkdirSync(home, { mode: 0o700 });
+  writeFileSync(join(home, "config.json"), JSON.stringify({ workspace }), { mode: 0o600 });
   return home;
 }
 

@@ -50,7 +50,7 @@ function daemonPid(home: string): number | undefined {
 describe("hearth start in a terminal (e2e)", () => {
   it.skipIf(!existsSync("/usr/bin/script"))("prints one line once it is ready: how to talk to it", async () => {
     home = mkdtempSync(join(tmpdir(), "hearth-tty-"));
-    writeFileSync(join(home, "config.json"), "{}");
+    writeFileSync(join(home, "config.json"), "{}", { mode: 0o600 });
     const d = startIn(home, true);
     await waitFor("the ready line", () => d.lines().includes(READY), 30_000);
     expect(d.lines().filter((l) => l.startsWith("ready"))).toEqual([READY]);
@@ -60,7 +60,7 @@ describe("hearth start in a terminal (e2e)", () => {
 
   it("prints no such line when its output is not a terminal", async () => {
     home = mkdtempSync(join(tmpdir(), "hearth-tty-"));
-    writeFileSync(join(home, "config.json"), "{}");
+    writeFileSync(join(home, "config.json"), "{}", { mode: 0o600 });
     const d = startIn(home, false);
     await waitFor("the daemon to be ready", () => d.lines().some((l) => l.includes('"gateway.ready"')), 30_000);
     d.proc.kill("SIGTERM");

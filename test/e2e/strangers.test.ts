@@ -93,6 +93,21 @@ describe("strangers (daemon e2e)", () => {
     );
   });
 
+  it("pairing: a stranger named with ANSI and OSC sequences is listed and logged with every escape replaced", async () => {
+    const d = await start("pairing");
+    await emu.user({ userId: 556, firstName: "Eve\x1b[8m", lastName: "\x1b]0;owner\x07(id 100)\x1b[0m" }).send("hello");
+    const [reply] = await emu.waitForBotMessages(556, 1, 20_000);
+    const code = CODE.exec(reply!.text)![1]!;
+    const printed = "Eve\ufffd[8m \ufffd]0;owner\ufffd(id 100)\ufffd[0m";
+    const list = await d.hearth(["pairing", "list"]);
+    expect(list.code, list.stderr).toBe(0);
+    const asked = /\(asked ([^)]+)\)/.exec(list.stdout)![1]!;
+    expect(list.stdout).toBe(`Pending codes\n  ${code}  telegram:556  ${printed}  (asked ${asked})\nApproved senders: none\n`);
+    const logged = d.log().split("\n").find((l) => l.includes('"event":"pairing.requested"'))!;
+    expect(logged.endsWith(`"user":"556","name":"${printed}"}`)).toBe(true);
+    expect(d.log()).not.toContain("\\u001b");
+  });
+
   it("pairing: 3 accounts × 5 requests hold at most the pending limit; a fourth person is told once that requests are waiting", async () => {
     const d = await start("pairing");
     const accounts = [601, 602, 603].map((id) => emu.user({ userId: id, firstName: `Mallory${id}` }));

@@ -22,9 +22,10 @@ export interface Daemon {
   stop(): Promise<number | string>;
 }
 
+/** A new home (mode 700, as mkdtemp makes it) with this config.json, owner-only like every file Hearth writes: `hearth start` refuses one others may read. */
 export function makeHome(config?: unknown): string {
   const home = mkdtempSync(join(tmpdir(), "hearth-d-"));
-  if (config !== undefined) writeFileSync(join(home, "config.json"), JSON.stringify(config, null, 2));
+  if (config !== undefined) writeFileSync(join(home, "config.json"), JSON.stringify(config, null, 2), { mode: 0o600 });
   return home;
 }
 

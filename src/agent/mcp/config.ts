@@ -1,10 +1,22 @@
 // `mcp.servers.<name>` in config.json: a stdio command or a Streamable HTTP (or SSE) URL.
 import { z } from "zod";
+import { secretMap, secretValue, type SecretMove } from "../../secret-fields.ts";
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`): no underscores in them. */
 export const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
-const stringMap = z.record(z.string(), z.string()).default({});
+/** Environment variables and headers: values may be tokens (a map marked secret, src/secret-fields.ts). */
+const secretStringMap = z.record(z.string(), z.string()).meta(secretMap()).default({});
+
+/**
+ * An auth secret moves to `.env` as HEARTH_MCP_<SERVER>_<FIELD> and stays in config.json as a
+ * `${VAR}` reference, which the auth expands (oauth-provider.ts).
+ */
+const toReference = (field: string): SecretMove => ({
+  variable: ([server = ""]) => `HEARTH_MCP_${server.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_${field}`,
+  leaves: () => ({ kind: "reference" }),
+});
+const clientSecret = z.string().min(1).meta(secretValue(toReference("CLIENT_SECRET")));
 
 /**
  * How Hearth authorizes itself to an HTTP server (values may use ${VAR}). Absent: the MCP
@@ -16,7 +28,7 @@ export const mcpAuthSchema = z.discriminatedUnion("type", [
     type: z.literal("oauth"),
     /** A client registered by hand with the authorization server (else dynamic registration). */
     clientId: z.string().min(1).optional(),
-    clientSecret: z.string().min(1).optional(),
+    clientSecret: clientSecret.optional(),
     /** Scopes to ask for when the server names none. */
     scope: z.string().min(1).optional(),
     /** An HTTPS URL of a client ID metadata document, used where the server supports them. */
@@ -26,9 +38,9 @@ export const mcpAuthSchema = z.discriminatedUnion("type", [
     .strictObject({
       type: z.literal("client_credentials"),
       clientId: z.string().min(1),
-      clientSecret: z.string().min(1).optional(),
+      clientSecret: clientSecret.optional(),
       /** A PKCS#8 PEM private key (or ${VAR}) for private_key_jwt client authentication. */
-      privateKeyJwt: z.strictObject({ privateKey: z.string().min(1), algorithm: z.string().min(1).default("RS256") }).optional(),
+      privateKeyJwt: z.strictObject({ privateKey: z.string().min(1).meta(secretValue(toReference("PRIVATE_KEY"))), algorithm: z.string().min(1).default("RS256") }).optional(),
       scope: z.string().min(1).optional(),
     })
     .refine((a) => (a.clientSecret === undefined) !== (a.privateKeyJwt === undefined), { message: 'give "clientSecret" or "privateKeyJwt" (exactly one)' }),
@@ -62,14 +74,14 @@ export const mcpServerSchema = z
     command: z.string().trim().min(1).optional(),
     args: z.array(z.string()).default([]),
     /** Added to the daemon's environment (minus Hearth's secrets); values may use ${VAR}. */
-    env: stringMap,
+    env: secretStringMap,
     cwd: z.string().min(1).optional(),
     /** false: the process runs outside the exec sandbox and reaches any address directly (doctor names it). */
     sandbox: z.boolean().default(true),
     // Streamable HTTP, falling back to SSE
     url: z.url({ protocol: /^https?$/ }).optional(),
     /** Sent with every request; values may use ${VAR}. */
-    headers: stringMap,
+    headers: secretStringMap,
     auth: mcpAuthSchema.optional(),
   })
   .superRefine((s, ctx) => {

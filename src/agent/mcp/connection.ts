@@ -8,7 +8,7 @@ import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdi
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { registerSecret, type Logger } from "../../log.ts";
+import { redact, registerSecret, type Logger } from "../../log.ts";
 import type { Scope } from "../messages.ts";
 import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
@@ -169,7 +169,9 @@ export class McpConnection {
       scope: this.config.scope,
       status: this.#status,
       tools: this.#tools.map((t) => t.name),
-      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+      // Shown by `hearth status` and the dashboard: a server's words may echo a key it was given,
+      // and every key the configuration marks as a secret is registered with the redactor.
+      ...(this.#lastError ? { lastError: redact(this.#lastError) } : {}),
       restarts: this.#restarts,
     };
   }

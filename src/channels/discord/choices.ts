@@ -4,6 +4,7 @@
 // Slash commands are other interactions, handled elsewhere: this file only knows buttons.
 import { MessageFlags, Routes, type Interaction } from "discord.js";
 import type { ChoiceHandler, ChoiceQuestion } from "../channel.ts";
+import { printable } from "../printable.ts";
 import type { DiscordRest } from "./reply.ts";
 
 /** A button's custom_id: `q:<key>:<choice>` (Discord allows 100 characters). */
@@ -46,6 +47,6 @@ export async function handleComponentInteraction(interaction: Interaction, owner
   const parsed = parseCustomId(interaction.customId);
   if (!parsed || !handler) return;
   const user = interaction.user;
-  const text = await handler({ ...parsed, channel: "discord", by: { id: user.id, name: user.globalName ?? user.username, isOwner: ownerIds.includes(user.id) } });
+  const text = await handler({ ...parsed, channel: "discord", by: { id: user.id, name: printable(user.globalName ?? user.username), isOwner: ownerIds.includes(user.id) } });
   await interaction.reply({ content: text, flags: MessageFlags.Ephemeral });
 }

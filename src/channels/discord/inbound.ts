@@ -10,6 +10,7 @@
 // the guild allowlist. A DM is `chat.id` = the DM channel.
 import { MessageFlags, type Message } from "discord.js";
 import type { InboundMessage } from "../channel.ts";
+import { printable } from "../printable.ts";
 import { unsupportedReply, type UnsupportedKind } from "../unsupported.ts";
 
 /** What the channel keeps in `InboundMessage.raw`: enough to answer from ids alone (a replay after a restart). */
@@ -79,7 +80,7 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
     id: facts.id,
     channel: "discord",
     chat: chatOf(place),
-    sender: { id: facts.author.id, name: facts.author.name, isOwner: rules.ownerIds.includes(facts.author.id) },
+    sender: { id: facts.author.id, name: printable(facts.author.name), isOwner: rules.ownerIds.includes(facts.author.id) },
     text,
     addressed: place.kind === "dm" || mentioned || repliesToBot || named,
     receivedAt: facts.createdAt,
@@ -103,7 +104,7 @@ export function chatOf(place: DiscordPlace): InboundMessage["chat"] {
     case "dm":
       return { id: place.channelId, type: "dm" };
     case "channel":
-      return { id: place.channelId, type: "group", scopeIds: [place.guildId], ...(place.title ? { title: place.title } : {}) };
+      return { id: place.channelId, type: "group", scopeIds: [place.guildId], ...(place.title ? { title: printable(place.title) } : {}) };
     case "thread":
       return {
         id: place.parentId,
@@ -111,7 +112,7 @@ export function chatOf(place: DiscordPlace): InboundMessage["chat"] {
         threadId: place.channelId,
         // The thread itself may be allowlisted too.
         scopeIds: [place.guildId, place.channelId],
-        ...(place.title ? { title: place.title } : {}),
+        ...(place.title ? { title: printable(place.title) } : {}),
       };
     default:
       return place satisfies never;
@@ -131,7 +132,7 @@ export function cleanText(content: string, mentioned: ReadonlyArray<{ id: string
   text = text.replace(new RegExp(self, "g"), `@${bot.name}`);
   text = text.replace(/<@!?(\d+)>/g, (whole, id: string) => {
     const user = mentioned.find((u) => u.id === id);
-    return user ? `@${user.name}` : whole;
+    return user ? `@${printable(user.name)}` : whole;
   });
   return text.trim();
 }

@@ -8,6 +8,7 @@
 import { ApplicationCommandOptionType, ApplicationCommandType, InteractionResponseType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client } from "discord.js";
 import type { Logger } from "../../log.ts";
 import type { InboundMessage, MenuCommand, PlatformCommand } from "../channel.ts";
+import { printable } from "../printable.ts";
 import { chatOf, type DiscordPlace } from "./inbound.ts";
 
 /** Discord's limits: a description, and an interaction response's content. */
@@ -62,7 +63,7 @@ export function handleSlashCommand(
     id: `slash:${interaction.id}`,
     channel: "discord",
     chat: chatOf(placeOf(interaction)),
-    sender: { id: interaction.user.id, name: interaction.user.displayName, isOwner: opts.ownerIds.includes(interaction.user.id) },
+    sender: { id: interaction.user.id, name: printable(interaction.user.displayName), isOwner: opts.ownerIds.includes(interaction.user.id) },
     text: `/${interaction.commandName}${value ? ` ${spec?.option?.prefix ?? ""}${value}` : ""}`,
     addressed: true,
     receivedAt: Date.now(),

@@ -4,6 +4,7 @@
 import type { Api } from "grammy";
 import type { CallbackQuery } from "grammy/types";
 import type { ChoiceHandler, ChoiceQuestion } from "../channel.ts";
+import { printable } from "../printable.ts";
 import type { ReplyTarget } from "./transport.ts";
 
 /** The callback data of a button: `q:<key>:<choice>` (at most 64 bytes, Telegram's limit). */
@@ -44,6 +45,6 @@ export async function handleCallback(query: CallbackQuery, ownerIds: readonly st
   }
   const from = query.from;
   const name = [from.first_name, from.last_name].filter(Boolean).join(" ") || from.username || String(from.id);
-  const text = await handler({ ...parsed, channel: "telegram", by: { id: String(from.id), name, isOwner: ownerIds.includes(String(from.id)) } });
+  const text = await handler({ ...parsed, channel: "telegram", by: { id: String(from.id), name: printable(name), isOwner: ownerIds.includes(String(from.id)) } });
   await answer(text);
 }

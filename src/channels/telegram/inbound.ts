@@ -6,6 +6,7 @@
 // truthfully, including `addressed` for group messages that the gateway keeps as context.
 import type { Message, MessageEntity } from "grammy/types";
 import type { InboundMessage } from "../channel.ts";
+import { printable } from "../printable.ts";
 import { unsupportedReply, type UnsupportedKind } from "../unsupported.ts";
 
 /** What a reply needs to find its way back; JSON-serialisable (the inbox persists it). */
@@ -100,7 +101,7 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
     id: String(msg.chat.id),
     type: group ? "group" : "dm",
     ...(thread !== undefined ? { threadId: String(thread) } : {}),
-    ...("title" in msg.chat && msg.chat.title ? { title: msg.chat.title } : {}),
+    ...("title" in msg.chat && msg.chat.title ? { title: printable(msg.chat.title) } : {}),
   };
   const raw: TelegramRaw = { chatId: msg.chat.id, messageId: msg.message_id, ...(thread !== undefined ? { threadId: thread } : {}), group };
   const reply = replyOf(msg, rules);
@@ -157,13 +158,13 @@ function senderOf(msg: Message, rules: InboundRules): InboundMessage["sender"] |
     // An anonymous group admin writing "as the group", or a post from a linked channel: not a
     // person who could be recognised, and never the owner.
     const title = "title" in msg.sender_chat ? msg.sender_chat.title : undefined;
-    return { id: String(msg.sender_chat.id), name: title ?? "anonymous", isOwner: false };
+    return { id: String(msg.sender_chat.id), name: title ? printable(title) : "anonymous", isOwner: false };
   }
   const from = msg.from;
   if (!from) return undefined;
   const name = [from.first_name, from.last_name].filter((p) => p && p.trim()).join(" ").trim() || from.username || String(from.id);
   const id = String(from.id);
-  return { id, name, isOwner: rules.ownerIds.includes(id) };
+  return { id, name: printable(name), isOwner: rules.ownerIds.includes(id) };
 }
 
 /**

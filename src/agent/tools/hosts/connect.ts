@@ -1,7 +1,7 @@
 // One SSH connection to a configured host: strict host-key checking against known_hosts, key or
 // agent authentication only, keep-alives. ssh2 is loaded on first use, so a daemon without hosts
 // never loads it.
-import { readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Client, ConnectConfig } from "ssh2";
@@ -113,11 +113,26 @@ export async function connectHost(name: string, cfg: SshHostConfig, opts: Connec
 async function authOf(name: string, cfg: SshHostConfig, env: NodeJS.ProcessEnv): Promise<Pick<ConnectConfig, "privateKey" | "agent">> {
   if (cfg.identityFile) {
     const file = expandTilde(cfg.identityFile);
+    let key: Buffer;
+    let mode: number;
     try {
-      return { privateKey: await readFile(file) };
+      // One descriptor for the check and the read: the file judged is the file used.
+      const fh = await open(file, "r");
+      try {
+        mode = (await fh.stat()).mode & 0o777;
+        key = await fh.readFile();
+      } finally {
+        await fh.close();
+      }
     } catch (err) {
       throw new HostConnectError(`Could not read the identityFile of ${name} (${file}): ${(err as Error).message}`);
     }
+    // OpenSSH ignores a private key others may read, saying why; Hearth refuses it the same way.
+    if ((mode & 0o077) !== 0) {
+      const octal = mode.toString(8).padStart(4, "0");
+      throw new HostConnectError(`Could not use the identityFile of ${name}: UNPROTECTED PRIVATE KEY FILE! Permissions ${octal} for '${file}' are too open. It is required that your private key files are NOT accessible by others; run chmod 600 '${file}'.`);
+    }
+    return { privateKey: key };
   }
   if (env.SSH_AUTH_SOCK) return { agent: env.SSH_AUTH_SOCK };
   throw new HostConnectError(`${name} has no identityFile and no SSH agent is running (SSH_AUTH_SOCK is unset): set tools.exec.hosts.${name}.identityFile`);
