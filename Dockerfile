@@ -8,11 +8,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-# 2. The runtime: Node 24 slim, tini as PID 1, bubblewrap for the exec sandbox (used only where
-#    the container may create namespaces; else `auto` falls back, see README), a non-root user.
+# 2. The runtime: Node 24 slim, tini as PID 1, bubblewrap and socat for the exec sandbox and its
+#    egress bridge (usable only where the container may create namespaces; else exec refuses until
+#    the owner chooses "sandbox": "off", the container as the boundary: see README "Running in a
+#    container"), iproute2's ss for the control socket's peer check, a non-root user.
 FROM node:24-bookworm-slim
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini bubblewrap ca-certificates \
+ && apt-get install -y --no-install-recommends tini bubblewrap socat iproute2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     HEARTH_HOME=/home/node/.hearth

@@ -152,10 +152,10 @@ export function configTemplate(): string {
   "tools": {
     "exec": {
       "timeoutMs": 120000,                    // a shell command is killed after this long
-      "sandbox": "auto",                      // auto (bubblewrap if installed) | bwrap (required) | off
+      "sandbox": "auto",                      // auto (bubblewrap + socat; without them exec refuses) | bwrap (required to start) | off (unconfined)
       // "hosts": { "nas": { "type": "ssh", "host": "nas.lan", "user": "me", "identityFile": "~/.ssh/id_ed25519" } },
       //   other machines exec may run on over SSH (your chats only); trust each: hearth hosts trust nas
-      "network": true                         // whether sandboxed commands may use the network
+      "network": true                         // true: through Hearth's egress proxy (see "egress"); false: none at all
     },
     "shared": { "allow": [] },                // extra tools for groups and other people's DMs (names)
     "web": {                                  // web search and page reading, in your own chats
@@ -164,10 +164,19 @@ export function configTemplate(): string {
       "search": { "enabled": true, "mode": "server", "maxUses": 5, "provider": "brave", "allowedDomains": [], "blockedDomains": [],
         // "pricing": { "perThousandUsd": 5 },   // local search's price (default Brave's list price; SearXNG free)
       },
-      // local: Hearth fetches; allowPrivate: LAN/loopback hosts it may reach; time, bytes and characters per page.
-      "fetch": { "enabled": true, "mode": "server", "maxUses": 10, "allowPrivate": [], "allowedDomains": [], "blockedDomains": [],
+      // local: Hearth fetches (through "egress"); time, bytes and characters per page.
+      "fetch": { "enabled": true, "mode": "server", "maxUses": 10, "allowedDomains": [], "blockedDomains": [],
                  "timeoutMs": 20000, "maxBytes": 5000000, "maxChars": 100000 }
     }
+  },
+
+  // Where commands, local web_fetch and MCP servers may connect. Hosts: "example.com", "*.example.com",
+  // an address, each with an optional ":port".
+  "egress": {
+    "allow": [],                              // always allowed, no question
+    "deny": [],                               // always refused
+    "allowPrivate": [],                       // LAN/loopback hosts that may be reached, e.g. "nas.local", "127.0.0.1"
+    "ask": "tainted"                          // tainted: a conversation that read outside content asks per new host | always | never
   },
 
   // Chat channels. To turn one on, remove the // in front of its lines and replace the <…>.
