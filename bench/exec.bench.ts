@@ -1,18 +1,31 @@
 // Exec round trip (issue 13): the `exec` tool running `true`, from the call to its result, with
 // the bubblewrap sandbox and without it. Without bwrap on this machine, only the unsandboxed row.
+// The egress wall (issue 37): the start-up a command pays for its proxy and bridge, against the
+// bubblewrap line exec ran before it (host network, no bridge); and a 50 MB download from a
+// local server through the proxy against the same download direct.
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand, UNSANDBOXED } from "../src/agent/tools/exec.ts";
 import { probeBwrap, resolveExecSandbox, type ExecSandbox } from "../src/agent/tools/sandbox.ts";
+import { Egress } from "../src/egress/egress.ts";
+import { silentLogger } from "../src/log.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
+
+const DOWNLOAD_BYTES = 50 * 1024 * 1024;
 
 const ITERATIONS = 40;
 
-async function roundTrip(sandbox: ExecSandbox, workspace: string): Promise<number[]> {
+const egress = new Egress({ rules: () => ({ allow: [], deny: [], allowPrivate: ["127.0.0.1"], ask: "never" }), record: () => {}, log: silentLogger });
+const requester = { what: "exec: bench", session: "bench", permit: async () => null };
+
+async function roundTrip(sandbox: ExecSandbox, workspace: string, withProxy = false): Promise<number[]> {
   const signal = new AbortController().signal;
   const once = async () => {
-    const out = await runCommand({ command: "true", cwd: workspace, timeoutMs: 10_000, signal, sandbox });
+    const out = await runCommand({ command: "true", cwd: workspace, timeoutMs: 10_000, signal, sandbox, ...(withProxy ? { egress: { egress, requester } } : {}) });
     if (out.content !== "[exit code 0]") throw new Error(`exec bench: unexpected result ${out.content}`);
   };
   await once(); // warm-up
@@ -32,11 +45,60 @@ export async function execBench(): Promise<Figure[]> {
       const boxed = await roundTrip(sandbox, workspace);
       figures.push({ name: "exec `true` round trip, bubblewrap (p50)", value: round(percentile(boxed, 50), 1), unit: "ms", target: 75 });
       figures.push({ name: "exec `true` round trip, bubblewrap (p95)", value: round(percentile(boxed, 95), 1), unit: "ms", target: 150 });
+      if (sandbox.kind === "bwrap" && sandbox.socat) {
+        const before = await previousLine(sandbox.bwrap, workspace);
+        const proxied = await roundTrip(sandbox, workspace, true);
+        figures.push({ name: "exec `true` round trip, bubblewrap + egress proxy (p50)", value: round(percentile(proxied, 50), 1), unit: "ms", target: 100 });
+        figures.push({ name: "egress proxy start-up overhead over the pre-proxy sandbox (p50)", value: round(percentile(proxied, 50) - percentile(before, 50), 1), unit: "ms", target: 30 });
+        figures.push(await downloadRate(sandbox, workspace));
+      }
     } else {
       process.stderr.write("exec bench: bubblewrap is not installed; only the unsandboxed figure\n");
     }
     return figures;
   } finally {
     rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The bubblewrap line exec ran before the egress wall (the host's network, no bridge), spawned and awaited the same way. */
+async function previousLine(bwrap: string, workspace: string): Promise<number[]> {
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-pid", "--die-with-parent", "--bind", workspace, workspace, "--chdir", workspace, "--", "bash", "-c", "true"];
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(bwrap, args, { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      child.once("error", reject);
+      child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`exec bench: the previous line exited ${code}`))));
+    });
+  await once();
+  return measure(ITERATIONS, once);
+}
+
+/** Megabytes a second: 50 MB from a loopback server, curl direct, then curl in the sandbox through the proxy; the proxied rate as a share of the direct one. */
+async function downloadRate(sandbox: ExecSandbox, workspace: string): Promise<Figure> {
+  const body = Buffer.alloc(DOWNLOAD_BYTES, 7);
+  const server = createServer((_req, res) => res.writeHead(200, { "content-length": body.length }).end(body));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/50mb`;
+  const signal = new AbortController().signal;
+  const command = `curl -s -o /dev/null -w '%{size_download}' ${url}`;
+  const time = async (proxied: boolean): Promise<number> => {
+    const start = performance.now();
+    const out = await runCommand({ command, cwd: workspace, timeoutMs: 120_000, signal, sandbox: proxied ? sandbox : UNSANDBOXED, ...(proxied ? { egress: { egress, requester } } : {}) });
+    if (!out.content.startsWith(String(DOWNLOAD_BYTES))) throw new Error(`exec bench: the download got ${out.content}`);
+    return performance.now() - start;
+  };
+  try {
+    const direct: number[] = [];
+    const proxied: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      direct.push(await time(false));
+      proxied.push(await time(true));
+    }
+    direct.sort((a, b) => a - b);
+    proxied.sort((a, b) => a - b);
+    return { name: "50 MB through the egress proxy, share of the direct rate (median of 5)", value: round((percentile(direct, 50) / percentile(proxied, 50)) * 100, 0), unit: "%", target: 80, better: "higher" };
+  } finally {
+    server.close();
   }
 }

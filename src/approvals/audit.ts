@@ -93,11 +93,15 @@ export function connectionRecord(r: EgressRecord, at: number): AuditRecord {
  */
 export function auditLine(r: AuditRecord, timezone: string): string {
   const when = new Intl.DateTimeFormat("sv-SE", { timeZone: timezone, dateStyle: "short", timeStyle: "short" }).format(r.at);
-  const what = r.tool === "connect" ? r.command : `${r.tool}: ${r.command}`;
-  const to = r.host ? ` → ${r.host}${r.port ? `:${r.port}` : ""}` : "";
-  const bytes = r.sent !== undefined && r.decision === "connected" ? `  (out ${byteText(r.sent)}, in ${byteText(r.received ?? 0)})` : "";
+  const bytes = transferText(r);
   const why = r.reason && ["asked", "refused", "failed"].includes(r.decision) ? ` — ${r.reason}` : "";
-  return `${when}  ${WORDS[r.decision]}  ${what}${to}${r.by ? `  (by ${r.by})` : ""}${bytes}${why}`;
+  return `${when}  ${WORDS[r.decision]}  ${actionText(r)}${r.by ? `  (by ${r.by})` : ""}${bytes ? `  (${bytes})` : ""}${why}`;
 }
+
+/** What was done, for people: "exec: rm -r build → host", or a connection's "exec: curl … → example.com:443". */
+export const actionText = (r: AuditRecord): string => `${r.tool === "connect" ? r.command : `${r.tool}: ${r.command}`}${r.host ? ` → ${r.host}${r.port ? `:${r.port}` : ""}` : ""}`;
+
+/** A connection's bytes, "out 78 B, in 1.2 kB"; "" for anything else. */
+export const transferText = (r: AuditRecord): string => (r.sent !== undefined && r.decision === "connected" ? `out ${byteText(r.sent)}, in ${byteText(r.received ?? 0)}` : "");
 
 const byteText = (n: number): string => (n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} kB` : `${(n / 1024 / 1024).toFixed(1)} MB`);

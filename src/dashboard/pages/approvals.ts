@@ -1,6 +1,6 @@
 // Approvals: the questions waiting for the owner (Allow once / Deny press them exactly as the
 // chat buttons do), the grants in force (revoke), and the audit log of every decision.
-import { decisionText, type AuditRecord } from "../../approvals/audit.ts";
+import { actionText, decisionText, transferText, type AuditRecord } from "../../approvals/audit.ts";
 import { chatText, grantText, placeText } from "../../approvals/grants.ts";
 import type { OpenQuestion } from "../../approvals/service.ts";
 import { localDate, localTime } from "../../time.ts";
@@ -37,8 +37,8 @@ export const page: Page = {
       .map((r) => [
         `${esc(localDate(r.at, timezone))} ${esc(localTime(r.at, timezone))}`,
         badge(decisionText(r.decision), DECISION_KIND[r.decision] ?? "muted"),
-        `<code class="cmd">${esc(r.tool)}: ${esc(r.command)}${r.host ? ` → ${esc(r.host)}` : ""}</code>`,
-        esc(r.by ?? (r.decision === "asked" ? (r.reason ?? "") : "")),
+        `<code class="cmd">${esc(actionText(r))}</code>`,
+        esc(r.by ?? (transferText(r) || (["asked", "refused", "failed"].includes(r.decision) ? (r.reason ?? "") : ""))),
       ]);
     return `
 <section aria-labelledby="wa"><h2 id="wa">Waiting for you</h2>${table(["Action", "Why it is asked", "Session", ""], open, "Nothing is waiting for your approval.", "Waiting for you")}
@@ -72,6 +72,9 @@ const DECISION_KIND: Partial<Record<AuditRecord["decision"], "ok" | "warn" | "ba
   denied: "bad",
   timed_out: "bad",
   not_asked: "bad",
+  connected: "muted",
+  refused: "bad",
+  failed: "warn",
 };
 
 const where = (q: OpenQuestion): string => `${placeText(q.folder)}${q.hosts.length ? ` → ${q.hosts.join(", ")}` : ""}`;
