@@ -36,7 +36,7 @@ describe("the Dockerfile", () => {
     expect(all("HEALTHCHECK")).toEqual(['--interval=30s --timeout=10s --start-period=60s --retries=3 CMD ["node", "/app/bin/hearth.js", "status"]']);
     expect(all("ENTRYPOINT")).toEqual(['["/usr/bin/tini", "--", "node", "/app/bin/hearth.js"]']);
     expect(all("CMD")).toEqual(['["start"]']);
-    expect(all("RUN").join("\n")).toContain("apt-get install -y --no-install-recommends tini bubblewrap ca-certificates");
+    expect(all("RUN").join("\n")).toContain("apt-get install -y --no-install-recommends tini bubblewrap socat iproute2 ca-certificates");
   });
 
   it("holds everything Hearth reads: a folder laid out as the image's /app answers `hearth chat -m` on a new home", async () => {

@@ -1,7 +1,8 @@
 // With commands unconfined (tools.exec.sandbox "off"), a command can reach the control socket.
 // The daemon reads who is connecting (the kernel's socket table) and refuses a request that hands
 // out the owner's powers — here `hearth pairing approve` — from a command it started, while the
-// owner's own terminal, running the very same command line, is obeyed.
+// owner's own terminal, running the very same command line, is obeyed. (approvals.exec is off:
+// the command's reading would ask about running a script, and this is about the socket alone.)
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { hearthBin } from "../support/cli-process.ts";
@@ -18,7 +19,7 @@ let home: string;
 beforeAll(async () => {
   fake = await startFakeModel();
   emu = await startTelegramEmulator();
-  home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } }, tools: { exec: { sandbox: "off" } } });
+  home = makeHome({ channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } }, tools: { exec: { sandbox: "off" } }, approvals: { exec: "off" } });
   d = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
   await waitFor("telegram polling", () => d.log().includes("telegram.polling"));
 });

@@ -12,6 +12,7 @@ describe("mcp.servers", () => {
       answerTimeoutMs: 300_000,
       roots: "workspace",
       tools: { deny: [] },
+      sandbox: true,
       command: "npx",
       args: ["-y", "x"],
       env: {},
