@@ -81,12 +81,13 @@ async function downloadRate(sandbox: ExecSandbox, workspace: string): Promise<Fi
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/50mb`;
   const signal = new AbortController().signal;
-  const command = `curl -s -o /dev/null -w '%{size_download}' ${url}`;
+  // curl's own clock, from its request to the last byte: the rate of the transfer, not the command's start-up.
+  const command = `curl -s -o /dev/null -w '%{size_download} %{time_total}' ${url}`;
   const time = async (proxied: boolean): Promise<number> => {
-    const start = performance.now();
     const out = await runCommand({ command, cwd: workspace, timeoutMs: 120_000, signal, sandbox: proxied ? sandbox : UNSANDBOXED, ...(proxied ? { egress: { egress, requester } } : {}) });
-    if (!out.content.startsWith(String(DOWNLOAD_BYTES))) throw new Error(`exec bench: the download got ${out.content}`);
-    return performance.now() - start;
+    const [size, seconds] = out.content.split(/\s+/);
+    if (size !== String(DOWNLOAD_BYTES)) throw new Error(`exec bench: the download got ${out.content}`);
+    return Number(seconds) * 1000;
   };
   try {
     const direct: number[] = [];

@@ -147,7 +147,8 @@ export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, 
  * connection is never refused. $1 socat, $2 the socket, $3 the command.
  */
 const BRIDGE = [
-  `("$1" TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,reuseaddr,fork "UNIX-CONNECT:$2" </dev/null >/dev/null 2>&1 &)`,
+  // -b: socat copies 8 kB at a time by default, a fifth of the loopback's rate for a download.
+  `("$1" -b 262144 TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,reuseaddr,fork "UNIX-CONNECT:$2" </dev/null >/dev/null 2>&1 &)`,
   `for ((i = 0; i < 20000; i++)); do while read -r _ a _ st _; do [[ $a == 0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, "0")} && $st == 0A ]] && break 2; done </proc/net/tcp; done`,
   `exec bash -c "$3"`,
 ].join("\n");
