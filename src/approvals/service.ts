@@ -275,23 +275,29 @@ export class Approvals {
   /** Records the outcome (and the grant it makes); the line the question shows, and the model's answer (null: run it). */
   #decide(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
     const { config } = this.#o;
-    if (facts.tool === CONNECT) return this.#decideConnection(o, facts, run);
+    // A connection's answer is the refusal its program is told; its grant is for its host in its chat (facts.folder).
+    const connection = facts.tool === CONNECT;
+    const host = facts.hosts.length === 1 ? facts.hosts[0]! : null;
     if (o.type === "timeout") {
       this.#record("timed_out", facts, run, {});
       return {
-        line: `⌛ Not answered within ${minutesText(config.timeoutSeconds)}: not run.`,
-        answer: `Not run: the owner did not approve this ${facts.tool} call within ${config.timeoutSeconds} s (no answer counts as no). Tell the owner what you wanted to do; they can allow it when they are back.`,
+        line: `⌛ Not answered within ${minutesText(config.timeoutSeconds)}: ${connection ? "not connected" : "not run"}.`,
+        answer: connection
+          ? `the owner did not allow ${host} within ${config.timeoutSeconds} s`
+          : `Not run: the owner did not approve this ${facts.tool} call within ${config.timeoutSeconds} s (no answer counts as no). Tell the owner what you wanted to do; they can allow it when they are back.`,
       };
     }
     if (o.type === "stopped") {
       this.#record("stopped", facts, run, {});
-      return { line: "⏹ Stopped before it was answered: not run.", answer: STOPPED };
+      return { line: `⏹ Stopped before it was answered: ${connection ? "not connected" : "not run"}.`, answer: connection ? "the run was stopped" : STOPPED };
     }
-    const host = facts.hosts.length === 1 ? facts.hosts[0]! : null;
     switch (o.choice) {
       case "deny":
         this.#record("denied", facts, run, { by: o.by });
-        return { line: `❌ Denied by ${o.by}.`, answer: `Not run: the owner denied this ${facts.tool} call. Do not try to reach the same result another way; tell the owner what you wanted to do and why.` };
+        return {
+          line: `❌ Denied by ${o.by}.`,
+          answer: connection ? `the owner denied ${host}` : `Not run: the owner denied this ${facts.tool} call. Do not try to reach the same result another way; tell the owner what you wanted to do and why.`,
+        };
       case "once":
         this.#record("allowed_once", facts, run, { by: o.by });
         return { line: `✅ Allowed once by ${o.by}.`, answer: null };
@@ -306,36 +312,6 @@ export class Approvals {
         this.grants.add({ tool: facts.tool, kind: "command", pattern: facts.canonical, folder: facts.folder, chat: chatKeyOf(run.chat, run.sessionKey), host, expiresAt, by: o.by, at: this.#clock() });
         this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
         const scope = scopeText(facts, run);
-        return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
-      }
-    }
-  }
-
-  /** A connection's outcome: its answer is the refusal the connecting program gets (null: connect). */
-  #decideConnection(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
-    const { config } = this.#o;
-    const host = facts.hosts[0]!;
-    if (o.type === "timeout") {
-      this.#record("timed_out", facts, run, {});
-      return { line: `⌛ Not answered within ${minutesText(config.timeoutSeconds)}: not connected.`, answer: `the owner did not allow ${host} within ${config.timeoutSeconds} s` };
-    }
-    if (o.type === "stopped") {
-      this.#record("stopped", facts, run, {});
-      return { line: "⏹ Stopped before it was answered: not connected.", answer: "the run was stopped" };
-    }
-    const scope = scopeText(facts, run);
-    switch (o.choice) {
-      case "deny":
-        this.#record("denied", facts, run, { by: o.by });
-        return { line: `❌ Denied by ${o.by}.`, answer: `the owner denied ${host}` };
-      case "once":
-        this.#record("allowed_once", facts, run, { by: o.by });
-        return { line: `✅ Allowed once by ${o.by}.`, answer: null };
-      case "for":
-      case "always": {
-        const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
-        this.grants.add({ tool: CONNECT, kind: "command", pattern: host, folder: facts.folder, chat: facts.folder, host, expiresAt, by: o.by, at: this.#clock() });
-        this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
         return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
       }
     }
