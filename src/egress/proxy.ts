@@ -63,11 +63,17 @@ export class EgressProxy {
     return proxy;
   }
 
-  /** Stops listening and ends every connection; a decision still waiting is aborted. */
+  /**
+   * Stops listening and ends every connection; a decision still waiting is aborted. Resolves once
+   * every socket has closed, so every connection has been recorded.
+   */
   async close(): Promise<void> {
     this.#stop.abort();
+    // Still in the set means its "close" has not been emitted (a socket leaves the set in its
+    // close listener), even when it was destroyed already: `closed` turns true a tick earlier.
+    const closing = [...this.#sockets].map((s) => once(s, "close").then(() => {}));
     for (const s of this.#sockets) s.destroy();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await Promise.all([...closing, new Promise<void>((resolve) => this.#server.close(() => resolve()))]);
   }
 
   #track(socket: net.Socket): void {
