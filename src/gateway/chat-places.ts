@@ -25,7 +25,10 @@ function placeOf(config: Config, pairing: Pick<PairingStore, "isApproved">, to: 
   // A Telegram private chat's id is its user's id; groups have negative ids.
   const person = to.channel === "telegram" && !to.chatId.startsWith("-");
   if (person && rules.ownerIds.includes(to.chatId)) return { type: "owner" };
-  if (!person && rules.groups.policy !== "disabled" && rules.groups.allow.includes(to.chatId)) {
+  // Under groups.policy "open" Hearth answers in any group; a Discord channel id does not say
+  // whether it is a DM, so there only a listed one counts.
+  const listed = rules.groups.allow.includes(to.chatId) || (rules.groups.policy === "open" && to.channel === "telegram");
+  if (!person && rules.groups.policy !== "disabled" && listed) {
     return { type: "shared", sessionKey: `group:${to.channel}:${to.chatId}${to.threadId ? `:${to.threadId}` : ""}` };
   }
   if (person && rules.dmPolicy !== "disabled" && (rules.allowFrom.includes(to.chatId) || (rules.dmPolicy === "pairing" && pairing.isApproved(to.channel, to.chatId)))) {
