@@ -12,9 +12,11 @@ describe("mcp.servers", () => {
       answerTimeoutMs: 300_000,
       roots: "workspace",
       tools: { deny: [] },
+      trust: [],
       command: "npx",
       args: ["-y", "x"],
       env: {},
+      sandbox: true,
       headers: {},
     });
   });
