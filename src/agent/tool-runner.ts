@@ -140,7 +140,7 @@ async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput
     const ctx = toolContext(call, env);
     // What the tool refuses by itself is never put to the owner. While the owner is asked, the
     // call's progress line already shows what waits.
-    const refusal = precheck(p.tool, p.input, ctx) ?? (env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input }, { workspace: env.workspace, signal: env.signal }) : null);
+    const refusal = precheck(p.tool, p.input, ctx) ?? (env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input, ...(p.tool.mcp ? { mcp: p.tool.mcp } : {}) }, { workspace: env.workspace, signal: env.signal }) : null);
     output = refusal !== null ? { isError: true, content: refusal } : await executeTool(p.tool, p.input, call, ctx, env);
     if (refusal === null) env.gate?.observe(call.name);
   }

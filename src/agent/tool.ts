@@ -93,7 +93,7 @@ export interface ToolGate {
    * approved). May wait for the owner for minutes; must resolve soon after `signal` aborts, and
    * must not throw.
    */
-  admit(call: { id: string; name: string; input: unknown }, ctx: { workspace: string; signal: AbortSignal }): Promise<string | null>;
+  admit(call: { id: string; name: string; input: unknown; mcp?: McpToolOrigin }, ctx: { workspace: string; signal: AbortSignal }): Promise<string | null>;
   /** Tool `name` returned content into the run (a web page, an MCP result): it may taint the run. */
   observe(name: string): void;
   /** See ToolContext.permitConnection; `signal` is the run's or the connection's. */
@@ -141,6 +141,20 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   precheck?(input: z.output<S>, ctx: ToolContext): string | null;
   /** A one-line summary of a call for progress lines ("exec: ls -la"). */
   summarize?(input: z.output<S>): string;
+  /** Set for a tool an MCP server provides: see McpToolOrigin. */
+  mcp?: McpToolOrigin;
+}
+
+/**
+ * Where an MCP tool comes from: its server, the server's name for it, whether the owner trusts it
+ * (`mcp.servers.<name>.trust`), and what the server says of it (`annotations`: readOnlyHint…),
+ * which the approvals show and never rely on.
+ */
+export interface McpToolOrigin {
+  server: string;
+  tool: string;
+  trusted: boolean;
+  annotations: Readonly<Record<string, unknown>>;
 }
 
 export const defineTool = <S extends z.ZodType>(tool: Tool<S>): Tool => tool as unknown as Tool;

@@ -45,6 +45,10 @@ export interface ActionFacts {
   reroutes: boolean;
   /** A connection's port (tool "connect"). */
   port?: number;
+  /** The tools other than exec: what the call does that a tainted run is asked about ("this sends a file out"). */
+  risk?: string;
+  /** Lines the question shows under the command (what an MCP server says of its tool). */
+  notes?: string[];
 }
 
 const EXEC_HOST = "ssh-host:";
@@ -74,7 +78,7 @@ export async function judge(facts: ActionFacts, config: PolicyConfig, tainted: s
   const { command } = facts;
   if (config.allow.some((p) => patternProblem(reader, p) === null && patternMatches(canonicalPattern(reader, p), facts.canonical))) return { type: "run" };
   if (facts.tool !== "exec") {
-    return tainted ? { type: "ask", reason: `${tainted}, and this sends a file out` } : { type: "run" };
+    return tainted ? { type: "ask", reason: `${tainted}, and ${facts.risk ?? "this sends a file out"}` } : { type: "run" };
   }
   if (config.exec === "always") return { type: "ask", reason: "every command is asked about (approvals.exec: always)" };
   if (config.ask.some((p) => patternMatches(p, command) || patternMatches(canonicalPattern(reader, p), facts.canonical))) return { type: "ask", reason: "it matches one of your approvals.ask patterns" };

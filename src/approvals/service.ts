@@ -18,7 +18,8 @@ import { AuditLog, type Decision } from "./audit.ts";
 import { chatKeyOf, GrantStore, placeText, type Grant } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { canonicalPattern, execFacts, judge, patternProblem, placeOf, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
+import { canonicalPattern, judge, patternProblem, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
+import { factsOf } from "./tool-facts.ts";
 import { shellReader } from "./shell.ts";
 
 export interface ApprovalsConfig {
@@ -214,12 +215,14 @@ export class Approvals {
         return this.#ask(facts, mode === "always" ? "every new host is asked about (egress.ask: always)" : tainted!, run, signal);
       },
       admit: async (call, ctx) => {
-        const facts = await factsOf(call.name, call.input, ctx.workspace);
+        const facts = await factsOf(call, ctx.workspace);
         if (!facts) return null;
         const tainted = taint();
-        // A shared chat sends only files of its own folder (the outgoing-file rule), which its
-        // members can already read: nothing private leaves, so there is nothing to ask.
-        if (facts.tool === "send_file" && run.scope !== "main") return null;
+        // A shared chat's run holds nothing of the owner's: it sends only files of its own folder
+        // (the outgoing-file rule), its tasks run in its own scope and an MCP server the owner
+        // opened to it sees only what its members could tell it. Nothing private leaves, so there
+        // is nothing to ask. Its commands are judged like any.
+        if (facts.tool !== "exec" && run.scope !== "main") return null;
         const verdict = await judge(facts, this.#o.config, tainted);
         if (verdict.type === "run") return null;
         const grant = this.grants.covering(facts, chatKeyOf(run.chat, run.sessionKey));
@@ -326,29 +329,13 @@ const STOPPED = "Not run: the run was stopped while waiting for the owner's appr
 
 const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 
-/** The calls the policy judges, as facts; null for every other tool (never asked about). */
-async function factsOf(tool: string, input: unknown, workspace: string): Promise<ActionFacts | null> {
-  const i = (input ?? {}) as Record<string, unknown>;
-  switch (tool) {
-    case "exec": {
-      // On an SSH exec host the command acts there: asked and granted per host, never as here.
-      const on = typeof i.host === "string" && i.host.trim() !== "" ? placeOf(i.host.trim()) : workspace;
-      return execFacts(String(i.command ?? ""), on);
-    }
-    case "send_file":
-      return toolFacts(tool, `send_file ${String(i.path ?? "")}`, workspace, []);
-    default:
-      return null;
-  }
-}
-
 /** The question the owner is shown, with the run's task when it is one, and what a lasting grant would cover. */
 function questionText(facts: ActionFacts, reason: string, run: RunFacts, scopeLine: string): string {
   const task = run.task ? [`task: ${run.task.label} (${run.task.id})`] : [];
   if (facts.tool === CONNECT) {
     return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `chat: ${facts.folder}`, `why: ${reason}`, scopeLine].join("\n");
   }
-  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, scopeLine].join("\n");
+  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), ...(facts.notes ?? []), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, scopeLine].join("\n");
 }
 
 /** The longest command a grant's scope shows in full; a longer one is "this exact command". */

@@ -122,9 +122,11 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
     }
   }
   // The scheduler's own code, loaded only when no daemon answers.
-  const { CronService } = await import("../scheduler/service.ts");
+  const [{ CronService }, { chatPlaces }, { PairingStore }] = await Promise.all([import("../scheduler/service.ts"), import("../gateway/chat-places.ts"), import("../gateway/pairing.ts")]);
   const config = loadConfig({ home });
-  const service = CronService.open({ paths, config, log: createLogger({ level: "silent" }) });
+  const log = createLogger({ level: "silent" });
+  // The chats a job may post into, as the daemon would judge them (the owner's last Discord DM is known only to it).
+  const service = CronService.open({ paths, config, log, placeOf: chatPlaces(config, PairingStore.open(paths.pairing, log)) });
   const problem = service.problem();
   return fn({
     daemon: false,

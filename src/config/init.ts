@@ -228,7 +228,8 @@ export function configTemplate(): string {
       // "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
       //             "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "\${GITHUB_TOKEN}" } },
       // "notes": { "url": "http://127.0.0.1:8808/mcp", "headers": { "Authorization": "Bearer \${NOTES_TOKEN}" },
-      //            "enabled": true, "scope": "main", "timeoutMs": 60000, "tools": { "deny": [] } },
+      //            "enabled": true, "scope": "main", "timeoutMs": 60000, "tools": { "deny": [] },
+      //            "trust": ["search_notes"] },  // tools an answer that read a web page may call unasked ("*": all)
       // A hosted server that needs a login: \`${hearthCmd("mcp login linear")}\` once, then it connects by itself.
       // "linear": { "url": "https://mcp.linear.app/mcp", "auth": { "type": "oauth" },
       //             "answerTimeoutMs": 300000,  // how long you have to answer a server's question

@@ -49,6 +49,8 @@ export interface LaneItem {
   purpose?: RunPurpose;
   /** Whether the exchange belongs in the daily log, given the reply; absent means it does. */
   worthLogging?: (reply: string) => boolean;
+  /** See ScheduledRun.sharedIn: a job whose answer goes to a shared chat is made in that chat's scope. */
+  sharedIn?: string;
   /** The model for the run this item starts, instead of the session's (heartbeat.model). */
   model?: string;
   /** Only these tools for the run this item starts (a background task's `tools`); absent: the scope's. */

@@ -15,9 +15,13 @@ export function createRunExecutor(ctx: GatewayContext): RunExecutor {
     // A background task runs in the scope it was started in (a group's: shared, with the group's
     // memory), its approvals asked in the chat that started it, naming the task.
     const task = purpose === "task" ? ctx.tasks.originOf(run.sessionKey) : null;
-    // Other background work (a job, the heartbeat in its own session) is the owner's: main scope.
-    const scope = task?.scope ?? ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared");
-    const chatKey = task?.chatKey ?? run.sessionKey;
+    // A job whose answer goes to a shared chat is made in that chat's scope (job-runner.ts), in
+    // the chat's session or its own; never in main, whatever the session's record says.
+    const sharedIn = run.items.find((i) => i.sharedIn)?.sharedIn;
+    // Other background work (a job for the owner, the heartbeat in its own session) is the owner's: main scope.
+    const owners = purpose === "cron" || purpose === "heartbeat";
+    const scope = sharedIn ? "shared" : (task?.scope ?? (owners ? "main" : (ctx.sessions.get(run.sessionKey)?.scope ?? (purpose !== "chat" || run.sessionKey === "main" || run.sessionKey.startsWith("cron:") ? "main" : "shared"))));
+    const chatKey = sharedIn ?? task?.chatKey ?? run.sessionKey;
     const gate = budgetGate(ctx, { scope, purpose, sessionKey: run.sessionKey });
     // A member's notes are shown only to a run that answers that member alone (a backlog merged
     // past its cap may hold several members: then nobody's).

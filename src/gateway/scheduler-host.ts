@@ -5,6 +5,7 @@ import type { DeliveryTarget } from "../channels/channel.ts";
 import { NoTerminalClientError } from "../channels/terminal/channel.ts";
 import { heartbeatModel } from "../config/config.ts";
 import { CLI_TARGET, type HostDelivery, type SchedulerHost } from "../scheduler/host.ts";
+import { chatPlaces } from "./chat-places.ts";
 import type { GatewayContext } from "./context.ts";
 
 export function gatewayHost(ctx: GatewayContext): SchedulerHost {
@@ -17,7 +18,8 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
     mainBusy: () => ctx.lanes.snapshot().some((l) => l.key === "main" && (l.running || l.queued > 0)),
     send: (to, text, from) => sendScheduled(ctx, to, text, from, ownerTarget),
     ownerTarget,
-    checkBudget: (purpose, sessionKey) => ctx.budget.check({ scope: "main", purpose, sessionKey }),
+    checkBudget: (purpose, sessionKey, scope) => ctx.budget.check({ scope, purpose, sessionKey }),
+    placeOf: chatPlaces(ctx.config, ctx.pairing, () => ctx.sessions.ownerContact()),
     originOf(sessionKey) {
       // Only the owner's main session may manage jobs; its messages come from the owner's DMs
       // (the router records the last one as the owner contact) or from the terminal.

@@ -10,6 +10,7 @@ import { inboxId } from "./inbox.ts";
 import { accessRules, groupTarget } from "./access.ts";
 import { groupRateRule, rateKeysOf, taskRateLimitText } from "../spending/rate-limit.ts";
 import { gatewayHost } from "./scheduler-host.ts";
+import { chatPlaces } from "./chat-places.ts";
 
 export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
   return {
@@ -46,6 +47,7 @@ export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
     },
     outsideContent: (sessionKey) => ctx.runtime.outsideContent(sessionKey),
     originOf: (sessionKey) => groupTarget(sessionKey) ?? gatewayHost(ctx).originOf(sessionKey),
+    placeOf: chatPlaces(ctx.config, ctx.pairing, () => ctx.sessions.ownerContact()),
     checkBudget: (sessionKey, scope) => ctx.budget.check({ scope, purpose: "task", sessionKey }),
     admitShared(sessionKey, person) {
       const to = groupTarget(sessionKey);

@@ -115,7 +115,7 @@ export class Heartbeat {
   /** Why a scheduled tick at `now` would not run ("ran" when it would), main's lane aside. */
   /** The one place the heartbeat asks the budget (budget.ts) whether it may spend now. */
   #budgetAllows(): boolean {
-    return this.#o.host.checkBudget?.("heartbeat", "main").type !== "refuse";
+    return this.#o.host.checkBudget?.("heartbeat", "main", "main").type !== "refuse";
   }
 
   #verdict(now: number, checklist: string | null): BeatResult {

@@ -3,6 +3,7 @@
 // scheduler a fake of it; the daemon builds it from the gateway context (gateway/scheduler-host.ts).
 import type { UserMessage } from "../agent/messages.ts";
 import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
+import type { ChatPlace } from "../channels/chat-place.ts";
 import type { BudgetDecision } from "../spending/budget.ts";
 import type { RunPurpose } from "../spending/usage-record.ts";
 
@@ -31,6 +32,11 @@ export interface ScheduledRun {
   model?: string;
   /** Set for a job's run whose job was set up by a tainted answer: the run starts tainted, with this reason. */
   taintedBy?: string;
+  /**
+   * Set for a run whose answer goes to a shared chat: that chat's session key. The run is made in
+   * its shared scope (its folder, its tools, its budget), never with the owner's memory.
+   */
+  sharedIn?: string;
 }
 
 export interface SchedulerHost {
@@ -55,7 +61,13 @@ export interface SchedulerHost {
    * Whether background work in `sessionKey` may spend now (budget.ts); asked before a job or a
    * heartbeat is queued. Absent: there is no budget.
    */
-  checkBudget?(purpose: "cron" | "heartbeat", sessionKey: string): BudgetDecision;
+  checkBudget?(purpose: "cron" | "heartbeat", sessionKey: string, scope: "main" | "shared"): BudgetDecision;
+  /**
+   * Whose chat `to` is (channels/chat-place.ts): the owner's, a shared chat the job's answer is
+   * made in the scope of, or one no job may post into. Asked when a job is added or changed and
+   * before each run.
+   */
+  placeOf(to: DeliveryTarget): ChatPlace;
   /** When the owner last wrote to Hearth; null when never (since the home was created). */
   ownerMessageAt(): number | null;
   /** When a workspace file last changed; null when unknown (no watcher): the heartbeat then never skips as "unchanged". */

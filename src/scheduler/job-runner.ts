@@ -47,7 +47,8 @@ export class JobRunner {
   /** Records the run as queued and puts it on its lane — or as skipped when the budget is spent. Returns its run id. */
   run(job: Job, scheduledAt: number, trigger: Trigger): string {
     const now = this.#o.clock();
-    const budget = this.#o.host.checkBudget?.("cron", sessionKeyOf(job));
+    const place = this.#placeOf(job);
+    const budget = place.type === "ready" ? this.#o.host.checkBudget?.("cron", place.sessionKey, place.sharedIn ? "shared" : "main") : undefined;
     if (budget?.type === "refuse") {
       const runId = runIdOf(job.id, scheduledAt);
       const at = new Date(now).toISOString();
@@ -71,18 +72,27 @@ export class JobRunner {
     return queued.runId;
   }
 
-  /** Puts a run that was queued before (by this or an earlier daemon) on its lane. */
+  /**
+   * Puts a run that was queued before (by this or an earlier daemon) on its lane, in the scope of
+   * the chat its answer goes to; a chat no job may post into (any more) gets no run.
+   */
   resume(job: Job, queued: QueuedRun): void {
-    if (job.task) return this.#startTask(job, queued);
+    const place = this.#placeOf(job);
+    if (place.type === "refused") {
+      void this.#complete(job, queued, this.#o.clock(), { type: "error", error: `not run: ${place.reason}` });
+      return;
+    }
+    if (job.task) return this.#startTask(job, queued, place.sessionKey);
     this.#inFlight.set(job.id, queued.runId);
     const now = this.#o.clock();
     const item: ScheduledRun = {
       entryId: `cron:${queued.runId}`,
       turn: {
-        ...userTurn({ text: jobTurnText(job, queued, this.#o.timezone), channel: "cron", sender: job.name, at: now, timezone: this.#o.timezone }, "system"),
+        ...userTurn({ text: jobTurnText(job, queued, this.#o.timezone, place.sharedIn !== undefined), channel: "cron", sender: job.name, at: now, timezone: this.#o.timezone }, "system"),
         ...(job.taintedBy ? { outside: `a job set up by an answer that read ${job.taintedBy}` } : {}),
       },
       ...(job.taintedBy ? { taintedBy: `this job was set up by an answer that read ${job.taintedBy}` } : {}),
+      ...(place.sharedIn ? { sharedIn: place.sharedIn } : {}),
       source: { channel: "cron", sender: job.name, text: job.prompt },
       purpose: "cron",
       replyKey: `cron:${queued.runId}`,
@@ -90,21 +100,43 @@ export class JobRunner {
       openReply: () => this.#openReply(job, queued),
       arrivedAt: now,
     };
-    this.#o.host.submit(sessionKeyOf(job), item);
+    this.#o.host.submit(place.sessionKey, item);
+  }
+
+  /**
+   * Where a job's run is made. Its answer's chat decides: the owner's (or none) → the job's own
+   * session in main; a shared chat → that chat's scope, in the chat's session for a `main` job
+   * or in `cron:<id>` for an isolated one; a chat no job may post into → refused.
+   */
+  #placeOf(job: Job): { type: "ready"; sessionKey: string; sharedIn?: string } | { type: "refused"; reason: string } {
+    const d = job.delivery;
+    if (d.to !== "chat" && d.to !== "origin") return { type: "ready", sessionKey: sessionKeyOf(job) };
+    const place = this.#o.host.placeOf(targetOf(d));
+    switch (place.type) {
+      case "owner":
+        return { type: "ready", sessionKey: sessionKeyOf(job) };
+      case "refused":
+        return place;
+      case "shared":
+        return { type: "ready", sessionKey: job.session === "main" ? place.sessionKey : sessionKeyOf(job), sharedIn: place.sessionKey };
+      default:
+        return place satisfies never;
+    }
   }
 
   /**
    * A job run as a background task: the run is starting the task, recorded ok at once (delivery
-   * none: the task delivers its own result, exactly once, where the job would deliver).
+   * none: the task delivers its own result, exactly once, where the job would deliver, in that
+   * chat's scope).
    */
-  #startTask(job: Job, queued: QueuedRun): void {
+  #startTask(job: Job, queued: QueuedRun, parent: string): void {
     const host = this.#o.host;
     const startedAt = this.#o.clock();
     this.#o.runs.append({ status: "started", runId: queued.runId, jobId: job.id, at: new Date(startedAt).toISOString() });
     let outcome: Outcome;
     try {
       if (!host.spawnTask) throw new Error("background tasks are not available here");
-      const id = host.spawnTask({ task: job.prompt, label: job.name, parent: sessionKeyOf(job), to: this.#targetOf(job) ?? host.ownerTarget(), by: jobLabel(job), ...(job.taintedBy ? { outside: job.taintedBy } : {}) });
+      const id = host.spawnTask({ task: job.prompt, label: job.name, parent, to: this.#targetOf(job) ?? host.ownerTarget(), by: jobLabel(job), ...(job.taintedBy ? { outside: job.taintedBy } : {}) });
       this.#o.log.info("cron.task_started", { job: job.id, run: queued.runId, task: id });
       outcome = { type: "ok", text: "" };
     } catch (err) {
@@ -223,7 +255,7 @@ export class JobRunner {
 }
 
 /** The user turn of a job run: what it is, then the job's prompt. */
-function jobTurnText(job: Job, q: QueuedRun, timezone: string): string {
+function jobTurnText(job: Job, q: QueuedRun, timezone: string, shared: boolean): string {
   const at = Date.parse(q.scheduledAt);
   const why =
     q.trigger === "manual"
@@ -231,7 +263,7 @@ function jobTurnText(job: Job, q: QueuedRun, timezone: string): string {
       : q.trigger === "catch-up"
         ? `due at ${localTime(at, timezone)}, missed while Hearth was not running`
         : `due at ${localTime(at, timezone)}`;
-  const where = job.delivery.to === "none" ? "Your answer is not sent anywhere." : "Your answer is sent to the owner as a message.";
+  const where = job.delivery.to === "none" ? "Your answer is not sent anywhere." : shared ? "Your answer is posted in the shared chat this job is for." : "Your answer is sent to the owner as a message.";
   return `Scheduled job "${job.name}" (${why}). This is not a message from the owner: do what the job asks. ${where}\n\n${job.prompt}`;
 }
 

@@ -4,6 +4,7 @@
 // daemon only) recovers what the last run left behind and starts the timers.
 import { hearthCmd } from "../hearth-command.ts";
 import type { DeliveryTarget } from "../channels/channel.ts";
+import type { PlaceOfChat } from "../channels/chat-place.ts";
 import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
 import { readNote } from "../memory/workspace-files.ts";
@@ -13,10 +14,10 @@ import type { HomePaths } from "../config/home.ts";
 import { Engine, realTimers, type Timers } from "./engine.ts";
 import { Heartbeat, type TickReport } from "./heartbeat.ts";
 import { CLI_TARGET, type SchedulerHost } from "./host.ts";
-import { buildJob, cliField, type JobInput, type NewJobContext } from "./job-input.ts";
+import { buildJob, cliField, CronInputError, type JobInput, type NewJobContext } from "./job-input.ts";
 import { JobRunner, type FinalRecord } from "./job-runner.ts";
 import { JobsFileError, JobStore, type LoadResult } from "./job-store.ts";
-import { jobSchema, targetOf, type Job, type JobState } from "./job.ts";
+import { jobSchema, targetOf, targetText, type Job, type JobState } from "./job.ts";
 import { RunLog, type QueuedRun, type RecentRun } from "./run-log.ts";
 import { createCronTools, type CronManager } from "./tools.ts";
 import { viewOf, type JobView } from "./view.ts";
@@ -37,6 +38,11 @@ export interface CronServiceOptions {
    * Without it (the CLI with no daemon running) the file is only read, and its problem reported.
    */
   setAsideDamaged?: boolean;
+  /**
+   * Whose chat a job's delivery names, when no host is attached (the CLI with no daemon running:
+   * from config.json and pairing.json). With neither, a job may deliver only to the owner.
+   */
+  placeOf?: PlaceOfChat;
 }
 
 export type AddedBy = { createdBy: "cli" } | { createdBy: "agent"; sessionKey: string };
@@ -50,7 +56,7 @@ export class UnknownJobError extends Error {
 }
 
 export class CronService implements CronManager {
-  readonly #o: Required<Omit<CronServiceOptions, "timers">> & { timers: Timers };
+  readonly #o: Required<Omit<CronServiceOptions, "timers" | "placeOf">> & Pick<CronServiceOptions, "placeOf"> & { timers: Timers };
   readonly #store: JobStore;
   readonly #engine: Engine;
   #jobs: Job[] = [];
@@ -176,6 +182,7 @@ export class CronService implements CronManager {
     let added: Job | undefined;
     this.#mutate((jobs) => {
       added = buildJob(input, this.#newJobContext(by, jobs));
+      this.#checkDelivery(added, "Not scheduled");
       // A job set up by a tainted answer runs tainted: a schedule must not launder the taint.
       const outside = by.createdBy === "agent" ? (this.#host?.outsideContent?.(by.sessionKey) ?? null) : null;
       if (outside) added = { ...added, taintedBy: outside };
@@ -196,6 +203,7 @@ export class CronService implements CronManager {
       const old = jobs.find((j) => j.id === id.trim());
       if (!old) throw new UnknownJobError(id);
       const built = buildJob(input, this.#newJobContext({ createdBy: "cli" }, jobs));
+      if (input.deliver?.trim()) this.#checkDelivery(built, "Not changed");
       updated = {
         ...built,
         id: old.id,
@@ -210,6 +218,30 @@ export class CronService implements CronManager {
     });
     this.#o.log.info("cron.job_updated", { job: updated!.id, name: updated!.name });
     return this.#view(updated!);
+  }
+
+  /**
+   * What `add` would refuse, without adding: the reason (bad input, a chat no job may post into),
+   * or null. The cron_add tool asks it before the owner is asked to approve the call.
+   */
+  check(input: JobInput, by: AddedBy): string | null {
+    try {
+      this.#checkDelivery(buildJob(input, this.#newJobContext(by, this.#jobs)), "Not scheduled");
+      return null;
+    } catch (err) {
+      if (err instanceof CronInputError) return err.message;
+      throw err;
+    }
+  }
+
+  /** A job posts only into the owner's chats, allowed groups and paired people; throws CronInputError with the reason. */
+  #checkDelivery(job: Job, refusal: string): void {
+    const d = job.delivery;
+    if (d.to !== "chat" && d.to !== "origin") return;
+    const to = targetOf(d);
+    const placeOf = this.#host ? (t: DeliveryTarget) => this.#host!.placeOf(t) : this.#o.placeOf;
+    const place = placeOf ? placeOf(to) : { type: "refused" as const, reason: `${targetText(to)} cannot be checked without the daemon` };
+    if (place.type === "refused") throw new CronInputError(`${refusal}: ${place.reason}.`);
   }
 
   #newJobContext(by: AddedBy, jobs: Job[]): NewJobContext {

@@ -9,6 +9,8 @@ import type { JobView } from "./view.ts";
 export interface CronManager {
   /** Adds a job; `sessionKey` is where the request came from (`deliver: origin`). */
   add(input: JobInput, by: { createdBy: "agent"; sessionKey: string }): JobView;
+  /** What `add` would refuse (bad input, a chat no job may post into), as the model reads it; null: it would add it. Writes nothing. */
+  check(input: JobInput, by: { createdBy: "agent"; sessionKey: string }): string | null;
   list(): JobView[];
   remove(id: string): JobView;
 }
@@ -32,6 +34,8 @@ export function createCronTools(cron: CronManager): Tool[] {
       }),
       readOnly: false,
       summarize: (input) => input.name,
+      // Refused before anyone is asked to approve it: a bad schedule, a chat no job may post into.
+      precheck: (input, ctx) => cron.check(input, { createdBy: "agent", sessionKey: ctx.sessionKey }),
       async execute(input, ctx) {
         try {
           const job = cron.add(input, { createdBy: "agent", sessionKey: ctx.sessionKey });

@@ -4,6 +4,7 @@
 // tests hand the task service a fake of it.
 import type { Scope, UserMessage } from "../agent/messages.ts";
 import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
+import type { ChatPlace } from "../channels/chat-place.ts";
 import type { BudgetDecision } from "../spending/budget.ts";
 
 /** A task's run as the gateway queues it on the task's own lane (`task:<id>`). */
@@ -60,6 +61,11 @@ export interface TaskHost {
   outsideContent(sessionKey: string): string | null;
   /** The chat the current message of `sessionKey` came from (a group session: that group); null when unknown. */
   originOf(sessionKey: string): DeliveryTarget | null;
+  /**
+   * Whose chat `to` is (channels/chat-place.ts), for a task started for a chat other than its
+   * parent's (a job's task): a shared chat's task runs in its scope; a refused one never starts.
+   */
+  placeOf(to: DeliveryTarget): ChatPlace;
   /** Whether a task started from `sessionKey` in `scope` may spend now (a shared one: also the shared scopes' limit). */
   checkBudget(sessionKey: string, scope: Scope): BudgetDecision;
   /**

@@ -18,11 +18,13 @@ import { randomBytes } from "node:crypto";
 import type { Scope } from "../agent/messages.ts";
 import { userTurn } from "../agent/user-turn.ts";
 import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { ChatPlace } from "../channels/chat-place.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../log.ts";
 import type { TaskHost, TaskRun } from "./host.ts";
 import { TaskLog, type TaskEnd, type TaskEntry } from "./task-log.ts";
 import { labelledResult, taskView, type TaskView } from "./view.ts";
+import { resumeText, stripStopNote, taskText } from "./task-turns.ts";
 
 export const TASK_PREFIX = "task:";
 export const isTaskSession = (key: string): boolean => key.startsWith(TASK_PREFIX);
@@ -166,19 +168,25 @@ export class TaskService {
     const host = this.#need();
     const { tasks } = this.#o.config;
     const parentTask = isTaskSession(parent) ? this.#log.tasks.get(taskIdOf(parent)) : undefined;
-    const scope: Scope = parentTask ? (parentTask.spawned.scope ?? "main") : (opts.scope ?? "main");
+    const parentScope: Scope = parentTask ? (parentTask.spawned.scope ?? "main") : (opts.scope ?? "main");
     // A group's task has no task tools (its run is not opened to them); refused here too.
-    if (scope === "shared" && parentTask) throw new TaskInputError("A background task started in a group cannot start tasks of its own. Do the work yourself.");
+    if (parentScope === "shared" && parentTask) throw new TaskInputError("A background task started in a group cannot start tasks of its own. Do the work yourself.");
     const depth = (parentTask?.spawned.depth ?? 0) + 1;
     if (depth > tasks.maxDepth) {
       throw new TaskInputError(`A background task cannot start tasks of its own here (tasks.maxDepth is ${tasks.maxDepth}). Do the work yourself.`);
     }
+    const target = opts.to ?? parentTask?.spawned.target ?? host.originOf(parent);
+    if (!target) throw new TaskInputError("No background task was started: the chat to report back to is unknown.");
+    // Where its result goes decides the scope it is made in: a task for a shared chat runs in that
+    // chat's scope, whoever started it. Without `to` it reports to its parent's own chat.
+    const place: ChatPlace = opts.to ? host.placeOf(opts.to) : parentScope === "shared" ? { type: "shared", sessionKey: parent } : { type: "owner" };
+    if (place.type === "refused") throw new TaskInputError(`No background task was started: ${place.reason}.`);
+    const scope: Scope = place.type === "shared" ? "shared" : parentScope;
+    const chat = place.type === "shared" && place.sessionKey !== parent ? place.sessionKey : undefined;
     const text = input.task.trim();
     if (!text) throw new TaskInputError("The task is empty: say what the background task should do.");
     const budget = host.checkBudget(parent, scope);
     if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${scope === "shared" ? SHARED_BUDGET_TEXT : budget.reason}.`);
-    const target = opts.to ?? parentTask?.spawned.target ?? host.originOf(parent);
-    if (!target) throw new TaskInputError("No background task was started: the chat to report back to is unknown.");
     if (scope === "shared") {
       // A group's task counts against its rate limits like one more message of the group.
       const limited = host.admitShared(parent, opts.person);
@@ -204,6 +212,7 @@ export class TaskService {
       ...(opts.by ? { by: opts.by } : {}),
       ...(taintedBy ? { taintedBy } : {}),
       ...(scope === "shared" ? { scope } : {}),
+      ...(chat ? { chat } : {}),
       at: this.#o.clock(),
     });
     const t = this.#log.tasks.get(id)!;
@@ -343,7 +352,7 @@ export class TaskService {
     const t = isTaskSession(sessionKey) ? this.#log.tasks.get(taskIdOf(sessionKey)) : undefined;
     if (!t) return null;
     const s = t.spawned;
-    return { target: s.target, label: s.label, id: s.id, ...(s.scope === "shared" ? { scope: "shared", chatKey: s.parent } : { scope: "main" }) };
+    return { target: s.target, label: s.label, id: s.id, ...(s.scope === "shared" ? { scope: "shared", chatKey: s.chat ?? s.parent } : { scope: "main" }) };
   }
 
   // ── running ────────────────────────────────────────────────────────────────────────────
@@ -579,25 +588,11 @@ export function entryIdOf(t: TaskEntry, n: number): string {
   return `${t.spawned.target.channel}:task-${n === 0 ? t.spawned.id : `${t.spawned.id}.${n}`}`;
 }
 
-function taskText(t: TaskEntry): string {
-  const s = t.spawned;
-  const context = s.context ? `\n\nContext from the conversation that started it:\n${s.context}` : "";
-  const to = s.scope === "shared" ? "the group chat that started the task" : "the owner's chat and to the conversation that started the task";
-  return `Background task ${s.id} ("${s.label}"). Nobody reads along and nobody answers questions while you work: do the task on your own, then give its result as your final answer. That answer is sent to ${to}.\n\nThe task:\n${s.task}${context}`;
-}
-
 /** The owner's main scope sees every task; a shared viewer only the tasks started in its own conversation. */
 function visibleTo(t: TaskEntry, viewer: TaskViewer | undefined): boolean {
   if (!viewer || viewer.scope === "main") return true;
-  return t.spawned.scope === "shared" && t.spawned.parent === viewer.sessionKey;
-}
-
-function resumeText(t: TaskEntry): string {
-  return `Hearth restarted while background task ${t.spawned.id} ("${t.spawned.label}") was running. Continue it from where the work above stopped, without repeating finished steps, then give its result as your final answer.\n\nThe task:\n${t.spawned.task}`;
+  return t.spawned.scope === "shared" && (t.spawned.chat ?? t.spawned.parent) === viewer.sessionKey;
 }
 
 /** What a task's result brings into its parent as outside content; undefined: nothing. */
 const resultOutside = (t: TaskEntry): string | undefined => (t.result?.taintedBy ? `the result of a background task that read ${t.result.taintedBy}` : undefined);
-
-/** The lanes' "(Stopped.)" line is not part of a task's result: its label says why it stopped. */
-const stripStopNote = (text: string): string => text.replace(/\s*\((Stopped\.|Interrupted[^)]*)\)\s*$/, "").trim();

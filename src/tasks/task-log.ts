@@ -38,6 +38,11 @@ export const TaskRecordSchema = z.discriminatedUnion("type", [
      * the shared scopes' budget. Absent: the owner's main scope.
      */
     scope: z.literal("shared").optional(),
+    /**
+     * A shared task started for a chat other than its parent (a job of the owner's for a group):
+     * that chat's session, whose folder is its memory and which sees and cancels it. Absent: `parent`.
+     */
+    chat: z.string().min(1).optional(),
     at: z.number(),
   }),
   z.object({ type: z.literal("progress"), id: z.string().min(1), line: z.string(), at: z.number() }),

@@ -21,7 +21,9 @@ beforeAll(async () => {
   fake = await startFakeModel();
   home = makeHome({
     channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)] } },
-    mcp: { servers: { asker: { command: process.execPath, args: [FAULT, "--ask"] }, hasty: { command: process.execPath, args: [FAULT, "--ask"], answerTimeoutMs: 1000 } } },
+    // Trusted: a server's result is outside content, so after the first call every later call of
+    // an untrusted tool in the conversation would wait for the owner's approval first.
+    mcp: { servers: { asker: { command: process.execPath, args: [FAULT, "--ask"], trust: "*" }, hasty: { command: process.execPath, args: [FAULT, "--ask"], answerTimeoutMs: 1000, trust: "*" } } },
   });
   daemon = await startDaemon(home, { TELEGRAM_BOT_TOKEN: emu.token, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
   await waitFor("the MCP servers", () => daemon!.log().split('"event":"mcp.ready"').length === 3);

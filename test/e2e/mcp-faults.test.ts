@@ -38,7 +38,10 @@ const starts = () => join(home, "starts.txt");
 const startCount = () => readFileSync(starts(), "utf8").trim().split("\n").length;
 
 async function start(servers: Record<string, unknown>, backoffMs = 100): Promise<Gateway> {
-  writeFileSync(join(home, "config.json"), JSON.stringify({ mcp: { servers }, channels: { telegram: { token: "t", ownerIds: ["1"] } } }));
+  // The test channel marks no sender as the owner, so every run here has read "a message from
+  // user1" and an untrusted MCP tool would be asked about: these servers are trusted.
+  const trusted = Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, { trust: "*", ...(s as object) }]));
+  writeFileSync(join(home, "config.json"), JSON.stringify({ mcp: { servers: trusted }, channels: { telegram: { token: "t", ownerIds: ["1"] } } }));
   const config = loadConfig({ home, env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url } });
   const opts = gatewayOptions(home, config, silentLogger, { daemon: false });
   gateway = await startGateway({ ...opts, controlSocket: true, channels: [channel], mcpBackoff: { baseMs: backoffMs } });

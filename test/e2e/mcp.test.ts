@@ -31,8 +31,11 @@ afterEach(async () => {
 });
 
 async function gatewayWith(servers: Record<string, unknown>): Promise<TestGateway> {
+  // The test channel marks no sender as the owner, so every run here has read "a message from
+  // user1" and an untrusted MCP tool would be asked about: these servers are trusted.
+  const trusted = Object.fromEntries(Object.entries(servers).map(([name, s]) => [name, { trust: "*", ...(s as object) }]));
   t = await startTestGateway(fake.url, {
-    config: { mcp: { servers } },
+    config: { mcp: { servers: trusted } },
     telegram: { groups: { policy: "allowlist", allow: ["-100"], requireMention: false } },
   });
   await t.gateway.context.runtime.mcp!.settled();

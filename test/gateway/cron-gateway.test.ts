@@ -46,7 +46,8 @@ const runs = (): RunRecord[] =>
   existsSync(join(home, "cron", "runs.jsonl"))
     ? readFileSync(join(home, "cron", "runs.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as RunRecord)
     : [];
-const ownerSays = (c: TestChannel, t: string) => c.say({ chat: OWNER_CHAT, type: "dm", sender: "1", text: t });
+// The owner's own words: an untainted run, so cron_add is not asked about (a tainted run's is).
+const ownerSays = (c: TestChannel, t: string) => c.say({ chat: OWNER_CHAT, type: "dm", sender: "1", text: t, isOwner: true });
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe("cron tools in a gateway", () => {

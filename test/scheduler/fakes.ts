@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DeliveryTarget, ReplyOutcome } from "../../src/channels/channel.ts";
+import type { ChatPlace } from "../../src/channels/chat-place.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { homePaths } from "../../src/config/home.ts";
 import type { LaneItem } from "../../src/gateway/lanes.ts";
@@ -120,6 +121,14 @@ export class FakeHost implements SchedulerHost {
   readonly outside = new Map<string, string>();
   outsideContent(sessionKey: string): string | null {
     return this.outside.get(sessionKey) ?? null;
+  }
+  /**
+   * Whose chat each `channel:chatId` is; any other is the owner's (the tests' chats are, unless
+   * a test says otherwise).
+   */
+  readonly places = new Map<string, ChatPlace>();
+  placeOf(to: DeliveryTarget): ChatPlace {
+    return this.places.get(`${to.channel}:${to.chatId}`) ?? { type: "owner" };
   }
   /** Tasks started by jobs with `task: true`. */
   readonly tasks: Array<Parameters<NonNullable<SchedulerHost["spawnTask"]>>[0]> = [];

@@ -278,3 +278,47 @@ describe("cron tools' origin", () => {
   });
 });
 
+
+describe("where a job's answer goes decides the scope it is made in", () => {
+  const refusal = "telegram:555 is not the owner's chat, an allowed group (channels.telegram.groups.allow) or a person paired with Hearth";
+
+  it("a job for a chat no job may post into is refused at creation with the reason, by the agent (before anyone is asked) and the CLI; nothing is written", async () => {
+    h = await startHarness({ start: "2026-11-22T08:00:00Z" });
+    h.host.places.set("telegram:555", { type: "refused", reason: refusal });
+    const input = { name: "Leak", every: "1h", message: "m", deliver: "telegram:555" };
+    expect(h.cron.check(input, { createdBy: "agent", sessionKey: "main" })).toBe(`Not scheduled: ${refusal}.`);
+    expect(() => h!.cron.add(input, { createdBy: "agent", sessionKey: "main" })).toThrow(`Not scheduled: ${refusal}.`);
+    expect(() => h!.cron.add(input, { createdBy: "cli" })).toThrow(`Not scheduled: ${refusal}.`);
+    expect(h.cron.check({ ...input, deliver: "owner" }, { createdBy: "agent", sessionKey: "main" })).toBeNull();
+    expect(h.cron.list()).toEqual([]);
+    const ok = h.cron.add({ ...input, deliver: "owner" }, { createdBy: "cli" });
+    expect(() => h!.cron.update(ok.id, { ...input })).toThrow(`Not changed: ${refusal}.`);
+    expect(h.cron.get(ok.id).deliver).toBe("owner");
+  });
+
+  it("a job for a group runs in the group's session and scope (an isolated one in its own session, with the group's memory); a job for the owner in main", async () => {
+    h = await startHarness({ start: "2026-11-22T08:00:00Z" });
+    h.host.places.set("telegram:-1001", { type: "shared", sessionKey: "group:telegram:-1001" });
+    h.cron.add({ name: "Group", at: "2026-11-22T08:05:00Z", message: "say hi", deliver: "telegram:-1001" }, { createdBy: "cli" });
+    const isolated = h.cron.add({ name: "Alone", at: "2026-11-22T08:05:00Z", message: "say hi", deliver: "telegram:-1001", session: "isolated" }, { createdBy: "cli" });
+    h.cron.add({ name: "Mine", at: "2026-11-22T08:05:00Z", message: "brief me", deliver: "telegram:100" }, { createdBy: "cli" });
+    h.time.advanceTo("2026-11-22T08:05:00Z");
+    const of = (name: string) => h!.host.submitted.find((s) => s.item.source.sender === name)!;
+    expect([of("Group").sessionKey, of("Group").item.sharedIn]).toEqual(["group:telegram:-1001", "group:telegram:-1001"]);
+    expect(of("Group").item.turn.text).toContain("Your answer is posted in the shared chat this job is for.");
+    expect([of("Alone").sessionKey, of("Alone").item.sharedIn]).toEqual([`cron:${isolated.id}`, "group:telegram:-1001"]);
+    expect([of("Mine").sessionKey, of("Mine").item.sharedIn]).toEqual(["main", undefined]);
+  });
+
+  it("a job whose chat is no longer one it may post into (a pairing revoked) is not run; the owner is told why", async () => {
+    h = await startHarness({ start: "2026-11-22T08:00:00Z" });
+    h.host.places.set("telegram:555", { type: "shared", sessionKey: "dm:telegram:555" });
+    const job = h.cron.add({ name: "Note", at: "2026-11-22T08:05:00Z", message: "m", deliver: "telegram:555" }, { createdBy: "cli" });
+    h.host.places.set("telegram:555", { type: "refused", reason: refusal });
+    h.time.advanceTo("2026-11-22T08:05:00Z");
+    await until("the final record", () => finals(h!).length === 1);
+    expect(h.host.submitted).toEqual([]);
+    expect(finals(h)[0]).toMatchObject({ jobId: job.id, status: "error", error: `not run: ${refusal}`, notified: true });
+    expect(h.host.sent).toEqual([{ to: h.host.owner, text: expect.stringContaining(`failed (due 2026-11-22 08:05): not run: ${refusal}`) }]);
+  });
+});

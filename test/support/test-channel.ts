@@ -46,14 +46,14 @@ export class TestChannel implements Channel {
     this.#onMessage!(m);
   }
 
-  /** Delivers a message built from the essentials; returns its id. */
-  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string }): string {
+  /** Delivers a message built from the essentials; returns its id. `isOwner`: the platform's reading of its owner ids (default: not the owner). */
+  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string; isOwner?: boolean }): string {
     const id = opts.id ?? `t${++this.#seq}`;
     this.deliver({
       id,
       channel: this.id,
       chat: { id: opts.chat, type: opts.type ?? "group", ...(opts.title ? { title: opts.title } : {}) },
-      sender: { id: opts.sender, name: `user${opts.sender}`, isOwner: false },
+      sender: { id: opts.sender, name: `user${opts.sender}`, isOwner: opts.isOwner ?? false },
       text: opts.text,
       addressed: true,
       receivedAt: Date.now(),

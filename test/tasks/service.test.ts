@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ReplySink } from "../../src/channels/channel.ts";
+import type { DeliveryTarget, ReplySink } from "../../src/channels/channel.ts";
+import type { ChatPlace } from "../../src/channels/chat-place.ts";
 import { createLogger } from "../../src/log.ts";
 import type { BudgetDecision } from "../../src/spending/budget.ts";
 import type { TaskHost, TaskRun } from "../../src/tasks/host.ts";
@@ -62,6 +63,9 @@ class FakeHost implements TaskHost {
   outside = new Map<string, string>();
   outsideContent = (key: string) => this.outside.get(key) ?? null;
   originOf = (key: string) => (key.startsWith("group:") ? { channel: "telegram" as const, chatId: key.split(":")[2]! } : { channel: "telegram" as const, chatId: "42" });
+  /** Whose chat each `channel:chatId` is; any other is the owner's. */
+  places = new Map<string, ChatPlace>();
+  placeOf = (to: DeliveryTarget): ChatPlace => this.places.get(`${to.channel}:${to.chatId}`) ?? { type: "owner" };
   budget: BudgetDecision = { type: "allow" };
   /** Every budget question: "<scope>:<session>". */
   budgetAsked: string[] = [];
@@ -486,5 +490,29 @@ describe("TaskService in a group opened to tasks", () => {
     const tasks = open(host, undefined, { ...config, tasks: { ...config.tasks, maxDepth: 3 } });
     const v = tasks.spawn({ task: "Ours." }, GROUP, { scope: "shared" });
     expect(() => tasks.spawn({ task: "Deeper." }, `task:${v.id}`, { scope: "main" })).toThrow("A background task started in a group cannot start tasks of its own.");
+  });
+});
+
+describe("a task for a shared chat runs in that chat's scope, whoever started it", () => {
+  const GROUP = "group:telegram:-1001";
+
+  it("a job's task for a group (parent: the job's session) runs shared with the group's memory, is the group's to see, and asks the shared budget", () => {
+    const host = new FakeHost();
+    host.places.set("telegram:-1001", { type: "shared", sessionKey: GROUP });
+    const tasks = open(host);
+    const v = tasks.spawn({ task: "Post the weekly plan.", label: "plan" }, "cron:abc", { by: 'cron job "Plan" (abc)', to: { channel: "telegram", chatId: "-1001" } });
+    expect(tasks.originOf(`task:${v.id}`)).toEqual({ target: { channel: "telegram", chatId: "-1001" }, label: "plan", id: v.id, scope: "shared", chatKey: GROUP });
+    expect(host.budgetAsked).toEqual(["shared:cron:abc", "shared:cron:abc"]);
+    expect(JSON.stringify(host.runs[0]!.run.turn)).toContain("That answer is sent to the shared chat it was started for.");
+    expect(tasks.list({ sessionKey: GROUP, scope: "shared" }).map((t) => t.label)).toEqual(["plan"]);
+  });
+
+  it("a task for a chat no answer may go to is not started, with the reason", () => {
+    const host = new FakeHost();
+    const reason = "telegram:555 is not the owner's chat, an allowed group (channels.telegram.groups.allow) or a person paired with Hearth";
+    host.places.set("telegram:555", { type: "refused", reason });
+    const tasks = open(host);
+    expect(() => tasks.spawn({ task: "Leak." }, "main", { to: { channel: "telegram", chatId: "555" } })).toThrow(`No background task was started: ${reason}.`);
+    expect(host.accepted).toEqual([]);
   });
 });

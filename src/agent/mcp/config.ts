@@ -70,6 +70,12 @@ export const mcpServerSchema = z
         deny: z.array(z.string().min(1)).default([]),
       })
       .prefault({}),
+    /**
+     * Tools (the server's names) a run that read outside content may call without asking the
+     * owner, or "*" for all of them. Absent: every call of such a run is asked (approvals). What
+     * a server says of its own tools (readOnlyHint…) is shown in the question, never trusted.
+     */
+    trust: z.union([z.literal("*"), z.array(z.string().min(1))]).default([]),
     // stdio
     command: z.string().trim().min(1).optional(),
     args: z.array(z.string()).default([]),

@@ -471,6 +471,7 @@ export class McpConnection {
       input: anyObject,
       inputSchema: { ...(t.inputSchema as Record<string, unknown>), type: "object" },
       readOnly: t.annotations?.readOnlyHint === true,
+      mcp: { server: this.name, tool: t.name, trusted: this.config.trust === "*" || this.config.trust.includes(t.name), annotations: { ...(t.annotations ?? {}) } },
       execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal, { ...(ctx.ask ? { ask: ctx.ask } : {}), scope: ctx.scope }),
     };
   }

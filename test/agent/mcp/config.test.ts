@@ -13,9 +13,11 @@ describe("mcp.servers", () => {
       roots: "workspace",
       tools: { deny: [] },
       sandbox: true,
+      trust: [],
       command: "npx",
       args: ["-y", "x"],
       env: {},
+      sandbox: true,
       headers: {},
     });
   });
