@@ -17,7 +17,6 @@ describe("mcp.servers", () => {
       command: "npx",
       args: ["-y", "x"],
       env: {},
-      sandbox: true,
       headers: {},
     });
   });
