@@ -291,11 +291,11 @@ async function checkDaemon(lockPath: string, socketPath: string): Promise<Check>
     return problem(
       "daemon",
       `pid ${holder.pid} holds the lock but does not answer on ${socketPath}`,
-      `check its log; if it hangs, stop it the way it was started (\`npx pm2 restart hearth\`, or Ctrl+C in its terminal). Before killing pid ${holder.pid} by hand, check it is Hearth: \`ps -o pid,lstart,args -p ${holder.pid}\` shows \`hearth.js start\``,
+      `check its log (\`${hearthCmd("logs")}\`); if it hangs, \`${hearthCmd("restart")}\` restarts it through whatever runs it (pm2, systemd or none). Before killing pid ${holder.pid} by hand, check it is Hearth: \`ps -o pid,lstart,args -p ${holder.pid}\` shows \`hearth.js start\``,
     );
   }
   if (record) return ok("daemon", `not running (a lock from pid ${record.pid}, which is gone or now another process, is left; the next start takes it over)`);
-  return ok("daemon", `not running (start it with \`${hearthCmd("start")}\` or pm2)`);
+  return ok("daemon", `not running (start it with \`${hearthCmd("start")}\`)`);
 }
 
 function checkCron(jobsPath: string, timezone: string): Check[] {

@@ -14,10 +14,14 @@ import { gatewayOptions } from "../gateway/setup.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { daemonLogger, LogTail, parseLevel, underPm2, type Logger } from "../log.ts";
 import { catchStopRequests, describeStop } from "../process-stop.ts";
+import { ownSupervisor, recordSupervisor } from "./supervisor.ts";
 
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   // Caught already by bin/hearth.js; a request made since is replayed to the listener below.
   const stop = catchStopRequests();
+  // pm2 or systemd starting Hearth for this home has it from now on, even if this start fails:
+  // `hearth restart` goes through it after the fix (cli/supervisor.ts).
+  recordSupervisor(home, ownSupervisor());
   // An older config.json is migrated in place (one log line per step), once it is known to be
   // valid: a file with a mistake is reported as it is, untouched.
   loadConfig({ home });

@@ -179,10 +179,13 @@ describe("hearth setup --non-interactive", () => {
     // file `hearth logs` reads; `hearth stop` stops it again.
     const restarted = await runHearth(["restart"], env(home));
     expect(restarted.code).toBe(0);
-    const bgPid = Number(/^Started Hearth in the background \(pid (\d+)\); its log: (.+)\n$/.exec(restarted.stdout)?.[1]);
-    expect(restarted.stdout).toBe(`Started Hearth in the background (pid ${bgPid}); its log: ${join(home, "logs", "hearth.err.log")}\n`);
+    const bgPid = Number(/^Started Hearth in the background \(pid (\d+)\)/.exec(restarted.stdout)?.[1]);
+    expect(restarted.stdout).toBe(`Started Hearth in the background (pid ${bgPid}); its log: \`npx hearth logs -f\`.\n`);
     background.push(bgPid);
-    await waitFor("the background daemon is ready", async () => (await runHearth(["logs", "-n", "1000"], env(home))).stdout.includes('"event":"gateway.ready"'));
+    await waitFor("the background daemon is ready", async () => / info  gateway\.ready /.test((await runHearth(["logs", "-n", "1000"], env(home))).stdout));
+    // Split as pm2 splits it: info lines in hearth.out.log, none in hearth.err.log.
+    expect(readFileSync(join(home, "logs", "hearth.out.log"), "utf8")).toContain('"event":"gateway.ready"');
+    expect(readFileSync(join(home, "logs", "hearth.err.log"), "utf8")).not.toContain('"level":"info"');
     expect(await runHearth(["stop"], env(home))).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${bgPid}).\n`, stderr: "" });
 
     // The owner edits the file by hand; a second run changes the model only.
