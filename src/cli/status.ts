@@ -36,7 +36,7 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   for (const c of s.channels) {
     const detail =
       c.state === "failed"
-        ? `failed: ${c.reason}`
+        ? `not running: ${c.reason}`
         : c.state === "reconnecting"
           ? `reconnecting: ${c.detail}`
           : c.state === "running" && c.detail

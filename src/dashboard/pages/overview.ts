@@ -17,7 +17,7 @@ export const page: Page = {
     const questions = host.approvals.open();
     const channelRows = s.channels.map((c) => {
       const detail = c.state === "failed" ? c.reason : c.state === "reconnecting" ? c.detail : c.state === "running" ? (c.detail ?? "") : "";
-      return [`<strong>${esc(c.id)}</strong>`, badge(c.state, c.state === "running" ? "ok" : c.state === "failed" ? "bad" : "warn"), esc(detail)];
+      return [`<strong>${esc(c.id)}</strong>`, badge(c.state === "failed" ? "not running" : c.state, c.state === "running" ? "ok" : c.state === "failed" ? "bad" : "warn"), esc(detail)];
     });
     const sessionRows = s.sessions
       .sort((a, b) => b.lastActivityAt - a.lastActivityAt)
