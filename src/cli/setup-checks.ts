@@ -2,6 +2,7 @@
 // models, which costs nothing; a bot token: getMe or users/@me), and the Telegram handshake that
 // finds the owner. Each returns a result value; nothing here throws for a refused key or a
 // server that is down. Messages never contain a key or a token.
+import { botTokenProblem } from "../channels/bot-token.ts";
 import { printable } from "../channels/printable.ts";
 import type { ModelAnswer } from "../config/setup-config.ts";
 import { redact } from "../log.ts";
@@ -59,8 +60,10 @@ export interface TelegramBot {
   username: string;
 }
 
-/** getMe: the bot's name, or why the token does not work. */
+/** getMe: the bot's name, or why the token does not work (a malformed one is not sent). */
 export async function checkTelegramToken(token: string, apiRoot: string): Promise<{ ok: true; bot: TelegramBot } | { ok: false; problem: string }> {
+  const malformed = botTokenProblem("telegram", token);
+  if (malformed) return { ok: false, problem: `${malformed.problem}; ${malformed.fix}` };
   const where = new URL(apiRoot).host;
   let r: { status: number; body: any };
   try {
@@ -74,8 +77,10 @@ export async function checkTelegramToken(token: string, apiRoot: string): Promis
   return { ok: true, bot: { id: Number(r.body.result.id), username: r.body.result.username } };
 }
 
-/** users/@me: the Discord bot's name, or why the token does not work. */
+/** users/@me: the Discord bot's name, or why the token does not work (a malformed one is not sent). */
 export async function checkDiscordToken(token: string, apiBase: string): Promise<CheckResult> {
+  const malformed = botTokenProblem("discord", token);
+  if (malformed) return { ok: false, problem: `${malformed.problem}; ${malformed.fix}` };
   const where = new URL(apiBase).host;
   let r: { status: number; body: any };
   try {

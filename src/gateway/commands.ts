@@ -12,7 +12,7 @@ import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants
 import { askModel } from "./owner-questions.ts";
 import { TaskInputError } from "../tasks/service.ts";
 import { accessRules, opensTasks } from "./access.ts";
-import { taskListText } from "../tasks/view.ts";
+import { taskListBlock, taskListText } from "../tasks/view.ts";
 
 export interface Command {
   name: string;
@@ -349,7 +349,9 @@ function tasksCommand(ctx: GatewayContext, origin: CommandOrigin, args: string):
   if (origin.scope !== "main" && !opensTasks(origin.message, accessRules(ctx.config, origin.message.channel))) return "Background tasks are only available in the owner's private chat.";
   const viewer = { sessionKey: origin.sessionKey, scope: origin.scope };
   const cancel = /^cancel\s+(\S+)$/i.exec(args);
-  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : taskListText(ctx.tasks.list(viewer));
+  // The terminal prints text as it is; the chats render markdown.
+  const list = () => (origin.message.channel === "cli" ? taskListText : taskListBlock)(ctx.tasks.list(viewer));
+  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : list();
   try {
     const v = ctx.tasks.cancel(cancel[1]!, viewer);
     return `Cancelling task ${v.id} ("${v.label}"); its result message will say when it has stopped.`;
