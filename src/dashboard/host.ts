@@ -22,7 +22,8 @@ export interface DashboardStatus {
   startedAt: number;
   model: string;
   channels: Array<{ id: string } & ChannelStatus>;
-  sessions: Array<{ key: string; scope: "main" | "shared"; title?: string; lastActivityAt: number; contextPercent: number; running: boolean; runningForMs: number | null; queued: number }>;
+  /** `waitingFor`: the call its run waits on the owner's approval for. */
+  sessions: Array<{ key: string; scope: "main" | "shared"; title?: string; lastActivityAt: number; contextPercent: number; running: boolean; runningForMs: number | null; queued: number; waitingFor?: string }>;
   budget: BudgetStatus;
   damaged: string[];
   terminalMailbox: number;

@@ -10,6 +10,7 @@ import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModel
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
 import { askModel } from "./owner-questions.ts";
+import { approvePairing } from "./pairing-approval.ts";
 import { TaskInputError } from "../tasks/service.ts";
 import { accessRules, opensTasks } from "./access.ts";
 import { taskListBlock, taskListText } from "../tasks/view.ts";
@@ -177,7 +178,7 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
       ctx.pairing.reload(ctx.log);
-      const approved = ctx.pairing.approve(cmd.args);
+      const approved = approvePairing(ctx, cmd.args);
       return approved
         ? `Approved ${approved.name} (${approved.channel}:${approved.userId}). They can talk to me now, in their own private conversation.`
         : `No pending pairing code "${cmd.args}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`;

@@ -11,6 +11,7 @@ import type { LogTail } from "../log.ts";
 import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
 import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
 import type { GatewayContext } from "./context.ts";
+import { approvePairing } from "./pairing-approval.ts";
 import { gatewayStatus } from "./status.ts";
 
 export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTail | undefined): DashboardHost {
@@ -85,7 +86,7 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
     people: {
       pending: () => ctx.pairing.list().pending,
       paired: () => ctx.pairing.list().approved,
-      approve: (code) => ctx.pairing.approve(code),
+      approve: (code) => approvePairing(ctx, code),
       deny: (code) => ctx.pairing.deny(code),
       revoke: (channel, userId) => ctx.pairing.revoke(channel as ChannelId, userId),
       rules: () => accessRules(ctx),

@@ -24,7 +24,11 @@ export const page: Page = {
       .map((x) => [
         `<strong>${esc(x.key)}</strong>${x.title ? `<br><span class="muted">${esc(x.title)}</span>` : ""}`,
         badge(x.scope, x.scope === "main" ? "ok" : "muted"),
-        x.running ? badge(`answering ${Math.round((x.runningForMs ?? 0) / 1000)} s`, "warn") : badge("idle"),
+        x.waitingFor
+          ? `${badge("waiting for your approval", "warn")} <a href="/approvals"><code class="cmd">${esc(x.waitingFor)}</code></a>`
+          : x.running
+            ? badge(`answering ${Math.round((x.runningForMs ?? 0) / 1000)} s`, "warn")
+            : badge("idle"),
         esc(x.queued),
         `${esc(x.contextPercent)} %`,
         esc(ago(x.lastActivityAt, now)),
