@@ -81,6 +81,12 @@ export interface HeartbeatState {
 
 export interface DashboardHost {
   status(): DashboardStatus;
+  /**
+   * A lookup of the names Hearth knows (gateway/chat-names.ts): a session key
+   * (`dm:telegram:3003`, `group:telegram:-2001`) or a chat (`telegram:-2001`) → "Sam", "Family";
+   * null when none is known. Made once per page: it reads the stores as they are now.
+   */
+  names(): (ref: string) => string | null;
   /** The last `limit` user and assistant lines of the main session, oldest first. */
   mainHistory(limit: number): ChatLine[];
   chat: {

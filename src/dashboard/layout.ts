@@ -72,4 +72,8 @@ export function actionButton(label: string, action: string, args: Record<string,
   return `<button type="button" class="btn${opts.kind ? ` ${opts.kind}` : ""}" data-action="/api/${esc(action)}" data-args="${esc(JSON.stringify(args))}"${opts.confirm ? ` data-confirm="${esc(opts.confirm)}"` : ""}>${esc(label)}</button>`;
 }
 
+/** A session or chat by its name, with its id beside it in grey; by its id alone when no name is known. */
+export const named = (name: string | null, ref: string): string =>
+  name ? `<strong>${esc(name)}</strong> <span class="muted">${esc(ref)}</span>` : `<strong>${esc(ref)}</strong>`;
+
 export const badge = (text: string, kind: "ok" | "warn" | "bad" | "muted" = "muted"): string => `<span class="badge ${kind}">${esc(text)}</span>`;

@@ -11,6 +11,7 @@ import type { LogTail } from "../log.ts";
 import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
 import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
 import type { GatewayContext } from "./context.ts";
+import { chatNames } from "./chat-names.ts";
 import { approvePairing } from "./pairing-approval.ts";
 import { gatewayStatus } from "./status.ts";
 
@@ -20,6 +21,7 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
   const noteLog = log.child({ component: "dashboard" });
   return {
     status: () => gatewayStatus(ctx),
+    names: () => chatNames(ctx),
     mainHistory: (limit) => mainHistory(paths.sessionFile("main"), limit),
     chat: {
       attach: (write) => cli.attach(write),

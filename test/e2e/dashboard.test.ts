@@ -45,6 +45,7 @@ const NO_BROWSER = CHROMIUM ? "" : " (skipped: chromium is not installed; .ci/ru
 const SHOTS = process.env.HEARTH_DASHBOARD_SHOTS;
 const OWNER = 100;
 const STRANGER = 555;
+const FAMILY = { id: -2001, type: "supergroup" as const, title: "Family" };
 
 let fake: FakeModel;
 let emu: TelegramEmulator;
@@ -107,7 +108,7 @@ beforeAll(async () => {
   emu = await startTelegramEmulator();
   const home = makeHome({
     dashboard: { enabled: true, port: 0 },
-    channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
+    channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing", groups: { policy: "allowlist", allow: [String(FAMILY.id)] } } },
     tools: { exec: { sandbox: "off" } },
   });
   // The memory history records a batch every 200 ms instead of every minute.
@@ -384,6 +385,18 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await waitFor("the answer to Sam", () => emu.botMessages(STRANGER).some((m) => m.text === "Hi Sam, nice to meet you."));
   });
 
+  it("names: the overview and People show Sam and Family where they know them, with the id beside the name", async () => {
+    fake.enqueue(text("Hello, Family."));
+    await emu.user({ userId: 3003, firstName: "Tom", chat: FAMILY }).send("@TestNameBot hello");
+    await waitFor("the answer in Family", () => emu.botMessages(FAMILY.id).some((m) => m.text === "Hello, Family."));
+    await page.goto(base);
+    const sessions = (await page.locator('section[aria-labelledby="se"] tbody tr td:first-child').allInnerTexts()).sort();
+    expect(sessions).toEqual(expect.arrayContaining([`Family group:telegram:${FAMILY.id}`, `Sam dm:telegram:${STRANGER}`]));
+    await page.goto(`${base}people`);
+    const rules = await page.locator('section[aria-labelledby="ru"] tbody tr').allInnerTexts();
+    expect(rules.map((r) => r.split("\t")[3])).toEqual([`allowlist Family ${FAMILY.id}`]);
+  });
+
   it("Approvals: a question from the chat waits on the overview and is allowed once on the page, as the chat's button would; the decisions are listed", async () => {
     mkdirSync(workspaceFile("build/out"), { recursive: true });
     fake.enqueue(toolCall("exec", { command: "rm -r build" }), text("Removed the build folder."));
@@ -398,6 +411,9 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
       await tab.goto(base);
       const waiting = await tab.locator('section[aria-labelledby="ap"] tbody tr').allInnerTexts();
       expect(waiting.map((r) => r.split("\t")[0])).toEqual(["exec: rm -r build"]);
+      // The main session waits for the owner: not "answering N s".
+      const main = tab.locator('section[aria-labelledby="se"] tbody tr', { hasText: "main" }).first();
+      expect((await main.innerText()).split("\t")[2]).toBe("waiting for your approval exec: rm -r build");
       await tab.click('a[href="/approvals"]:has-text("Answer on the Approvals page")');
       const row = tab.locator('section[aria-labelledby="wa"] tbody tr', { hasText: "exec: rm -r build" });
       expect(await row.innerText()).toContain("it deletes recursively");

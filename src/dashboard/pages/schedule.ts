@@ -89,6 +89,7 @@ function editButton(j: JobView): string {
 
 function runRows(host: DashboardHost): string[][] {
   const runs = host.cron.recentRuns(20);
+  const nameOf = host.names();
   const oldest = runs.reduce((m, r) => Math.min(m, Date.parse("startedAt" in r && r.startedAt ? r.startedAt : r.at)), Infinity);
   const cronCalls = Number.isFinite(oldest) ? host.usage.records(oldest).filter((u) => u.purpose === "cron") : [];
   return runs.map((r) => {
@@ -102,7 +103,7 @@ function runRows(host: DashboardHost): string[][] {
       badge(r.status, r.status === "ok" ? "ok" : "bad") + (r.error ? ` <span class="muted">${esc(r.error)}</span>` : ""),
       r.durationMs !== undefined ? `${(r.durationMs / 1000).toFixed(1)} s` : "—",
       usd(cost),
-      esc(`${r.delivery.status}${r.delivery.to ? ` → ${r.delivery.to}` : ""}`),
+      esc(`${r.delivery.status}${r.delivery.to ? ` → ${nameOf(r.delivery.to) ? `${nameOf(r.delivery.to)} (${r.delivery.to})` : r.delivery.to}` : ""}`),
     ];
   });
 }
