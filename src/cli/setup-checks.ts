@@ -46,7 +46,9 @@ export async function checkModelKey(m: ModelAnswer): Promise<CheckResult> {
   try {
     r = await getJson(`${base}/models${m.kind === "anthropic" ? "?limit=1000" : ""}`, headers);
   } catch (err) {
-    return unreachable(where, err);
+    const u = unreachable(where, err);
+    // Behind a proxy, or with another Messages API endpoint, the address is the thing to change.
+    return m.kind === "anthropic" && !u.ok ? { ok: false, problem: `${u.problem}; another address (a proxy, a gateway): --base-url URL, or ANTHROPIC_BASE_URL` } : u;
   }
   if (r.status === 401 || r.status === 403) return { ok: false, problem: `${where} refused the key (HTTP ${r.status}); copy it again` };
   if (r.status !== 200 || !Array.isArray(r.body?.data)) return { ok: false, problem: `${where} answered HTTP ${r.status} without a model list; check the address` };

@@ -8,6 +8,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,6 +96,26 @@ describe("hearth setup --non-interactive", () => {
     expect(r.stdout).toBe(`Hearth setup: home ${home}\n✗ model: 127.0.0.1:${port} refused the key (HTTP 401); copy it again\nNothing was written.\n`);
     expect(r.code).toBe(1);
     expect(existsSync(home)).toBe(false);
+  });
+
+  it("takes the address from ANTHROPIC_BASE_URL when --base-url is not given, and names both when it cannot reach it", async () => {
+    const home = newHome();
+    const r = await inProcess(["setup", "--non-interactive"], env(home, { ANTHROPIC_BASE_URL: fake.url }));
+    expect(r.stdout.split("\n").slice(0, 2)).toEqual([`Hearth setup: home ${home}`, `✓ model: ${new URL(fake.url).host} accepted the key; model claude-sonnet-5-5 is there`]);
+    expect(r.code).toBe(0);
+    expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).model.baseUrl).toBe(fake.url);
+
+    const closed = newHome();
+    // A port nothing listens on: taken, then given back.
+    const probe = createServer().listen(0, "127.0.0.1");
+    await once(probe, "listening");
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const down = await inProcess(["setup", "--non-interactive"], env(closed, { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` }));
+    expect(down.stdout).toBe(
+      `Hearth setup: home ${closed}\n✗ model: 127.0.0.1:${port} cannot be reached (ECONNREFUSED); another address (a proxy, a gateway): --base-url URL, or ANTHROPIC_BASE_URL\nNothing was written.\n`,
+    );
+    expect(down.code).toBe(1);
   });
 
   it("leaves a config.json with a mistake as it is: exit 2 naming the line", async () => {
