@@ -166,9 +166,17 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
   it("logs in through the URL `hearth dashboard --url` prints; the overview lists the channels", async () => {
     const printed = await daemon.hearth(["dashboard", "--url"]);
     expect(printed.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{43}\n$/);
+    const failed: string[] = [];
+    const note = (r: { status(): number; url(): string }) => void (r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`));
+    page.on("response", note);
     await page.goto(printed.stdout.trim());
     await page.waitForURL(base);
     expect(await page.textContent("h1")).toBe("Overview");
+    // The icon is the page's own: no request for /favicon.ico, no 404 at login.
+    await page.waitForLoadState("networkidle");
+    page.off("response", note);
+    expect(failed).toEqual([]);
+    expect(await page.getAttribute('link[rel="icon"]', "href")).toBe("/static/favicon.svg");
     const channels = await page.locator('section[aria-labelledby="ch"] tbody tr').allInnerTexts();
     expect(channels.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["cli running", "telegram running"]);
   });
@@ -265,7 +273,15 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.waitForSelector(".conflict:not([hidden])");
     expect(await page.textContent("[data-theirs]")).toBe(onDisk);
     expect(await page.textContent("[data-mine]")).toBe("# Memory\n\nMine.\n");
-    await expectToast(page, "The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
+    // What differs is marked, line by line.
+    expect(await page.locator("[data-theirs] .differs").allTextContents()).toEqual(["Written by another program meanwhile."]);
+    expect(await page.locator("[data-mine] .differs").allTextContents()).toEqual(["Mine."]);
+    // The notice is beside Save, and nothing covers Save.
+    expect(await page.textContent("[data-saved]")).toBe("The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
+    expect(await page.isVisible(".toast")).toBe(false);
+    const save = page.locator('form[data-editor] button[type="submit"]');
+    await save.scrollIntoViewIfNeeded();
+    expect(await save.evaluate((b) => { const r = b.getBoundingClientRect(); return b.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === b; })).toBe(true);
     expect(readFileSync(workspaceFile("MEMORY.md"), "utf8")).toBe(onDisk);
   });
 
@@ -294,6 +310,8 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.waitForSelector('section[aria-labelledby="jobs"] tbody tr:has-text("Water the plants") .badge:has-text("paused")');
     const [job] = (JSON.parse(readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8")) as { jobs: Array<{ name: string; schedule: unknown; enabled: boolean; delivery: unknown }> }).jobs;
     expect(job).toMatchObject({ name: "Water the plants", schedule: { kind: "every", every: "8h" }, enabled: false, delivery: { to: "owner" } });
+    // One word for it: the CLI says paused too.
+    expect((await daemon.hearth(["cron", "list"])).stdout).toContain("  Water the plants  [paused]\n");
   });
 
   it("Usage: the chart's day totals are usage.jsonl's", async () => {

@@ -95,6 +95,19 @@
     toast(pending);
   }
 
+  /** `text` into `pre`, each line a span; a line the other version lacks is marked (class "differs"). */
+  function showLines(pre, text, other) {
+    const others = new Set(other.split("\n"));
+    pre.textContent = "";
+    text.split("\n").forEach((line, i, lines) => {
+      const span = document.createElement("span");
+      span.textContent = line;
+      if (line !== "" && !others.has(line)) span.className = "differs";
+      pre.append(span);
+      if (i < lines.length - 1) pre.append("\n");
+    });
+  }
+
   // The memory editor: a save names the version it was opened at; a 409 shows both versions.
   const editor = document.querySelector("form[data-editor]");
   if (editor) {
@@ -108,15 +121,18 @@
       if (data.ok) {
         version.value = data.version;
         conflict.hidden = true;
+        saved.classList.remove("error");
         saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
         toast("Saved.");
       } else if (data.current !== undefined) {
         theirs = { text: data.current, version: data.version };
-        editor.querySelector("[data-theirs]").textContent = data.current;
-        editor.querySelector("[data-mine]").textContent = text.value;
+        showLines(editor.querySelector("[data-theirs]"), data.current, text.value);
+        showLines(editor.querySelector("[data-mine]"), text.value, data.current);
         conflict.hidden = false;
-        saved.textContent = "Not saved: changed on disk.";
-        toast(data.error, true);
+        // Said beside Save, not in a toast: a toast sits over the Save button.
+        saved.classList.add("error");
+        saved.textContent = data.error;
+        conflict.scrollIntoView({ block: "nearest" });
       } else toast(data.error || "Not saved.", true);
     };
     editor.addEventListener("submit", (ev) => {
