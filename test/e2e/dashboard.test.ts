@@ -177,6 +177,12 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     page.off("response", note);
     expect(failed).toEqual([]);
     expect(await page.getAttribute('link[rel="icon"]', "href")).toBe("/static/favicon.svg");
+    // The model's name is kept whole on one line, at a phone's width too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const model = page.locator(".card .model");
+    expect(await model.textContent()).toBe("claude-sonnet-5-5");
+    expect(await model.evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).whiteSpace)).toBe("nowrap");
+    await page.setViewportSize({ width: 1280, height: 860 });
     const channels = await page.locator('section[aria-labelledby="ch"] tbody tr').allInnerTexts();
     expect(channels.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["cli running", "telegram running"]);
   });
@@ -287,8 +293,12 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
 
   it("Schedule: a job added on the page appears in `hearth cron list`", async () => {
     await page.goto(`${base}schedule`);
+    // The CLI's default session; the example shows one format, the chosen kind's.
+    expect(await page.inputValue('select[name="session"]')).toBe("main");
+    expect(await page.getAttribute('input[name="when"]', "placeholder")).toBe("0 9 * * *");
     await page.fill('input[name="name"]', "Water the plants");
     await page.selectOption('select[name="kind"]', "every");
+    expect(await page.getAttribute('input[name="when"]', "placeholder")).toBe("30m");
     await page.fill('input[name="when"]', "6h");
     await page.fill('textarea[name="message"]', "Remind me to water the plants.");
     await page.click('#job-form button[type="submit"]');

@@ -38,7 +38,7 @@ export const page: Page = {
     const b = s.budget;
     return `
 <section class="cards" aria-label="At a glance">
-  <div class="card"><div class="label">Up</div><div class="value">${esc(ago(s.startedAt, now).replace(" ago", ""))}</div><div class="muted">pid ${esc(s.pid)} · ${esc(s.model)}</div></div>
+  <div class="card"><div class="label">Up</div><div class="value">${esc(ago(s.startedAt, now).replace(" ago", ""))}</div><div class="muted">pid ${esc(s.pid)}</div><div class="muted model" title="${esc(s.model)}">${esc(s.model)}</div></div>
   <div class="card"><div class="label">Memory</div><div class="value">${(rss / 1024 / 1024).toFixed(0)} MB</div><div class="muted">resident</div></div>
   <div class="card"><div class="label">Today</div><div class="value">${usd(b.today.spentUsd)}</div><div class="muted">${b.today.limitUsd !== null ? `of ${usd(b.today.limitUsd)}` : "no daily budget"}</div></div>
   <div class="card"><div class="label">Waiting</div><div class="value">${questions.length + pending.length}</div><div class="muted"><a href="/approvals">${questions.length} ${questions.length === 1 ? "approval" : "approvals"}</a> · <a href="/people">${pending.length} ${pending.length === 1 ? "pairing" : "pairings"}</a></div></div>

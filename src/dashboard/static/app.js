@@ -59,6 +59,12 @@
     const submit = jobForm.querySelector('button[type="submit"]');
     const cancel = jobForm.querySelector("[data-cancel-edit]");
     const heading = document.getElementById("add");
+    // The Schedule field's example follows the kind: one format at a time.
+    const kind = jobForm.elements.namedItem("kind");
+    const when = jobForm.elements.namedItem("when");
+    const examples = JSON.parse(when.dataset.examples);
+    const showExample = () => (when.placeholder = examples[kind.value] || "");
+    kind.addEventListener("change", showExample);
     document.addEventListener("click", (ev) => {
       const btn = ev.target.closest("button[data-edit-job]");
       if (!btn) return;
@@ -69,6 +75,7 @@
       }
       const deliver = jobForm.elements.namedItem("deliver");
       deliver.placeholder = job.deliver ? deliver.placeholder : "unchanged";
+      showExample();
       submit.textContent = "Save changes";
       heading.textContent = `Edit "${job.name}"`;
       cancel.hidden = false;
@@ -82,6 +89,7 @@
         submit.textContent = "Add job";
         heading.textContent = "Add a job";
         cancel.hidden = true;
+        showExample();
       });
     });
   }
