@@ -159,8 +159,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
  * supervisor has Hearth, or this process is the supervisor's own start.
  */
 async function startThroughSupervisor(home: string, io: Io): Promise<number | null> {
-  const { ownSupervisor, supervisorFile } = await import("./cli/supervisor.ts");
-  if (ownSupervisor().kind !== "none" || !existsSync(supervisorFile(home))) return null;
+  const { startedBySupervisor, supervisorFile } = await import("./cli/supervisor.ts");
+  if (startedBySupervisor() || !existsSync(supervisorFile(home))) return null;
   return await (await import("./cli/daemon-control.ts")).startSupervised(home, io);
 }
 

@@ -17,7 +17,7 @@ import { hearthCmd } from "../hearth-command.ts";
 import { isAlive } from "../process-info.ts";
 import { readableLogLine, SPLIT_LOG_ENV } from "../log.ts";
 import type { Io } from "../cli.ts";
-import { describeSupervisor, pm2Action, pm2App, recordedSupervisor, supervisorOfPid, systemdAction, type Supervisor } from "./supervisor.ts";
+import { describeSupervisor, pm2Action, pm2App, recordedSupervisor, supervisorOfDaemon, systemdAction, systemdGaveUp, type Supervisor } from "./supervisor.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -30,7 +30,7 @@ const say = (io: Io, line: string) => io.stdout.write(`${line}\n`);
 /** The running daemon and the supervisor that has Hearth for this home. */
 function current(home: string): { holder: LockRecord | null; supervisor: Supervisor } {
   const holder = liveHolder(homePaths(home).lock);
-  return { holder, supervisor: holder ? supervisorOfPid(holder.pid) : recordedSupervisor(home) };
+  return { holder, supervisor: holder ? supervisorOfDaemon(holder.pid, home) : recordedSupervisor(home) };
 }
 
 /** How long a clean stop may take: running answers get agent.shutdownGraceMs, then everything closes. */
@@ -122,7 +122,7 @@ async function startThrough(s: Supervisor, home: string, io: Io, was: LockRecord
     case "systemd": {
       const r = systemdAction(s, was ? "restart" : "start");
       if (!r.ok) return failed(io, `systemctl --user ${was ? "restart" : "start"} ${s.unit} failed: ${r.stderr || "no reason given"}`);
-      failedToStart = () => false;
+      failedToStart = () => systemdGaveUp(s);
       break;
     }
     case "none": {
@@ -168,7 +168,7 @@ async function waitStarted(home: string, was: LockRecord | null, failedToStart: 
   for (let i = 0; Date.now() < deadline; i++) {
     const holder = liveHolder(lock);
     if (holder && holder.pid !== was?.pid) return holder;
-    // Asking pm2 costs a process: once a second.
+    // Asking pm2 or systemctl costs a process: once a second.
     if (i % 10 === 9 && failedToStart()) return null;
     await sleep(100);
   }

@@ -56,13 +56,29 @@ export function supervisorFromProcess(env: NodeJS.ProcessEnv, cgroup: string): S
   return { kind: "none" };
 }
 
-/** The supervisor of the running process `pid` (`none` when /proc cannot say). */
-export function supervisorOfPid(pid: number): Supervisor {
-  return supervisorFromProcess(environOf(pid), readOr(`/proc/${pid}/cgroup`, ""));
+/**
+ * The supervisor of the running daemon `pid` of `home` (`none` when /proc cannot say). A systemd
+ * service whose cgroup does not name its unit (a layout this does not read) is known by its
+ * INVOCATION_ID and the home's record.
+ */
+export function supervisorOfDaemon(pid: number, home: string): Supervisor {
+  const env = environOf(pid);
+  const s = supervisorFromProcess(env, readOr(`/proc/${pid}/cgroup`, ""));
+  if (s.kind !== "none" || !env.INVOCATION_ID) return s;
+  const recorded = recordedSupervisor(home);
+  return recorded.kind === "systemd" ? recorded : s;
 }
 
 /** This process's supervisor. */
 export const ownSupervisor = (): Supervisor => supervisorFromProcess(process.env, readOr("/proc/self/cgroup", ""));
+
+/**
+ * Whether a supervisor (pm2, or any systemd service: INVOCATION_ID) started this process. Its
+ * `hearth start` must run the daemon itself: handing it to the supervisor again would loop
+ * (systemd would wait on its own start job). A shell that inherited INVOCATION_ID from a
+ * desktop's service only loses the hand-over, never runs a second daemon (the lock stops that).
+ */
+export const startedBySupervisor = (env: NodeJS.ProcessEnv = process.env): boolean => env.pm_id !== undefined || env.INVOCATION_ID !== undefined;
 
 /**
  * Called by `hearth start` as it begins, before the lock: a supervisor starting Hearth for this
@@ -136,6 +152,12 @@ export function pm2Action(s: Extract<Supervisor, { kind: "pm2" }>, home: string,
 export function systemdAction(s: Extract<Supervisor, { kind: "systemd" }>, action: "start" | "stop" | "restart"): { ok: boolean; stderr: string } {
   const r = spawnSync(process.env.HEARTH_SYSTEMCTL || "systemctl", ["--user", action, s.unit], { encoding: "utf8", timeout: 120_000 });
   return { ok: r.status === 0, stderr: (r.stderr || r.error?.message || "").trim() };
+}
+
+/** True once systemd says the unit will not come up (`is-active`: failed or inactive). */
+export function systemdGaveUp(s: Extract<Supervisor, { kind: "systemd" }>): boolean {
+  const r = spawnSync(process.env.HEARTH_SYSTEMCTL || "systemctl", ["--user", "is-active", s.unit], { encoding: "utf8", timeout: 30_000 });
+  return ["failed", "inactive"].includes((r.stdout || "").trim());
 }
 
 function environOf(pid: number): NodeJS.ProcessEnv {
