@@ -35,7 +35,9 @@ async function hearth(...args: string[]): Promise<{ code: number; stdout: string
 function bashComplete(script: string, words: string[]): string[] {
   const file = path.join(home, "completion.bash");
   writeFileSync(file, script);
-  const line = `source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _hearth; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  // The function bash would call: the one `complete` registered for the first word.
+  const fn = words[0] === "npx" ? "_hearth_npx" : "_hearth";
+  const line = `source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; ${fn}; printf '%s\\n' "\${COMPREPLY[@]}"`;
   return execFileSync("bash", ["-c", line], { encoding: "utf8" }).split("\n").filter(Boolean);
 }
 
@@ -54,6 +56,15 @@ describe("hearth completion", () => {
     expect(bashComplete(r.stdout, ["hearth", "tasks", ""])).toEqual(["cancel"]);
     expect(bashComplete(r.stdout, ["hearth", "grants", ""])).toEqual(["revoke"]);
     expect(bashComplete(r.stdout, ["hearth", "hosts", ""])).toEqual(["trust"]);
+  });
+
+  it("bash completes `npx hearth …` the same, before any npm link", async () => {
+    const r = await hearth("completion", "bash");
+    expect(bashComplete(r.stdout, ["npx", "he"])).toEqual(["hearth"]);
+    expect(bashComplete(r.stdout, ["npx", "hearth", "st"])).toEqual(["start", "stop", "status"]);
+    expect(bashComplete(r.stdout, ["npx", "hearth", "cron", ""])).toEqual(["list", "add", "rm", "run"]);
+    expect(bashComplete(r.stdout, ["npx", "vitest", "r"])).toEqual([]);
+    expect(r.stdout).toContain("complete -o default -F _hearth_npx npx\n");
   });
 
   it("zsh and fish get scripts of their own; another shell is a usage error", async () => {
