@@ -95,6 +95,11 @@ export interface DashboardHost {
     detach(client: string): void;
     /** The owner's message, as the terminal sends it (main session); returns the request id of its events. */
     send(client: string, text: string, files: readonly string[]): string;
+    /**
+     * Proactive messages to the terminal channel (a background task's result, a job's answer)
+     * while the Chat page is open; `onNotice` must not throw. Returns a function that stops it.
+     */
+    watch(onNotice: (text: string) => void): () => void;
     /** Stops main's active run (the Stop button, /stop). */
     stop(): void;
     /** Where an uploaded attachment is put before it is sent (a folder of the home, owner only). */

@@ -27,6 +27,7 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
       attach: (write) => cli.attach(write),
       detach: (client) => cli.detach(client),
       send: (client, text, files) => cli.receive(client, text, undefined, files),
+      watch: (onNotice) => cli.watchNotices(onNotice),
       stop: () => ctx.lanes.stop("main"),
       uploadDir: () => path.join(home, "dashboard-uploads"),
     },

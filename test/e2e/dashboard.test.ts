@@ -433,6 +433,8 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.click("#chat-send");
     // Asked in the owner's Telegram chat (the web chat shows no buttons): a second tab answers.
     await waitFor("the question in Telegram", () => emu.botMessages(OWNER).some((m) => m.text.includes("exec: rm -r build")));
+    // The web chat says what its answer waits for.
+    expect(await page.locator(".msg.assistant .waiting").last().textContent({ timeout: limit() })).toBe("Waiting for your approval: exec: rm -r build — answer it in your chat or on Approvals.");
     const tab = await browser.newPage();
     await tab.context().addCookies(await page.context().cookies());
     try {
@@ -508,6 +510,17 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     expect(await page.locator('section[aria-labelledby="re"] tbody tr', { hasText: "tea" }).locator(".badge").textContent()).toBe("cancelled");
     const list = await daemon.hearth(["tasks"]);
     expect(list.stdout).toMatch(/\n[0-9a-f]{6} {2}cancelled .+ {2}tea\n$/);
+  });
+
+  it("Chat: a background task's result arrives in the open Chat page, as it does in Telegram", async () => {
+    const byWho = { type: "respond" as const, fn: (req: Parameters<typeof firstUserText>[0]) => (/Background task [0-9a-f]{6} \("leaves"\)/.test(firstUserText(req)) ? text("Green, black and oolong come from one plant.") : text("Started the leaves task.")) };
+    fake.enqueue(toolCall("spawn_task", { task: "Research tea leaves.", label: "leaves" }), byWho, byWho);
+    await page.goto(`${base}chat`);
+    await page.fill("#chat-text", "Research tea leaves in the background");
+    await page.click("#chat-send");
+    await page.waitForSelector('.msg.assistant[data-done="final"]:has-text("Started the leaves task.")');
+    const result = page.locator(".msg.assistant.notice .text", { hasText: "leaves" });
+    expect(await result.textContent({ timeout: limit() })).toMatch(/^✅ Task [0-9a-f]{6} "leaves" is done \(\d+s, \$\d+\.\d{4}\):\n\nGreen, black and oolong come from one plant\.$/);
   });
 });
 
