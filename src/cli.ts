@@ -5,7 +5,7 @@
 // A thin client: each command imports only its own module, when it runs. Commands that talk to
 // a running daemon (status, chat, cron, pairing, heartbeat, mcp) never load the daemon's graph
 // (gateway, agent, channels, memory); `start` and chat's embedded fallback do.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parse, UsageError } from "./cli/args.ts";
 import { handleBrokenPipes } from "./cli/broken-pipe.ts";
 import { closestCommand, commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
@@ -39,7 +39,8 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
   }
   if (!isCommandName(command)) {
     const guess = closestCommand(command);
-    io.stderr.write(`hearth: Unknown command "${command}"${guess ? `; did you mean "${guess}"?` : "."}\n\n${fullUsage()}`);
+    // A near miss gets that command's usage; anything else the whole list.
+    io.stderr.write(`hearth: Unknown command "${command}"${guess ? `; did you mean "${guess}"?` : "."}\n\n${guess ? commandUsage(guess) : fullUsage()}`);
     return 2;
   }
   if (wantsHelp(rest)) {
@@ -56,7 +57,7 @@ export async function main(argv: string[], io: Io = { stdin: process.stdin, stdo
     if (await isConfigurationError(err)) {
       io.stderr.write(`hearth: ${(err as Error).message}\n`);
       // ecosystem.config.cjs has pm2 stop, not restart, on exit code 2: say how to start again.
-      if (command === "start" && underPm2()) io.stderr.write(`pm2 will not restart Hearth until this is fixed. Then: npx pm2 restart hearth --update-env\n`);
+      if (command === "start" && underPm2()) io.stderr.write(`pm2 will not restart Hearth until this is fixed. Then: ${hearthCmd("restart")}\n`);
       return 2;
     }
     io.stderr.write(`hearth: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -69,6 +70,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
   switch (command) {
     case "start": {
       parse(rest, {});
+      const supervised = await startThroughSupervisor(home, io);
+      if (supervised !== null) return supervised;
       // Loading the daemon's code takes a while (seconds on a busy machine). Nothing is open
       // yet: a stop asked for meanwhile ends the process at once, and cleanly.
       const { promise: stopped, resolve: stopWith } = Promise.withResolvers<StopReason>();
@@ -94,10 +97,10 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await (command === "stop" ? control.runStop(home, io) : control.runRestart(home, io));
     }
     case "logs": {
-      const { values } = parse(rest, { follow: { type: "boolean", short: "f" }, lines: { type: "string", short: "n" } });
+      const { values } = parse(rest, { follow: { type: "boolean", short: "f" }, lines: { type: "string", short: "n" }, json: { type: "boolean" } });
       const lines = Number(values.lines ?? 50);
       if (!Number.isInteger(lines) || lines < 0) throw new UsageError("-n takes a number of lines");
-      return await (await import("./cli/daemon-control.ts")).runLogs(home, io, { follow: values.follow === true, lines });
+      return await (await import("./cli/daemon-control.ts")).runLogs(home, io, { follow: values.follow === true, lines, json: values.json === true });
     }
     case "completion": {
       const { positionals } = parse(rest, {}, true);
@@ -148,6 +151,17 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       command satisfies never;
       return 2;
   }
+}
+
+/**
+ * A terminal's `hearth start` while pm2 or the systemd unit has Hearth for this home: started
+ * through it (cli/daemon-control.ts), not beside it. null when the daemon is to run here: no
+ * supervisor has Hearth, or this process is the supervisor's own start.
+ */
+async function startThroughSupervisor(home: string, io: Io): Promise<number | null> {
+  const { startedBySupervisor, supervisorFile } = await import("./cli/supervisor.ts");
+  if (startedBySupervisor() || !existsSync(supervisorFile(home))) return null;
+  return await (await import("./cli/daemon-control.ts")).startSupervised(home, io);
 }
 
 /** `hearth help [COMMAND]`. */

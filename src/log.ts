@@ -97,6 +97,24 @@ function readableLine(level: string, event: string, fields: LogFields): string {
   return `${new Date().toISOString().slice(11, 23)} ${level.padEnd(5)} ${event}${formatFields(fields)}\n`;
 }
 
+/**
+ * One line of a log file as a terminal shows it, with its date (a file spans days):
+ * `2026-11-25 10:00:01.000 info  gateway.ready channels=["cli"]`. A line that is not one of
+ * Hearth's JSON lines (an error printed before the logger existed) comes back as it is.
+ */
+export function readableLogLine(line: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) return line;
+  const { t, level, event, ...fields } = v as LogFields;
+  if (typeof t !== "string" || typeof event !== "string") return line;
+  return `${t.slice(0, 10)} ${t.slice(11, 23)} ${String(level ?? "").padEnd(5)} ${event}${formatFields(fields)}`;
+}
+
 function jsonLine(level: string, event: string, fields: LogFields): string {
   return `${JSON.stringify({ t: new Date().toISOString(), level, event, ...fields })}\n`;
 }
@@ -110,13 +128,17 @@ export function formatFields(fields: LogFields): string {
 /** True when this process runs under pm2 (it sets pm_id in the environment of its apps). */
 export const underPm2 = (env: NodeJS.ProcessEnv = process.env): boolean => env.pm_id !== undefined;
 
+/** Set by `hearth restart` for the daemon it starts in the background: its log is split as pm2's. */
+export const SPLIT_LOG_ENV = "HEARTH_SPLIT_LOG";
+
 /**
- * The daemon's log: JSON lines on stderr; under pm2, which shows stderr as errors (in red), info
- * goes to stdout and only warnings and errors to stderr.
+ * The daemon's log: JSON lines on stderr; under pm2, which shows stderr as errors (in red), and
+ * in the background start of `hearth restart` (the same two files), info goes to stdout and only
+ * warnings and errors to stderr.
  */
 export function daemonLogger(level: LogLevel, tail?: LogTail): Logger {
   const tap = tail ? { tap: tail.push } : {};
-  return underPm2()
+  return underPm2() || process.env[SPLIT_LOG_ENV] === "1"
     ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) }, ...tap })
     : createLogger({ level, ...tap });
 }

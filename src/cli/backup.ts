@@ -6,7 +6,9 @@ import { createBackup, restoreBackup, verifyBackup } from "../backup/archive.ts"
 import { backupDirOf, backupFileName, leftOutLine } from "../backup/naming.ts";
 import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
+import { missingSecrets } from "../config/missing-secrets.ts";
 import { liveHolder } from "../gateway/lock.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 
 interface BackupIo {
@@ -84,12 +86,30 @@ async function restore(home: string, args: string[], io: BackupIo): Promise<numb
       for (const l of result.manifest.left) io.stdout.write(`${leftOutLine(l)}\n`);
       const redacted = result.manifest.files.flatMap((f) => f.redacted ?? []);
       if (redacted.length) io.stdout.write(`config.json came without its secret values (${redacted.join(", ")}): set them again (or their environment variables) before starting.\n`);
+      const leftEnv = result.manifest.left.some((l) => l.reason === "secret" && l.path === ".env");
+      if (redacted.length || leftEnv) io.stdout.write(lacksText(target, leftEnv, target !== path.resolve(home)));
       return 0;
     }
     default:
       result satisfies never;
       return 1;
   }
+}
+
+/**
+ * What the restored home lacks that the left-out secrets held, and the command that adds it;
+ * "" when it lacks nothing. `leftEnv`: the backup left `.env` out. `otherHome`: restored
+ * elsewhere than the home `hearth` uses now.
+ */
+function lacksText(target: string, leftEnv: boolean, otherHome: boolean): string {
+  const missing = missingSecrets(target);
+  if (missing.length === 0) return "";
+  const setup = `${otherHome ? `HEARTH_HOME=${target} ` : ""}${hearthCmd("setup")}`;
+  return (
+    (leftEnv ? "The restored home has no .env (the backup left its secrets out), so it lacks:\n" : "The restored home lacks the secret values the backup left out of config.json:\n") +
+    missing.map((m) => `  ${m.what} (${m.variable}): ${m.effect}\n`).join("") +
+    `Add ${missing.length === 1 ? "it" : "them"} with \`${setup}\`, or copy your old .env into ${target}.\n`
+  );
 }
 
 function onlyFile(positionals: string[], command: string): string {

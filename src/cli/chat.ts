@@ -169,6 +169,8 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
       try {
         printing = new ReplyPrinter(io);
         await printReply(events, shownRuns, printing);
+        // The gateway's list is every chat's; this command is the terminal's own.
+        if (/^\/help$/i.test(text)) io.stdout.write(`${TERMINAL_COMMANDS}\n`);
       } catch (err) {
         // A daemon that went away fails every waiting request with the same error: say it once.
         const message = (err as Error).message;
@@ -189,6 +191,9 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   process.off("SIGINT", onInterrupt);
   return 0;
 }
+
+/** What /help adds in the terminal: the commands this client handles itself. */
+export const TERMINAL_COMMANDS = "/attach PATH [message] — attach a file from this machine: with a message, sent at once; alone, it goes with your next message";
 
 /** Mailbox letters as the chat prints them on connect: a header line naming sender and time, then the text. */
 export function formatLetters(letters: readonly KeptLetter[]): string {

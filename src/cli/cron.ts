@@ -189,12 +189,15 @@ function when(iso: string | null, timezone: string): string {
 export function formatJobs(jobs: JobView[], timezone: string): string {
   if (jobs.length === 0) return `No scheduled jobs. Add one with: ${hearthCmd('cron add --name N --every 1h --message "TEXT"')}\n`;
   const lines = jobs.map((j) => {
-    const last = j.lastStatus ? `${j.lastStatus}${j.lastDelivery && j.lastStatus === "ok" ? ` (${j.lastDelivery})` : ""} ${when(j.lastRunAt, timezone)}` : "never run";
-    const flags = [j.enabled ? "" : "disabled", j.running ? "running" : ""].filter(Boolean).join(", ");
+    // A job given its own zone (cron --tz) runs by that zone's clock: its times are shown in it.
+    const zone = j.schedule.kind === "cron" && j.schedule.tz ? j.schedule.tz : timezone;
+    const last = j.lastStatus ? `${j.lastStatus}${j.lastDelivery && j.lastStatus === "ok" ? ` (${j.lastDelivery})` : ""} ${when(j.lastRunAt, zone)}` : "never run";
+    // "paused", the dashboard's word (its Pause and Resume buttons).
+    const flags = [j.enabled ? "" : "paused", j.running ? "running" : ""].filter(Boolean).join(", ");
     return [
       `${j.id}  ${j.name}${flags ? `  [${flags}]` : ""}`,
       `    ${j.scheduleText} · ${j.session} session · delivery ${j.deliver}`,
-      `    next ${when(j.nextRunAt, timezone)} · last ${last}${j.lastError && j.lastStatus !== "ok" ? ` · ${j.lastError}` : ""}`,
+      `    next ${when(j.nextRunAt, zone)} · last ${last}${j.lastError && j.lastStatus !== "ok" ? ` · ${j.lastError}` : ""}`,
       `    ${j.prompt.length > 100 ? `${j.prompt.slice(0, 100)}…` : j.prompt}`,
     ].join("\n");
   });

@@ -1,10 +1,11 @@
-// `hearth stop`, `hearth restart` and `hearth logs [-f]`, whether the daemon runs under pm2 or
-// in a terminal. The gateway lock names the running daemon; /proc tells whether pm2 started it
-// (pm2 sets `pm_id` in its apps' environment). Under pm2 these call pm2, which would otherwise
-// restart a daemon that was stopped behind its back; in a terminal they signal the daemon (a
-// SIGTERM is its clean shutdown), and `restart` starts the new one in the background with its
-// log in the same file pm2 uses, `<home>/logs/hearth.err.log`.
-import { spawn, spawnSync } from "node:child_process";
+// `hearth stop`, `hearth restart`, a terminal's `hearth start` when a supervisor has Hearth, and
+// `hearth logs [-f]`. Each acts through the supervisor that runs Hearth for the home
+// (supervisor.ts: pm2, the systemd unit, or none) and says which: pm2 or systemd would otherwise
+// restart a daemon stopped behind their back, or keep one started behind it listed as stopped.
+// Without a supervisor `stop` sends SIGTERM (the daemon's clean shutdown) and `restart` starts
+// the new daemon in the background, its log split as pm2 splits it: info lines in
+// `<home>/logs/hearth.out.log`, warnings and errors in `hearth.err.log`.
+import { spawn } from "node:child_process";
 import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,27 +14,23 @@ import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
 import { isSameProcess, liveHolder, type LockRecord } from "../gateway/lock.ts";
 import { hearthCmd } from "../hearth-command.ts";
+import { isAlive } from "../process-info.ts";
+import { readableLogLine, SPLIT_LOG_ENV } from "../log.ts";
 import type { Io } from "../cli.ts";
+import { describeSupervisor, pm2Action, pm2App, recordedSupervisor, supervisorOfDaemon, systemdAction, systemdGaveUp, type Supervisor } from "./supervisor.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const pm2Bin = path.join(root, "node_modules", ".bin", "pm2");
 
-/** The daemon's log file when it runs under pm2 or was restarted by `hearth restart`. */
+/** The daemon's log files when pm2 runs it or `hearth restart` started it in the background. */
 export const logFile = (home: string): string => path.join(home, "logs", "hearth.err.log");
+const outLogFile = (home: string): string => path.join(home, "logs", "hearth.out.log");
 
 const say = (io: Io, line: string) => io.stdout.write(`${line}\n`);
 
-/** Whether pm2 started `pid` (its environment holds pm2's `pm_id`). */
-function underPm2(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").some((v) => v.startsWith("pm_id="));
-  } catch {
-    return false;
-  }
-}
-
-function pm2(args: string[], home: string): boolean {
-  return spawnSync(pm2Bin, args, { cwd: root, env: { ...process.env, HEARTH_HOME: home }, stdio: ["ignore", "ignore", "inherit"] }).status === 0;
+/** The running daemon and the supervisor that has Hearth for this home. */
+function current(home: string): { holder: LockRecord | null; supervisor: Supervisor } {
+  const holder = liveHolder(homePaths(home).lock);
+  return { holder, supervisor: holder ? supervisorOfDaemon(holder.pid, home) : recordedSupervisor(home) };
 }
 
 /** How long a clean stop may take: running answers get agent.shutdownGraceMs, then everything closes. */
@@ -55,62 +52,127 @@ async function waitGone(holder: LockRecord, limitMs: number): Promise<boolean> {
 }
 
 export async function runStop(home: string, io: Io): Promise<number> {
-  const holder = liveHolder(homePaths(home).lock);
+  const { holder, supervisor } = current(home);
   if (!holder) {
-    say(io, "Hearth is not running.");
+    say(io, supervisor.kind === "none" ? "Hearth is not running." : `Hearth is not running (it is stopped ${describeSupervisor(supervisor)}).`);
     return 0;
   }
-  if (underPm2(holder.pid)) {
-    if (!pm2(["stop", "hearth"], home)) return failed(io, `pm2 could not stop it; try: npx pm2 stop hearth (in ${root})`);
-  } else {
-    process.kill(holder.pid, "SIGTERM");
-  }
-  if (!(await waitGone(holder, stopLimitMs(home)))) return failed(io, `pid ${holder.pid} is still stopping; its log says why`);
-  say(io, `Stopped Hearth (pid ${holder.pid}).`);
+  const problem = stopThrough(supervisor, home, holder);
+  if (problem) return failed(io, problem);
+  if (!(await waitGone(holder, stopLimitMs(home)))) return failed(io, `pid ${holder.pid} is still stopping; its log says why (\`${hearthCmd("logs")}\`)`);
+  say(io, supervisor.kind === "none" ? `Stopped Hearth (pid ${holder.pid}).` : `Stopped Hearth ${describeSupervisor(supervisor)} (it was pid ${holder.pid}).`);
   return 0;
 }
 
+/** Asks the supervisor (or, without one, the daemon itself) to stop; a problem's text, or null. */
+function stopThrough(s: Supervisor, home: string, holder: LockRecord): string | null {
+  switch (s.kind) {
+    case "pm2": {
+      const r = pm2Action(s, home, ["stop", String(s.id)]);
+      return r.ok ? null : `pm2 could not stop Hearth: ${r.stderr || "no reason given"}`;
+    }
+    case "systemd": {
+      const r = systemdAction(s, "stop");
+      return r.ok ? null : `systemctl --user stop ${s.unit} failed: ${r.stderr || "no reason given"}`;
+    }
+    case "none":
+      process.kill(holder.pid, "SIGTERM");
+      return null;
+    default:
+      s satisfies never;
+      return null;
+  }
+}
+
+/** `hearth restart`: through the supervisor; without one, stop and start in the background. */
 export async function runRestart(home: string, io: Io): Promise<number> {
-  const holder = liveHolder(homePaths(home).lock);
-  if (holder && underPm2(holder.pid)) {
-    if (!pm2(["restart", "hearth", "--update-env"], home)) return failed(io, `pm2 could not restart it; try: npx pm2 restart hearth --update-env (in ${root})`);
-    say(io, `Restarted Hearth under pm2 (it was pid ${holder.pid}).`);
+  const { holder, supervisor } = current(home);
+  if (supervisor.kind === "none" && holder) {
+    process.kill(holder.pid, "SIGTERM");
+    if (!(await waitGone(holder, stopLimitMs(home)))) return failed(io, `pid ${holder.pid} is still stopping; its log says why (\`${hearthCmd("logs")}\`)`);
+  }
+  return await startThrough(supervisor, home, io, holder);
+}
+
+/**
+ * `hearth start` in a terminal while a supervisor has Hearth stopped: started through it, so that
+ * it restarts Hearth after a crash and does not fail on the lock at its next start. null when
+ * no supervisor has Hearth (the terminal runs the daemon itself).
+ */
+export async function startSupervised(home: string, io: Io): Promise<number | null> {
+  const { holder, supervisor } = current(home);
+  if (supervisor.kind === "none") return null;
+  if (holder) {
+    say(io, `Hearth is already running ${describeSupervisor(supervisor)} (pid ${holder.pid}).`);
     return 0;
   }
-  if (holder) {
-    process.kill(holder.pid, "SIGTERM");
-    if (!(await waitGone(holder, stopLimitMs(home)))) return failed(io, `pid ${holder.pid} is still stopping; its log says why`);
+  return await startThrough(supervisor, home, io, null);
+}
+
+async function startThrough(s: Supervisor, home: string, io: Io, was: LockRecord | null): Promise<number> {
+  let failedToStart: () => boolean;
+  switch (s.kind) {
+    case "pm2": {
+      // --update-env: a key exported since (the fix a configuration error asked for) reaches it.
+      const r = pm2Action(s, home, ["restart", String(s.id), "--update-env"]);
+      if (!r.ok) return failed(io, `pm2 could not start Hearth: ${r.stderr || "no reason given"}`);
+      failedToStart = () => !["online", "launching"].includes(pm2App(s, home)?.status ?? "");
+      break;
+    }
+    case "systemd": {
+      const r = systemdAction(s, was ? "restart" : "start");
+      if (!r.ok) return failed(io, `systemctl --user ${was ? "restart" : "start"} ${s.unit} failed: ${r.stderr || "no reason given"}`);
+      failedToStart = () => systemdGaveUp(s);
+      break;
+    }
+    case "none": {
+      const child = spawnInBackground(home);
+      failedToStart = () => !isAlive(child);
+      break;
+    }
+    default:
+      s satisfies never;
+      return 1;
   }
-  const file = logFile(home);
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const fd = openSync(file, "a", 0o600);
+  const started = await waitStarted(home, was, failedToStart);
+  const where = s.kind === "pm2" ? `; pm2 says why: ${hearthCmd("logs")}` : s.kind === "systemd" ? `; see: journalctl --user -u ${s.unit}` : `; see ${logFile(home)} (\`${hearthCmd("logs")}\`)`;
+  if (!started) return failed(io, `Hearth did not start ${describeSupervisor(s)}${where}`);
+  const log = s.kind === "none" ? `; its log: \`${hearthCmd("logs -f")}\`` : "";
+  say(io, `${was ? "Restarted" : "Started"} Hearth ${describeSupervisor(s)} (pid ${started.pid}${was ? `; it was pid ${was.pid}` : ""})${log}.`);
+  return 0;
+}
+
+function spawnInBackground(home: string): number {
+  mkdirSync(path.dirname(logFile(home)), { recursive: true, mode: 0o700 });
+  const out = openSync(outLogFile(home), "a", 0o600);
+  const err = openSync(logFile(home), "a", 0o600);
   const child = spawn(process.execPath, [...process.execArgv, path.join(root, "bin", "hearth.js"), "start"], {
     cwd: root,
-    env: { ...process.env, HEARTH_HOME: home },
+    env: { ...process.env, HEARTH_HOME: home, [SPLIT_LOG_ENV]: "1" },
     detached: true,
-    stdio: ["ignore", fd, fd],
+    stdio: ["ignore", out, err],
   });
-  closeSync(fd);
+  closeSync(out);
+  closeSync(err);
   child.unref();
-  const started = await waitStarted(home, child.pid!);
-  if (!started) return failed(io, `the new daemon did not start; see ${file} (\`${hearthCmd("logs")}\`)`);
-  say(io, `${holder ? "Restarted" : "Started"} Hearth in the background (pid ${started.pid}); its log: ${file}`);
-  return 0;
+  return child.pid!;
 }
 
-/** The new daemon's lock record once it holds the lock (start-up can take seconds), or null if it exited. */
-async function waitStarted(home: string, spawned: number): Promise<LockRecord | null> {
+/**
+ * The new daemon's lock record once it holds the lock (start-up can take seconds), or null once
+ * `failedToStart` says it will not, or after two minutes. `was` is the daemon it replaces.
+ */
+async function waitStarted(home: string, was: LockRecord | null, failedToStart: () => boolean): Promise<LockRecord | null> {
   const lock = homePaths(home).lock;
-  for (;;) {
+  const deadline = Date.now() + 120_000;
+  for (let i = 0; Date.now() < deadline; i++) {
     const holder = liveHolder(lock);
-    if (holder) return holder;
-    try {
-      process.kill(spawned, 0);
-    } catch {
-      return null;
-    }
+    if (holder && holder.pid !== was?.pid) return holder;
+    // Asking pm2 or systemctl costs a process: once a second.
+    if (i % 10 === 9 && failedToStart()) return null;
     await sleep(100);
   }
+  return null;
 }
 
 /** pm2 splits the log: info lines in hearth.out.log, warnings and errors in hearth.err.log. */
@@ -137,16 +199,21 @@ function mergedLines(files: string[]): string[] {
   return all.sort((x, y) => (x.t < y.t ? -1 : x.t > y.t ? 1 : x.i - y.i)).map((l) => l.line);
 }
 
-export async function runLogs(home: string, io: Io, opts: { follow: boolean; lines: number }): Promise<number> {
+/** `hearth logs`: readable lines as a terminal shows them, or with `json` the files' own JSON lines. */
+export async function runLogs(home: string, io: Io, opts: { follow: boolean; lines: number; json: boolean }): Promise<number> {
   const files = logFiles(home);
   const sizes = files.map((f) => sizeOf(f));
   if (sizes.every((s) => s === null)) {
-    const holder = liveHolder(homePaths(home).lock);
+    const { holder, supervisor } = current(home);
+    if (supervisor.kind === "systemd") return failed(io, `Hearth runs as the systemd unit ${supervisor.unit}, which logs to the journal: journalctl --user -u ${supervisor.unit} -f`);
     return failed(io, `no log file at ${logFile(home)}: ${holder ? `Hearth (pid ${holder.pid}) logs to the terminal it was started in` : "Hearth has not run under pm2 or \`hearth restart\` yet"}`);
   }
-  io.stdout.write(mergedLines(files).slice(-opts.lines).map((l) => `${l}\n`).join(""));
+  const show = (line: string) => `${opts.json ? line : readableLogLine(line)}\n`;
+  io.stdout.write(mergedLines(files).slice(-opts.lines).map(show).join(""));
   if (!opts.follow) return 0;
-  // Follows the files as they grow (from the start when pm2 rotates one) until Ctrl+C.
+  // Follows the files as they grow (from the start when pm2 rotates one) until Ctrl+C; a line
+  // is shown once its newline has arrived.
+  const partial = files.map(() => "");
   for (;;) {
     await sleep(500);
     for (const [i, file] of files.entries()) {
@@ -154,7 +221,13 @@ export async function runLogs(home: string, io: Io, opts: { follow: boolean; lin
       if (now === null) continue;
       let from = sizes[i] ?? 0;
       if (now < from) from = 0;
-      if (now > from) for await (const chunk of createReadStream(file, { start: from, end: now - 1 })) io.stdout.write(chunk);
+      if (now > from) {
+        let text = partial[i]!;
+        for await (const chunk of createReadStream(file, { start: from, end: now - 1, encoding: "utf8" })) text += chunk;
+        const lines = text.split("\n");
+        partial[i] = lines.pop()!;
+        io.stdout.write(lines.filter(Boolean).map(show).join(""));
+      }
       sizes[i] = now;
     }
   }

@@ -15,6 +15,7 @@ import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-f
 import { systemTimeZone } from "../config/fields.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
+import { readSecrets } from "../config/secrets.ts";
 import { CONFIG_VERSION } from "../config/migrations.ts";
 import { liveHolder, readLock } from "../gateway/lock.ts";
 import { JobStore } from "../scheduler/job-store.ts";
@@ -26,6 +27,7 @@ import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
 import { missingKeyOf, splitModelName } from "../agent/providers/presets.ts";
+import { botTokenProblem, type BotPlatform } from "../channels/bot-token.ts";
 import { connectDaemon } from "./client.ts";
 import { checkMcpServers } from "./mcp.ts";
 import { checkSkills } from "./skills.ts";
@@ -39,8 +41,6 @@ export interface Check {
   fix?: string;
 }
 
-const TELEGRAM_TOKEN = /^\d{5,}:[A-Za-z0-9_-]{30,}$/;
-const DISCORD_TOKEN = /^[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{20,}$/;
 const BWRAP_HINT = `install them: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });
 const problem = (name: string, detail: string, fix: string): Check => ({ name, ok: false, detail, fix });
@@ -84,7 +84,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
     config = parseConfig({}, { home, env });
   }
 
-  checks.push(checkApiKey(config, paths.config, env));
+  checks.push(checkApiKey(config, paths.config, env, readSecrets(home)));
   checks.push(...checkModes(home), ...checkConfigVersion(paths.config));
   checks.push(checkExecSandbox(config, home));
   checks.push(...checkUnconfinedServers(config));
@@ -125,11 +125,13 @@ function checkNode(): Check {
   return problem("node", `Node ${process.versions.node} cannot run Hearth's TypeScript directly`, "run `npm install` in the Hearth folder (it fetches Node 24), or install Node 24");
 }
 
-function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv): Check {
+/** `secrets`: the home's .env, which loadConfig merged into `config` like the environment. */
+function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv, secrets: Record<string, string>): Check {
   const used = [config.model.name, ...config.model.fallbacks].map((n) => splitModelName(n).provider);
   if (!used.includes("anthropic")) return checkProviderKeys(config, used);
   const key = config.model.apiKey ?? rawApiKey(configPath);
-  const source = env.ANTHROPIC_API_KEY ? "ANTHROPIC_API_KEY" : key ? "config.json" : null;
+  // The environment wins over .env, which wins over config.json (config/secrets.ts).
+  const source = env.ANTHROPIC_API_KEY?.trim() ? "ANTHROPIC_API_KEY" : secrets.ANTHROPIC_API_KEY ? ".env" : key ? "config.json" : null;
   if (!key && config.model.baseUrl) return ok("api key", `none set; requests go to ${config.model.baseUrl}`);
   if (!key) {
     return problem("api key", "no Anthropic API key", `export ANTHROPIC_API_KEY=sk-ant-… (or "model": { "apiKey": "…" } in ${configPath})`);
@@ -225,18 +227,24 @@ function checkExecSandbox(config: Config, home: string): Check {
   }
 }
 
+/** A bot token's shape, by the rule setup checks too. */
+function shape(platform: BotPlatform, token: string): Check | null {
+  const p = botTokenProblem(platform, token);
+  return p && problem(platform, p.problem, p.fix);
+}
+
 function checkChannels(config: Config): Check[] {
   const out: Check[] = [];
   const { telegram, discord } = config.channels;
   if (telegram) {
     if (!telegram.token) out.push(problem("telegram", "configured without a token", "export TELEGRAM_BOT_TOKEN=… (from @BotFather) or set channels.telegram.token"));
-    else if (!TELEGRAM_TOKEN.test(telegram.token)) out.push(problem("telegram", "the token does not look like a bot token (digits, a colon, then about 35 characters)", "copy it again from @BotFather (/token)"));
+    else if (shape("telegram", telegram.token)) out.push(shape("telegram", telegram.token)!);
     else if (telegram.ownerIds.length === 0) out.push(problem("telegram", "no ownerIds: nobody gets your private, full-access chat", "add your numeric Telegram user id to channels.telegram.ownerIds (@userinfobot tells it)"));
     else out.push(ok("telegram", `token set (not shown), owner ${telegram.ownerIds.join(", ")}`));
   }
   if (discord) {
     if (!discord.token) out.push(problem("discord", "configured without a token", "export DISCORD_BOT_TOKEN=… (Developer Portal → Bot → Reset Token) or set channels.discord.token"));
-    else if (!DISCORD_TOKEN.test(discord.token)) out.push(problem("discord", "the token does not look like a bot token (three parts separated by dots)", "copy it again from the Developer Portal (Bot → Reset Token)"));
+    else if (shape("discord", discord.token)) out.push(shape("discord", discord.token)!);
     else if (discord.ownerIds.length === 0) out.push(problem("discord", "no ownerIds: nobody gets your private, full-access chat", "add your Discord user id to channels.discord.ownerIds (Developer Mode → right-click yourself → Copy User ID)"));
     else out.push(ok("discord", `token set (not shown), owner ${discord.ownerIds.join(", ")}`));
   }
@@ -291,11 +299,11 @@ async function checkDaemon(lockPath: string, socketPath: string): Promise<Check>
     return problem(
       "daemon",
       `pid ${holder.pid} holds the lock but does not answer on ${socketPath}`,
-      `check its log; if it hangs, stop it the way it was started (\`npx pm2 restart hearth\`, or Ctrl+C in its terminal). Before killing pid ${holder.pid} by hand, check it is Hearth: \`ps -o pid,lstart,args -p ${holder.pid}\` shows \`hearth.js start\``,
+      `check its log (\`${hearthCmd("logs")}\`); if it hangs, \`${hearthCmd("restart")}\` restarts it through whatever runs it (pm2, systemd or none). Before killing pid ${holder.pid} by hand, check it is Hearth: \`ps -o pid,lstart,args -p ${holder.pid}\` shows \`hearth.js start\``,
     );
   }
   if (record) return ok("daemon", `not running (a lock from pid ${record.pid}, which is gone or now another process, is left; the next start takes it over)`);
-  return ok("daemon", `not running (start it with \`${hearthCmd("start")}\` or pm2)`);
+  return ok("daemon", `not running (start it with \`${hearthCmd("start")}\`)`);
 }
 
 function checkCron(jobsPath: string, timezone: string): Check[] {

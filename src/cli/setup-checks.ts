@@ -2,6 +2,7 @@
 // models, which costs nothing; a bot token: getMe or users/@me), and the Telegram handshake that
 // finds the owner. Each returns a result value; nothing here throws for a refused key or a
 // server that is down. Messages never contain a key or a token.
+import { botTokenProblem } from "../channels/bot-token.ts";
 import { printable } from "../channels/printable.ts";
 import type { ModelAnswer } from "../config/setup-config.ts";
 import { redact } from "../log.ts";
@@ -45,7 +46,9 @@ export async function checkModelKey(m: ModelAnswer): Promise<CheckResult> {
   try {
     r = await getJson(`${base}/models${m.kind === "anthropic" ? "?limit=1000" : ""}`, headers);
   } catch (err) {
-    return unreachable(where, err);
+    const u = unreachable(where, err);
+    // Behind a proxy, or with another Messages API endpoint, the address is the thing to change.
+    return m.kind === "anthropic" && !u.ok ? { ok: false, problem: `${u.problem}; another address (a proxy, a gateway): --base-url URL, or ANTHROPIC_BASE_URL` } : u;
   }
   if (r.status === 401 || r.status === 403) return { ok: false, problem: `${where} refused the key (HTTP ${r.status}); copy it again` };
   if (r.status !== 200 || !Array.isArray(r.body?.data)) return { ok: false, problem: `${where} answered HTTP ${r.status} without a model list; check the address` };
@@ -59,8 +62,10 @@ export interface TelegramBot {
   username: string;
 }
 
-/** getMe: the bot's name, or why the token does not work. */
+/** getMe: the bot's name, or why the token does not work (a malformed one is not sent). */
 export async function checkTelegramToken(token: string, apiRoot: string): Promise<{ ok: true; bot: TelegramBot } | { ok: false; problem: string }> {
+  const malformed = botTokenProblem("telegram", token);
+  if (malformed) return { ok: false, problem: `${malformed.problem}; ${malformed.fix}` };
   const where = new URL(apiRoot).host;
   let r: { status: number; body: any };
   try {
@@ -74,8 +79,10 @@ export async function checkTelegramToken(token: string, apiRoot: string): Promis
   return { ok: true, bot: { id: Number(r.body.result.id), username: r.body.result.username } };
 }
 
-/** users/@me: the Discord bot's name, or why the token does not work. */
+/** users/@me: the Discord bot's name, or why the token does not work (a malformed one is not sent). */
 export async function checkDiscordToken(token: string, apiBase: string): Promise<CheckResult> {
+  const malformed = botTokenProblem("discord", token);
+  if (malformed) return { ok: false, problem: `${malformed.problem}; ${malformed.fix}` };
   const where = new URL(apiBase).host;
   let r: { status: number; body: any };
   try {

@@ -129,7 +129,9 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
       let m: ModelAnswer;
       if (kind === "anthropic") {
         const apiKey = env.ANTHROPIC_API_KEY?.trim() || (await ask("Anthropic API key (Console → Settings → API keys)", { secret: true }));
-        m = { kind, model: await ask("Model", { initialValue: "claude-sonnet-5-5" }), apiKey, ...(at.baseUrl ? { baseUrl: at.baseUrl } : {}) };
+        // The daemon reads ANTHROPIC_BASE_URL too: the key is checked where it will be sent.
+        const baseUrl = at.baseUrl ?? (env.ANTHROPIC_BASE_URL?.trim() || undefined);
+        m = { kind, model: await ask("Model", { initialValue: "claude-sonnet-5-5" }), apiKey, ...(baseUrl ? { baseUrl } : {}) };
       } else if (kind === "openai") {
         const baseUrl = await ask("Endpoint address (where /models is served)", at.baseUrl ? { initialValue: at.baseUrl } : { placeholder: "http://127.0.0.1:8000/v1" });
         const apiKey = env[ENDPOINT_KEY_ENV]?.trim() || (await ask("API key (empty if none)", { secret: true }));

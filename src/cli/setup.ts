@@ -142,7 +142,8 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
 
 function modelFromFlags(v: Values, env: Env): ModelAnswer {
   const provider = v.provider ?? "anthropic";
-  const baseUrl = v["base-url"];
+  // The daemon reads ANTHROPIC_BASE_URL too: setup checks the key where the daemon will send it.
+  const baseUrl = v["base-url"] ?? (provider === "anthropic" ? env.ANTHROPIC_BASE_URL?.trim() || undefined : undefined);
   switch (provider) {
     case "anthropic":
       return { kind: "anthropic", model: v.model ?? DEFAULT_MODEL.anthropic, apiKey: need(env, "ANTHROPIC_API_KEY", "--provider anthropic"), ...(baseUrl ? { baseUrl } : {}) };

@@ -11,13 +11,18 @@ import { migrateConfigFile } from "../config/migrations.ts";
 import { applySecrets } from "../config/secrets.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
+import type { GatewayStatus } from "../gateway/status.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { daemonLogger, LogTail, parseLevel, underPm2, type Logger } from "../log.ts";
 import { catchStopRequests, describeStop } from "../process-stop.ts";
+import { ownSupervisor, recordSupervisor } from "./supervisor.ts";
 
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
   // Caught already by bin/hearth.js; a request made since is replayed to the listener below.
   const stop = catchStopRequests();
+  // pm2 or systemd starting Hearth for this home has it from now on, even if this start fails:
+  // `hearth restart` goes through it after the fix (cli/supervisor.ts).
+  recordSupervisor(home, ownSupervisor());
   // An older config.json is migrated in place (one log line per step), once it is known to be
   // valid: a file with a mistake is reported as it is, untouched.
   loadConfig({ home });
@@ -65,7 +70,7 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
     // A supervisor gone meanwhile (the launcher killed) makes the send fail: that is a stop
     // request (process-stop.ts), not an error to crash on.
     process.send?.("ready", undefined, {}, () => {});
-    if (out.isTTY && !underPm2()) out.write(`ready — talk to it with \`${hearthCmd("chat")}\`\n`);
+    if (out.isTTY && !underPm2()) out.write(readyText(gateway.status().channels));
     // Node writes the compile cache (bin/hearth.js) only at a clean exit: a daemon that is
     // killed or crashes would leave it cold, and every restart of a crash loop would strip and
     // compile every source file again (slower, and ~16 MB more). Written once it is ready.
@@ -73,6 +78,12 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
     log.debug("gateway.compile_cache_written");
   }
   return stopped;
+}
+
+/** The ready line of a terminal's start, and a line for each configured channel that is not running. */
+export function readyText(channels: GatewayStatus["channels"]): string {
+  const down = channels.flatMap((c) => (c.state === "failed" ? [`${c.id} is not running: ${c.reason}\n`] : []));
+  return `ready — talk to it with \`${hearthCmd("chat")}\`\n${down.join("")}`;
 }
 
 async function stopGateway(gateway: Gateway, log: Logger): Promise<number> {

@@ -36,7 +36,7 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   for (const c of s.channels) {
     const detail =
       c.state === "failed"
-        ? `failed: ${c.reason}`
+        ? `not running: ${c.reason}`
         : c.state === "reconnecting"
           ? `reconnecting: ${c.detail}`
           : c.state === "running" && c.detail
@@ -48,7 +48,8 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
   if (s.sessions.length === 0) lines.push("  (none yet)");
   const width = Math.max(10, ...s.sessions.map((x) => x.key.length));
   for (const x of s.sessions) {
-    const activity = x.running ? `answering ${formatDuration(x.runningForMs ?? 0)}` : "idle";
+    // A run held by an approval is not working: it waits for the owner.
+    const activity = x.waitingFor ? `waiting for your approval (${x.waitingFor})` : x.running ? `answering ${formatDuration(x.runningForMs ?? 0)}` : "idle";
     const queued = x.queued ? ` · ${x.queued} queued` : "";
     const fill = x.contextPercent >= 80 ? " (compacts before the next call)" : x.contextPercent >= 60 ? " (getting full)" : "";
     lines.push(`  ${x.key.padEnd(width)}  ${x.scope.padEnd(6)}  model ${x.model ?? s.model}  last ${formatDuration(now - x.lastActivityAt)} ago  context ${x.contextPercent}%${fill}  ${activity}${queued}`);

@@ -8,6 +8,7 @@ import { writeFileAtomic } from "../storage.ts";
 import { homePaths } from "./home.ts";
 import { configTemplate } from "./init.ts";
 import { CONFIG_VERSION, migrateConfigFile } from "./migrations.ts";
+import { liveTemplateKey } from "./template-keys.ts";
 import { writeSecrets } from "./secrets.ts";
 
 /** The model side of the answers. */
@@ -62,7 +63,10 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
   set(["model", "name"], modelName(m));
   switch (m.kind) {
     case "anthropic":
-      if (m.baseUrl) set(["model", "baseUrl"], m.baseUrl);
+      if (m.baseUrl) {
+        text = liveTemplateKey(text, ["model", "baseUrl"]);
+        set(["model", "baseUrl"], m.baseUrl);
+      }
       if (m.apiKey) secrets.ANTHROPIC_API_KEY = m.apiKey;
       break;
     case "openai":
@@ -75,12 +79,14 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
   }
   if (answers.telegram) {
     const t = answers.telegram;
+    text = liveTemplateKey(text, ["channels", "telegram"], ["ownerIds", ...(t.apiRoot ? ["apiRoot"] : [])]);
     set(["channels", "telegram", "ownerIds"], [t.ownerId]);
     if (t.apiRoot) set(["channels", "telegram", "apiRoot"], t.apiRoot);
     secrets.TELEGRAM_BOT_TOKEN = t.token;
   }
   if (answers.discord) {
     const d = answers.discord;
+    text = liveTemplateKey(text, ["channels", "discord"], ["ownerIds", ...(d.apiBase ? ["apiBase"] : [])]);
     set(["channels", "discord", "ownerIds"], [d.ownerId]);
     if (d.apiBase) set(["channels", "discord", "apiBase"], d.apiBase);
     secrets.DISCORD_BOT_TOKEN = d.token;

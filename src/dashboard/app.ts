@@ -45,6 +45,7 @@ export async function handleRequest(req: IncomingMessage, res: ServerResponse, c
   if (req.method === "GET" || req.method === "HEAD") {
     if (url.pathname.startsWith("/static/")) return serveStatic(res, url.pathname.slice("/static/".length));
     if (url.pathname === "/api/logs/stream") return streamLogs(req, res, ctx);
+    if (url.pathname === "/api/chat/notices") return streamNotices(res, ctx);
     const page = pages.find((p) => p.path === url.pathname);
     if (!page) return refuse(res, 404, "No such page.");
     const body = await page.render(ctx.host, url);
@@ -152,6 +153,14 @@ function streamLogs(req: IncomingMessage, res: ServerResponse, ctx: AppContext):
   res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
   res.write(": tail\n\n");
   const off = ctx.host.logs.subscribe((line) => res.write(`data: ${line}\n\n`));
+  res.on("close", off);
+}
+
+/** Server-sent events: each proactive message to the terminal channel while the Chat page is open. */
+function streamNotices(res: ServerResponse, ctx: AppContext): void {
+  res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
+  res.write(": notices\n\n");
+  const off = ctx.host.chat.watch((text) => res.write(`data: ${JSON.stringify(text)}\n\n`));
   res.on("close", off);
 }
 

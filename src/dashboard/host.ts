@@ -22,7 +22,8 @@ export interface DashboardStatus {
   startedAt: number;
   model: string;
   channels: Array<{ id: string } & ChannelStatus>;
-  sessions: Array<{ key: string; scope: "main" | "shared"; title?: string; lastActivityAt: number; contextPercent: number; running: boolean; runningForMs: number | null; queued: number }>;
+  /** `waitingFor`: the call its run waits on the owner's approval for. */
+  sessions: Array<{ key: string; scope: "main" | "shared"; title?: string; lastActivityAt: number; contextPercent: number; running: boolean; runningForMs: number | null; queued: number; waitingFor?: string }>;
   budget: BudgetStatus;
   damaged: string[];
   terminalMailbox: number;
@@ -80,6 +81,12 @@ export interface HeartbeatState {
 
 export interface DashboardHost {
   status(): DashboardStatus;
+  /**
+   * A lookup of the names Hearth knows (gateway/chat-names.ts): a session key
+   * (`dm:telegram:3003`, `group:telegram:-2001`) or a chat (`telegram:-2001`) → "Sam", "Family";
+   * null when none is known. Made once per page: it reads the stores as they are now.
+   */
+  names(): (ref: string) => string | null;
   /** The last `limit` user and assistant lines of the main session, oldest first. */
   mainHistory(limit: number): ChatLine[];
   chat: {
@@ -88,6 +95,11 @@ export interface DashboardHost {
     detach(client: string): void;
     /** The owner's message, as the terminal sends it (main session); returns the request id of its events. */
     send(client: string, text: string, files: readonly string[]): string;
+    /**
+     * Proactive messages to the terminal channel (a background task's result, a job's answer)
+     * while the Chat page is open; `onNotice` must not throw. Returns a function that stops it.
+     */
+    watch(onNotice: (text: string) => void): () => void;
     /** Stops main's active run (the Stop button, /stop). */
     stop(): void;
     /** Where an uploaded attachment is put before it is sent (a folder of the home, owner only). */

@@ -19,6 +19,7 @@ export function pageDocument(o: { pages: Page[]; current: Page; csrf: string; bo
 <meta name="color-scheme" content="light dark">
 <meta name="csrf-token" content="${esc(o.csrf)}">
 <title>${esc(o.current.title)} · Hearth</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/style.css">
 <script src="/static/app.js" defer></script>
 </head>
@@ -41,7 +42,7 @@ ${o.body}
 export function loginPage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="0;url=/"><title>Logged in · Hearth</title><link rel="stylesheet" href="/static/style.css"></head>
+<meta http-equiv="refresh" content="0;url=/"><title>Logged in · Hearth</title><link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/style.css"></head>
 <body><main id="main"><h1>Logged in</h1><p><a href="/">Open the dashboard</a></p></main></body></html>
 `;
 }
@@ -71,5 +72,9 @@ export const usd = (v: number): string => (v > 0 && v < 0.01 ? `$${v.toFixed(4)}
 export function actionButton(label: string, action: string, args: Record<string, string>, opts: { confirm?: string; kind?: "danger" | "primary" } = {}): string {
   return `<button type="button" class="btn${opts.kind ? ` ${opts.kind}` : ""}" data-action="/api/${esc(action)}" data-args="${esc(JSON.stringify(args))}"${opts.confirm ? ` data-confirm="${esc(opts.confirm)}"` : ""}>${esc(label)}</button>`;
 }
+
+/** A session or chat by its name, with its id beside it in grey; by its id alone when no name is known. */
+export const named = (name: string | null, ref: string): string =>
+  name ? `<strong>${esc(name)}</strong> <span class="muted">${esc(ref)}</span>` : `<strong>${esc(ref)}</strong>`;
 
 export const badge = (text: string, kind: "ok" | "warn" | "bad" | "muted" = "muted"): string => `<span class="badge ${kind}">${esc(text)}</span>`;

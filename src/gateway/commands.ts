@@ -10,9 +10,10 @@ import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModel
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
 import { askModel } from "./owner-questions.ts";
+import { approvePairing } from "./pairing-approval.ts";
 import { TaskInputError } from "../tasks/service.ts";
 import { accessRules, opensTasks } from "./access.ts";
-import { taskListText } from "../tasks/view.ts";
+import { taskListBlock, taskListText } from "../tasks/view.ts";
 
 export interface Command {
   name: string;
@@ -177,7 +178,7 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
       if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
       ctx.pairing.reload(ctx.log);
-      const approved = ctx.pairing.approve(cmd.args);
+      const approved = approvePairing(ctx, cmd.args);
       return approved
         ? `Approved ${approved.name} (${approved.channel}:${approved.userId}). They can talk to me now, in their own private conversation.`
         : `No pending pairing code "${cmd.args}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`;
@@ -349,7 +350,9 @@ function tasksCommand(ctx: GatewayContext, origin: CommandOrigin, args: string):
   if (origin.scope !== "main" && !opensTasks(origin.message, accessRules(ctx.config, origin.message.channel))) return "Background tasks are only available in the owner's private chat.";
   const viewer = { sessionKey: origin.sessionKey, scope: origin.scope };
   const cancel = /^cancel\s+(\S+)$/i.exec(args);
-  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : taskListText(ctx.tasks.list(viewer));
+  // The terminal prints text as it is; the chats render markdown.
+  const list = () => (origin.message.channel === "cli" ? taskListText : taskListBlock)(ctx.tasks.list(viewer));
+  if (!cancel) return args ? `Usage: /tasks, or /tasks cancel ID.` : list();
   try {
     const v = ctx.tasks.cancel(cancel[1]!, viewer);
     return `Cancelling task ${v.id} ("${v.label}"); its result message will say when it has stopped.`;

@@ -11,6 +11,8 @@ import type { LogTail } from "../log.ts";
 import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
 import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
 import type { GatewayContext } from "./context.ts";
+import { chatNames } from "./chat-names.ts";
+import { approvePairing } from "./pairing-approval.ts";
 import { gatewayStatus } from "./status.ts";
 
 export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTail | undefined): DashboardHost {
@@ -19,11 +21,13 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
   const noteLog = log.child({ component: "dashboard" });
   return {
     status: () => gatewayStatus(ctx),
+    names: () => chatNames(ctx),
     mainHistory: (limit) => mainHistory(paths.sessionFile("main"), limit),
     chat: {
       attach: (write) => cli.attach(write),
       detach: (client) => cli.detach(client),
       send: (client, text, files) => cli.receive(client, text, undefined, files),
+      watch: (onNotice) => cli.watchNotices(onNotice),
       stop: () => ctx.lanes.stop("main"),
       uploadDir: () => path.join(home, "dashboard-uploads"),
     },
@@ -85,7 +89,7 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
     people: {
       pending: () => ctx.pairing.list().pending,
       paired: () => ctx.pairing.list().approved,
-      approve: (code) => ctx.pairing.approve(code),
+      approve: (code) => approvePairing(ctx, code),
       deny: (code) => ctx.pairing.deny(code),
       revoke: (channel, userId) => ctx.pairing.revoke(channel as ChannelId, userId),
       rules: () => accessRules(ctx),

@@ -328,7 +328,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     }
 
     continueUnlessStopped();
-    log.info("gateway.ready", { home, channels: channels.ids(), pid: process.pid });
+    const notRunning = Object.fromEntries(channels.ids().flatMap((id) => {
+      const s = channels.status(id);
+      return s.state === "failed" ? [[id, s.reason]] : [];
+    }));
+    log.info("gateway.ready", { home, channels: channels.ids(), ...(Object.keys(notRunning).length ? { notRunning } : {}), pid: process.pid });
     // 8. Background work that must not delay readiness: the watcher's first scan of the
     // workspace and the search index build. Skills are read again once the watcher covers
     // their folder, for an edit made before it did.

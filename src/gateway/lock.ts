@@ -23,7 +23,7 @@ export class LockHeldError extends Error {
   constructor(path: string, holder: LockRecord) {
     super(
       `Another Hearth gateway (pid ${holder.pid}, running since ${holder.startedAt}) is already running on this home (${path}). ` +
-        `Stop it the way it was started (\`npx pm2 stop hearth\`, or Ctrl+C in its terminal), or use another HEARTH_HOME. ` +
+        `Stop it with \`${hearthCmd("stop")}\` (through pm2 or systemd when one of them runs it), or use another HEARTH_HOME. ` +
         `Before killing anything by hand, check that pid ${holder.pid} really is Hearth: \`ps -o pid,lstart,args -p ${holder.pid}\` ` +
         `should show \`hearth.js start\`; ${hearthCmd("status")} and ${hearthCmd("doctor")} say whether it answers.`,
     );

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { Choice, ChoicePress, DeliveryTarget, InboundMessage } from "../channels/channel.ts";
 import { usdText } from "../spending/budget.ts";
 import type { GatewayContext } from "./context.ts";
+import { approvePairing } from "./pairing-approval.ts";
 import { gatewayHost } from "./scheduler-host.ts";
 
 /** What a press did: the presser's short answer, and the line the question shows from now on (absent: it stays open). */
@@ -73,7 +74,7 @@ export async function askAboutPairing(ctx: GatewayContext, m: InboundMessage, co
   await ctx.ownerQuestions.ask(to, text, [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }], (choice, by) => {
     ctx.pairing.reload(ctx.log);
     if (choice === "approve") {
-      const approved = ctx.pairing.approve(code);
+      const approved = approvePairing(ctx, code);
       return approved ? { answer: "Approved.", settled: `✅ Approved by ${by}: ${approved.name} can talk to me now.` } : { answer: "That code has expired.", settled: "⌛ The code expired before it was approved." };
     }
     const declined = ctx.pairing.deny(code);

@@ -33,6 +33,8 @@ export interface PendingPairing {
   userId: string;
   name: string;
   createdAt: number;
+  /** The private chat they wrote in, where they are told once approved (Discord's is not their user id). */
+  chatId?: string;
 }
 
 export interface ApprovedSender {
@@ -40,6 +42,8 @@ export interface ApprovedSender {
   userId: string;
   name: string;
   approvedAt: number;
+  /** See PendingPairing.chatId; absent for a code asked before it was recorded. */
+  chatId?: string;
 }
 
 interface PairingFile {
@@ -121,7 +125,7 @@ export class PairingStore {
    * A stranger wrote (anything: text, a photo, a command). Decides what, if anything, to answer;
    * the caller sends nothing for "silent". A pending code is returned as is, never renewed.
    */
-  request(channel: ChannelId, userId: string, name: string, maxPending = MAX_PENDING): PairingRequest {
+  request(channel: ChannelId, userId: string, name: string, maxPending = MAX_PENDING, chatId?: string): PairingRequest {
     this.#expire();
     const now = this.#clock();
     const key = `${channel}:${userId}`;
@@ -135,7 +139,7 @@ export class PairingStore {
     if (now < renewableAt) return { type: "cooldown", until: renewableAt };
     if (this.#data.pending.filter((p) => p.channel === channel).length >= maxPending) return { type: "full" };
     const code = this.#newCode();
-    this.#data.pending.push({ code, channel, userId, name: printable(name), createdAt: now });
+    this.#data.pending.push({ code, channel, userId, name: printable(name), createdAt: now, ...(chatId ? { chatId } : {}) });
     this.#remember(key, { answeredAt: now, codeAt: now });
     this.#save();
     return { type: "code", code, isNew: true };
@@ -148,7 +152,7 @@ export class PairingStore {
     const i = this.#data.pending.findIndex((p) => p.code === wanted);
     if (i === -1) return null;
     const [p] = this.#data.pending.splice(i, 1);
-    const approved: ApprovedSender = { channel: p!.channel, userId: p!.userId, name: p!.name, approvedAt: this.#clock() };
+    const approved: ApprovedSender = { channel: p!.channel, userId: p!.userId, name: p!.name, approvedAt: this.#clock(), ...(p!.chatId ? { chatId: p!.chatId } : {}) };
     this.#data.approved = this.#data.approved.filter((a) => !(a.channel === approved.channel && a.userId === approved.userId));
     this.#data.approved.push(approved);
     this.#save();

@@ -268,7 +268,7 @@ function queueModeFor(ctx: GatewayContext, sessionKey: string, channel: InboundM
 /** A stranger under dmPolicy "pairing": at most one short answer per hour, whatever they send. */
 async function answerPairing(ctx: GatewayContext, m: InboundMessage, log: Logger): Promise<void> {
   const channel = m.channel === "cli" ? undefined : ctx.config.channels[m.channel];
-  const req = ctx.pairing.request(m.channel, m.sender.id, m.sender.name, channel?.maxPendingPairings);
+  const req = ctx.pairing.request(m.channel, m.sender.id, m.sender.name, channel?.maxPendingPairings, m.chat.id);
   if (req.type === "silent") {
     log.debug("pairing.silent", { user: m.sender.id });
     return;

@@ -21,6 +21,8 @@ export interface SessionStatus {
   running: boolean;
   runningForMs: number | null;
   queued: number;
+  /** The call its run waits on the owner's approval for ("exec: rm -r build"); absent while none waits. */
+  waitingFor?: string;
 }
 
 export interface GatewayStatus {
@@ -61,6 +63,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
   const sessions = ctx.sessions.all().map((s): SessionStatus => {
     const lane = lanes.get(s.key);
     const window = sessionModelInfo(ctx, s.model).contextWindow;
+    const waitingFor = ctx.approvals?.waitingIn(s.key) ?? null;
     return {
       key: s.key,
       scope: s.scope,
@@ -72,6 +75,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
       running: lane?.running ?? false,
       runningForMs: lane?.runningSinceMs ?? null,
       queued: lane?.queued ?? 0,
+      ...(waitingFor ? { waitingFor } : {}),
     };
   });
   const day = ctx.sessions.today();

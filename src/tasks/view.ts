@@ -106,6 +106,16 @@ export function taskListText(views: TaskView[]): string {
   return [line(head), ...rows.map(line)].join("\n");
 }
 
+/**
+ * The list as a chat's `/tasks` answer: a code block, which chats that render markdown show in a
+ * fixed-width font (Telegram `<pre>`, Discord's code block), or its columns would not line up.
+ * A label cannot close the block early.
+ */
+export function taskListBlock(views: TaskView[]): string {
+  if (views.length === 0) return taskListText(views);
+  return `\`\`\`\n${taskListText(views).replaceAll("```", "'''")}\n\`\`\``;
+}
+
 /** One task: its facts, the task text, its progress lines and its result. */
 export function taskDetailText(v: TaskView, formatTime: (at: number) => string): string {
   const lines = [

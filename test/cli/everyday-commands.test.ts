@@ -35,7 +35,9 @@ async function hearth(...args: string[]): Promise<{ code: number; stdout: string
 function bashComplete(script: string, words: string[]): string[] {
   const file = path.join(home, "completion.bash");
   writeFileSync(file, script);
-  const line = `source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _hearth; printf '%s\\n' "\${COMPREPLY[@]}"`;
+  // The function bash would call: the one `complete` registered for the first word.
+  const fn = words[0] === "npx" ? "_hearth_npx" : "_hearth";
+  const line = `source ${file}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; ${fn}; printf '%s\\n' "\${COMPREPLY[@]}"`;
   return execFileSync("bash", ["-c", line], { encoding: "utf8" }).split("\n").filter(Boolean);
 }
 
@@ -56,6 +58,15 @@ describe("hearth completion", () => {
     expect(bashComplete(r.stdout, ["hearth", "hosts", ""])).toEqual(["trust"]);
   });
 
+  it("bash completes `npx hearth …` the same, before any npm link", async () => {
+    const r = await hearth("completion", "bash");
+    expect(bashComplete(r.stdout, ["npx", "he"])).toEqual(["hearth"]);
+    expect(bashComplete(r.stdout, ["npx", "hearth", "st"])).toEqual(["start", "stop", "status"]);
+    expect(bashComplete(r.stdout, ["npx", "hearth", "cron", ""])).toEqual(["list", "add", "rm", "run"]);
+    expect(bashComplete(r.stdout, ["npx", "vitest", "r"])).toEqual([]);
+    expect(r.stdout).toContain("complete -o default -F _hearth_npx npx\n");
+  });
+
   it("zsh and fish get scripts of their own; another shell is a usage error", async () => {
     expect((await hearth("completion", "zsh")).stdout).toMatch(/^#compdef hearth\n/);
     expect((await hearth("completion", "fish")).stdout).toContain('complete -c hearth -f -n "__fish_seen_subcommand_from pairing" -a "list approve revoke"\n');
@@ -71,12 +82,22 @@ describe("hearth logs and stop without a daemon", () => {
     expect(r).toEqual({ code: 1, stdout: "", stderr: `hearth: no log file at ${path.join(home, "logs", "hearth.err.log")}: Hearth has not run under pm2 or \`hearth restart\` yet\n` });
   });
 
-  it("logs -n prints the last lines of the two files pm2 writes, in time order", async () => {
+  it("logs -n prints the last lines of the two files pm2 writes, in time order, readable as in a terminal", async () => {
     mkdirSync(path.join(home, "logs"));
-    const line = (t: string, event: string) => `{"t":"2026-11-25T10:00:0${t}Z","event":"${event}"}`;
+    const line = (t: string, event: string) => `{"t":"2026-11-25T10:00:0${t}.250Z","level":"info","event":"${event}","component":"gateway","channels":["cli"]}`;
     writeFileSync(path.join(home, "logs", "hearth.out.log"), `${line("1", "a")}\n${line("3", "c")}\n${line("5", "e")}\n`);
     writeFileSync(path.join(home, "logs", "hearth.err.log"), `${line("2", "b")}\n${line("4", "d")}\nnot json, after d\n`);
-    expect(await hearth("logs", "-n", "4")).toEqual({ code: 0, stdout: `${line("3", "c")}\n${line("4", "d")}\nnot json, after d\n${line("5", "e")}\n`, stderr: "" });
+    expect(await hearth("logs", "-n", "4")).toEqual({
+      code: 0,
+      stdout:
+        '2026-11-25 10:00:03.250 info  c component=gateway channels=["cli"]\n' +
+        '2026-11-25 10:00:04.250 info  d component=gateway channels=["cli"]\n' +
+        "not json, after d\n" +
+        '2026-11-25 10:00:05.250 info  e component=gateway channels=["cli"]\n',
+      stderr: "",
+    });
+    // --json: the files' own lines, for jq.
+    expect(await hearth("logs", "-n", "2", "--json")).toEqual({ code: 0, stdout: `not json, after d\n${line("5", "e")}\n`, stderr: "" });
   });
 
   it("stop with nothing running says so", async () => {
@@ -87,5 +108,13 @@ describe("hearth logs and stop without a daemon", () => {
     const r = await hearth("stpo");
     expect(r.code).toBe(2);
     expect(r.stderr.split("\n")[0]).toBe('hearth: Unknown command "stpo"; did you mean "stop"?');
+  });
+
+  it("a typo gets the usage of the command it most likely meant, not the whole help", async () => {
+    expect(await hearth("stauts")).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'hearth: Unknown command "stauts"; did you mean "status"?\n\nUsage:\n  npx hearth status [--json]              channels, sessions, active runs, queues, today\'s spending\n',
+    });
   });
 });

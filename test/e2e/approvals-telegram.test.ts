@@ -83,6 +83,9 @@ describe("approvals on Telegram (exec: always)", () => {
     await owner().send("/status");
     await waitFor("the status", () => emu.botMessages(OWNER).some((m) => m.text.startsWith("Model:")));
     expect(emu.botMessages(OWNER).find((m) => m.text.startsWith("Model:"))!.text.split("\n")).toContain(markdownToTelegramHtml("Waiting for the owner's approval: exec: echo ran >> once.txt"));
+    // hearth status says the run waits for the owner, not that it is answering.
+    const main = (await d.hearth(["status"])).stdout.split("\n").find((l) => l.startsWith("  main "))!;
+    expect(main).toMatch(/ {2}waiting for your approval \(exec: echo ran >> once\.txt\)$/);
 
     await owner().press(q.messageId, "Allow once");
     await waitFor("the final answer", () => emu.botMessages(OWNER).some((m) => m.text === "Done: it ran once."));

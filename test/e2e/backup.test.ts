@@ -41,7 +41,8 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "hearth-bk-"));
   // A config from before versions with the bot token in it: the start upgrades it, moving the
   // token to .env and keeping the old file as config.json.v0.bak, as on a real owner's machine.
-  home = makeHome({ channels: { telegram: { token: "123:secret-token-value", ownerIds: ["42"] } } });
+  // The Bot API root is a closed loopback port: the channel only retries, nothing leaves the machine.
+  home = makeHome({ channels: { telegram: { token: "123:secret-token-value", ownerIds: ["42"], apiRoot: "http://127.0.0.1:9" } } });
   writeFileSync(join(home, ".env"), "ANTHROPIC_API_KEY=sk-never-in-a-backup\n", { mode: 0o600 });
   // An MCP server's OAuth tokens, as `hearth mcp login` keeps them.
   mkdirSync(join(home, "mcp-auth"), { mode: 0o700 });
@@ -92,7 +93,18 @@ describe("hearth backup", () => {
     const restore = await hearth(["backup", "restore", archive, "--home", target]);
     expect(restore.stderr).toBe("");
     expect(restore.code).toBe(0);
-    expect(restore.stdout).toMatch(new RegExp(`^Restored \\d+ files into ${target}\\.\n`));
+    // It names what the restored home lacks, and the command that adds it.
+    expect(restore.stdout).toBe(
+      `Restored ${/^Restored (\d+) files/.exec(restore.stdout)?.[1]} files into ${target}.\n` +
+        "Left out: .env (secrets; add --include-secrets to keep them)\n" +
+        "Left out: config.json.v0.bak (secrets; add --include-secrets to keep them)\n" +
+        "Left out: index (the search index; rebuilt at the next start)\n" +
+        "Left out: mcp-auth (secrets; add --include-secrets to keep them)\n" +
+        "The restored home has no .env (the backup left its secrets out), so it lacks:\n" +
+        "  the model's API key (ANTHROPIC_API_KEY): Hearth does not start without it\n" +
+        "  the Telegram bot token (TELEGRAM_BOT_TOKEN): Hearth starts without Telegram\n" +
+        `Add them with \`HEARTH_HOME=${target} npx hearth setup\`, or copy your old .env into ${target}.\n`,
+    );
 
     manifest = JSON.parse(gunzipToManifest(readFileSync(archive)));
     const paths = manifest.files.map((f) => f.path);
@@ -107,14 +119,18 @@ describe("hearth backup", () => {
     }
     // Whole records only; the upgraded config.json, without the token it handed to .env.
     expect(readFileSync(join(target, "usage.jsonl"), "utf8")).toBe(readFileSync(join(home, "usage.jsonl"), "utf8").replace(/\{"half":$/u, ""));
-    expect(JSON.parse(readFileSync(join(target, "config.json"), "utf8"))).toEqual({ version: CONFIG_VERSION, channels: { telegram: { ownerIds: ["42"] } } });
+    expect(JSON.parse(readFileSync(join(target, "config.json"), "utf8"))).toEqual({ version: CONFIG_VERSION, channels: { telegram: { ownerIds: ["42"], apiRoot: "http://127.0.0.1:9" } } });
     expect(readdirSync(target)).not.toContain(".env");
     expect(statSync(target).mode & 0o777).toBe(0o700);
 
     // The restored home starts (its index rebuilt) and the next request holds the old conversation.
+    // Telegram, configured but without its token, is listed as not running, with why and the fix.
     await daemon!.stop();
-    writeFileSync(join(target, "config.json"), "{}");
     restored = await startDaemon(target, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+    const noToken = `no bot token (TELEGRAM_BOT_TOKEN in ${join(target, ".env")} or the environment, or channels.telegram.token in config.json): \`npx hearth setup\` adds it`;
+    const status = await restored.hearth(["status"]);
+    expect(status.stdout.split("\n").filter((l) => l.startsWith("  telegram "))).toEqual([`  telegram   not running: ${noToken}`]);
+    expect(restored.log()).toContain(`"notRunning":{"telegram":${JSON.stringify(noToken)}}`);
     fake.enqueue(text("Pixel, of course."));
     const asked = await restored.hearth(["chat", "-m", "what is my cat called?"]);
     expect(asked.stdout).toBe("Pixel, of course.\n");

@@ -57,3 +57,18 @@ describe("hearth chat (interactive)", () => {
     });
   }
 });
+
+describe("/help in the terminal", () => {
+  it("lists the chat commands, then /attach, which the terminal handles itself", async () => {
+    const env = isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+    daemon = await startDaemon(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url });
+    const chat = interactive(env);
+    chat.say("/help");
+    const attach = "/attach PATH [message] — attach a file from this machine: with a message, sent at once; alone, it goes with your next message\n";
+    await waitFor("the help", () => chat.out().includes(attach));
+    chat.child.stdin.end();
+    expect(await chat.exited).toBe(0);
+    expect(chat.out()).toMatch(/^Commands:\n\/stop — stop the current answer and drop queued messages\n[^]*\n\/help — this list\n\/attach PATH \[message\] — attach a file from this machine: with a message, sent at once; alone, it goes with your next message\n$/);
+    expect(fake.requests).toHaveLength(0);
+  });
+});

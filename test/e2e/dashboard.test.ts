@@ -1,18 +1,16 @@
-// The dashboard against the real daemon, one daemon for the file. First in a real browser
-// (Debian's chromium driven by playwright-core): a hostile page's made-up login links lock
-// nothing; log in through the printed link, chat, edit memory and read its history, add a job,
-// read the usage chart, approve a pairing, answer an approval, revoke a grant, cancel a task.
-// Then over plain HTTP: nothing without the session cookie a one-time link buys, a foreign Host
-// header is refused (DNS rebinding), a state-changing request needs the page's Origin and CSRF
-// token, and `--rotate` ends sessions. The login rate limit, another user's replayed cookie and
-// a server bound to every address: test/dashboard/server.test.ts, each with a server of its own.
+// The dashboard against the real daemon, one daemon for the file, in a real browser (Debian's
+// chromium driven by playwright-core): a hostile page's made-up login links lock nothing; log in
+// through the printed link, chat, edit memory and read its history, add a job, read the usage
+// chart, approve a pairing, see names, answer an approval, revoke a grant, cancel a task, see a
+// task's result in the chat. Over plain HTTP: dashboard-security.test.ts. The login rate limit,
+// another user's replayed cookie and a server bound to every address:
+// test/dashboard/server.test.ts, each with a server of its own.
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createServer, request, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDaemon } from "../../src/cli/client.ts";
-import { hearthCmd } from "../../src/hearth-command.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { requestText, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { e2eLimit } from "../support/limits.ts";
@@ -45,69 +43,19 @@ const NO_BROWSER = CHROMIUM ? "" : " (skipped: chromium is not installed; .ci/ru
 const SHOTS = process.env.HEARTH_DASHBOARD_SHOTS;
 const OWNER = 100;
 const STRANGER = 555;
+const FAMILY = { id: -2001, type: "supergroup" as const, title: "Family" };
 
 let fake: FakeModel;
 let emu: TelegramEmulator;
 let daemon: Daemon;
 let base: string;
-let host: string;
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** A raw request, so the Host and Origin headers are exactly the test's. */
-function http(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
-  const url = new URL(path, base);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers: { host, ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (d: Buffer) => (text += d.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/** What `hearth dashboard --url` prints, asked over the control socket in-process (a CLI process costs seconds). */
-async function loginUrl(): Promise<string> {
-  const client = (await connectDaemon(join(daemon.home, "gateway.sock")))!;
-  try {
-    return ((await client.rpc("dashboard.login", {})) as { url: string }).url;
-  } finally {
-    await client.close();
-  }
-}
-
-/** Logs in through a fresh link; the session cookie and the page's CSRF token. */
-async function login(): Promise<{ cookie: string; csrf: string }> {
-  const link = new URL(await loginUrl());
-  const r = await http("GET", link.pathname + link.search);
-  expect(r.status).toBe(200);
-  const cookie = String(r.headers["set-cookie"]).split(";")[0]!;
-  const page = await http("GET", "/", { cookie });
-  const csrf = /name="csrf-token" content="([^"]+)"/.exec(page.body)![1]!;
-  return { cookie, csrf };
-}
-
-const jobs = () => JSON.parse(readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8")) as { jobs: unknown[] };
-const jobsText = () => {
-  try {
-    return readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8");
-  } catch {
-    return "";
-  }
-};
 
 beforeAll(async () => {
   fake = await startFakeModel();
   emu = await startTelegramEmulator();
   const home = makeHome({
     dashboard: { enabled: true, port: 0 },
-    channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing" } },
+    channels: { telegram: { apiRoot: emu.apiRoot, ownerIds: [String(OWNER)], dmPolicy: "pairing", groups: { policy: "allowlist", allow: [String(FAMILY.id)] } } },
     tools: { exec: { sandbox: "off" } },
   });
   // The memory history records a batch every 200 ms instead of every minute.
@@ -115,7 +63,6 @@ beforeAll(async () => {
   const client = (await connectDaemon(join(home, "gateway.sock")))!;
   base = (await client.status()).dashboard!;
   await client.close();
-  host = new URL(base).host;
 });
 afterAll(async () => {
   await cleanupDaemon(daemon);
@@ -165,9 +112,23 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
   it("logs in through the URL `hearth dashboard --url` prints; the overview lists the channels", async () => {
     const printed = await daemon.hearth(["dashboard", "--url"]);
     expect(printed.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/login\?token=[A-Za-z0-9_-]{43}\n$/);
+    const failed: string[] = [];
+    const note = (r: { status(): number; url(): string }) => void (r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`));
+    page.on("response", note);
     await page.goto(printed.stdout.trim());
     await page.waitForURL(base);
     expect(await page.textContent("h1")).toBe("Overview");
+    // The icon is the page's own: no request for /favicon.ico, no 404 at login.
+    await page.waitForLoadState("networkidle");
+    page.off("response", note);
+    expect(failed).toEqual([]);
+    expect(await page.getAttribute('link[rel="icon"]', "href")).toBe("/static/favicon.svg");
+    // The model's name is kept whole on one line, at a phone's width too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const model = page.locator(".card .model");
+    expect(await model.textContent()).toBe("claude-sonnet-5-5");
+    expect(await model.evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).whiteSpace)).toBe("nowrap");
+    await page.setViewportSize({ width: 1280, height: 860 });
     const channels = await page.locator('section[aria-labelledby="ch"] tbody tr').allInnerTexts();
     expect(channels.map((r) => r.split("\t").slice(0, 2).join(" "))).toEqual(["cli running", "telegram running"]);
   });
@@ -264,14 +225,26 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.waitForSelector(".conflict:not([hidden])");
     expect(await page.textContent("[data-theirs]")).toBe(onDisk);
     expect(await page.textContent("[data-mine]")).toBe("# Memory\n\nMine.\n");
-    await expectToast(page, "The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
+    // What differs is marked, line by line.
+    expect(await page.locator("[data-theirs] .differs").allTextContents()).toEqual(["Written by another program meanwhile."]);
+    expect(await page.locator("[data-mine] .differs").allTextContents()).toEqual(["Mine."]);
+    // The notice is beside Save, and nothing covers Save.
+    expect(await page.textContent("[data-saved]")).toBe("The file changed on disk since you opened it; nothing was saved. Both versions are shown below.");
+    expect(await page.isVisible(".toast")).toBe(false);
+    const save = page.locator('form[data-editor] button[type="submit"]');
+    await save.scrollIntoViewIfNeeded();
+    expect(await save.evaluate((b) => { const r = b.getBoundingClientRect(); return b.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === b; })).toBe(true);
     expect(readFileSync(workspaceFile("MEMORY.md"), "utf8")).toBe(onDisk);
   });
 
   it("Schedule: a job added on the page appears in `hearth cron list`", async () => {
     await page.goto(`${base}schedule`);
+    // The CLI's default session; the example shows one format, the chosen kind's.
+    expect(await page.inputValue('select[name="session"]')).toBe("main");
+    expect(await page.getAttribute('input[name="when"]', "placeholder")).toBe("0 9 * * *");
     await page.fill('input[name="name"]', "Water the plants");
     await page.selectOption('select[name="kind"]', "every");
+    expect(await page.getAttribute('input[name="when"]', "placeholder")).toBe("30m");
     await page.fill('input[name="when"]', "6h");
     await page.fill('textarea[name="message"]', "Remind me to water the plants.");
     await page.click('#job-form button[type="submit"]');
@@ -293,6 +266,8 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.waitForSelector('section[aria-labelledby="jobs"] tbody tr:has-text("Water the plants") .badge:has-text("paused")');
     const [job] = (JSON.parse(readFileSync(join(daemon.home, "cron", "jobs.json"), "utf8")) as { jobs: Array<{ name: string; schedule: unknown; enabled: boolean; delivery: unknown }> }).jobs;
     expect(job).toMatchObject({ name: "Water the plants", schedule: { kind: "every", every: "8h" }, enabled: false, delivery: { to: "owner" } });
+    // One word for it: the CLI says paused too.
+    expect((await daemon.hearth(["cron", "list"])).stdout).toContain("  Water the plants  [paused]\n");
   });
 
   it("Usage: the chart's day totals are usage.jsonl's", async () => {
@@ -384,6 +359,18 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await waitFor("the answer to Sam", () => emu.botMessages(STRANGER).some((m) => m.text === "Hi Sam, nice to meet you."));
   });
 
+  it("names: the overview and People show Sam and Family where they know them, with the id beside the name", async () => {
+    fake.enqueue(text("Hello, Family."));
+    await emu.user({ userId: 3003, firstName: "Tom", chat: FAMILY }).send("@TestNameBot hello");
+    await waitFor("the answer in Family", () => emu.botMessages(FAMILY.id).some((m) => m.text === "Hello, Family."));
+    await page.goto(base);
+    const sessions = (await page.locator('section[aria-labelledby="se"] tbody tr td:first-child').allInnerTexts()).sort();
+    expect(sessions).toEqual(expect.arrayContaining([`Family group:telegram:${FAMILY.id}`, `Sam dm:telegram:${STRANGER}`]));
+    await page.goto(`${base}people`);
+    const rules = await page.locator('section[aria-labelledby="ru"] tbody tr').allInnerTexts();
+    expect(rules.map((r) => r.split("\t")[3])).toEqual([`allowlist Family ${FAMILY.id}`]);
+  });
+
   it("Approvals: a question from the chat waits on the overview and is allowed once on the page, as the chat's button would; the decisions are listed", async () => {
     mkdirSync(workspaceFile("build/out"), { recursive: true });
     fake.enqueue(toolCall("exec", { command: "rm -r build" }), text("Removed the build folder."));
@@ -392,12 +379,17 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     await page.click("#chat-send");
     // Asked in the owner's Telegram chat (the web chat shows no buttons): a second tab answers.
     await waitFor("the question in Telegram", () => emu.botMessages(OWNER).some((m) => m.text.includes("exec: rm -r build")));
+    // The web chat says what its answer waits for.
+    expect(await page.locator(".msg.assistant .waiting").last().textContent({ timeout: limit() })).toBe("Waiting for your approval: exec: rm -r build — answer it in your chat or on Approvals.");
     const tab = await browser.newPage();
     await tab.context().addCookies(await page.context().cookies());
     try {
       await tab.goto(base);
       const waiting = await tab.locator('section[aria-labelledby="ap"] tbody tr').allInnerTexts();
       expect(waiting.map((r) => r.split("\t")[0])).toEqual(["exec: rm -r build"]);
+      // The main session waits for the owner: not "answering N s".
+      const main = tab.locator('section[aria-labelledby="se"] tbody tr', { hasText: "main" }).first();
+      expect((await main.innerText()).split("\t")[2]).toBe("waiting for your approval exec: rm -r build");
       await tab.click('a[href="/approvals"]:has-text("Answer on the Approvals page")');
       const row = tab.locator('section[aria-labelledby="wa"] tbody tr', { hasText: "exec: rm -r build" });
       expect(await row.innerText()).toContain("it deletes recursively");
@@ -465,6 +457,17 @@ describe.skipIf(!CHROMIUM)(`dashboard in a real browser${NO_BROWSER}`, () => {
     const list = await daemon.hearth(["tasks"]);
     expect(list.stdout).toMatch(/\n[0-9a-f]{6} {2}cancelled .+ {2}tea\n$/);
   });
+
+  it("Chat: a background task's result arrives in the open Chat page, as it does in Telegram", async () => {
+    const byWho = { type: "respond" as const, fn: (req: Parameters<typeof firstUserText>[0]) => (/Background task [0-9a-f]{6} \("leaves"\)/.test(firstUserText(req)) ? text("Green, black and oolong come from one plant.") : text("Started the leaves task.")) };
+    fake.enqueue(toolCall("spawn_task", { task: "Research tea leaves.", label: "leaves" }), byWho, byWho);
+    await page.goto(`${base}chat`);
+    await page.fill("#chat-text", "Research tea leaves in the background");
+    await page.click("#chat-send");
+    await page.waitForSelector('.msg.assistant[data-done="final"]:has-text("Started the leaves task.")');
+    const result = page.locator(".msg.assistant.notice .text", { hasText: "leaves" });
+    expect(await result.textContent({ timeout: limit() })).toMatch(/^✅ Task [0-9a-f]{6} "leaves" is done \(\d+s, \$\d+\.\d{4}\):\n\nGreen, black and oolong come from one plant\.$/);
+  });
 });
 
 /** Every page at desktop width and at 390 px (a phone), into SHOTS. */
@@ -484,92 +487,3 @@ async function screenshots(browser: Browser, desktop: Page): Promise<void> {
   }
   await phone.close();
 }
-
-describe("dashboard security (plain HTTP)", () => {
-  it("prints the address in `hearth status` and a one-time link with `hearth dashboard`", async () => {
-    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-    const text = await daemon.hearth(["status"]);
-    expect(text.stdout).toContain(`Dashboard: ${base} (\`${hearthCmd("dashboard")}\` prints a login link)`);
-    const r = await daemon.hearth(["dashboard"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^${base.replace(/[./]/g, "\\$&")}login\\?token=[A-Za-z0-9_-]{43}\\nThe link logs in once and works for 10 minutes; keep it to yourself\\.\\n$`));
-  });
-
-  it("answers every page, file and action without a session cookie with 401 and no data", async () => {
-    for (const [method, path] of [["GET", "/"], ["GET", "/memory?file=USER.md"], ["GET", "/usage"], ["GET", "/static/app.js"], ["GET", "/api/logs/stream"], ["POST", "/api/schedule/save"]] as const) {
-      const r = await http(method, path, { cookie: "hearth_session=made-up" });
-      expect(r.status, `${method} ${path}`).toBe(401);
-      expect(r.body).toBe("Not logged in. Run `hearth dashboard` on the machine Hearth runs on for a login link.\n");
-      expect(r.headers["access-control-allow-origin"]).toBeUndefined();
-    }
-    const page = await http("GET", "/", { cookie: (await login()).cookie });
-    expect(page.headers["access-control-allow-origin"]).toBeUndefined();
-    expect(page.headers["x-frame-options"]).toBe("DENY");
-    expect(page.headers["referrer-policy"]).toBe("no-referrer");
-    expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
-  });
-
-  it("refuses a Host header that is not the dashboard's (DNS rebinding), even with a valid session", async () => {
-    const { cookie } = await login();
-    const port = new URL(base).port;
-    for (const h of [`evil.example:${port}`, "127.0.0.1:1", `127.0.0.1.nip.io:${port}`]) {
-      const r = await new Promise<Reply>((resolve, reject) => {
-        const req = request({ host: "127.0.0.1", port, path: "/", headers: { host: h, cookie } }, (res) => {
-          let body = "";
-          res.on("data", (d: Buffer) => (body += d.toString()));
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        });
-        req.on("error", reject);
-        req.end();
-      });
-      expect(r.status, h).toBe(421);
-      expect(r.body).toBe("This address is not the dashboard's (Host header refused).\n");
-    }
-    const ok = await new Promise<number>((resolve) => request({ host: "127.0.0.1", port, path: "/", headers: { host: `localhost:${port}`, cookie } }, (res) => resolve(res.statusCode ?? 0)).end());
-    expect(ok).toBe(200);
-  });
-
-  it("sets an HttpOnly SameSite=Strict cookie, and refuses a login link used twice", async () => {
-    const link = new URL(await loginUrl());
-    const first = await http("GET", link.pathname + link.search);
-    expect(first.status).toBe(200);
-    expect(String(first.headers["set-cookie"])).toMatch(new RegExp(`^hearth_session_${new URL(base).port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/$`));
-    const second = await http("GET", link.pathname + link.search);
-    expect(second.status).toBe(403);
-    expect(second.headers["set-cookie"]).toBeUndefined();
-    expect(second.body).toBe("This login link was used already or has expired. Run `hearth dashboard` for a new one.\n");
-  });
-
-  it("refuses a POST with a foreign Origin, no Origin or no CSRF token with 403, and changes nothing", async () => {
-    const { cookie, csrf } = await login();
-    const before = jobsText();
-    const count = before ? jobs().jobs.length : 0;
-    const job = JSON.stringify({ name: "Evil", kind: "every", when: "1h", message: "exfiltrate", session: "isolated", deliver: "owner" });
-    const json = { cookie, "content-type": "application/json" };
-    const cases: Array<[Record<string, string>, string]> = [
-      [{ ...json, origin: "http://evil.example", "x-csrf-token": csrf }, "Refused: the request did not come from the dashboard's own pages (Origin).\n"],
-      [{ ...json, "x-csrf-token": csrf }, "Refused: the request did not come from the dashboard's own pages (Origin).\n"],
-      [{ ...json, origin: `http://${host}` }, "Refused: the request lacks the dashboard's CSRF token. Reload the page.\n"],
-      [{ ...json, origin: `http://${host}`, "x-csrf-token": "x".repeat(43) }, "Refused: the request lacks the dashboard's CSRF token. Reload the page.\n"],
-    ];
-    for (const [headers, message] of cases) {
-      const r = await http("POST", "/api/schedule/save", headers, job);
-      expect(r.status).toBe(403);
-      expect(r.body).toBe(message);
-    }
-    expect(jobsText()).toBe(before);
-    // The same request from the page itself goes through.
-    const ok = await http("POST", "/api/schedule/save", { ...json, origin: `http://${host}`, "x-csrf-token": csrf }, job);
-    expect(ok.status).toBe(200);
-    expect(jobs().jobs).toHaveLength(count + 1);
-  });
-
-  it("`hearth dashboard --rotate` ends every session", async () => {
-    const { cookie } = await login();
-    expect((await http("GET", "/", { cookie })).status).toBe(200);
-    const r = await daemon.hearth(["dashboard", "--rotate"]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Ended \d+ dashboard sessions? and every unused login link\. `(npx )?hearth dashboard` prints a new link\.\n$/);
-    expect((await http("GET", "/", { cookie })).status).toBe(401);
-  });
-});

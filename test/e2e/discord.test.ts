@@ -191,7 +191,7 @@ describe("Discord (daemon e2e)", () => {
       expect(channels.find((c) => c.id === "discord")).toMatchObject({ state: "failed", reason: expect.stringMatching(/^Discord rejected the bot token .*DISCORD_BOT_TOKEN/) });
       expect(channels.find((c) => c.id === "telegram")?.state).toBe("running");
       const human = await d.hearth(["status"]);
-      expect(human.stdout).toMatch(/discord\s+failed: Discord rejected the bot token/);
+      expect(human.stdout).toMatch(/discord\s+not running: Discord rejected the bot token/);
       expect(d.log()).toMatch(/"event":"channel.failed".*"channel":"discord"/);
       expect(d.log()).not.toContain("definitely-not-the-token");
       expect(discord.gateway.connections).toBe(0);

@@ -20,6 +20,13 @@ let pm2Problem: string | null = null;
 
 const pm2 = (...args: string[]) => run(process.execPath, [pm2Bin, ...args], { env, cwd: repoRoot, timeout: 60_000 });
 
+/** The hearth app as `pm2 jlist` shows it. */
+async function pm2State(): Promise<{ status: string; pid: number }> {
+  const list = JSON.parse((await pm2("jlist")).stdout) as Array<{ name: string; pid: number; pm2_env: { status: string } }>;
+  const app = list.find((a) => a.name === "hearth")!;
+  return { status: app.pm2_env.status, pid: app.pid };
+}
+
 beforeAll(async () => {
   fake = await startFakeModel();
   base = mkdtempSync(join(tmpdir(), "hearth-pm2-"));
@@ -79,6 +86,49 @@ describe("pm2", () => {
     expect((await runHearth(["status"], env)).code).toBe(1);
   });
 
+  it("hearth stop, restart and start act through pm2 and say so; pm2 restart works after a hearth stop", async (ctx) => {
+    if (pm2Problem) ctx.skip(`pm2 cannot run here: ${pm2Problem}`);
+    await pm2("start", join(repoRoot, "ecosystem.config.cjs"));
+    const first = await pm2State();
+    expect(first.status).toBe("online");
+    await waitFor("the daemon answers", async () => (await runHearth(["status"], env)).code === 0);
+
+    expect(await runHearth(["stop"], env)).toEqual({ code: 0, stdout: `Stopped Hearth under pm2 (it was pid ${first.pid}).\n`, stderr: "" });
+    expect(await pm2State()).toEqual({ status: "stopped", pid: 0 });
+    expect(await runHearth(["stop"], env)).toEqual({ code: 0, stdout: "Hearth is not running (it is stopped under pm2).\n", stderr: "" });
+
+    // After a hearth stop, hearth restart starts it again under pm2, which lists it online.
+    const restarted = await runHearth(["restart"], env);
+    const second = await pm2State();
+    expect(second.status).toBe("online");
+    expect(second.pid).not.toBe(first.pid);
+    expect(restarted).toEqual({ code: 0, stdout: `Started Hearth under pm2 (pid ${second.pid}).\n`, stderr: "" });
+
+    const again = await runHearth(["restart"], env);
+    const third = await pm2State();
+    expect(third.status).toBe("online");
+    expect(again).toEqual({ code: 0, stdout: `Restarted Hearth under pm2 (pid ${third.pid}; it was pid ${second.pid}).\n`, stderr: "" });
+    // A start from a terminal does not run a second daemon beside pm2's.
+    expect(await runHearth(["start"], env)).toEqual({ code: 0, stdout: `Hearth is already running under pm2 (pid ${third.pid}).\n`, stderr: "" });
+
+    // pm2's own restart after a hearth stop: nothing outside pm2 holds the home.
+    expect((await runHearth(["stop"], env)).stdout).toBe(`Stopped Hearth under pm2 (it was pid ${third.pid}).\n`);
+    await pm2("restart", "hearth");
+    await waitFor("pm2 lists it online", async () => (await pm2State()).status === "online");
+    const fourth = await pm2State();
+    expect(fourth.pid).not.toBe(third.pid);
+    await waitFor("the daemon answers", async () => (await runHearth(["status"], env)).code === 0);
+    expect(JSON.parse((await runHearth(["status", "--json"], env)).stdout).pid).toBe(fourth.pid);
+
+    // A start from a terminal while pm2 holds it stopped goes through pm2 too.
+    expect((await runHearth(["stop"], env)).code).toBe(0);
+    const started = await runHearth(["start"], env);
+    const fifth = await pm2State();
+    expect(fifth.status).toBe("online");
+    expect(started).toEqual({ code: 0, stdout: `Started Hearth under pm2 (pid ${fifth.pid}).\n`, stderr: "" });
+    expect((await runHearth(["stop"], env)).code).toBe(0);
+  });
+
   it("does not restart a daemon whose configuration is wrong (no key), and its log says what to fix", async (ctx) => {
     if (pm2Problem) ctx.skip(`pm2 cannot run here: ${pm2Problem}`);
     const home = join(base, "home-no-key");
@@ -102,7 +152,13 @@ describe("pm2", () => {
       expect(readFileSync(pm2Log, "utf8").match(/exited with code \[2\]/g)!.length).toBeLessThanOrEqual(2);
       const log = readFileSync(err, "utf8");
       expect(log).toContain("export ANTHROPIC_API_KEY=sk-ant-...");
-      expect(log).toContain("npx pm2 restart hearth --update-env");
+      expect(log).toContain("pm2 will not restart Hearth until this is fixed. Then: npx hearth restart\n");
+      // What it says works: with the key, hearth restart starts it again under pm2.
+      const fixed = await runHearth(["restart"], { ...noKey, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.url });
+      const now = JSON.parse((await pm2NoKey("jlist")).stdout) as Array<{ name: string; pid: number; pm2_env: { status: string } }>;
+      expect(now[0]!.pm2_env.status).toBe("online");
+      expect(fixed).toEqual({ code: 0, stdout: `Started Hearth under pm2 (pid ${now[0]!.pid}).\n`, stderr: "" });
+      expect((await runHearth(["stop"], noKey)).stdout).toBe(`Stopped Hearth under pm2 (it was pid ${now[0]!.pid}).\n`);
     } finally {
       await pm2NoKey("kill").catch(() => {});
     }

@@ -165,7 +165,7 @@ describe("hearth setup --non-interactive with Discord", () => {
     const strict = await startFakeDiscord({ rejectTokensAt: "gateway" });
     try {
       const home = newHome();
-      const r = await runHearth(setup("--discord-api-base", strict.apiBase), env(home, "revoked-token"));
+      const r = await runHearth(setup("--discord-api-base", strict.apiBase), env(home, "MTAxNTc0ODg3NjU0MzIxMDk4.Revoke.revoked-discord-bot-token-01234"));
       expect(r.stdout).toBe(
         `Hearth setup: home ${home}\n` +
           modelLine() +

@@ -8,6 +8,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,6 +98,26 @@ describe("hearth setup --non-interactive", () => {
     expect(existsSync(home)).toBe(false);
   });
 
+  it("takes the address from ANTHROPIC_BASE_URL when --base-url is not given, and names both when it cannot reach it", async () => {
+    const home = newHome();
+    const r = await inProcess(["setup", "--non-interactive"], env(home, { ANTHROPIC_BASE_URL: fake.url }));
+    expect(r.stdout.split("\n").slice(0, 2)).toEqual([`Hearth setup: home ${home}`, `✓ model: ${new URL(fake.url).host} accepted the key; model claude-sonnet-5-5 is there`]);
+    expect(r.code).toBe(0);
+    expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).model.baseUrl).toBe(fake.url);
+
+    const closed = newHome();
+    // A port nothing listens on: taken, then given back.
+    const probe = createServer().listen(0, "127.0.0.1");
+    await once(probe, "listening");
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const down = await inProcess(["setup", "--non-interactive"], env(closed, { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` }));
+    expect(down.stdout).toBe(
+      `Hearth setup: home ${closed}\n✗ model: 127.0.0.1:${port} cannot be reached (ECONNREFUSED); another address (a proxy, a gateway): --base-url URL, or ANTHROPIC_BASE_URL\nNothing was written.\n`,
+    );
+    expect(down.code).toBe(1);
+  });
+
   it("leaves a config.json with a mistake as it is: exit 2 naming the line", async () => {
     const home = newHome();
     mkdirSync(home, { recursive: true });
@@ -179,10 +200,13 @@ describe("hearth setup --non-interactive", () => {
     // file `hearth logs` reads; `hearth stop` stops it again.
     const restarted = await runHearth(["restart"], env(home));
     expect(restarted.code).toBe(0);
-    const bgPid = Number(/^Started Hearth in the background \(pid (\d+)\); its log: (.+)\n$/.exec(restarted.stdout)?.[1]);
-    expect(restarted.stdout).toBe(`Started Hearth in the background (pid ${bgPid}); its log: ${join(home, "logs", "hearth.err.log")}\n`);
+    const bgPid = Number(/^Started Hearth in the background \(pid (\d+)\)/.exec(restarted.stdout)?.[1]);
+    expect(restarted.stdout).toBe(`Started Hearth in the background (pid ${bgPid}); its log: \`npx hearth logs -f\`.\n`);
     background.push(bgPid);
-    await waitFor("the background daemon is ready", async () => (await runHearth(["logs", "-n", "1000"], env(home))).stdout.includes('"event":"gateway.ready"'));
+    await waitFor("the background daemon is ready", async () => / info  gateway\.ready /.test((await runHearth(["logs", "-n", "1000"], env(home))).stdout));
+    // Split as pm2 splits it: info lines in hearth.out.log, none in hearth.err.log.
+    expect(readFileSync(join(home, "logs", "hearth.out.log"), "utf8")).toContain('"event":"gateway.ready"');
+    expect(readFileSync(join(home, "logs", "hearth.err.log"), "utf8")).not.toContain('"level":"info"');
     expect(await runHearth(["stop"], env(home))).toEqual({ code: 0, stdout: `Stopped Hearth (pid ${bgPid}).\n`, stderr: "" });
 
     // The owner edits the file by hand; a second run changes the model only.

@@ -58,6 +58,21 @@ describe("hearth start in a terminal (e2e)", () => {
     expect(await d.exited).toBe(0);
   }, 60_000);
 
+  it.skipIf(!existsSync("/usr/bin/script"))("lists a configured channel that cannot start under the ready line, with why and the fix; one not configured is not mentioned", async () => {
+    home = mkdtempSync(join(tmpdir(), "hearth-tty-"));
+    writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { telegram: { ownerIds: ["42"] } } }), { mode: 0o600 });
+    const d = startIn(home, true);
+    await waitFor("the ready line", () => d.lines().includes(READY), 30_000);
+    const i = d.lines().indexOf(READY);
+    expect(d.lines()[i + 1]).toBe(
+      `telegram is not running: no bot token (TELEGRAM_BOT_TOKEN in ${join(home, ".env")} or the environment, or channels.telegram.token in config.json): \`npx hearth setup\` adds it`,
+    );
+    // Discord was not configured: the owner did not want it, and is not told at every start.
+    expect(d.lines().filter((l) => l.includes("not_configured"))).toEqual([]);
+    process.kill(daemonPid(home)!, "SIGTERM");
+    expect(await d.exited).toBe(0);
+  }, 60_000);
+
   it("prints no such line when its output is not a terminal", async () => {
     home = mkdtempSync(join(tmpdir(), "hearth-tty-"));
     writeFileSync(join(home, "config.json"), "{}", { mode: 0o600 });

@@ -105,7 +105,7 @@ describe("background tasks in a group opened to them (daemon e2e, Telegram)", ()
     expect(fake.requests.slice(probe).map(lastUserText)).toContain(`No background task has the id "${diary}". task_status (or /tasks) lists them.`);
     // /tasks in the group: the same list as task_status.
     await member(CLUB).send("/tasks");
-    await said(CLUB.id, listed);
+    await waitFor("the list in <pre>", () => texts(CLUB.id).includes(`<pre>${listed}</pre>`));
 
     // The owner's task ends in the owner's chat; once every entry is settled, the group's result is still there once.
     writeFileSync(join(home, "workspace", "release-diary"), "");

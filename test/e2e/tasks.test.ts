@@ -110,9 +110,10 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     expect(await toolResult("list the tasks", "ID ")).toBe(`ID      STATE  ELAPSED  COST     LABEL\n${id}  done   ${took.padEnd(7)}  ${cost}  tea`);
     const list = await daemon.hearth(["tasks"]);
     expect(list).toEqual({ code: 0, stdout: `ID      STATE  ELAPSED  COST     LABEL\n${id}  done   ${took.padEnd(7)}  ${cost}  tea\n`, stderr: "" });
-    // /tasks in the chat shows the same list.
+    // /tasks in the chat shows the same list, in <pre>: its columns line up in a fixed-width font.
     await owner().send("/tasks");
-    await said(list.stdout.trimEnd());
+    const pre = `<pre>ID      STATE  ELAPSED  COST     LABEL\n${id}  done   ${took.padEnd(7)}  ${cost}  tea</pre>`;
+    await waitFor("the list in <pre>", () => chat().includes(pre));
     const at = (t: number) => `${localDate(t, "UTC")} ${localTime(t, "UTC")}`;
     const progress = rs.filter((r) => r.type === "progress" && r.id === id);
     const one = await daemon.hearth(["tasks", id]);

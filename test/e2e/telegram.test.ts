@@ -148,11 +148,14 @@ describe("telegram (daemon e2e)", () => {
 
     const approved = await d.hearth(["pairing", "approve", code!]);
     expect(approved.code, approved.stderr).toBe(0);
+    // They are told that they may talk now.
+    await emu.waitForBotMessages(555, 2);
+    expect(emu.botMessages(555)[1]!.text).toBe("Good news: my owner approved you. You can talk to me now — just write.");
 
     fake.enqueue(text("Nice to meet you, Sam."));
     await stranger.send("hello again");
-    await emu.waitForBotMessages(555, 2);
-    await waitFor("the answer", () => emu.botMessages(555)[1]!.text === "Nice to meet you, Sam.");
+    await emu.waitForBotMessages(555, 3);
+    await waitFor("the answer", () => emu.botMessages(555)[2]!.text === "Nice to meet you, Sam.");
     expect(fake.requests).toHaveLength(1);
     const status = await statusJson(d);
     expect(status.sessions).toContainEqual(expect.objectContaining({ key: "dm:telegram:555", scope: "shared" }));
@@ -166,9 +169,10 @@ describe("telegram (daemon e2e)", () => {
     await owner().send(`/approve@TestNameBot ${code2}`);
     const [approval] = await emu.waitForBotMessages(OWNER, 1);
     expect(approval!.text).toContain("Approved Tess");
+    await waitFor("Tess is told", () => emu.botMessages(556)[1]?.text === "Good news: my owner approved you. You can talk to me now — just write.");
     fake.enqueue(text("Hi Tess."));
     await other.send("may I talk now?");
-    await waitFor("Tess's answer", () => emu.botMessages(556)[1]?.text === "Hi Tess.");
+    await waitFor("Tess's answer", () => emu.botMessages(556)[2]?.text === "Hi Tess.");
     expect(fake.requests).toHaveLength(2);
   });
 

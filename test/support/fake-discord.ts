@@ -287,7 +287,7 @@ class HttpError extends Error {
 }
 
 export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<FakeDiscord> {
-  const token = opts.token ?? "fake-bot-token";
+  const token = opts.token ?? "MTAxNTc0ODg3NjU0MzIxMDk4.GfAkE1.fake-discord-bot-token-0123456789";
   let revoked = false;
   const valid = (t: unknown) => !revoked && t === token;
   const rejectAt = opts.rejectTokensAt ?? "rest";

@@ -174,7 +174,7 @@ export async function freePort(): Promise<number> {
  * so a bot shows its typing and upload indicators; off by default, as the emulator is.
  */
 export async function startTelegramEmulator(opts: { token?: string; chatActions?: boolean } = {}): Promise<TelegramEmulator> {
-  const token = opts.token ?? "123456789:TEST-token-for-the-emulator";
+  const token = opts.token ?? "123456789:AAE_TEST-token-for-the-emulator-0123";
   const ServerClass = TelegramServerClass as unknown as new (config: { port: number; host: string; storeTimeout: number }) => TelegramServer;
   const server = new ServerClass({ port: await freePort(), host: "127.0.0.1", storeTimeout: 3600 });
   await server.start();

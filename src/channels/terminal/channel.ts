@@ -78,6 +78,8 @@ export class CliChannel implements Channel {
   readonly #clients = new Map<string, CliWriter>();
   /** Clients that take proactive messages (interactive chats); `-m`, status and cron clients do not. */
   readonly #listeners = new Set<string>();
+  /** Pages that show proactive messages while open (the dashboard's Chat). */
+  readonly #watchers = new Set<(text: string) => void>();
   #onChoice: ChoiceHandler | undefined;
   /** Questions asked while no chat was open (holdChoices), shown to the next chat that listens; until settled. */
   readonly #held = new Map<string, ChoiceQuestion>();
@@ -165,6 +167,16 @@ export class CliChannel implements Channel {
     const w = this.#clients.get(client)!;
     for (const q of this.#held.values()) w({ type: "question", key: q.key, text: q.text, choices: q.choices });
     return this.#mailbox?.takeAll() ?? [];
+  }
+
+  /**
+   * A page that shows proactive messages while it is open (the dashboard's Chat): it gets each
+   * one sent from now on, but no question (it has no buttons: questions go to a chat that has)
+   * and nothing from the mailbox. `onNotice` must not throw. Returns a function that stops it.
+   */
+  watchNotices(onNotice: (text: string) => void): () => void {
+    this.#watchers.add(onNotice);
+    return () => this.#watchers.delete(onNotice);
   }
 
   /** How many proactive messages wait for the next interactive chat. */
@@ -258,13 +270,14 @@ export class CliChannel implements Channel {
   }
 
   /**
-   * Proactive messages go to every listening client (interactive chats); with none, they wait
-   * in the mailbox for the next one (`kept`), unless `meta.keep` is false.
+   * Proactive messages go to every listening client (interactive chats) and watching page; with
+   * none, they wait in the mailbox for the next one (`kept`), unless `meta.keep` is false.
    */
   async send(_to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
     const listening = this.#listening();
-    if (listening.length > 0) {
+    if (listening.length > 0 || this.#watchers.size > 0) {
       for (const w of listening) w({ type: "notice", text });
+      for (const n of this.#watchers) n(text);
       return { type: "delivered" };
     }
     if (!this.#mailbox || meta?.keep === false) throw new NoTerminalClientError();

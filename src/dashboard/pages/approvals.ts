@@ -4,7 +4,7 @@ import { actionText, decisionText, transferText, type AuditRecord } from "../../
 import { chatText, grantText, placeText } from "../../approvals/grants.ts";
 import type { OpenQuestion } from "../../approvals/service.ts";
 import { localDate, localTime } from "../../time.ts";
-import { actionButton, ago, badge, esc, table } from "../layout.ts";
+import { actionButton, ago, badge, esc, named, table } from "../layout.ts";
 import { field, type Page } from "../pages.ts";
 
 /** How many decisions the audit log shows, newest first. */
@@ -18,10 +18,11 @@ export const page: Page = {
   render(host) {
     const now = host.clock();
     const timezone = host.usage.timezone;
+    const nameOf = host.names();
     const open = host.approvals.open().map((q) => [
       `<code class="cmd">${esc(q.tool)}: ${esc(q.command)}</code><br><span class="muted">${esc(where(q))}</span>`,
       esc(q.reason),
-      `<strong>${esc(q.session)}</strong><br><span class="muted">${esc(ago(q.at, now))}</span>`,
+      `${named(nameOf(q.session), q.session)}<br><span class="muted">${esc(ago(q.at, now))}</span>`,
       `<div class="actions">${actionButton("Allow once", "approvals/press", { key: q.key, choice: "once" }, { kind: "primary" })}${actionButton("Deny", "approvals/press", { key: q.key, choice: "deny" }, { kind: "danger" })}</div>`,
     ]);
     const grants = host.approvals.grants().map((g, i) => [

@@ -1,6 +1,9 @@
 // Chat: the owner's main conversation in the browser. A message goes in exactly as one typed in
 // `hearth chat` (the terminal channel, session main), and its answer streams back as
-// newline-delimited JSON events until the final text; Stop ends main's run as /stop does.
+// newline-delimited JSON events until the final text, with a `waiting` event while the run
+// waits for an approval (asked in a chat with buttons, answered there or on Approvals); Stop
+// ends main's run as /stop does. While the page is open, proactive messages to the terminal
+// channel (a background task's result) arrive as server-sent events (`/api/chat/notices`).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
@@ -55,13 +58,25 @@ export const page: Page = {
         if (e.type === "final" || e.type === "failed") end();
       };
       const client = host.chat.attach(write);
+      // The run may wait for the owner's approval: said once when it starts and once when it ends.
+      let waitingFor: string | null = null;
+      const watch = setInterval(() => {
+        const now = host.status().sessions.find((s) => s.key === "main")?.waitingFor ?? null;
+        if (now === waitingFor) return;
+        waitingFor = now;
+        res.write(`${JSON.stringify({ type: "waiting", for: now })}\n`);
+      }, 250);
       const end = () => {
+        clearInterval(watch);
         host.chat.detach(client);
         res.end();
         // The gateway stored its own copy of each attachment before it answered.
         for (const f of files) rmSync(f, { force: true });
       };
-      res.on("close", () => host.chat.detach(client));
+      res.on("close", () => {
+        clearInterval(watch);
+        host.chat.detach(client);
+      });
       requestId = host.chat.send(client, text, files);
       for (const e of early.splice(0)) write(e);
       return STREAMED;

@@ -106,6 +106,7 @@ function editor(read: NoteRead, file: string, notes: NoteEntry[]): string {
   <div class="conflict" hidden>
     <div><h3>On disk now</h3><pre data-theirs></pre></div>
     <div><h3>Yours (not saved)</h3><pre data-mine></pre></div>
+    <p class="row muted">Marked: lines that are not in the other version.</p>
     <div class="row"><button type="button" class="btn" data-take-theirs>Use the version on disk</button><button type="button" class="btn danger" data-keep-mine>Overwrite with mine</button></div>
   </div>
 </form>`;

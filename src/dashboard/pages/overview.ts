@@ -1,7 +1,7 @@
 // Overview: the daemon at a glance — channels, sessions and their lanes, uptime, memory, spend,
 // the last problems logged, damaged files, and what waits for the owner: approvals and pairings.
 import type { DashboardHost } from "../host.ts";
-import { ago, badge, esc, table, usd } from "../layout.ts";
+import { ago, badge, esc, named, table, usd } from "../layout.ts";
 import type { Page } from "../pages.ts";
 
 export const page: Page = {
@@ -15,16 +15,21 @@ export const page: Page = {
     const rss = process.memoryUsage().rss;
     const pending = host.people.pending();
     const questions = host.approvals.open();
+    const nameOf = host.names();
     const channelRows = s.channels.map((c) => {
       const detail = c.state === "failed" ? c.reason : c.state === "reconnecting" ? c.detail : c.state === "running" ? (c.detail ?? "") : "";
-      return [`<strong>${esc(c.id)}</strong>`, badge(c.state, c.state === "running" ? "ok" : c.state === "failed" ? "bad" : "warn"), esc(detail)];
+      return [`<strong>${esc(c.id)}</strong>`, badge(c.state === "failed" ? "not running" : c.state, c.state === "running" ? "ok" : c.state === "failed" ? "bad" : "warn"), esc(detail)];
     });
     const sessionRows = s.sessions
       .sort((a, b) => b.lastActivityAt - a.lastActivityAt)
       .map((x) => [
-        `<strong>${esc(x.key)}</strong>${x.title ? `<br><span class="muted">${esc(x.title)}</span>` : ""}`,
+        named(nameOf(x.key), x.key),
         badge(x.scope, x.scope === "main" ? "ok" : "muted"),
-        x.running ? badge(`answering ${Math.round((x.runningForMs ?? 0) / 1000)} s`, "warn") : badge("idle"),
+        x.waitingFor
+          ? `${badge("waiting for your approval", "warn")} <a href="/approvals"><code class="cmd">${esc(x.waitingFor)}</code></a>`
+          : x.running
+            ? badge(`answering ${Math.round((x.runningForMs ?? 0) / 1000)} s`, "warn")
+            : badge("idle"),
         esc(x.queued),
         `${esc(x.contextPercent)} %`,
         esc(ago(x.lastActivityAt, now)),
@@ -33,14 +38,14 @@ export const page: Page = {
     const b = s.budget;
     return `
 <section class="cards" aria-label="At a glance">
-  <div class="card"><div class="label">Up</div><div class="value">${esc(ago(s.startedAt, now).replace(" ago", ""))}</div><div class="muted">pid ${esc(s.pid)} · ${esc(s.model)}</div></div>
+  <div class="card"><div class="label">Up</div><div class="value">${esc(ago(s.startedAt, now).replace(" ago", ""))}</div><div class="muted">pid ${esc(s.pid)}</div><div class="muted model" title="${esc(s.model)}">${esc(s.model)}</div></div>
   <div class="card"><div class="label">Memory</div><div class="value">${(rss / 1024 / 1024).toFixed(0)} MB</div><div class="muted">resident</div></div>
   <div class="card"><div class="label">Today</div><div class="value">${usd(b.today.spentUsd)}</div><div class="muted">${b.today.limitUsd !== null ? `of ${usd(b.today.limitUsd)}` : "no daily budget"}</div></div>
   <div class="card"><div class="label">Waiting</div><div class="value">${questions.length + pending.length}</div><div class="muted"><a href="/approvals">${questions.length} ${questions.length === 1 ? "approval" : "approvals"}</a> · <a href="/people">${pending.length} ${pending.length === 1 ? "pairing" : "pairings"}</a></div></div>
 </section>
 <section aria-labelledby="ch"><h2 id="ch">Channels</h2>${table(["Channel", "State", "Detail"], channelRows, "No channels.", "Channels")}</section>
 <section aria-labelledby="se"><h2 id="se">Sessions</h2>${table(["Session", "Scope", "Lane", "Queued", "Context", "Last"], sessionRows, "No sessions yet.", "Sessions")}</section>
-<section aria-labelledby="ap"><h2 id="ap">Pending approvals</h2>${table(["Action", "Session", "Asked"], questions.map((q) => [`<code class="cmd">${esc(q.tool)}: ${esc(q.command)}</code>`, esc(q.session), esc(ago(q.at, now))]), "Nothing is waiting for your approval.", "Pending approvals")}${questions.length ? `<p><a href="/approvals">Answer on the Approvals page</a></p>` : ""}</section>
+<section aria-labelledby="ap"><h2 id="ap">Pending approvals</h2>${table(["Action", "Session", "Asked"], questions.map((q) => [`<code class="cmd">${esc(q.tool)}: ${esc(q.command)}</code>`, named(nameOf(q.session), q.session), esc(ago(q.at, now))]), "Nothing is waiting for your approval.", "Pending approvals")}${questions.length ? `<p><a href="/approvals">Answer on the Approvals page</a></p>` : ""}</section>
 <section aria-labelledby="pe"><h2 id="pe">Pending pairings</h2>${table(["Code", "Who", "Asked"], pending.map((p) => [`<code>${esc(p.code)}</code>`, `${esc(p.name)} <span class="muted">${esc(p.channel)}:${esc(p.userId)}</span>`, esc(ago(p.createdAt, now))]), "Nobody is waiting.", "Pending pairings")}</section>
 <section aria-labelledby="pr"><h2 id="pr">Last problems</h2>${table(["When", "Level", "Event"], problems, "No warnings or errors since the daemon started.", "Last problems")}</section>
 <section aria-labelledby="da"><h2 id="da">Damaged files</h2>${s.damaged.length ? `<ul>${s.damaged.map((d) => `<li>${esc(d)}</li>`).join("")}</ul>` : `<p class="empty">None.</p>`}</section>

@@ -22,11 +22,12 @@ export const page: Page = {
       esc(ago(a.approvedAt, now)),
       actionButton("Revoke", "people/revoke", { channel: a.channel, userId: a.userId }, { kind: "danger", confirm: `Stop ${a.name} from talking to Hearth?` }),
     ]);
+    const nameOf = host.names();
     const rules = host.people.rules().map((r) => [
       `<strong>${esc(r.channel)}</strong>`,
       badge(r.dmPolicy, r.dmPolicy === "disabled" ? "bad" : "ok"),
       r.allowFrom.length ? r.allowFrom.map((a) => `<code>${esc(a)}</code>`).join(" ") : "—",
-      `${badge(r.groupPolicy)} ${r.groups.map((g) => `<code>${esc(g)}</code>`).join(" ")}`,
+      `${badge(r.groupPolicy)} ${r.groups.map((g) => (nameOf(`${r.channel}:${g}`) ? `${esc(nameOf(`${r.channel}:${g}`))} <code>${esc(g)}</code>` : `<code>${esc(g)}</code>`)).join(" ")}`,
       esc(r.dmRateLimit),
     ]);
     return `

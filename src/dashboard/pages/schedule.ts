@@ -31,8 +31,8 @@ export const page: Page = {
   <label>Name <input name="name" required maxlength="80" placeholder="Morning briefing"></label>
   <label>Repeat
     <select name="kind"><option value="cron">cron expression</option><option value="every">every (interval)</option><option value="at">once, at</option></select></label>
-  <label>Schedule <input name="when" required placeholder="0 9 * * *  ·  30m  ·  2026-12-01T09:00:00Z"></label>
-  <label>Session <select name="session"><option value="isolated">isolated</option><option value="main">main</option></select></label>
+  <label>Schedule <input name="when" required placeholder="${WHEN_EXAMPLE.cron}" data-examples="${esc(JSON.stringify(WHEN_EXAMPLE))}"></label>
+  <label>Session <select name="session"><option value="main">main</option><option value="isolated">isolated</option></select></label>
   <label>Deliver to <input name="deliver" value="owner" placeholder="owner, none, telegram:&lt;chatId&gt;, discord:&lt;channelId&gt;"></label>
   <label class="wide">Message <textarea name="message" rows="3" required placeholder="What Hearth should do"></textarea></label>
   <div class="wide row"><span class="grow"></span><button class="btn" type="reset" hidden data-cancel-edit>Cancel</button><button class="btn primary" type="submit">Add job</button></div>
@@ -87,8 +87,12 @@ function editButton(j: JobView): string {
   return `<button type="button" class="btn" data-edit-job="${esc(JSON.stringify(fields))}" aria-controls="job-form">Edit</button>`;
 }
 
+/** The Schedule field's example for the chosen kind (the page's script swaps it): one format at a time. */
+const WHEN_EXAMPLE = { cron: "0 9 * * *", every: "30m", at: "2026-12-01T09:00:00Z" };
+
 function runRows(host: DashboardHost): string[][] {
   const runs = host.cron.recentRuns(20);
+  const nameOf = host.names();
   const oldest = runs.reduce((m, r) => Math.min(m, Date.parse("startedAt" in r && r.startedAt ? r.startedAt : r.at)), Infinity);
   const cronCalls = Number.isFinite(oldest) ? host.usage.records(oldest).filter((u) => u.purpose === "cron") : [];
   return runs.map((r) => {
@@ -102,7 +106,7 @@ function runRows(host: DashboardHost): string[][] {
       badge(r.status, r.status === "ok" ? "ok" : "bad") + (r.error ? ` <span class="muted">${esc(r.error)}</span>` : ""),
       r.durationMs !== undefined ? `${(r.durationMs / 1000).toFixed(1)} s` : "—",
       usd(cost),
-      esc(`${r.delivery.status}${r.delivery.to ? ` → ${r.delivery.to}` : ""}`),
+      esc(`${r.delivery.status}${r.delivery.to ? ` → ${nameOf(r.delivery.to) ? `${nameOf(r.delivery.to)} (${r.delivery.to})` : r.delivery.to}` : ""}`),
     ];
   });
 }

@@ -2,7 +2,7 @@
 // kind, and by model; today's and this month's spend against the budgets; the costliest sessions.
 // Figures come from usage.jsonl, the ledger budgets use; days are the owner's local days.
 import { kindOf, type UsageRecord } from "../../spending/usage-record.ts";
-import { esc, table, usd } from "../layout.ts";
+import { esc, named, table, usd } from "../layout.ts";
 import type { Page } from "../pages.ts";
 
 const DAYS = 30;
@@ -45,7 +45,8 @@ export const page: Page = {
     }
     const total = records.reduce((s, r) => s + r.costUsd, 0);
     const models = [...perModel].sort((a, b) => b[1].cost - a[1].cost).map(([m, v]) => [esc(m), esc(v.calls), usd(v.cost)]);
-    const sessions = [...perSession].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([s, c]) => [`<code>${esc(s)}</code>`, usd(c)]);
+    const nameOf = host.names();
+    const sessions = [...perSession].sort((a, b) => b[1] - a[1]).slice(0, 10).map(([s, c]) => [named(nameOf(s), s), usd(c)]);
     return `
 <section class="cards" aria-label="Spending">
   ${meter("Today", budget.today.spentUsd, budget.today.limitUsd)}

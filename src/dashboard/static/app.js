@@ -59,6 +59,12 @@
     const submit = jobForm.querySelector('button[type="submit"]');
     const cancel = jobForm.querySelector("[data-cancel-edit]");
     const heading = document.getElementById("add");
+    // The Schedule field's example follows the kind: one format at a time.
+    const kind = jobForm.elements.namedItem("kind");
+    const when = jobForm.elements.namedItem("when");
+    const examples = JSON.parse(when.dataset.examples);
+    const showExample = () => (when.placeholder = examples[kind.value] || "");
+    kind.addEventListener("change", showExample);
     document.addEventListener("click", (ev) => {
       const btn = ev.target.closest("button[data-edit-job]");
       if (!btn) return;
@@ -69,6 +75,7 @@
       }
       const deliver = jobForm.elements.namedItem("deliver");
       deliver.placeholder = job.deliver ? deliver.placeholder : "unchanged";
+      showExample();
       submit.textContent = "Save changes";
       heading.textContent = `Edit "${job.name}"`;
       cancel.hidden = false;
@@ -82,6 +89,7 @@
         submit.textContent = "Add job";
         heading.textContent = "Add a job";
         cancel.hidden = true;
+        showExample();
       });
     });
   }
@@ -93,6 +101,19 @@
   if (pending) {
     sessionStorage.removeItem("hearth-toast");
     toast(pending);
+  }
+
+  /** `text` into `pre`, each line a span; a line the other version lacks is marked (class "differs"). */
+  function showLines(pre, text, other) {
+    const others = new Set(other.split("\n"));
+    pre.textContent = "";
+    text.split("\n").forEach((line, i, lines) => {
+      const span = document.createElement("span");
+      span.textContent = line;
+      if (line !== "" && !others.has(line)) span.className = "differs";
+      pre.append(span);
+      if (i < lines.length - 1) pre.append("\n");
+    });
   }
 
   // The memory editor: a save names the version it was opened at; a 409 shows both versions.
@@ -108,15 +129,18 @@
       if (data.ok) {
         version.value = data.version;
         conflict.hidden = true;
+        saved.classList.remove("error");
         saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
         toast("Saved.");
       } else if (data.current !== undefined) {
         theirs = { text: data.current, version: data.version };
-        editor.querySelector("[data-theirs]").textContent = data.current;
-        editor.querySelector("[data-mine]").textContent = text.value;
+        showLines(editor.querySelector("[data-theirs]"), data.current, text.value);
+        showLines(editor.querySelector("[data-mine]"), text.value, data.current);
         conflict.hidden = false;
-        saved.textContent = "Not saved: changed on disk.";
-        toast(data.error, true);
+        // Said beside Save, not in a toast: a toast sits over the Save button.
+        saved.classList.add("error");
+        saved.textContent = data.error;
+        conflict.scrollIntoView({ block: "nearest" });
       } else toast(data.error || "Not saved.", true);
     };
     editor.addEventListener("submit", (ev) => {

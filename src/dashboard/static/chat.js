@@ -1,5 +1,6 @@
 // The Chat page: sends the owner's message and shows its answer as it streams (one JSON event a
-// line), replaced by the final text once; Stop ends the run.
+// line), replaced by the final text once, with a line while it waits for an approval; Stop ends
+// the run. Proactive messages (a background task's result) arrive while the page is open.
 "use strict";
 (() => {
   const { post, toast, csrf } = window.hearth;
@@ -12,10 +13,10 @@
   const scroll = () => (log.scrollTop = log.scrollHeight);
   scroll();
 
-  function bubble(role, text) {
+  function bubble(role, text, kind) {
     document.getElementById("chat-empty")?.remove();
     const el = document.createElement("div");
-    el.className = `msg ${role}`;
+    el.className = `msg ${role}${kind ? ` ${kind}` : ""}`;
     const who = document.createElement("div");
     who.className = "who";
     who.textContent = role === "user" ? "You" : "Hearth";
@@ -71,17 +72,38 @@
           else if (e.type === "failed") shown = e.message;
           else if (e.type === "note") bubble("assistant", e.text);
           else if (e.type === "tool_start") answer.dataset.tool = `${e.name}: ${e.summary}`;
+          else if (e.type === "waiting") showWaiting(answer.parentElement, e.for);
           answer.textContent = shown || "…";
           if (e.type === "final" || e.type === "failed") answer.parentElement.dataset.done = e.type;
           scroll();
         }
       }
     }
+    showWaiting(answer.parentElement, null);
     answer.parentElement.removeAttribute("aria-busy");
     send.disabled = false;
     stop.disabled = true;
     input.focus();
   }
+
+  /** The sign under an answer whose run waits for the owner's approval; `what` null removes it. */
+  function showWaiting(msg, what) {
+    msg.querySelector(".waiting")?.remove();
+    if (!what) return;
+    const line = document.createElement("div");
+    line.className = "waiting";
+    line.append(`Waiting for your approval: ${what} — answer it in your chat or on `);
+    const link = document.createElement("a");
+    link.href = "/approvals";
+    link.textContent = "Approvals";
+    line.append(link, ".");
+    msg.append(line);
+    scroll();
+  }
+
+  // A background task's result, a job's answer: shown as they come while the page is open.
+  const notices = new EventSource("/api/chat/notices");
+  notices.onmessage = (ev) => bubble("assistant", JSON.parse(ev.data), "notice");
 
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();

@@ -3,6 +3,7 @@
 import { hearthCmd } from "../../hearth-command.ts";
 import type { ChannelId } from "../../channels/channel.ts";
 import type { GatewayContext } from "../context.ts";
+import { approvePairing } from "../pairing-approval.ts";
 import type { JobInput } from "../../scheduler/job-input.ts";
 
 type Handler = (params: Record<string, unknown>) => unknown;
@@ -12,7 +13,7 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
     "pairing.list": () => ctx.pairing.list(),
     "pairing.approve": (p) => {
       const code = stringParam(p, "code");
-      const approved = ctx.pairing.approve(code);
+      const approved = approvePairing(ctx, code);
       if (!approved) throw new Error(`No pending pairing code "${code}". Codes expire after an hour; \`${hearthCmd("pairing list")}\` shows the pending ones.`);
       return approved;
     },
