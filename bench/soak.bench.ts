@@ -23,7 +23,7 @@ import { picture } from "../test/support/media-files.ts";
 import { startTelegramEmulator, type EmulatedUser } from "../test/support/telegram-emulator.ts";
 import { percentile, round, type Figure } from "./harness.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
-import { alive, bytesUnder, commandOf, controlRpc, controlStatus, median, sampleProcess, slope, type ProcSample } from "./support/soak-process.ts";
+import { alive, bytesUnder, commandOf, controlRpc, controlStatus, httpGet, median, sampleProcess, slope, type ProcSample } from "./support/soak-process.ts";
 import { CRON_TEXT, startSoakModel } from "./support/soak-model.ts";
 
 const FACTOR = Number(process.env.SOAK_FACTOR ?? 1000);
@@ -126,7 +126,9 @@ export async function soakBench(): Promise<Figure[]> {
       HEARTH_SOAK_WARM_MS: String(warmMs),
     };
     delete env.HEARTH_LOG;
-    const child = spawn(process.execPath, [...daemonNodeArgs(), "--import", clockPreload, bin, "start"], { env, stdio: ["ignore", log, log, "ipc"] });
+    // SOAK_HEAPSNAP=1: heap snapshots into the run's folder after warm-up and at the end (for finding a leak; they pause the daemon).
+    const snap = process.env.SOAK_HEAPSNAP ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${base}`] : [];
+    const child = spawn(process.execPath, [...daemonNodeArgs(), ...snap, "--import", clockPreload, bin, "start"], { env, stdio: ["ignore", log, log, "ipc"] });
     await new Promise<void>((resolve, reject) => {
       child.on("error", reject);
       child.on("exit", (code) => reject(new Error(`hearth start exited with ${code} before ready; see ${logFile}`)));
@@ -183,33 +185,58 @@ export async function soakBench(): Promise<Figure[]> {
   });
 
   const photo = await picture("jpeg", 640, 480);
+  const ownerSends = async (kind: Kind): Promise<void> => {
+    const n = tag(kind, OWNER);
+    if (kind === "voice") {
+      stt.enqueue({ text: `q${n} is a voice note: how is the week going?` });
+      const f = emu.addFile(new Uint8Array(4000).fill(7), { filePath: `voice/file_${n}.oga` });
+      await owner.sendMedia({ voice: { ...f, duration: 3, mime_type: "audio/ogg" }, ...date() });
+    } else if (kind === "photo") {
+      const f = emu.addFile(photo, { filePath: `photos/file_${n}.jpg` });
+      await owner.sendMedia({ photo: [{ ...f, width: 640, height: 480 }], caption: `q${n} what is in this picture?`, ...date() });
+    } else {
+      if (kind === "approve") toAnswer.add(n);
+      const directive = kind === "dm" ? "" : ` do=${kind === "deny-timeout" ? "approve" : kind}`;
+      await send(owner, `q${n}${directive} Please keep this in mind, item ${n}.`);
+    }
+  };
+  /** Right after each start, one of everything the owner does: the warm-up then covers every code path's first use (sharp's libvips, the SDK, the MCP client…). */
+  const tour = async () => {
+    for (const kind of ["voice", "photo", "exec", "mcp", "task", "approve"] as const) {
+      await ownerSends(kind);
+      await sleep(300);
+    }
+  };
   const rows: Row[] = [];
   const dashboardHits = { ok: 0, failed: 0 };
   let stopping = false;
 
   try {
     await start();
-    // 1. Pairing, ten people at a time: a code lives an hour, 3.6 s of wall time.
-    for (let i = 0; i < PEOPLE; i += 10) {
-      const batch = people.slice(i, i + 10);
-      for (const p of batch) await send(p, "Hello, may I talk to you?");
-      const deadline = Date.now() + 20_000;
-      const approved = new Set<string>();
-      while (approved.size < batch.length && Date.now() < deadline) {
-        const { pending } = (await controlRpc(socketPath, "pairing.list")) as { pending: Array<{ code: string; userId: string }> };
-        for (const p of pending) {
-          if (approved.has(p.userId) || !batch.some((b) => String(b.userId) === p.userId)) continue;
-          await controlRpc(socketPath, "pairing.approve", { code: p.code });
-          approved.add(p.userId);
+    // 1. Pairing, one person at a time, approved as soon as the code shows: a code lives an
+    //    hour, 3.6 s of wall time. One that expired anyway (a loaded machine) is asked for
+    //    again after the cooldown (two more simulated hours).
+    for (const p of people) {
+      for (let attempt = 0; ; attempt++) {
+        await send(p, "Hello, may I talk to you?");
+        const deadline = Date.now() + 3000;
+        let approved = false;
+        while (!approved && Date.now() < deadline) {
+          const { pending } = (await controlRpc(socketPath, "pairing.list")) as { pending: Array<{ code: string; userId: string }> };
+          const mine = pending.find((x) => x.userId === String(p.userId));
+          if (mine) approved = await controlRpc(socketPath, "pairing.approve", { code: mine.code }).then(() => true, () => false);
+          else await sleep(50);
         }
-        await sleep(100);
+        if (approved) break;
+        if (attempt === 3) throw new Error(`pairing: person ${p.userId} could not be paired`);
+        await sleep((3 * 3_600_000) / FACTOR);
       }
-      if (approved.size < batch.length) throw new Error(`pairing: ${approved.size} of ${batch.length} approved`);
     }
     // 2. Cron: one job every ten simulated minutes (no delivery), one every six hours to the owner.
     await controlRpc(socketPath, "cron.add", { name: "soak-often", every: "10m", message: CRON_TEXT, deliver: "none" });
     await controlRpc(socketPath, "cron.add", { name: "soak-daily", cron: "0 */6 * * *", message: CRON_TEXT, deliver: `telegram:${OWNER}` });
 
+    await tour();
     // 3. The load, until the week is over.
     const loops: Array<Promise<void>> = [];
     const every = (wallMs: number, fn: (i: number) => Promise<unknown> | void) =>
@@ -226,26 +253,7 @@ export async function soakBench(): Promise<Figure[]> {
           }
         })(),
       );
-    every(1200, async (i) => {
-      if (i % 60 === 11) {
-        const n = tag("voice", OWNER);
-        stt.enqueue({ text: `q${n} is a voice note: how is the week going?` });
-        const f = emu.addFile(new Uint8Array(4000).fill(7), { filePath: `voice/file_${n}.oga` });
-        await owner.sendMedia({ voice: { ...f, duration: 3, mime_type: "audio/ogg" }, ...date() });
-        return;
-      }
-      if (i % 60 === 41) {
-        const n = tag("photo", OWNER);
-        const f = emu.addFile(photo, { filePath: `photos/file_${n}.jpg` });
-        await owner.sendMedia({ photo: [{ ...f, width: 640, height: 480 }], caption: `q${n} what is in this picture?`, ...date() });
-        return;
-      }
-      const kind: Kind = i % 20 === 9 ? (i % 40 === 9 ? "approve" : "deny-timeout") : i % 25 === 7 ? "task" : i % 10 === 3 ? "exec" : i % 10 === 6 ? "mcp" : "dm";
-      const n = tag(kind, OWNER);
-      if (kind === "approve") toAnswer.add(n);
-      const directive = kind === "dm" ? "" : ` do=${kind === "deny-timeout" ? "approve" : kind}`;
-      await send(owner, `q${n}${directive} Please keep this in mind, item ${n}.`);
-    });
+    every(1200, (i) => ownerSends(i % 60 === 11 ? "voice" : i % 60 === 41 ? "photo" : i % 20 === 9 ? (i % 40 === 9 ? "approve" : "deny-timeout") : i % 25 === 7 ? "task" : i % 10 === 3 ? "exec" : i % 10 === 6 ? "mcp" : "dm"));
     every(1000, (i) => {
       const p = people[i % PEOPLE]!;
       return send(p, `q${tag("paired", p.userId)} A question from a paired friend.`);
@@ -268,15 +276,14 @@ export async function soakBench(): Promise<Figure[]> {
       if (dashLife !== life) {
         const { url } = (await controlRpc(socketPath, "dashboard.login")) as { url: string };
         // As a browser opens a link: a login is refused to anything but a top-level page.
-        const res = await fetch(url, { headers: { "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" } });
-        cookie = (res.headers.get("set-cookie") ?? "").split(";")[0]!;
-        await res.text();
+        const login = await httpGet(url, { "sec-fetch-site": "none", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" });
+        if (login.status !== 200) throw new Error(`dashboard login: ${login.status} ${login.body.slice(0, 200)}`);
+        cookie = login.cookie;
         dashLife = life;
       }
-      const res = await fetch(new URL(pages[i % pages.length]!, status.dashboard), { headers: { cookie } });
-      const body = await res.text();
-      if (res.ok) dashboardHits.ok++;
-      else if (++dashboardHits.failed <= 3) process.stderr.write(`soak: dashboard ${res.status}: ${body.slice(0, 200)}\n`);
+      const res = await httpGet(new URL(pages[i % pages.length]!, status.dashboard).href, { cookie });
+      if (res.status === 200) dashboardHits.ok++;
+      else if (++dashboardHits.failed <= 3) process.stderr.write(`soak: dashboard ${res.status}: ${res.body.slice(0, 200)}\n`);
     });
     // The emulator keeps every update and every call: drop what the daemon has read.
     every(5000, () => {
@@ -297,6 +304,8 @@ export async function soakBench(): Promise<Figure[]> {
       process.stderr.write(`soak: day ${round((Date.now() - epoch) / DAY_WALL, 2)}: ${signal}\n`);
       exits.push({ signal, code: await stop(signal) });
       await start();
+      await tour();
+      if (process.env.SOAK_HEAPSNAP && at === 4) setTimeout(() => daemon?.kill("SIGUSR2"), warmMs + 5000);
     }
     await Promise.all(loops);
 
@@ -318,6 +327,10 @@ export async function soakBench(): Promise<Figure[]> {
     }
     await sleep(3000);
     stopping = true;
+    if (process.env.SOAK_HEAPSNAP) {
+      daemon!.kill("SIGUSR2");
+      await sleep(15_000);
+    }
     const endProc = sampleProcess(daemon!.pid!);
     const endChildren = (endProc?.children ?? []).map((pid) => commandOf(pid));
     const simDays = (simNow() - simStart) / 86_400_000;
@@ -355,7 +368,15 @@ export async function soakBench(): Promise<Figure[]> {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Probe)
       .filter((p) => p.wall >= warmAt && p.wall < endWall && p.wall >= lifeStarts[finalLife]!);
-    const heapSlope = slope(probes.map((p) => [(p.wall - warmAt) / DAY_WALL, p.heapUsed / 1024 / 1024]));
+    // The heap is a saw-tooth (a sample may fall before or after a collection): the slope of its
+    // floor, the least heap in each of twenty stretches, is what stays.
+    const stretch = (endWall - warmAt) / 20;
+    const floors = new Map<number, Probe>();
+    for (const p of probes) {
+      const k = Math.floor((p.wall - warmAt) / stretch);
+      if (!floors.has(k) || p.heapUsed < floors.get(k)!.heapUsed) floors.set(k, p);
+    }
+    const heapSlope = slope([...floors.values()].map((p) => [(p.wall - warmAt) / DAY_WALL, p.heapUsed / 1024 / 1024]));
     const timers = (ps: Probe[]) => median(ps.map((p) => p.resources.Timeout ?? 0));
     const timersWarm = timers(probes.filter((p) => p.wall < warmAt + 30_000));
     const timersEnd = timers(probes.filter((p) => p.wall >= endWall - 30_000));
@@ -377,7 +398,7 @@ export async function soakBench(): Promise<Figure[]> {
         `soak: exits ${JSON.stringify(exits)}; children at the end: ${JSON.stringify(endChildren)}; left over: ${JSON.stringify(leftovers)}`,
         `soak: disk ${JSON.stringify(Object.fromEntries(Object.entries(disk).map(([k, v]) => [k, `${round(v / 1024 / 1024, 2)} MB`])))}`,
         `soak: unanswered ${JSON.stringify(unanswered.slice(0, 20))}; twice ${JSON.stringify(twice.slice(0, 20))}`,
-        `soak: slowest first request ${slowest ? `${round(slowest.ms, 0)} ms for q${slowest.s.n} (${slowest.s.kind})` : "none"}`,
+        `soak: slowest first request ${slowest ? `${round(slowest.ms, 0)} ms for q${slowest.s.n} (${slowest.s.kind}); what the same chat sent in the 5 s before: ${JSON.stringify(sent.filter((x) => x.chat === slowest.s.chat && x.at < slowest.s.at && x.at > slowest.s.at - 5000).map((x) => `q${x.n} ${x.kind}`))}` : "none"}`,
         `soak: [life, day, RSS MB, fds, sockets] ${JSON.stringify(rows.filter((_, i) => i % 20 === 0).map((r) => [r.life, round((r.wall - epoch) / DAY_WALL, 2), round(r.proc.rssMb, 0), r.proc.fds, r.proc.sockets]))}`,
         `soak: [day, heap MB, timers] ${JSON.stringify(probes.filter((_, i) => i % 20 === 0).map((p) => [round((p.wall - epoch) / DAY_WALL, 2), round(p.heapUsed / 1048576, 1), p.resources.Timeout ?? 0]))}`,
         `soak: event-loop delay since warm-up p50 ${probes.at(-1)?.eldWarmP50 ?? "?"} ms, p99 ${eldP99} ms (the monitor's 10 ms resolution included)`,
@@ -390,7 +411,7 @@ export async function soakBench(): Promise<Figure[]> {
       { name: "soak: RSS after warm-up (last life)", value: round(rssWarm, 1), unit: "MB", target: 200 },
       { name: "soak: RSS at the end", value: round(rssEnd, 1), unit: "MB", target: 200 },
       { name: "soak: RSS growth, warm-up → end", value: round(rssEnd - rssWarm, 1), unit: "MB", target: 10 },
-      { name: "soak: JS heap slope after warm-up", value: round(heapSlope, 2), unit: "MB/day", target: 1.5 },
+      { name: "soak: JS heap slope after warm-up (its floor)", value: round(heapSlope, 2), unit: "MB/day", target: 1 },
       { name: "soak: open fds change, warm-up → end (abs)", value: Math.abs(m(lastMinute, (p) => p.fds) - m(firstMinute, (p) => p.fds)), unit: "", target: 6 },
       { name: "soak: sockets change, warm-up → end (abs)", value: Math.abs(m(lastMinute, (p) => p.sockets) - m(firstMinute, (p) => p.sockets)), unit: "", target: 6 },
       { name: "soak: timers change, warm-up → end (abs)", value: Math.abs(timersEnd - timersWarm), unit: "", target: 6 },

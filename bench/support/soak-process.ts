@@ -1,6 +1,7 @@
 // What the soak benchmark reads about the daemon from outside: /proc (RSS, file descriptors,
 // sockets, child processes), the control socket (RPCs and status), the home's disk by kind.
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { request } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
 
@@ -154,3 +155,20 @@ export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
 };
+
+/**
+ * GET with exactly these headers (fetch adds its own Sec-Fetch-Mode: cors, and the dashboard
+ * takes a login only from a page opened as a page): status, body and the first cookie set.
+ */
+export function httpGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; cookie: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, headers: { host: u.host, ...headers } }, (res) => {
+      let body = "";
+      res.on("data", (d: Buffer) => (body += d.toString()));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, cookie: String(res.headers["set-cookie"] ?? "").split(";")[0]! }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
