@@ -77,9 +77,6 @@ export async function soakBench(): Promise<Figure[]> {
       timezone: "UTC",
       // Small enough that long sessions compact within the week.
       model: { contextWindow: 24_000, maxTokens: 1024 },
-      // The wedged-run watchdog compares simulated time to max(exec, idle, 120 s) + 60 s: an hour
-      // of exec makes it an hour of simulated time, 3.6 s of wall time (soak-clock.ts).
-      tools: { exec: { timeoutMs: 3_600_000 } },
       channels: {
         telegram: {
           apiRoot: emu.apiRoot,
@@ -300,7 +297,7 @@ export async function soakBench(): Promise<Figure[]> {
     // Restarts: clean at 1/14 and 3/14 and 4/14 of the week, kill -9 at 2/14.
     const exits: Array<{ signal: string; code: number | string | null }> = [];
     for (const [at, signal] of [[1, "SIGTERM"], [2, "SIGKILL"], [3, "SIGTERM"], [4, "SIGTERM"]] as const) {
-      await sleep(epoch + (at / 14) * DAYS * DAY_WALL - Date.now());
+      await sleep(Math.max(0, epoch + (at / 14) * DAYS * DAY_WALL - Date.now()));
       process.stderr.write(`soak: day ${round((Date.now() - epoch) / DAY_WALL, 2)}: ${signal}\n`);
       exits.push({ signal, code: await stop(signal) });
       await start();
@@ -309,7 +306,7 @@ export async function soakBench(): Promise<Figure[]> {
     }
     await Promise.all(loops);
 
-    // 4. Settle: every question answered and every inbox entry closed (or two minutes).
+    // 4. Settle: every question answered (or three minutes: a loaded machine drains a backlog).
     const expected = sent;
     const answers = () => {
       const count = new Map<number, number>();
@@ -319,7 +316,7 @@ export async function soakBench(): Promise<Figure[]> {
       }
       return count;
     };
-    const settleDeadline = Date.now() + 120_000;
+    const settleDeadline = Date.now() + 180_000;
     while (Date.now() < settleDeadline) {
       const a = answers();
       if (expected.every((s) => (a.get(s.n) ?? 0) > 0)) break;
@@ -394,7 +391,8 @@ export async function soakBench(): Promise<Figure[]> {
         `soak: ${round(simDays, 2)} simulated days in ${round((Date.now() - epoch) / 60_000, 1)} min; ${GROUPS} groups, ${PEOPLE} paired people`,
         `soak: ${sent.length} questions (${Object.entries(countBy(sent.map((s) => s.kind))).map(([k, v]) => `${k} ${v}`).join(", ")}), ~${messages - sent.length} chatter lines`,
         `soak: model requests ${JSON.stringify(model.counts)}, largest ${round(model.largestRequest / 1024, 1)} kB`,
-        `soak: compactions ${events("compaction.done")}, backups ${events("backup.done")}, heartbeat deliveries ${events("heartbeat.delivered")}, approvals asked ${approvalsAsked}, dashboard pages ${dashboardHits.ok} ok / ${dashboardHits.failed} failed`,
+        `soak: compactions ${events("compaction.done")}, backups ${events("backup.done")}, heartbeat runs ${events("heartbeat.ok") + events("heartbeat.delivered")} (${events("heartbeat.delivered")} delivered), cron runs ${events("cron.run_ok")} ok / ${events("cron.run_skipped")} skipped as late, approvals asked ${approvalsAsked}, runs stopped as wedged ${events("run.inactive")}, dashboard pages ${dashboardHits.ok} ok / ${dashboardHits.failed} failed`,
+        `soak: machine load average at the end ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")} (2 cores here; other work shares them)`,
         `soak: exits ${JSON.stringify(exits)}; children at the end: ${JSON.stringify(endChildren)}; left over: ${JSON.stringify(leftovers)}`,
         `soak: disk ${JSON.stringify(Object.fromEntries(Object.entries(disk).map(([k, v]) => [k, `${round(v / 1024 / 1024, 2)} MB`])))}`,
         `soak: unanswered ${JSON.stringify(unanswered.slice(0, 20))}; twice ${JSON.stringify(twice.slice(0, 20))}`,

@@ -23,9 +23,12 @@
 //     60 ms: a loaded machine would "stall" every model call. They are left alone.
 // A timer is a calendar timer when the function that called `setTimeout`/`setInterval` is in one
 // of those three files (one stack frame is read per call: a few microseconds). The price of the
-// split: a guard that compares `Date.now()` differences to a limit sees work take FACTOR times
-// longer (the wedged-run watchdog, polling's "did this long-poll return early"); the soak's
-// config raises those limits so that a loaded wall second stays far inside them.
+// split: code that compares `Date.now()` differences to a limit sees work take FACTOR times
+// longer. Durations are timed on `performance.now()` where it matters (the wedged-run watchdog,
+// the watcher's own-write window); what is left: Telegram polling's "did this long-poll return
+// early" (a slow answer counts as a long poll: it polls again at once), and the scheduler's
+// 60 s grace for a late wake-up, 60 ms of wall time here (a loaded machine skips a cron run as
+// late; the bench reports how many).
 //
 // The probe. Every HEARTH_SOAK_PROBE_MS wall ms (default 1000) one JSON line is appended to
 // HEARTH_SOAK_PROBE: the JS heap, the event-loop delay over the interval and since warm-up
