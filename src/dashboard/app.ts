@@ -28,7 +28,10 @@ const SECURITY_HEADERS = {
 };
 
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, ctx: AppContext): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://dashboard.invalid");
+  // A path is joined to the origin, never resolved against it: "//x" would read as a host, and
+  // "//" is no URL at all (a 500).
+  const target = req.url ?? "/";
+  const url = target.startsWith("/") ? new URL(`http://dashboard.invalid${target}`) : new URL(target, "http://dashboard.invalid");
   if (!ctx.isOwnHost(req.headers.host ?? "")) return refuse(res, 421, "This address is not the dashboard's (Host header refused).");
   if (!ownersConnection(req.socket)) {
     ctx.log.warn("dashboard.other_user_refused", {});

@@ -146,14 +146,17 @@ class ActiveRun {
   open = true;
   /** The run holds one isolated item: nothing joins it and it has the daemon's runs to itself. */
   isolated = false;
-  lastEventAt: number;
+  /**
+   * performance.now() at the run's last event. Silence is a duration, timed on the monotonic
+   * clock: a wall-clock step forward (NTP, a resumed laptop) must not make every run look wedged.
+   */
+  lastEventAt = performance.now();
   startedAt: number;
   abortReason: "stop" | "interrupt" | "shutdown" | "watchdog" | null = null;
 
   constructor(items: LaneItem[], log: Logger, now: number) {
     this.items = [...items];
     this.fanout = new ReplyFanout(log);
-    this.lastEventAt = now;
     this.startedAt = now;
   }
 }
@@ -385,7 +388,7 @@ export class LaneManager {
         signal: run.abort.signal,
         steering,
         emit: (e) => {
-          run.lastEventAt = this.#opts.clock();
+          run.lastEventAt = performance.now();
           // A model request is about to carry these items: from now on the run counts as an
           // attempt for each of them (steering adds items between turns).
           if (e.type === "turn_start" && run.reported < run.items.length) {
@@ -437,7 +440,7 @@ export class LaneManager {
   }
 
   #checkWedged(): void {
-    const now = this.#opts.clock();
+    const now = performance.now();
     for (const lane of this.#lanes.values()) {
       const run = lane.active;
       if (run && !run.abort.signal.aborted && lane.pumping && now - run.lastEventAt > this.#opts.inactivityLimitMs) {

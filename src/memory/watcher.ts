@@ -32,7 +32,11 @@ export interface WorkspaceWatcherOptions {
 }
 
 const SETTLE = { stabilityThreshold: 200, pollInterval: 50 };
-/** An announced own write whose event has not arrived by then is forgotten. */
+/**
+ * An announced own write whose event has not arrived by then is forgotten. Timed on the
+ * monotonic clock: a wall-clock step between the write and its event (NTP, a resumed laptop)
+ * must not turn the daemon's own append into a hand edit.
+ */
 const OWN_WRITE_TTL_MS = 30_000;
 /** Delay before checking whether a renamed markdown path became a directory. */
 const REPLACED_CHECK_MS = 300;
@@ -40,6 +44,7 @@ const REPLACED_CHECK_MS = 300;
 interface OwnWrite {
   size: number;
   mtimeMs: number;
+  /** performance.now() when it was announced. */
   at: number;
 }
 
@@ -112,7 +117,7 @@ export class WorkspaceWatcher {
     if (this.#closed) return;
     const rel = path.posix.normalize(relPath);
     const st = lstatSync(path.join(this.#root, rel), { throwIfNoEntry: false });
-    if (st?.isFile()) this.#ownWrites.set(rel, { size: st.size, mtimeMs: st.mtimeMs, at: Date.now() });
+    if (st?.isFile()) this.#ownWrites.set(rel, { size: st.size, mtimeMs: st.mtimeMs, at: performance.now() });
     else this.#ownWrites.delete(rel);
   }
 
@@ -169,7 +174,7 @@ export class WorkspaceWatcher {
     const own = this.#ownWrites.get(relPath);
     if (!own) return false;
     const st = lstatSync(abs, { throwIfNoEntry: false });
-    const same = Date.now() - own.at <= OWN_WRITE_TTL_MS && st?.size === own.size && st.mtimeMs === own.mtimeMs;
+    const same = performance.now() - own.at <= OWN_WRITE_TTL_MS && st?.size === own.size && st.mtimeMs === own.mtimeMs;
     if (!same) this.#ownWrites.delete(relPath);
     return same;
   }

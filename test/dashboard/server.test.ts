@@ -93,6 +93,22 @@ describe("who may knock", () => {
   });
 });
 
+describe("request paths", () => {
+  it("reads a path that starts with // as a path (an unknown page, here refused for want of a login), never a 500", async () => {
+    const s = await start();
+    const u = new URL(s.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, path: "//", headers: { host: u.host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+  });
+});
+
 describe("login attempts", () => {
   it("does not count made-up links fired by another site's images, and keeps a real link that came that way", async () => {
     const s = await start();

@@ -104,6 +104,21 @@ describe("lanes", () => {
     await until("the lane to take new work", () => abandoned.length === 2);
   });
 
+  it("times a run's silence on the monotonic clock: a wall-clock step forward (NTP, a resumed laptop) does not abort it as wedged", async () => {
+    let offset = 0;
+    const { lanes, rec } = manager(
+      async (ctx) => {
+        offset = 10 * 60_000;
+        await sleep(300, undefined, { signal: ctx.signal }).catch(() => undefined);
+        return { status: "completed", text: ctx.signal.aborted ? "aborted" : "done" };
+      },
+      { inactivityLimitMs: 400, clock: () => Date.now() + offset },
+    );
+    lanes.submit("s", item("a", rec), "steer");
+    await until("a", () => rec.done.includes("a"));
+    expect(rec.finals.get("a")).toEqual(["done"]);
+  });
+
   it("turns a throwing run into an error reply and keeps the lane usable", async () => {
     let calls = 0;
     const { lanes, rec } = manager(async () => {

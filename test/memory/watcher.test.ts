@@ -85,6 +85,19 @@ describe("WorkspaceWatcher", () => {
 
   });
 
+  it("still knows its own append when the wall clock steps forward before the event arrives (NTP, a resumed laptop)", async () => {
+    const w = await start();
+    const first = appendToDailyLog(ws, { kind: "main" }, Date.now(), TZ, "### entry 1\n");
+    w.expectOwnWrite(first.relPath);
+    const realNow = Date.now;
+    Date.now = () => realNow() + 10 * 60_000;
+    try {
+      expect(await waitFor("log add", eventFor(first.relPath, "add"))).toEqual({ kind: "add", relPath: first.relPath, handEdit: false });
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
   it("does not watch inside shared chats' folders: watched folders do not grow with the number of chats", async () => {
     const w = await start();
     appendToDailyLog(ws, { kind: "shared", chat: "telegram_-1" }, Date.now(), TZ, "### group entry\n");
