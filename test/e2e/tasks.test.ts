@@ -171,6 +171,8 @@ describe("background tasks (daemon e2e, Telegram and the terminal)", () => {
     await owner().send(`cancel task ${id}`);
     const result = await resultIn("forever");
     expect(result).toMatch(new RegExp(`^⏹ Task ${id} "forever" was cancelled \\((?:\\d+m )?\\d+s, \\$0\\.\\d{4}\\)\\.$`));
+    // The result can reach the chat before the run that cancelled sends its tool result on to the model.
+    await waitFor("the cancel's tool result sent to the model", () => fake.requests.slice(asked).map(lastUserText).some((t) => t.startsWith("Cancelling task")));
     const toolResult = fake.requests.slice(asked).map(lastUserText).find((t) => t.startsWith("Cancelling task"));
     expect(toolResult).toBe(`Cancelling task ${id} ("forever"); its chat will be told once it has stopped.`);
     // The daemon's own clock: from the cancel request to the end of the child's run.
