@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { ImageBlock, Scope } from "./messages.ts";
-import type { Destination } from "../egress/policy.ts";
+import type { Destination, Requester } from "../egress/policy.ts";
 
 /** What a tool returns. Failures are values: `isError` results go back to the model. */
 export interface ToolOutput {
@@ -64,6 +64,19 @@ export interface ConnectionRequest {
  * connect, or the refusal the connecting program is told. Never rejects.
  */
 export type PermitConnection = (dest: Destination, request: ConnectionRequest, mode: "tainted" | "always", signal: AbortSignal) => Promise<string | null>;
+
+/**
+ * The egress requester for connections a tool call makes (exec's proxy, web_fetch's hops): the
+ * run's permit, or without a gate (a tool tested alone) the rules alone — an open host passes
+ * under "tainted" and is refused under "always", as nobody can be asked.
+ */
+export function connectionRequester(ctx: ToolContext, request: ConnectionRequest): Requester & { session: string } {
+  return {
+    what: request.what,
+    session: ctx.sessionKey,
+    permit: (dest, mode, signal) => (ctx.permitConnection ? ctx.permitConnection(dest, request, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`)),
+  };
+}
 
 /** A button under a question (ToolContext.ask): pressing it answers as if `answer` were typed. */
 export interface AskChoice {

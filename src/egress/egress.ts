@@ -2,7 +2,6 @@
 // extension process gets its connections decided through it, either directly (`decide`, for
 // Hearth's own requests such as web_fetch) or through a proxy of its own (`open`, for a sandboxed
 // command or a stdio MCP server, which has no other way out).
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -89,13 +88,4 @@ export class Egress {
       throw err;
     }
   }
-}
-
-/** A requester that connects only where the rules alone allow it: nobody is there to ask. */
-export function unattendedRequester(what: string, session = `egress:${randomBytes(3).toString("hex")}`): Requester & { session: string } {
-  return {
-    what,
-    session,
-    permit: async (dest, mode) => (mode === "tainted" ? null : `${dest.host} is not in egress.allow, and nobody can be asked here`),
-  };
 }

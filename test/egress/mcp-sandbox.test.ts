@@ -12,9 +12,8 @@ import { sandboxedLauncher } from "../../src/agent/mcp/launch.ts";
 import { McpManager } from "../../src/agent/mcp/manager.ts";
 import { mcpSchema } from "../../src/agent/mcp/config.ts";
 import { probeBwrap, resolveExecSandbox } from "../../src/agent/tools/sandbox.ts";
-import { unattendedRequester } from "../../src/egress/egress.ts";
 import { silentLogger } from "../../src/log.ts";
-import { testEgress } from "../support/egress.ts";
+import { testEgress, unattendedRequester } from "../support/egress.ts";
 
 const probe = probeBwrap();
 if (!probe.ok) console.warn(`MCP sandbox tests skipped: ${probe.detail}`);

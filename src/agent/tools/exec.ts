@@ -5,7 +5,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { redact } from "../../log.ts";
-import { defineTool, type Tool, type ToolContext, type ToolOutput } from "../tool.ts";
+import { connectionRequester, defineTool, type Tool, type ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked, newMarker } from "./exec-marker.ts";
 import { execRefusal, sandboxedCommand, type ExecSandbox } from "./sandbox.ts";
 import type { Egress, ProxySession, Requester } from "../../egress/egress.ts";
@@ -71,20 +71,11 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
         signal: ctx.signal,
         sandbox,
         ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
-        ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: requesterFor(what, ctx) } } : {}),
+        ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: connectionRequester(ctx, { what }) } } : {}),
       });
     },
     summarize: (input: ExecRequest) => `${input.host ? `${input.host}: ` : ""}${shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80)}`,
   });
-}
-
-/** The run's say on the command's connections: its gate's permit, or (no gate) the rules alone. */
-function requesterFor(what: string, ctx: ToolContext): Requester & { session: string } {
-  return {
-    what,
-    session: ctx.sessionKey,
-    permit: (dest, mode, signal) => (ctx.permitConnection ? ctx.permitConnection(dest, { what }, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`)),
-  };
 }
 
 /** One `exec` call as the model made it; `host` absent means this machine. */

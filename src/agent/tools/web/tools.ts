@@ -1,7 +1,7 @@
 // Hearth's own web_fetch and web_search tools, for providers without server tools or when the
 // owner prefers local fetching. Their output is always wrapped as external content.
 import { z } from "zod";
-import { defineTool, type Tool, type ToolContext } from "../../tool.ts";
+import { connectionRequester, defineTool, type Tool, type ToolContext } from "../../tool.ts";
 import type { Destination } from "../../../egress/policy.ts";
 import { PageCache } from "./cache.ts";
 import type { Extracted } from "./extract.ts";
@@ -59,13 +59,9 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
         // daemon ~10 MB of memory from start-up on, and most installations never fetch.
         const { fetchUrl, FetchFailedError, FetchRefusedError } = await import("./fetch.ts");
         const { extractContent, UnsupportedContentError } = await import("./extract.ts");
-        const requester = {
-          what: `web_fetch ${input.url}`,
-          session: ctx.sessionKey,
-          permit: (dest: Destination, mode: "tainted" | "always", signal: AbortSignal) =>
-            // The URL asked for (or a redirect the server sent, itself outside content) is what the run's link rule judges.
-            ctx.permitConnection ? ctx.permitConnection(dest, { what: `web_fetch ${input.url}`, url: input.url }, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`),
-        };
+        // The URL asked for is what the run's link rule judges, for every hop: a redirect goes
+        // where the server that URL named sends it, and each hop's host is still decided.
+        const requester = connectionRequester(ctx, { what: `web_fetch ${input.url}`, url: input.url });
         const target = async (url: URL) => {
           const dest = destinationOf(url);
           const decision = await opts.egress.decide(dest, requester, ctx.signal);
