@@ -21,7 +21,7 @@ export function backupDirOf(home: string, dir: string): string {
 export function leftOutLine(l: LeftOut): string {
   switch (l.reason) {
     case "rebuilt":
-      return `Left out: ${l.path} (the search index; rebuilt at the next start)`;
+      return l.path === "mcp-home" ? `Left out: ${l.path} (the MCP servers' caches; remade when they start)` : `Left out: ${l.path} (the search index; rebuilt at the next start)`;
     case "secret":
       return `Left out: ${l.path} (secrets; add --include-secrets to keep them)`;
     case "backups":

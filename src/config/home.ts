@@ -53,6 +53,8 @@ export interface HomePaths {
   lock: string;
   /** `mcp-auth/<server>.json`: OAuth tokens and client registrations of MCP servers (0600). */
   mcpAuth: string;
+  /** The homes of stdio MCP servers in the sandbox (`mcp-home/<name>`: their HOME, caches such as npx's), remade when missing. */
+  mcpHome: string;
   /** `known_hosts`: the SSH host keys of tools.exec.hosts that `hearth hosts trust` recorded. */
   knownHosts: string;
   /** The transcript of one session: `sessions/<key>.jsonl`, the key made safe for a file name. */
@@ -85,6 +87,7 @@ export function homePaths(home: string): HomePaths {
     socket: at("gateway.sock"),
     lock: at("gateway.lock"),
     mcpAuth: at("mcp-auth"),
+    mcpHome: at("mcp-home"),
     knownHosts: at("known_hosts"),
     sessionFile: (key) => path.join(sessions, `${sessionFileName(key)}.jsonl`),
   };

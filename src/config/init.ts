@@ -226,7 +226,8 @@ export function configTemplate(): string {
   "mcp": {
     "servers": {
       // "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
-      //             "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "\${GITHUB_TOKEN}" } },
+      //             "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "\${GITHUB_TOKEN}" },
+      //             "sandbox": true },  // in the exec sandbox, behind the egress proxy; false: unconfined
       // "notes": { "url": "http://127.0.0.1:8808/mcp", "headers": { "Authorization": "Bearer \${NOTES_TOKEN}" },
       //            "enabled": true, "scope": "main", "timeoutMs": 60000, "tools": { "deny": [] },
       //            "trust": ["search_notes"] },  // tools an answer that read a web page may call unasked ("*": all)

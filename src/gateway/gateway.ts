@@ -168,6 +168,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         egress,
         optedOut: (name) => config.mcp.servers[name]?.sandbox === false,
         workspace: config.workspace,
+        homeOf: (name) => join(paths.mcpHome, name),
         requester: (name) => ({
           what: `MCP server ${name}`,
           session: `mcp:${name}`,

@@ -2,7 +2,7 @@
 // the policy refuses does not happen, whether the server asks the proxy or tries directly; opted
 // out (`sandbox: false`), the same server reaches the same listener.
 import { createServer, type Server } from "node:http";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -35,7 +35,7 @@ afterAll(() => {
   rmSync(home, { recursive: true, force: true });
 });
 
-async function callBoth(sandbox: boolean, allowPrivate: string[]): Promise<{ get: string; connect: string; records: string[] }> {
+async function callBoth(sandbox: boolean, allowPrivate: string[]): Promise<{ get: string; connect: string; home: string; records: string[] }> {
   const workspace = path.join(home, "workspace");
   const sb = resolveExecSandbox({ mode: "bwrap", network: true, home, workspace });
   const egress = testEgress({ allowPrivate });
@@ -43,7 +43,7 @@ async function callBoth(sandbox: boolean, allowPrivate: string[]): Promise<{ get
   const mcp = new McpManager({
     config,
     log: silentLogger,
-    launch: sandboxedLauncher({ sandbox: () => sb, egress, optedOut: (n) => config.servers[n]?.sandbox === false, requester: (n) => unattendedRequester(`MCP server ${n}`, `mcp:${n}`), workspace }),
+    launch: sandboxedLauncher({ sandbox: () => sb, egress, optedOut: (n) => config.servers[n]?.sandbox === false, requester: (n) => unattendedRequester(`MCP server ${n}`, `mcp:${n}`), workspace, homeOf: (n) => path.join(home, "mcp-home", n) }),
   });
   mcp.start();
   try {
@@ -52,7 +52,8 @@ async function callBoth(sandbox: boolean, allowPrivate: string[]): Promise<{ get
     const ctx = { signal: new AbortController().signal, workspace, scope: "main" as const, sessionKey: "main", log: silentLogger };
     const get = (await tool("get").execute({ url: `http://127.0.0.1:${port}/from-server` }, ctx)).content;
     const connect = (await tool("connect").execute({ port }, ctx)).content;
-    return { get, connect, records: egress.records.map((r) => `${r.decision} ${r.host}:${r.port} ${r.what}${r.reason ? ` — ${r.reason}` : ""}`) };
+    const own = (await tool("home").execute({}, ctx)).content;
+    return { get, connect, home: own, records: egress.records.map((r) => `${r.decision} ${r.host}:${r.port} ${r.what}${r.reason ? ` — ${r.reason}` : ""}`) };
   } finally {
     await mcp.stop();
   }
@@ -73,6 +74,9 @@ describe.skipIf(!probe.ok)("a stdio MCP server in the sandbox", () => {
     expect(r.get).toBe("HTTP 200 hello");
     expect(r.connect).toBe("failed: ECONNREFUSED");
     expect(hits.splice(0)).toEqual(["/from-server"]);
+    // Its HOME is a folder of its own in Hearth's home, writable and kept: npx and uvx have a cache.
+    expect(r.home).toBe(`wrote ${path.join(home, "mcp-home", "net")}/probe.txt`);
+    expect(readFileSync(path.join(home, "mcp-home", "net", "probe.txt"), "utf8")).toBe("kept\n");
   });
 
   it("opted out (sandbox: false), it reaches the listener directly, and the proxy is not asked", async () => {

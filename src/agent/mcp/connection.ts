@@ -329,7 +329,8 @@ export class McpConnection {
     if (launch.type === "refused") throw new Error(launch.reason);
     this.#launched = launch;
     this.#marker = this.#markerPrefix ? `${this.#markerPrefix}.mcp-${randomUUID()}` : null;
-    const env = { ...definedOnly(commandEnv(this.#env)), ...configured, ...launch.env, ...(this.#marker ? { [EXEC_MARKER_VAR]: this.#marker } : {}) };
+    // The owner's env for the server wins over the launcher's (its HOME, say); the proxy's route is the namespace's either way.
+    const env = { ...definedOnly(commandEnv(this.#env)), ...launch.env, ...configured, ...(this.#marker ? { [EXEC_MARKER_VAR]: this.#marker } : {}) };
     const transport = new sdk.StdioClientTransport({
       command: launch.command,
       args: launch.args,

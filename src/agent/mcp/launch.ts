@@ -2,6 +2,7 @@
 // workspace writable, the rest read-only, Hearth's home hidden) and behind the egress proxy, as a
 // command is, unless the owner opted it out (`mcp.servers.<name>.sandbox: false`) or turned the
 // sandbox off. The connection calls the launcher before each start of the process.
+import { mkdirSync } from "node:fs";
 import { execRefusal, sandboxedCommand, type ExecSandbox } from "../tools/sandbox.ts";
 import type { Egress, ProxySession, Requester } from "../../egress/egress.ts";
 
@@ -30,7 +31,18 @@ export const unconfined: StdioLauncher = async (s) => ({ type: "start", command:
  * `mcp.servers.<name>.sandbox === false`; `requester(name)` decides the server's connections
  * that the egress rules leave open.
  */
-export function sandboxedLauncher(opts: { sandbox: () => ExecSandbox; egress: Egress; optedOut: (name: string) => boolean; requester: (name: string) => Requester & { session: string }; workspace: string }): StdioLauncher {
+export function sandboxedLauncher(opts: {
+  sandbox: () => ExecSandbox;
+  egress: Egress;
+  optedOut: (name: string) => boolean;
+  requester: (name: string) => Requester & { session: string };
+  workspace: string;
+  /**
+   * The server's own home, kept across starts (created mode 700): it is its HOME in the sandbox,
+   * so `npx -y …` and `uvx …` have a cache to write (the user's home is read-only there).
+   */
+  homeOf: (name: string) => string;
+}): StdioLauncher {
   return async (s) => {
     const sb = opts.sandbox();
     if (opts.optedOut(s.name) || (sb.kind === "none" && sb.why === "off")) return unconfined(s);
@@ -42,9 +54,11 @@ export function sandboxedLauncher(opts: { sandbox: () => ExecSandbox; egress: Eg
     } catch (err) {
       return { type: "refused", reason: `its network proxy could not start (${err instanceof Error ? err.message : String(err)})` };
     }
+    const home = opts.homeOf(s.name);
+    mkdirSync(home, { recursive: true, mode: 0o700 });
     const line = ["exec", s.command, ...s.args].map(shellQuote).join(" ");
-    const { file, args, env } = sandboxedCommand(sb, line, s.cwd ?? opts.workspace, proxy);
-    return { type: "start", command: file, args, env, close: async () => void (await proxy?.close()) };
+    const { file, args, env } = sandboxedCommand(sb, line, s.cwd ?? opts.workspace, proxy, [home]);
+    return { type: "start", command: file, args, env: { ...env, HOME: home }, close: async () => void (await proxy?.close()) };
   };
 }
 

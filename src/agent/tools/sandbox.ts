@@ -122,9 +122,10 @@ export function describeSandbox(sb: ExecSandbox, withFix = true): string {
 /**
  * The program, arguments and extra environment that run `bash -c command` in the sandbox, in
  * `cwd`. `proxy`: the folder holding the egress proxy's socket for this command (Egress.open);
- * without it a sandboxed command has no network at all.
+ * without it a sandboxed command has no network at all. `writable`: more folders it may write
+ * (absolute, existing), even inside Hearth's hidden home.
  */
-export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, proxy?: { dir: string; socketName: string }): { file: string; args: string[]; env: Record<string, string> } {
+export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, proxy?: { dir: string; socketName: string }, writable: readonly string[] = []): { file: string; args: string[]; env: Record<string, string> } {
   if (sb.kind === "none") return { file: "bash", args: ["-c", command], env: {} };
   const args = [...baseArgs()];
   // Order matters: bwrap applies mounts in sequence. The home goes under a tmpfs, then the
@@ -132,6 +133,8 @@ export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, 
   for (const dir of sb.hidden) args.push("--tmpfs", dir);
   args.push("--bind", sb.workspace, sb.workspace);
   for (const dir of sb.hidden) if (isInside(dir, sb.workspace)) args.push("--tmpfs", dir);
+  // Folders of Hearth's own that a process may keep (an MCP server's home): bound back last.
+  for (const dir of writable) args.push("--bind", dir, dir);
   args.push("--unshare-net", "--chdir", realOrSelf(cwd));
   if (!sb.network || !proxy || !sb.socat) return { file: sb.bwrap, args: [...args, "--", "bash", "-c", command], env: {} };
   const socket = path.join(proxy.dir, proxy.socketName);
