@@ -4,6 +4,7 @@
 // sandbox off. The connection calls the launcher before each start of the process.
 import { mkdirSync } from "node:fs";
 import { execRefusal, sandboxedCommand, type ExecSandbox } from "../tools/sandbox.ts";
+import { shellQuote } from "../tools/hosts/ssh-hosts.ts";
 import type { Egress, ProxySession, Requester } from "../../egress/egress.ts";
 
 /** What to start: the process as configured. */
@@ -61,6 +62,3 @@ export function sandboxedLauncher(opts: {
     return { type: "start", command: file, args, env: { ...env, HOME: home }, close: async () => void (await proxy?.close()) };
   };
 }
-
-/** One word for bash, whatever it holds. */
-export const shellQuote = (word: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);

@@ -30,10 +30,7 @@ export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off",
 /**
  * `hosts`: the owner's other machines (`tools.exec.hosts`); with at least one, the input gains an
  * optional `host`, the name an approval check reads off the request. Without, the schema is the
- * same as ever.
- */
-/**
- * `egress`: the daemon's egress policy; a sandboxed command with the network on reaches out only
+ * same as ever. `egress`: the daemon's egress policy; a sandboxed command with the network on reaches out only
  * through a proxy opened from it for that command. Absent (tests of the tool alone): no network.
  */
 export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string; hosts?: ExecHosts; egress?: Egress }): Tool {
