@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const sandboxModes = ["auto", "bwrap", "off"] as const;
 export type SandboxMode = (typeof sandboxModes)[number];
@@ -133,6 +134,9 @@ export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, 
   for (const dir of sb.hidden) args.push("--tmpfs", dir);
   args.push("--bind", sb.workspace, sb.workspace);
   for (const dir of sb.hidden) if (isInside(dir, sb.workspace)) args.push("--tmpfs", dir);
+  // Hearth's own install (its Node, the MCP servers among its packages) stays readable where it
+  // lies under a folder the sandbox empties (/tmp, /run): a checkout in /tmp runs its servers too.
+  if (!sb.hidden.some((dir) => dir === INSTALL_ROOT || isInside(INSTALL_ROOT, dir))) args.push("--ro-bind", INSTALL_ROOT, INSTALL_ROOT);
   // Folders of Hearth's own that a process may keep (an MCP server's home): bound back last.
   for (const dir of writable) args.push("--bind", dir, dir);
   args.push("--unshare-net", "--chdir", realOrSelf(cwd));
@@ -183,6 +187,9 @@ function proxyEnv(): Record<string, string> {
 function baseArgs(): string[] {
   return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run", "--unshare-pid", "--die-with-parent"];
 }
+
+/** The folder Hearth runs from (this file is src/agent/tools/sandbox.ts in it). */
+const INSTALL_ROOT = realOrSelf(fileURLToPath(new URL("../../../", import.meta.url)));
 
 /** Hearth's home and pm2's home (its dump file holds the environment, secrets included). */
 function hiddenPaths(home: string): string[] {

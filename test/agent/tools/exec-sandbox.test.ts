@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExecTool, runCommand } from "../../../src/agent/tools/exec.ts";
 import { silentLogger } from "../../../src/log.ts";
@@ -116,12 +117,14 @@ describe("resolveExecSandbox", () => {
     });
   });
 
-  it("hides the home under a tmpfs, then binds the workspace inside it back", () => {
+  it("hides the home under a tmpfs, then binds the workspace inside it back, and Hearth's own install read-only", () => {
+    // Hearth's folder stays readable even where it lies under /tmp (a checkout there runs its own Node and MCP servers).
+    const installRoot = realpathSync(fileURLToPath(new URL("../../../", import.meta.url)));
     const sb: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home], socat: null };
     const { file, args } = sandboxedCommand(sb, "ls", workspace);
     expect(file).toBe("/usr/bin/bwrap");
     expect(args.join(" ")).toBe(
-      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --unshare-net --chdir ${workspace} -- bash -c ls`,
+      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --ro-bind ${installRoot} ${installRoot} --unshare-net --chdir ${workspace} -- bash -c ls`,
     );
   });
 });
