@@ -1,7 +1,8 @@
 // The contract between the gateway and a chat platform (DESIGN §3). Channels never import the
 // agent; the gateway turns agent events into ReplySink calls.
 
-export type ChannelId = "telegram" | "discord" | "cli";
+export type { ChannelId } from "./registry.ts";
+import type { ChannelId } from "./registry.ts";
 
 export interface InboundMessage {
   /** Unique per channel; with `channel` it is the dedupe key. */

@@ -27,7 +27,8 @@ import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
 import { missingKeyOf, splitModelName } from "../agent/providers/presets.ts";
-import { botTokenProblem, type BotPlatform } from "../channels/bot-token.ts";
+import type { ChannelDescriptor } from "../channels/descriptor.ts";
+import { CONFIGURABLE } from "../channels/registry.ts";
 import { connectDaemon } from "./client.ts";
 import { checkMcpServers } from "./mcp.ts";
 import { checkSkills } from "./skills.ts";
@@ -96,7 +97,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
   checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config, home)));
   checks.push(...(await checkExecHosts(config, home)));
-  if (opts.online) checks.push(...(await checkProvidersOnline(config, env)));
+  if (opts.online) checks.push(...(await checkProvidersOnline(config, env)), ...(await checkChannelsOnline(config)));
   return checks;
 }
 
@@ -227,28 +228,43 @@ function checkExecSandbox(config: Config, home: string): Check {
   }
 }
 
-/** A bot token's shape, by the rule setup checks too. */
-function shape(platform: BotPlatform, token: string): Check | null {
-  const p = botTokenProblem(platform, token);
-  return p && problem(platform, p.problem, p.fix);
-}
-
+/**
+ * Each configured chat channel, by its descriptor: its credentials there and of the platform's
+ * shape (the rule setup checks too), an owner named, and the descriptor's own checks.
+ */
 function checkChannels(config: Config): Check[] {
   const out: Check[] = [];
-  const { telegram, discord } = config.channels;
-  if (telegram) {
-    if (!telegram.token) out.push(problem("telegram", "configured without a token", "export TELEGRAM_BOT_TOKEN=… (from @BotFather) or set channels.telegram.token"));
-    else if (shape("telegram", telegram.token)) out.push(shape("telegram", telegram.token)!);
-    else if (telegram.ownerIds.length === 0) out.push(problem("telegram", "no ownerIds: nobody gets your private, full-access chat", "add your numeric Telegram user id to channels.telegram.ownerIds (@userinfobot tells it)"));
-    else out.push(ok("telegram", `token set (not shown), owner ${telegram.ownerIds.join(", ")}`));
+  const sections = config.channels as Record<string, Record<string, unknown> | undefined>;
+  for (const c of CONFIGURABLE) {
+    const section = sections[c.id];
+    if (section) out.push(...channelChecks(c, section));
   }
-  if (discord) {
-    if (!discord.token) out.push(problem("discord", "configured without a token", "export DISCORD_BOT_TOKEN=… (Developer Portal → Bot → Reset Token) or set channels.discord.token"));
-    else if (shape("discord", discord.token)) out.push(shape("discord", discord.token)!);
-    else if (discord.ownerIds.length === 0) out.push(problem("discord", "no ownerIds: nobody gets your private, full-access chat", "add your Discord user id to channels.discord.ownerIds (Developer Mode → right-click yourself → Copy User ID)"));
-    else out.push(ok("discord", `token set (not shown), owner ${discord.ownerIds.join(", ")}`));
+  if (out.length === 0) out.push(ok("channels", `none configured: the terminal only (\`${hearthCmd("chat")}\`)`));
+  return out;
+}
+
+function channelChecks(c: ChannelDescriptor, section: Record<string, unknown>): Check[] {
+  for (const cred of c.credentials ?? []) {
+    const value = section[cred.key];
+    if (typeof value !== "string" || value === "") return [problem(c.id, `configured without ${cred.key === "token" ? "a token" : cred.key}`, `export ${cred.variable}=… (${cred.source}) or set channels.${c.id}.${cred.key}`)];
+    const shape = cred.shapeProblem?.(value);
+    if (shape) return [problem(c.id, shape.problem, shape.fix)];
   }
-  if (!telegram && !discord) out.push(ok("channels", `none configured: the terminal only (\`${hearthCmd("chat")}\`)`));
+  const owners = c.access?.(section).ownerIds ?? [];
+  if (c.access && owners.length === 0) return [problem(c.id, "no ownerIds: nobody gets your private, full-access chat", `add your ${c.name} user id to channels.${c.id}.ownerIds${c.ownerIdHint ? ` (${c.ownerIdHint})` : ""}`)];
+  const own = (c.check?.(section) ?? []).map((k) => ({ name: c.id, ...k }));
+  return [ok(c.id, `${c.credentials?.length ? "token set (not shown), " : ""}owner ${owners.join(", ")}`), ...own];
+}
+
+/** `--online`: each configured channel with its credentials tries them against its platform (one cheap request). */
+async function checkChannelsOnline(config: Config): Promise<Check[]> {
+  const sections = config.channels as Record<string, Record<string, unknown> | undefined>;
+  const out: Check[] = [];
+  for (const c of CONFIGURABLE) {
+    const section = sections[c.id];
+    if (!section || !c.checkOnline || (c.credentials ?? []).some((k) => typeof section[k.key] !== "string")) continue;
+    out.push({ name: `${c.id} online`, ...(await c.checkOnline(section)) });
+  }
   return out;
 }
 

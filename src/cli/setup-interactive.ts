@@ -5,17 +5,18 @@ import type { Readable, Writable } from "node:stream";
 import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import type { Io } from "../cli.ts";
-import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner } from "./setup-checks.ts";
-import { newOwnerCode } from "./owner-code.ts";
-import { describeSender, DISCORD_API, discordCodeRequest, finish, installPm2, OWNER_GREETING, TELEGRAM_API, telegramCodeRequest } from "./setup.ts";
+import { newOwnerCode } from "../channels/owner-code.ts";
+import { CONFIGURABLE } from "../channels/registry.ts";
+import { checkModelKey } from "./setup-checks.ts";
+import { describeSender, finish, installPm2, OWNER_GREETING } from "./setup.ts";
 
 class Cancelled extends Error {}
 
 /** Where the wizard talks to: the public services unless flags named others (a proxy, a self-hosted Bot API server). */
 export interface Endpoints {
   handshakeMs: number;
-  telegramApiRoot: string;
-  discordApiBase: string;
+  /** Each channel's API address, by channel id (its default unless a flag named another). */
+  apis: Record<string, string>;
   /** The model provider's address, for Anthropic (a proxy) and as the default for the others. */
   baseUrl?: string;
 }
@@ -32,73 +33,43 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
 
   try {
     p.intro(`Hearth setup — home ${home}`, streams);
-    const answers: SetupAnswers = { model: await askModel() };
+    const answers: SetupAnswers = { model: await askModel(), channels: {} };
 
-    if (await yes("Connect a Telegram bot?")) {
+    for (const c of CONFIGURABLE) {
+      const setup = c.setup;
+      if (!setup || !(await yes(setup.offer, setup.offerDefault))) continue;
+      const api = at.apis[c.id] ?? setup.defaultApi;
       for (;;) {
-        const token = await ask("Telegram bot token (from @BotFather)", { secret: true });
-        const bot = await checkTelegramToken(token, at.telegramApiRoot);
+        const token = await ask(setup.tokenPrompt, { secret: true });
+        const bot = await setup.checkToken(token, api);
         if (!bot.ok) {
           p.log.error(bot.problem, streams);
           continue;
         }
-        p.log.success(`The bot is @${bot.bot.username}`, streams);
+        p.log.success(`The bot is ${setup.botHandle(bot.botName)}`, streams);
         const spin = p.spinner(streams);
+        spin.start(`Connecting to ${c.name}`);
         const code = newOwnerCode();
-        const owner = await awaitTelegramOwner(token, at.telegramApiRoot, {
+        let botName = bot.botName;
+        const handshake = await setup.findOwner(token, api, {
           code,
-          signal: AbortSignal.timeout(at.handshakeMs),
-          ready: () => spin.start(telegramCodeRequest(bot.bot.username, code)),
-          accept: async (s) => {
-            spin.stop(`A message with the code from ${describeSender(s)}`);
-            const mine = await yes("Is this you (the owner)?");
-            if (!mine) spin.start(`Waiting for the owner's message with the code ${code}`);
-            return mine;
-          },
-          ignored: (s) => spin.message(`Ignored a message without the code from ${describeSender(s)}; waiting for /start ${code}`),
-        });
-        if (!owner) {
-          p.log.error("No private message with the code arrived in time.", streams);
-          continue;
-        }
-        await greetOwner(token, at.telegramApiRoot, owner.id, OWNER_GREETING);
-        answers.telegram = { token, ownerId: owner.id, ...(at.telegramApiRoot !== TELEGRAM_API ? { apiRoot: at.telegramApiRoot } : {}) };
-        break;
-      }
-    }
-
-    if (await yes("Connect a Discord bot?", false)) {
-      for (;;) {
-        const token = await ask("Discord bot token (Developer Portal → Bot → Reset Token)", { secret: true });
-        const bot = await checkDiscordToken(token, at.discordApiBase);
-        if (!bot.ok) {
-          p.log.error(bot.problem, streams);
-          continue;
-        }
-        p.log.success(bot.detail, streams);
-        const { awaitDiscordOwner } = await import("./setup-discord.ts");
-        const spin = p.spinner(streams);
-        spin.start("Connecting to Discord's gateway");
-        const code = newOwnerCode();
-        let botName = "the bot";
-        const handshake = await awaitDiscordOwner(token, at.discordApiBase, {
-          code,
+          botName,
           waitMs: at.handshakeMs,
-          ready: (name) => spin.message(discordCodeRequest((botName = name), code)),
+          greeting: OWNER_GREETING,
+          ready: (name) => spin.message(setup.codeRequest((botName = name), code)),
           accept: async (s) => {
-            spin.stop(`A direct message with the code from ${describeSender(s)}`);
+            spin.stop(`A ${setup.dm} with the code from ${describeSender(s)}`);
             const mine = await yes("Is this you (the owner)?");
-            if (!mine) spin.start(`Waiting for the owner's direct message with the code ${code}`);
+            if (!mine) spin.start(`Waiting for the owner's ${setup.dm} with the code ${code}`);
             return mine;
           },
-          ignored: (s) => spin.message(`Ignored a direct message without the code from ${describeSender(s)}; waiting for one saying ${code} to ${botName}`),
-          greeting: OWNER_GREETING,
+          ignored: (s) => spin.message(`Ignored a ${setup.dm} without the code from ${describeSender(s)}; waiting for one saying ${code} to ${setup.botHandle(botName)}`),
         });
         if (handshake.kind !== "owner") {
-          spin.error(handshake.kind === "timeout" ? "No direct message with the code arrived in time." : handshake.problem);
+          spin.error(handshake.kind === "timeout" ? `No ${setup.dm} with the code arrived in time.` : handshake.problem);
           continue;
         }
-        answers.discord = { token, ownerId: handshake.sender.id, ...(at.discordApiBase !== DISCORD_API ? { apiBase: at.discordApiBase } : {}) };
+        answers.channels[c.id] = { token, ownerId: handshake.sender.id, ...(api !== setup.defaultApi ? { api } : {}) };
         break;
       }
     }

@@ -1,13 +1,14 @@
 // `hearth setup`: from nothing to a daemon that answers its owner. Asks for the model provider
-// and its key (checked with one free request), the Telegram and/or Discord bot token (checked
-// with getMe / users/@me), finds the owner by a handshake ("send /start to @bot now"; for
-// Discord, a direct message to the bot over the gateway, setup-discord.ts) that must carry a
-// one-time code shown here (owner-code.ts), then writes
+// and its key (checked with one free request), then for each chat channel of the registry that
+// the owner wants, its bot token (checked with one request, the descriptor's `setup`), finds the
+// owner by a handshake ("send /start CODE to @bot now") that must carry a one-time code shown
+// here (channels/owner-code.ts), then writes
 // config.json (config/setup-config.ts keeps every other setting and comment) and the keys into
 // the home's 0600 `.env`. Interactive in a terminal (@clack/prompts, loaded only here);
 // `--non-interactive` takes the same answers from flags and the environment, for scripts.
 // Nothing is written until every check passed.
 import { spawnSync } from "node:child_process";
+import type { ParseArgsOptionsConfig } from "node:util";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/config.ts";
 import { parseDuration } from "../config/fields.ts";
@@ -16,34 +17,40 @@ import { ENDPOINT_KEY_ENV, modelName, writeSetup, type ModelAnswer, type SetupAn
 import { hearthCmd } from "../hearth-command.ts";
 import { createLogger } from "../log.ts";
 import { parse, UsageError } from "./args.ts";
-import { newOwnerCode, telegramStartLink } from "./owner-code.ts";
-import { awaitTelegramOwner, checkDiscordToken, checkModelKey, checkTelegramToken, greetOwner, type TelegramSender } from "./setup-checks.ts";
+import { newOwnerCode } from "../channels/owner-code.ts";
+import { CONFIGURABLE } from "../channels/registry.ts";
+import type { SetupSender } from "../channels/descriptor.ts";
+import { checkModelKey } from "./setup-checks.ts";
 import type { Io } from "../cli.ts";
+
+/** The chat channels setup can connect, in the registry's order. */
+const SETUP_CHANNELS = CONFIGURABLE.filter((c) => c.setup && c.credentials?.[0]);
 
 const OPTIONS = {
   "non-interactive": { type: "boolean" },
   provider: { type: "string" },
   model: { type: "string" },
   "base-url": { type: "string" },
-  telegram: { type: "boolean" },
-  "telegram-api-root": { type: "string" },
-  "telegram-owner": { type: "string" },
   "handshake-timeout": { type: "string" },
-  discord: { type: "boolean" },
-  "discord-api-base": { type: "string" },
-  "discord-owner": { type: "string" },
   pm2: { type: "boolean" },
 } as const;
 
+/** Per channel: --<id> (connect it), --<id>-owner ID (skip the handshake), its API address flag. */
+const CHANNEL_OPTIONS: ParseArgsOptionsConfig = Object.fromEntries(
+  SETUP_CHANNELS.flatMap((c) => [
+    [c.id, { type: "boolean" }],
+    [`${c.id}-owner`, { type: "string" }],
+    [c.setup!.apiFlag, { type: "string" }],
+  ]),
+);
+
 const DEFAULT_MODEL = { anthropic: "claude-sonnet-5-5", ollama: "llama3.2" } as const;
-export const TELEGRAM_API = "https://api.telegram.org";
-export const DISCORD_API = "https://discord.com/api";
 export const OWNER_GREETING = "Hearth: you are now this bot's owner. Once Hearth runs, talk to it here.";
 
 type Env = NodeJS.ProcessEnv;
 
 export async function runSetup(home: string, args: string[], io: Io, env: Env = process.env): Promise<number> {
-  const { values } = parse(args, OPTIONS);
+  const { values } = parse(args, { ...OPTIONS, ...CHANNEL_OPTIONS } as typeof OPTIONS);
   const handshakeMs = parseDuration(values["handshake-timeout"] ?? "5m");
   if (!handshakeMs) throw new UsageError(`--handshake-timeout takes a duration such as 5m`);
   // A config.json with a mistake (or from a newer Hearth) is reported as it is: setup edits a
@@ -53,86 +60,68 @@ export async function runSetup(home: string, args: string[], io: Io, env: Env = 
   if (!(io.stdin as NodeJS.ReadStream).isTTY) throw new UsageError("setup asks its questions in a terminal; in a script, use --non-interactive with flags (see below)");
   return await (await import("./setup-interactive.ts")).interactiveSetup(home, io, env, {
     handshakeMs,
-    telegramApiRoot: values["telegram-api-root"] ?? TELEGRAM_API,
-    discordApiBase: values["discord-api-base"] ?? DISCORD_API,
+    apis: Object.fromEntries(SETUP_CHANNELS.map((c) => [c.id, text(values, c.setup!.apiFlag) ?? c.setup!.defaultApi])),
     ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}),
   });
 }
 
 type Values = ReturnType<typeof parse<typeof OPTIONS>>["values"];
+/** A flag of the registry's (typed loosely: the registry makes them). */
+const flag = (v: Values, name: string): string | boolean | undefined => (v as Record<string, string | boolean | undefined>)[name];
+const text = (v: Values, name: string): string | undefined => {
+  const f = flag(v, name);
+  return typeof f === "string" ? f : undefined;
+};
 const say = (io: Io, line: string) => io.stdout.write(`${line}\n`);
 
 async function nonInteractive(home: string, v: Values, handshakeMs: number, io: Io, env: Env): Promise<number> {
   const model = modelFromFlags(v, env);
-  const telegramToken = v.telegram ? need(env, "TELEGRAM_BOT_TOKEN", "--telegram") : undefined;
-  const discordToken = v.discord ? need(env, "DISCORD_BOT_TOKEN", "--discord") : undefined;
+  const wanted = SETUP_CHANNELS.filter((c) => flag(v, c.id) === true).map((c) => ({ c, token: need(env, c.credentials![0]!.variable, `--${c.id}`) }));
   say(io, `Hearth setup: home ${home}`);
-  const answers: SetupAnswers = { model };
+  const answers: SetupAnswers = { model, channels: {} };
   // Messages without the code are told on stderr, one log line each, so stdout stays the story.
   const log = createLogger({ level: "info", sink: { write: (l) => io.stderr.write(l) } });
-  const ignored = (channel: string) => (s: { id: string; name: string }) => log.warn("setup.owner_code_missing", { channel, user: s.id, name: s.name });
 
   const key = await checkModelKey(model);
   if (!key.ok) return fail(io, "model", key.problem);
   say(io, `✓ model: ${key.detail}`);
 
-  if (telegramToken) {
-    const apiRoot = v["telegram-api-root"] ?? TELEGRAM_API;
-    const bot = await checkTelegramToken(telegramToken, apiRoot);
-    if (!bot.ok) return fail(io, "telegram", bot.problem);
-    say(io, `✓ telegram: the bot is @${bot.bot.username}`);
-    let ownerId = v["telegram-owner"];
+  for (const { c, token } of wanted) {
+    const setup = c.setup!;
+    const api = text(v, setup.apiFlag) ?? setup.defaultApi;
+    const bot = await setup.checkToken(token, api);
+    if (!bot.ok) return fail(io, c.id, bot.problem);
+    say(io, `✓ ${c.id}: the bot is ${setup.botHandle(bot.botName)}`);
+    let ownerId = text(v, `${c.id}-owner`);
     if (!ownerId) {
+      let botName = bot.botName;
       const code = newOwnerCode();
-      const owner = await awaitTelegramOwner(telegramToken, apiRoot, {
+      const handshake = await setup.findOwner(token, api, {
         code,
-        signal: AbortSignal.timeout(handshakeMs),
-        ready: () => say(io, `… ${telegramCodeRequest(bot.bot.username, code)} (waiting up to ${v["handshake-timeout"] ?? "5m"}).`),
-        accept: async () => true,
-        ignored: ignored("telegram"),
-      });
-      if (!owner) return fail(io, "telegram owner", `no private message with the code reached @${bot.bot.username} in time; run setup again, or pass --telegram-owner ID`);
-      say(io, `✓ telegram owner: ${describeSender(owner)}`);
-      await greetOwner(telegramToken, apiRoot, owner.id, OWNER_GREETING);
-      ownerId = owner.id;
-    }
-    answers.telegram = { token: telegramToken, ownerId, ...(v["telegram-api-root"] ? { apiRoot } : {}) };
-  }
-  if (discordToken) {
-    const apiBase = v["discord-api-base"] ?? DISCORD_API;
-    const bot = await checkDiscordToken(discordToken, apiBase);
-    if (!bot.ok) return fail(io, "discord", bot.problem);
-    say(io, `✓ discord: ${bot.detail}`);
-    let ownerId = v["discord-owner"];
-    if (!ownerId) {
-      const { awaitDiscordOwner } = await import("./setup-discord.ts");
-      let botName = "the bot";
-      const code = newOwnerCode();
-      const handshake = await awaitDiscordOwner(discordToken, apiBase, {
-        code,
+        botName,
         waitMs: handshakeMs,
+        greeting: OWNER_GREETING,
         ready: (name) => {
           botName = name;
-          say(io, `… ${discordCodeRequest(name, code)} (waiting up to ${v["handshake-timeout"] ?? "5m"}).`);
+          say(io, `… ${setup.codeRequest(name, code)} (waiting up to ${text(v, "handshake-timeout") ?? "5m"}).`);
         },
         accept: async () => true,
-        ignored: ignored("discord"),
-        greeting: OWNER_GREETING,
+        ignored: (s) => log.warn("setup.owner_code_missing", { channel: c.id, user: s.id, name: s.name }),
       });
       switch (handshake.kind) {
         case "failed":
-          return fail(io, "discord owner", handshake.problem);
+          return fail(io, `${c.id} owner`, handshake.problem);
         case "timeout":
-          return fail(io, "discord owner", `no direct message with the code reached ${botName} in time; run setup again, or pass --discord-owner ID`);
+          return fail(io, `${c.id} owner`, `no ${setup.dm} with the code reached ${setup.botHandle(botName)} in time; run setup again, or pass --${c.id}-owner ID`);
         case "owner":
-          say(io, `✓ discord owner: ${describeSender(handshake.sender)}`);
+          say(io, `✓ ${c.id} owner: ${describeSender(handshake.sender)}`);
           ownerId = handshake.sender.id;
           break;
         default:
           handshake satisfies never;
       }
     }
-    answers.discord = { token: discordToken, ownerId: ownerId!, ...(v["discord-api-base"] ? { apiBase } : {}) };
+    answers.channels[c.id] = { token, ownerId: ownerId!, ...(api !== setup.defaultApi ? { api } : {}) };
   }
   finish(home, answers, io);
   if (v.pm2) return installPm2(home, io);
@@ -170,18 +159,8 @@ function fail(io: Io, what: string, problem: string): number {
   return 1;
 }
 
-/** What the owner sends for the Telegram handshake: the code, typed or through the link's Start button. */
-export function telegramCodeRequest(botUsername: string, code: string): string {
-  return `Send /start ${code} to @${botUsername} in Telegram now, or open ${telegramStartLink(botUsername, code)}; only a private message with this code names the owner`;
-}
-
-/** Where the owner writes for the Discord handshake: a bot is reached from a server both are in. */
-export function discordCodeRequest(botName: string, code: string): string {
-  return `Send a direct message saying ${code} to ${botName} in Discord now (its profile in a server you share → Message); only a message with this code names the owner`;
-}
-
 /** A sender as the wizard shows them; the names are printable already (setup-checks.ts, setup-discord.ts). */
-export function describeSender(s: TelegramSender): string {
+export function describeSender(s: SetupSender): string {
   return `${s.name}${s.username ? ` (@${s.username}, id ${s.id})` : ` (id ${s.id})`}`;
 }
 
@@ -190,7 +169,7 @@ export function finish(home: string, answers: SetupAnswers, io: Io): void {
   const log = createLogger({ level: "warn", sink: { write: (l) => io.stderr.write(l) } });
   const file = writeSetup(home, answers, log);
   const paths = homePaths(home);
-  const keys = answers.telegram || answers.discord || ("apiKey" in answers.model && answers.model.apiKey);
+  const keys = Object.keys(answers.channels).length > 0 || ("apiKey" in answers.model && answers.model.apiKey);
   say(io, `✓ wrote ${file} (model ${modelName(answers.model)})${keys ? `; keys and tokens in ${paths.secrets} (mode 600)` : ""}`);
 }
 

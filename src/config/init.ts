@@ -1,5 +1,6 @@
 // Creating the home folder: `hearth init` (verbose, writes a commented config) and `ensureHome`
 // at daemon start (silent, fills gaps). Neither ever overwrites a file: the owner's edits win.
+import { CONFIGURABLE } from "../channels/registry.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { constants, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -104,6 +105,14 @@ function configuredWorkspace(home: string): string {
  * The config.json that `hearth init` writes: every key at its default with a one-line note.
  * It must validate to exactly the defaults (a test holds it to that).
  */
+/** Each configurable channel's block from its descriptor, commented out. */
+function channelTemplates(): string {
+  return CONFIGURABLE.map((c, i) => {
+    const body = c.config.template.split("\n").map((l) => `    //   ${l}`);
+    return [`    // "${c.id}": {`, ...body, `    // }${i < CONFIGURABLE.length - 1 ? "," : ""}`].join("\n");
+  }).join("\n");
+}
+
 export function configTemplate(): string {
   return `// Hearth configuration: JSON with comments (trailing commas are fine too).
 // Every key is optional; the values below are the defaults, so a line you delete changes nothing.
@@ -179,46 +188,11 @@ export function configTemplate(): string {
     "ask": "tainted"                          // tainted: a conversation that read outside content asks per new host | always | never
   },
 
-  // Chat channels. To turn one on, remove the // in front of its lines and replace the <…>.
-  // Find your user id: Telegram, message @userinfobot; Discord, turn on Developer Mode, then
-  // right-click yourself → Copy User ID. Ids may be numbers or strings (Discord ids: strings).
+  // Chat channels. To turn one on, remove the // in front of its lines and replace the <…>
+  // (\`${hearthCmd("setup")}\` does it for you). Your user id: ${CONFIGURABLE.map((c) => `${c.name}: ${c.ownerIdHint}`).join("; ")}.
+  // Ids may be numbers or strings (ids longer than 15 digits: strings).
   "channels": {
-    // "telegram": {
-    //   "token": "<token from @BotFather>",  // or set TELEGRAM_BOT_TOKEN
-    //   "apiRoot": "https://api.telegram.org", // change for a self-hosted Bot API server
-    //   "ownerIds": ["<your user id>"],      // you: full access in your private chat
-    //   "dmPolicy": "pairing",               // others' DMs: pairing (you approve a code) | allowlist | disabled
-    //   "maxPendingPairings": 3,             // pairing codes that may wait for your approval at once
-    //   "allowFrom": [],                     // user ids that may DM without pairing (never see private files)
-    //   "groups": {
-    //     "policy": "allowlist",             // allowlist (only "allow") | open (any group) | disabled
-    //     "allow": ["<group chat id>"],      // e.g. "-1001234567890"
-    //     "requireMention": true,            // answer only when mentioned, replied to or named
-    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" }, // addressed messages per window; 0 = no limit
-    //     "tasks": []                        // group ids whose members may start background tasks (spawn_task)
-    //   },
-    //   "dmRateLimit": { "perSender": 30, "window": "1h" }, // messages per paired person per window; 0 = no limit
-    //   "namePattern": null,                 // a regex such as "\\\\bhearth\\\\b": being named counts as addressed
-    //   "queueMode": null,                   // overrides agent.queueMode for this channel
-    //   "reactions": "private"               // 👀 on a message while it is answered: private (chats) | all | off
-    // },
-    // "discord": {
-    //   "token": "<bot token>",              // or set DISCORD_BOT_TOKEN
-    //   "apiBase": "https://discord.com/api",
-    //   "ownerIds": ["<your user id>"],
-    //   "dmPolicy": "pairing",               // pairing | allowlist | disabled
-    //   "allowFrom": [],
-    //   "guilds": {
-    //     "policy": "allowlist",             // allowlist | open | disabled
-    //     "allow": ["<server or channel id>"],
-    //     "requireMention": true,
-    //     "rateLimit": { "perSender": 10, "perChat": 30, "window": "1h" },
-    //     "tasks": []                        // server or channel ids where background tasks may be started
-    //   },
-    //   "dmRateLimit": { "perSender": 30, "window": "1h" },
-    //   "namePattern": null,
-    //   "queueMode": null
-    // }
+${channelTemplates()}
   },
 
   // MCP servers: their tools are offered as mcp__<server>__<tool>. Your private chats only,

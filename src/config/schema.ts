@@ -7,9 +7,10 @@ import { sandboxModes } from "../agent/tools/sandbox.ts";
 import { askModes } from "../egress/policy.ts";
 import { mcpSchema } from "../agent/mcp/config.ts";
 import { execHostsSchema } from "../agent/tools/hosts/config.ts";
+import { channelsSchema, CONFIGURABLE_IDS } from "../channels/registry.ts";
 import { CONFIG_VERSION } from "./config-version.ts";
 import { secretMap, toVariable, type SecretMove } from "../secret-fields.ts";
-import { clockTime, dmPolicy, dmRateLimit, duration, envName, groupRules, speechFormats, voiceReplyModes, httpUrl, idList, logLevels, maxPendingPairings, namePattern, positiveInt, parseDuration, pricePerMillion, queueModes, reactionModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+import { clockTime, duration, envName, speechFormats, voiceReplyModes, httpUrl, logLevels, positiveInt, parseDuration, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 
@@ -29,34 +30,6 @@ const providerKeyMove: SecretMove = {
     typeof holder.apiKeyEnv === "string" ? holder.apiKeyEnv : name === "anthropic" ? "ANTHROPIC_API_KEY" : (PROVIDER_PRESETS[name]?.keyEnv ?? `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`),
   leaves: ([name = ""], holder) => (typeof holder.apiKeyEnv === "string" || name === "anthropic" || PROVIDER_PRESETS[name]?.keyEnv ? { kind: "nothing" } : { kind: "sibling", key: "apiKeyEnv" }),
 };
-
-const telegramSchema = strict({
-  /** Optional here: it may come from TELEGRAM_BOT_TOKEN; without one the channel is not started. */
-  token: secret(toVariable("TELEGRAM_BOT_TOKEN")).optional(),
-  apiRoot: httpUrl.default("https://api.telegram.org"),
-  ownerIds: idList("Telegram"),
-  dmPolicy,
-  maxPendingPairings,
-  allowFrom: idList("Telegram"),
-  groups: groupRules("Telegram"),
-  dmRateLimit,
-  namePattern,
-  queueMode: z.enum(queueModes).nullable().default(null),
-  reactions: z.enum(reactionModes).default("private"),
-});
-
-const discordSchema = strict({
-  token: secret(toVariable("DISCORD_BOT_TOKEN")).optional(),
-  apiBase: httpUrl.default("https://discord.com/api"),
-  ownerIds: idList("Discord"),
-  dmPolicy,
-  maxPendingPairings,
-  allowFrom: idList("Discord"),
-  guilds: groupRules("Discord"),
-  dmRateLimit,
-  namePattern,
-  queueMode: z.enum(queueModes).nullable().default(null),
-});
 
 const modelSchema = strict({
   name: z.string().trim().min(1).default("claude-sonnet-5-5"),
@@ -175,7 +148,7 @@ export const configSchema = strict({
   /** MCP servers whose tools the agent gets (src/agent/mcp/config.ts). */
   mcp: mcpSchema,
   /** An absent channel is not configured. */
-  channels: strict({ telegram: telegramSchema.optional(), discord: discordSchema.optional() }).prefault({}),
+  channels: channelsSchema,
   heartbeat: strict({
     every: duration.default("30m"),
     activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
@@ -215,7 +188,7 @@ export const configSchema = strict({
     ask: z.enum(askModes).default("tainted"),
   }).prefault({}),
   /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
-  cron: strict({ fallback: z.enum(["telegram", "discord"]).optional() }).prefault({}),
+  cron: strict({ fallback: z.enum(CONFIGURABLE_IDS).optional() }).prefault({}),
   /** Background tasks (spawn_task): how many run at once, each one's caps, their model, how deep they nest. */
   tasks: strict({
     maxConcurrent: positiveInt.default(3),
@@ -325,6 +298,6 @@ export function isLoopbackHost(host: string): boolean {
 
 /** A validated config. `workspace` is an absolute path once it comes from parseConfig/loadConfig. */
 export type Config = z.output<typeof configSchema>;
-export type TelegramConfig = z.output<typeof telegramSchema>;
-export type DiscordConfig = z.output<typeof discordSchema>;
+export type { TelegramConfig } from "../channels/telegram/descriptor.ts";
+export type { DiscordConfig } from "../channels/discord/descriptor.ts";
 export type ProviderConfig = z.output<typeof providerSchema>;

@@ -3,6 +3,7 @@
 // template), the keys and tokens into the home's `.env`. Never a secret in config.json.
 import { mkdirSync, readFileSync } from "node:fs";
 import { applyEdits, modify, type JSONPath } from "jsonc-parser";
+import { CONFIGURABLE, type ConfigurableId } from "../channels/registry.ts";
 import type { Logger } from "../log.ts";
 import { writeFileAtomic } from "../storage.ts";
 import { homePaths } from "./home.ts";
@@ -18,10 +19,17 @@ export type ModelAnswer =
   | { kind: "openai"; model: string; baseUrl: string; apiKey?: string }
   | { kind: "ollama"; model: string; baseUrl?: string };
 
+/** A chat channel connected by setup: its credential, the owner found, and its API address when not the default. */
+export interface ChannelAnswer {
+  token: string;
+  ownerId: string;
+  api?: string;
+}
+
 export interface SetupAnswers {
   model: ModelAnswer;
-  telegram?: { token: string; apiRoot?: string; ownerId: string };
-  discord?: { token: string; apiBase?: string; ownerId: string };
+  /** By channel id (channels/registry.ts), in the registry's order. */
+  channels: Partial<Record<ConfigurableId, ChannelAnswer>>;
 }
 
 /** The provider name an OpenAI-compatible endpoint gets, and its key's variable. */
@@ -77,19 +85,14 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
       if (m.baseUrl) set(["providers", "ollama", "baseUrl"], m.baseUrl);
       break;
   }
-  if (answers.telegram) {
-    const t = answers.telegram;
-    text = liveTemplateKey(text, ["channels", "telegram"], ["ownerIds", ...(t.apiRoot ? ["apiRoot"] : [])]);
-    set(["channels", "telegram", "ownerIds"], [t.ownerId]);
-    if (t.apiRoot) set(["channels", "telegram", "apiRoot"], t.apiRoot);
-    secrets.TELEGRAM_BOT_TOKEN = t.token;
-  }
-  if (answers.discord) {
-    const d = answers.discord;
-    text = liveTemplateKey(text, ["channels", "discord"], ["ownerIds", ...(d.apiBase ? ["apiBase"] : [])]);
-    set(["channels", "discord", "ownerIds"], [d.ownerId]);
-    if (d.apiBase) set(["channels", "discord", "apiBase"], d.apiBase);
-    secrets.DISCORD_BOT_TOKEN = d.token;
+  for (const c of CONFIGURABLE) {
+    const a = answers.channels[c.id];
+    if (!a || !c.setup || !c.credentials?.[0]) continue;
+    const apiKey = c.setup.apiKey;
+    text = liveTemplateKey(text, ["channels", c.id], ["ownerIds", ...(a.api ? [apiKey] : [])]);
+    set(["channels", c.id, "ownerIds"], [a.ownerId]);
+    if (a.api) set(["channels", c.id, apiKey], a.api);
+    secrets[c.credentials[0].variable] = a.token;
   }
   // Secrets first: a config naming a channel whose token is missing would not start.
   if (Object.keys(secrets).length > 0) writeSecrets(home, secrets);

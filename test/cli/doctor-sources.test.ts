@@ -5,7 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctor } from "../../src/cli/doctor.ts";
-import { checkDiscordToken, checkTelegramToken } from "../../src/cli/setup-checks.ts";
+import { checkDiscordToken } from "../../src/channels/discord/setup.ts";
+import { checkTelegramToken } from "../../src/channels/telegram/setup.ts";
 
 let home: string;
 beforeEach(() => {

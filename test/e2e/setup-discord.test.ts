@@ -224,7 +224,7 @@ describe("hearth setup in a terminal, with Discord", () => {
     } finally {
       child.kill("SIGKILL");
     }
-    expect(screen).toContain("the bot is Hearth");
+    expect(screen).toContain("The bot is Hearth");
     expect(screen).toContain("Start it with: npx hearth start");
     expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).channels.discord).toEqual({ ownerIds: [erin.id], apiBase: discord.apiBase });
     expect(discord.botMessages(discord.dmChannel(erin)).map((m) => m.content)).toEqual([OWNER_GREETING]);

@@ -328,12 +328,12 @@ describe("hearth setup in a terminal", () => {
       expect(screen).toContain(codeRequest(code));
       // A message without the code is passed over without a question.
       await emu.user({ userId: STRANGER, firstName: "Mallory" }).send("/start");
-      await waitFor("the stranger ignored", () => screen.includes(`Ignored a message without the code from Mallory (id ${STRANGER})`));
+      await waitFor("the stranger ignored", () => screen.includes(`Ignored a private message without the code from Mallory (id ${STRANGER})`));
       // One who has the code is shown for the owner to decline, the escapes in their name replaced.
       await emu.user({ userId: 777, firstName: HOSTILE_NAME }).send(`/start ${code}`);
-      await waitFor("the hostile sender's question", () => screen.includes(`A message with the code from ${PRINTED_NAME} (id 777)`) && screen.lastIndexOf("Is this you (the owner)?") > screen.indexOf(PRINTED_NAME));
+      await waitFor("the hostile sender's question", () => screen.includes(`A private message with the code from ${PRINTED_NAME} (id 777)`) && screen.lastIndexOf("Is this you (the owner)?") > screen.indexOf(PRINTED_NAME));
       child.stdin!.write("n");
-      await waitFor("the wait again", () => screen.includes(`Waiting for the owner's message with the code ${code}`));
+      await waitFor("the wait again", () => screen.includes(`Waiting for the owner's private message with the code ${code}`));
       const before = screen.length;
       await emu.user({ userId: 5151, firstName: "Bea", username: "bea" }).send(`/start ${code}`);
       await waitFor("Bea's question", () => screen.indexOf("Is this you (the owner)?", before) >= 0);
@@ -345,7 +345,7 @@ describe("hearth setup in a terminal", () => {
       child.kill("SIGKILL");
     }
     expect(screen).toContain("accepted the key; model claude-sonnet-5-5 is there");
-    expect(screen).toContain("A message with the code from Bea (@bea, id 5151)");
+    expect(screen).toContain("A private message with the code from Bea (@bea, id 5151)");
     expect(screen).toContain("Start it with: npx hearth start");
     const raw = parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any;
     expect(raw.channels.telegram).toEqual({ ownerIds: ["5151"], apiRoot: emu.apiRoot });

@@ -1,26 +1,20 @@
 // The Discord owner handshake of `hearth setup`: the wizard connects to the gateway as the bot
 // (discord.js, loaded only when a handshake runs), asks the owner to send it a direct message with
-// the one-time code (owner-code.ts), and the first such DM's author — once `accept` confirms them
-// — is the owner. Nothing waits on
-// Discord's side: the gateway delivers only messages sent while connected, so an old DM can
+// the one-time code (../owner-code.ts), and the first such DM's author — once `accept` confirms
+// them — is the owner. Nothing waits on Discord's side: the gateway delivers only messages sent while connected, so an old DM can
 // never count. Failures are values with one sentence that never contains the token.
 import { Client, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
-import { destroyClient } from "../channels/discord/channel.ts";
-import { printable } from "../channels/printable.ts";
-import { redact } from "../log.ts";
-import { carriesOwnerCode } from "./owner-code.ts";
+import { destroyClient } from "./channel.ts";
+import { printable } from "../printable.ts";
+import { redact } from "../../log.ts";
+import { carriesOwnerCode } from "../owner-code.ts";
+import type { OwnerHandshake, SetupSender } from "../descriptor.ts";
 
 /** How long the gateway may take to let the bot in; the wait for the owner's DM is the caller's `waitMs`, counted from then. */
 const CONNECT_TIMEOUT_MS = 30_000;
 
-export interface DiscordSender {
-  id: string;
-  /** The display name (global name), else the username. */
-  name: string;
-  username: string;
-}
-
-export type DiscordHandshake = { kind: "owner"; sender: DiscordSender } | { kind: "timeout" } | { kind: "failed"; problem: string };
+type DiscordSender = SetupSender;
+type DiscordHandshake = OwnerHandshake;
 
 /**
  * Waits for the first direct message to the bot that carries `code` (owner-code.ts) and whose

@@ -27,8 +27,3 @@ export function carriesOwnerCode(text: string | undefined, code: string): boolea
   const rest = text.trim().replace(/^\/start(?:@[A-Za-z0-9_]+)?(?:\s+|$)/u, "");
   return rest.trim().toUpperCase() === code;
 }
-
-/** The link that opens the bot in Telegram with the code ready to send (the Start button). */
-export function telegramStartLink(botUsername: string, code: string): string {
-  return `https://t.me/${botUsername}?start=${code}`;
-}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { carriesOwnerCode, newOwnerCode, telegramStartLink } from "../../src/cli/owner-code.ts";
+import { carriesOwnerCode, newOwnerCode } from "../../src/channels/owner-code.ts";
+import { telegramStartLink } from "../../src/channels/telegram/setup.ts";
 
 describe("the setup's owner code", () => {
   it("is eight characters a person reads without confusing 0/O or 1/I/L, new each time", () => {

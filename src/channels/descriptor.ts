@@ -1,0 +1,146 @@
+// The one seam between Hearth and a chat platform. A platform is a folder, src/channels/<id>/,
+// whose descriptor.ts exports one ChannelDescriptor, and one line in registry.ts that lists it.
+// Everything else learns the platform from the registry: the configuration's `channels.<id>`
+// section (and so `hearth init`'s template, the README's configuration table and doctor's
+// checks), who may talk to Hearth there, the chat ids a job may deliver to, `hearth setup`, the
+// status line and the dashboard. The adapter itself (the Channel, channel.ts) is loaded only
+// when the channel is configured and has its credentials.
+//
+// How to add a platform, in short: make the folder; write the adapter (channel.ts's Channel);
+// write the descriptor (its config schema from the shared fields in ../fields.ts, its
+// capabilities, its credentials, its chat ids, its checks, `create`); add it to registry.ts; give
+// its test fake the conformance suite's FakePlatform (test/channels/conformance/) and run the
+// suite. Where the platform lacks edits or buttons, the channel-neutral fallbacks
+// (fallbacks.ts) stand in, so approvals, pairing, `/model` and budget notices work everywhere.
+import type { z } from "zod";
+import type { ChannelCapabilities } from "./capabilities.ts";
+import type { Channel, MenuCommand } from "./channel.ts";
+import type { Logger } from "../log.ts";
+
+/** Who may talk to Hearth on a channel, read from its configuration section. */
+export interface ChannelAccess {
+  /** The owner's ids on the platform: their private chat is the main conversation. */
+  ownerIds: string[];
+  dmPolicy: "pairing" | "allowlist" | "disabled";
+  /** Ids that may write privately without pairing (a shared conversation, never the owner's files). */
+  allowFrom: string[];
+  /** Group chats: which (ids of the chat or of what holds it, e.g. a Discord server) and whether a mention is needed. */
+  groups: { policy: "allowlist" | "open" | "disabled"; allow: string[]; requireMention: boolean; tasks: string[]; rateLimit: { perSender: number; perChat: number; window: string } };
+  dmRateLimit: { perSender: number; window: string };
+  queueMode: "steer" | "followup" | "collect" | "interrupt" | null;
+}
+
+/** One row of the README's configuration table: `channels.<id>.<key>`, its default, what it does. */
+export interface ConfigRow {
+  key: string;
+  default: string;
+  meaning: string;
+}
+
+/** A line of `hearth doctor`: a check that passed (`ok`) or a problem and its fix. */
+export interface ChannelCheck {
+  ok: boolean;
+  detail: string;
+  fix?: string;
+}
+
+/** A secret the channel needs, kept in the home's .env (or the environment), never in config.json unless the owner puts it there. */
+export interface ChannelCredential {
+  /** The environment variable, e.g. TELEGRAM_BOT_TOKEN. */
+  variable: string;
+  /** Its key in the channel's section, e.g. "token". */
+  key: string;
+  /** Where the owner gets it ("from @BotFather"). */
+  source: string;
+  /** null when `value` has the platform's shape; else what is wrong and the fix. Never echoes the value. */
+  shapeProblem?(value: string): { problem: string; fix: string } | null;
+}
+
+/** Someone who wrote to the bot during `hearth setup`'s owner handshake. */
+export interface SetupSender {
+  id: string;
+  name: string;
+  username?: string | undefined;
+}
+
+export type OwnerHandshake = { kind: "owner"; sender: SetupSender } | { kind: "timeout" } | { kind: "failed"; problem: string };
+
+/** How `hearth setup` connects the platform: asks for the credential, checks it, finds the owner. */
+export interface ChannelSetup {
+  /** "Connect a Telegram bot?", and whether the answer defaults to yes. */
+  offer: string;
+  offerDefault: boolean;
+  /** The prompt for the credential. */
+  tokenPrompt: string;
+  /** What the platform calls a message to the bot alone ("private message", Discord's "direct message"). */
+  dm: string;
+  /** The bot as the owner looks for it ("@name" on Telegram). */
+  botHandle(name: string): string;
+  /** The key of the platform's API address in the section ("apiRoot") and its flag ("--telegram-api-root"). */
+  apiKey: string;
+  apiFlag: string;
+  defaultApi: string;
+  /** Checks the credential against the platform (one cheap request); the bot's name, or why not. */
+  checkToken(token: string, api: string): Promise<{ ok: true; botName: string } | { ok: false; problem: string }>;
+  /** What to tell the owner to send, once the bot listens (`code`: the one-time owner code). */
+  codeRequest(botName: string, code: string): string;
+  /**
+   * Waits for a private message carrying `code` from someone `accept` confirms as the owner,
+   * greets them with `greeting`, and says who they are. `botName`: as checkToken said; `ready`
+   * once the bot listens (ask the owner to write only then), with the name the bot goes by.
+   * `waitMs` counts from `ready`; `ignored` hears of every message without the code.
+   */
+  findOwner(
+    token: string,
+    api: string,
+    o: { code: string; botName: string; waitMs: number; greeting: string; ready(botName: string): void; accept(s: SetupSender): Promise<boolean>; ignored(s: SetupSender): void },
+  ): Promise<OwnerHandshake>;
+}
+
+/** What the gateway hands an adapter it creates. */
+export interface ChannelDeps {
+  log: Logger;
+  /** The command menus, from the gateway's one command table (platforms that show menus use them). */
+  commandMenus: { owner: MenuCommand[]; everyone: MenuCommand[] };
+  /** The same table as commands with their one option each (platforms with slash commands). */
+  slashCommands: MenuCommand[];
+}
+
+/**
+ * A chat platform, as Hearth knows it. `C` is the output of its config schema, `Id` its id.
+ * Everything but `create` is cheap to import: the adapter and its SDK load on first use.
+ */
+export interface ChannelDescriptor<C = any, Id extends string = string> {
+  /** `channels.<id>` in config.json, the first part of a chat address ("telegram:123"). Lower case. */
+  readonly id: Id;
+  /** As people know it: "Telegram". */
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  /**
+   * Its section of config.json; absent for a channel that needs none and always runs (the
+   * terminal). `template`: the commented block `hearth init` writes (JSONC lines, without the
+   * leading `// `); `rows`: its rows of the README's configuration table.
+   */
+  readonly config?: { schema: z.ZodType<C, any>; template: string; rows: ConfigRow[] };
+  /** The secrets it needs to start; one missing leaves the channel listed as not running, with the fix. */
+  readonly credentials?: ChannelCredential[];
+  /** Who may talk to Hearth there. */
+  access?(config: C): ChannelAccess;
+  /** The config key of its group rules as the owner writes it ("groups", Discord's "guilds"). */
+  readonly groupsKey?: string;
+  /**
+   * Its chat ids: `pattern` checks one named in a job's `deliver` ("telegram:<chatId>");
+   * `kind` says whether an id names a person's private chat (Telegram: a user's id), a group, or
+   * cannot tell (Discord: a channel id), which decides where Hearth may post unasked.
+   */
+  readonly chats?: { label: string; pattern: RegExp; kind(chatId: string): "person" | "group" | "unknown" };
+  /** How to find one's own user id on the platform ("@userinfobot tells it"), for doctor and the template. */
+  readonly ownerIdHint?: string;
+  /** `hearth doctor`'s offline checks beyond the shared ones (credentials and owner ids). */
+  check?(config: C): ChannelCheck[];
+  /** `hearth doctor --online`: the credential tried against the platform (one cheap request). */
+  checkOnline?(config: C): Promise<ChannelCheck>;
+  readonly setup?: ChannelSetup;
+  /** Loads the adapter (first use only) and makes it. Called only with every credential present. */
+  create?(config: C, deps: ChannelDeps): Promise<Channel>;
+}
