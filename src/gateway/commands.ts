@@ -9,10 +9,10 @@ import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
-import { askModel } from "./owner-questions.ts";
-import { approvePairing } from "./pairing-approval.ts";
+import { askModel } from "./questions/owner-questions.ts";
+import { approvePairing } from "./access/pairing-approval.ts";
 import { TaskInputError } from "../tasks/service.ts";
-import { accessRules, opensTasks } from "./access.ts";
+import { accessRules, opensTasks } from "./access/access.ts";
 import { taskListBlock, taskListText } from "../tasks/view.ts";
 
 export interface Command {

@@ -2,7 +2,7 @@
 // typed ones (commands.ts), but only the owner's count, and every answer is private to its sender
 // (PlatformCommand.answer). Nothing here touches the inbox, the lanes' queues or a model.
 import type { PlatformCommand } from "../channels/channel.ts";
-import { accessRules, decideAccess } from "./access.ts";
+import { accessRules, decideAccess } from "./access/access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 

@@ -7,12 +7,12 @@ import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
 import { DISK_FULL_NOT_SAVED, isDiskFull } from "../storage.ts";
-import { accessRules, decideAccess, opensTasks } from "./access.ts";
+import { accessRules, decideAccess, opensTasks } from "./access/access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lanes.ts";
-import type { PairingRequest } from "./pairing.ts";
+import type { PairingRequest } from "./access/pairing.ts";
 import { budgetGate } from "./budget-gate.ts";
 import { reserveTranscription } from "./paid-calls.ts";
 import { rateKeysFor, rateLimitText, rateRuleFor } from "../spending/rate-limit.ts";
@@ -20,7 +20,7 @@ import { showActivityWhile } from "./delivery/chat-activity.ts";
 import { announceHeard } from "./delivery/heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
-import { askAboutPairing } from "./owner-questions.ts";
+import { askAboutPairing } from "./questions/owner-questions.ts";
 import { isTaskSession } from "../tasks/service.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };
@@ -148,7 +148,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       }
       const usageTag = { session: decision.sessionKey, scope: decision.scope, purpose: "chat" as const, channel: m.channel, sender: m.sender.name };
       // The media code (download, sharp, PDF text, transcription) loads with the first attachment.
-      const { takeInAttachments, withVoice } = await import("./media-intake.ts");
+      const { takeInAttachments, withVoice } = await import("./media/media-intake.ts");
       // Downloading, converting and transcribing can take a while: the chat shows Hearth busy.
       const intake = await showActivityWhile(ctx.channels, m, "typing", () =>
         takeInAttachments(m, {

@@ -6,7 +6,7 @@ import type { ServerView } from "../agent/mcp/connection.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { ModelInfo } from "./agent-runtime.ts";
 import type { GatewayContext } from "./context.ts";
-import { describeDamaged, listDamaged } from "./damaged-state.ts";
+import { describeDamaged, listDamaged } from "./upkeep/damaged-state.ts";
 import type { BudgetStatus } from "../spending/budget.ts";
 
 export interface SessionStatus {

@@ -3,7 +3,7 @@
 import { hearthCmd } from "../../hearth-command.ts";
 import type { ChannelId } from "../../channels/channel.ts";
 import type { GatewayContext } from "../context.ts";
-import { approvePairing } from "../pairing-approval.ts";
+import { approvePairing } from "../access/pairing-approval.ts";
 import type { JobInput } from "../../scheduler/job-input.ts";
 
 type Handler = (params: Record<string, unknown>) => unknown;

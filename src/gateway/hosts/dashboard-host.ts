@@ -1,19 +1,19 @@
 // The dashboard's host (dashboard/host.ts) over the gateway context: the same stores and paths
 // the chat and the CLI use, so the dashboard has exactly the owner's powers.
 import path from "node:path";
-import { textOf } from "../agent/messages.ts";
-import { readTranscript } from "../agent/transcript.ts";
-import type { ChannelId } from "../channels/channel.ts";
-import type { CliChannel } from "../channels/terminal/channel.ts";
-import { homePaths } from "../config/home.ts";
-import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../dashboard/host.ts";
-import type { LogTail } from "../log.ts";
-import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
-import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
-import type { GatewayContext } from "./context.ts";
+import { textOf } from "../../agent/messages.ts";
+import { readTranscript } from "../../agent/transcript.ts";
+import type { ChannelId } from "../../channels/channel.ts";
+import type { CliChannel } from "../../channels/terminal/channel.ts";
+import { homePaths } from "../../config/home.ts";
+import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../../dashboard/host.ts";
+import type { LogTail } from "../../log.ts";
+import { listNotes, readNoteForEdit, saveNote } from "../../memory/workspace-edit.ts";
+import { readUsageRecords, usageFile } from "../../spending/usage-record.ts";
+import type { GatewayContext } from "../context.ts";
 import { chatNames } from "./chat-names.ts";
-import { approvePairing } from "./pairing-approval.ts";
-import { gatewayStatus } from "./status.ts";
+import { approvePairing } from "../access/pairing-approval.ts";
+import { gatewayStatus } from "../status.ts";
 
 export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTail | undefined): DashboardHost {
   const { config, home, log } = ctx;
@@ -106,10 +106,10 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
 async function noteHistory(gitdir: string, relPath: string, limit: number): Promise<NoteVersion[]> {
   // Imported when a page first asks: this file loads with the daemon, the history's reader need not.
   const [{ fileChanges, commitSubject }, { GitStore }, { unifiedDiff }, { isTracked }] = await Promise.all([
-    import("../memory/history/file-log.ts"),
-    import("../memory/history/git-store.ts"),
-    import("../memory/history/line-diff.ts"),
-    import("../memory/history/tracked.ts"),
+    import("../../memory/history/file-log.ts"),
+    import("../../memory/history/git-store.ts"),
+    import("../../memory/history/line-diff.ts"),
+    import("../../memory/history/tracked.ts"),
   ]);
   if (!isTracked(relPath)) return [];
   const store = await GitStore.open(gitdir, { create: false });

@@ -2,7 +2,7 @@
 // the Approve button, the dashboard): the store records it, and the person is told in the
 // private chat they wrote from that they may talk now — else they would wait for a reply that
 // never comes, or give up.
-import type { GatewayContext } from "./context.ts";
+import type { GatewayContext } from "../context.ts";
 import type { ApprovedSender } from "./pairing.ts";
 
 export const APPROVED_TEXT = "Good news: my owner approved you. You can talk to me now — just write.";

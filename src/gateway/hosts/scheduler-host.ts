@@ -1,12 +1,12 @@
 // The scheduler's host (scheduler/host.ts) over the gateway context: lanes, sessions, channels,
 // the budget and the runtime, so the scheduler itself never sees the gateway.
-import { emptyUsage, type AssistantMessage } from "../agent/messages.ts";
-import type { DeliveryTarget } from "../channels/channel.ts";
-import { NoTerminalClientError } from "../channels/terminal/channel.ts";
-import { heartbeatModel } from "../config/config.ts";
-import { CLI_TARGET, type HostDelivery, type SchedulerHost } from "../scheduler/host.ts";
-import { chatPlaces } from "./chat-places.ts";
-import type { GatewayContext } from "./context.ts";
+import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
+import type { DeliveryTarget } from "../../channels/channel.ts";
+import { NoTerminalClientError } from "../../channels/terminal/channel.ts";
+import { heartbeatModel } from "../../config/config.ts";
+import { CLI_TARGET, type HostDelivery, type SchedulerHost } from "../../scheduler/host.ts";
+import { chatPlaces } from "../access/chat-places.ts";
+import type { GatewayContext } from "../context.ts";
 
 export function gatewayHost(ctx: GatewayContext): SchedulerHost {
   const ownerTarget = (): DeliveryTarget => {

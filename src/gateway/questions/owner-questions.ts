@@ -3,11 +3,11 @@
 // $N"). Kept in memory: after a restart the buttons answer "no longer open" and the command
 // still works as text. Only the owner's press counts.
 import { randomBytes } from "node:crypto";
-import type { Choice, ChoicePress, DeliveryTarget, InboundMessage } from "../channels/channel.ts";
-import { usdText } from "../spending/budget.ts";
-import type { GatewayContext } from "./context.ts";
-import { approvePairing } from "./pairing-approval.ts";
-import { gatewayHost } from "./scheduler-host.ts";
+import type { Choice, ChoicePress, DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
+import { usdText } from "../../spending/budget.ts";
+import type { GatewayContext } from "../context.ts";
+import { approvePairing } from "../access/pairing-approval.ts";
+import { gatewayHost } from "../hosts/scheduler-host.ts";
 
 /** What a press did: the presser's short answer, and the line the question shows from now on (absent: it stays open). */
 export type PressResult = { answer: string; settled?: string };

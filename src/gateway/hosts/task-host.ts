@@ -1,16 +1,16 @@
 // The task service's host (tasks/host.ts) over the gateway context: a task is an inbox entry of
 // session `task:<id>` whose reply is its result, delivered through the outbox to the chat that
 // started it, so the inbox's recovery and the outbox's exactly-once delivery cover tasks too.
-import type { InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
-import { CLI_TARGET } from "../scheduler/host.ts";
-import type { TaskHost } from "../tasks/host.ts";
-import { isTaskSession } from "../tasks/service.ts";
-import type { GatewayContext } from "./context.ts";
-import { inboxId } from "./inbox.ts";
-import { accessRules, groupTarget } from "./access.ts";
-import { groupRateRule, rateKeysOf, taskRateLimitText } from "../spending/rate-limit.ts";
+import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
+import { CLI_TARGET } from "../../scheduler/host.ts";
+import type { TaskHost } from "../../tasks/host.ts";
+import { isTaskSession } from "../../tasks/service.ts";
+import type { GatewayContext } from "../context.ts";
+import { inboxId } from "../inbox.ts";
+import { accessRules, groupTarget } from "../access/access.ts";
+import { groupRateRule, rateKeysOf, taskRateLimitText } from "../../spending/rate-limit.ts";
 import { gatewayHost } from "./scheduler-host.ts";
-import { chatPlaces } from "./chat-places.ts";
+import { chatPlaces } from "../access/chat-places.ts";
 
 export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
   return {

@@ -2,9 +2,9 @@
 // chat when its channel has buttons, else to the owner's preferred chat (the scheduler host's
 // `ownerTarget`), else to the private chat of the first Telegram owner; a terminal run's question
 // with none of these is kept for the next `hearth chat`.
-import type { DeliveryTarget } from "../channels/channel.ts";
-import type { ApprovalHost } from "../approvals/host.ts";
-import type { GatewayContext } from "./context.ts";
+import type { DeliveryTarget } from "../../channels/channel.ts";
+import type { ApprovalHost } from "../../approvals/host.ts";
+import type { GatewayContext } from "../context.ts";
 import { gatewayHost } from "./scheduler-host.ts";
 
 export function approvalsHost(ctx: GatewayContext): ApprovalHost {

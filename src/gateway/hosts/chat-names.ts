@@ -2,7 +2,7 @@
 // `dm:telegram:3003` (the name they paired with) and "Family" for `group:telegram:-2001` or
 // `telegram:-2001` (the group's title as its last message carried it). An id alone tells the
 // owner nothing; a name they did not give is never made up.
-import type { GatewayContext } from "./context.ts";
+import type { GatewayContext } from "../context.ts";
 
 /**
  * Returns a lookup: a session key (`dm:<channel>:<userId>`, `group:<channel>:<chatId>[:<thread>]`)
