@@ -11,7 +11,7 @@ import { accessRules, decideAccess, opensTasks } from "./access/access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
-import type { LaneItem } from "./lanes.ts";
+import type { LaneItem } from "./lane-item.ts";
 import type { PairingRequest } from "./access/pairing.ts";
 import { budgetGate } from "./budget-gate.ts";
 import { reserveTranscription } from "./paid-calls.ts";

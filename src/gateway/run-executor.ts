@@ -3,7 +3,7 @@
 import { contextTokens } from "../agent/messages.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import type { GatewayContext } from "./context.ts";
-import type { RunExecutor } from "./lanes.ts";
+import type { RunExecutor } from "./lane-item.ts";
 import { budgetGate } from "./budget-gate.ts";
 
 export function createRunExecutor(ctx: GatewayContext): RunExecutor {
