@@ -11,7 +11,7 @@ import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
 import { askModel } from "./questions/owner-questions.ts";
 import { approvePairing } from "./access/pairing-approval.ts";
-import { TaskInputError } from "../tasks/service.ts";
+import { TaskInputError } from "../tasks/requests.ts";
 import { accessRules, opensTasks } from "./access/access.ts";
 import { taskListBlock, taskListText } from "../tasks/view.ts";
 

@@ -9,7 +9,7 @@ import type { ModelRequest } from "../agent/providers/model.ts";
 import { transcriptionPricePerMinute, worstCallUsd, type PricingTable } from "../spending/pricing.ts";
 import type { PaidCall, Refusal, ReserveDecision } from "../spending/reservations.ts";
 import type { UsageTag } from "../spending/usage-record.ts";
-import { isTaskSession } from "../tasks/service.ts";
+import { isTaskSession } from "../tasks/requests.ts";
 import type { GatewayContext } from "./context.ts";
 
 /** Reserves one paid call (Reservations.reserve, with the gateway's rules). Synchronous; never throws. */

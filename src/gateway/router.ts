@@ -21,7 +21,7 @@ import { announceHeard } from "./delivery/heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
 import { askAboutPairing } from "./questions/owner-questions.ts";
-import { isTaskSession } from "../tasks/service.ts";
+import { isTaskSession } from "../tasks/requests.ts";
 
 export { MAX_MESSAGE_CHARS, tooLongText };
 

@@ -4,7 +4,7 @@
 import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
 import { CLI_TARGET } from "../../scheduler/host.ts";
 import type { TaskHost } from "../../tasks/host.ts";
-import { isTaskSession } from "../../tasks/service.ts";
+import { isTaskSession } from "../../tasks/requests.ts";
 import type { GatewayContext } from "../context.ts";
 import { inboxId } from "../inbox.ts";
 import { accessRules, groupTarget } from "../access/access.ts";
