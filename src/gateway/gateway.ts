@@ -1,7 +1,7 @@
 // The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
 import { join } from "node:path";
 import type { ModelClient } from "../agent/providers/model.ts";
-import type { Backoff } from "../agent/mcp/connection.ts";
+import type { Backoff } from "../agent/mcp/server-view.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
 import { sandboxedLauncher } from "../agent/mcp/launch.ts";
 import { SkillRegistry } from "../agent/skills/registry.ts";

@@ -2,7 +2,7 @@
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import { hearthCmd } from "../hearth-command.ts";
-import type { ServerView } from "../agent/mcp/connection.ts";
+import type { ServerView } from "../agent/mcp/server-view.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { ModelInfo } from "./agent-runtime.ts";
 import type { GatewayContext } from "./context.ts";
