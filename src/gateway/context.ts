@@ -1,4 +1,7 @@
-// What the router, the commands and the run executor share inside one gateway.
+// Everything one gateway holds, as gateway.ts builds it. Only gateway.ts (and the CLI through
+// `Gateway.context`) sees the whole: every piece it hands the context to declares the few stores
+// it uses in an interface of its own (RouterDeps, CommandDeps, SchedulerHostDeps, …), so no part
+// of the gateway imports this file.
 import type { Logger } from "../log.ts";
 import type { Approvals } from "../approvals/service.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";

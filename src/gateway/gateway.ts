@@ -42,7 +42,7 @@ import { CronService } from "../scheduler/service.ts";
 import { TaskService } from "../tasks/service.ts";
 import { createTaskTools } from "../tasks/tools.ts";
 import { gatewayTaskHost, isTaskEntry, openTaskDelivery } from "./hosts/task-host.ts";
-import { SessionStore } from "./sessions.ts";
+import { ownerTarget, SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
 import { Budget } from "../spending/budget.ts";
 import { RateLimiter } from "../spending/rate-limit.ts";
@@ -370,7 +370,7 @@ function bestEffort(log: Logger, event: string, id: string, write: () => void): 
  * budget notice, which comes with a button that raises today's limit where the chat has buttons.
  */
 async function notifyOwner(ctx: GatewayContext, text: string, opts: { raise?: boolean } = {}): Promise<void> {
-  const to = gatewayHost(ctx).ownerTarget();
+  const to = ownerTarget(ctx.sessions);
   try {
     if (opts.raise && (await notifyOwnerWithRaise(ctx, to, text))) return;
     await ctx.channels.send(to, text, { from: "Hearth" });
