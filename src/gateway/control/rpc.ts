@@ -4,7 +4,6 @@ import { hearthCmd } from "../../hearth-command.ts";
 import type { ChannelId } from "../../channels/channel.ts";
 import { approvePairing } from "../access/pairing-approval.ts";
 import type { JobInput } from "../../scheduler/job-input.ts";
-import type { DashboardServer } from "../../dashboard/server.ts";
 import type { CronService } from "../../scheduler/service.ts";
 import type { TaskService } from "../../tasks/service.ts";
 import type { PairingApprovalDeps } from "../access/pairing-approval.ts";
@@ -14,7 +13,8 @@ import type { AgentRuntime } from "../agent-runtime.ts";
 /** What the control socket's methods use of the gateway. */
 export interface RpcDeps extends PairingApprovalDeps {
   cron: CronService;
-  dashboard?: DashboardServer;
+  /** The web dashboard when it serves (dashboard/server.ts): a login link, and ending every login. */
+  dashboard?: { loginUrl(): string; rotate(): number };
   pairing: PairingStore;
   runtime: AgentRuntime;
   tasks: TaskService;
