@@ -4,7 +4,7 @@
 //   - idle: ready, and two seconds of polling Telegram with nothing to answer
 //   - after the first 20 answers, and after 200 (sequential owner DMs, each waited for), each
 //     once the daemon has been quiet for 5 s: the moment a user would look, after the one
-//     collection the daemon runs when it falls quiet (gateway/memory-reducer.ts)
+//     collection the daemon runs when it falls quiet (gateway/upkeep/memory-reducer.ts)
 //   - idle again from a cold start with the dashboard enabled but never opened (its pages load
 //     on the first request, so it should cost next to nothing)
 // Beside it the floor: `node -e` holding an idle HTTP server, on the same Node.

@@ -202,7 +202,7 @@ async function isConfigurationError(err: unknown): Promise<boolean> {
   const [{ ConfigError }, { MissingApiKeyError }, { LockHeldError }, { SandboxUnavailableError }, { NewerStateError }, { HomeOpenError }] = await Promise.all([
     import("./config/config.ts"),
     import("./config/credentials.ts"),
-    import("./gateway/lock.ts"),
+    import("./gateway/upkeep/lock.ts"),
     import("./agent/tools/sandbox.ts"),
     import("./state-versions.ts"),
     import("./config/home-modes.ts"),

@@ -90,7 +90,7 @@ describe("the layout of src/", () => {
     for (const [folder, allowed] of table) {
       expect(folders, `table row ${folder}/`).toContain(folder);
       for (const a of allowed) expect(folders, `${folder}/ may import ${a}/`).toContain(a);
-      if (allowed.has("gateway")) expect(["cli", "gateway/control"]).toContain(folder);
+      if (allowed.has("gateway")) expect(folder === "cli" || folder.startsWith("gateway/"), `${folder}/ may not import gateway/`).toBe(true);
     }
     // Every top-level folder has a row.
     for (const f of folders.filter((f) => !f.includes("/"))) expect(table.has(f), `no row for ${f}/`).toBe(true);
@@ -114,6 +114,39 @@ describe("the layout of src/", () => {
       }
     }
     expect(crossings).toEqual([]);
+  });
+
+  it("no file of src/ is over 500 lines", () => {
+    const long = tsFiles(SRC)
+      .map((f) => ({ f, lines: readFileSync(path.join(SRC, f), "utf8").split("\n").length - 1 }))
+      .filter((x) => x.lines > 500)
+      .map((x) => `src/${x.f}: ${x.lines} lines`);
+    expect(long).toEqual([]);
+  });
+
+  it("the gateway's top level holds at most 20 files: the message path, the rest in rooms of their own", () => {
+    const top = readdirSync(path.join(SRC, "gateway")).filter((n) => n.endsWith(".ts"));
+    expect(top.length, top.join(", ")).toBeLessThanOrEqual(20);
+  });
+
+  it("no files of src/gateway/ import each other in a circle", () => {
+    const files = tsFiles(path.join(SRC, "gateway"));
+    const edges = new Map(files.map((f) => [f, importsOf(readFileSync(path.join(SRC, f), "utf8")).map((spec) => path.posix.normalize(path.posix.join(path.posix.dirname(f), spec))).filter((t) => files.includes(t))]));
+    const circles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (f: string): void => {
+      state.set(f, "open");
+      stack.push(f);
+      for (const t of edges.get(f)!) {
+        if (state.get(t) === "open") circles.push([...stack.slice(stack.indexOf(t)), t].join(" -> "));
+        else if (!state.has(t)) visit(t);
+      }
+      stack.pop();
+      state.set(f, "done");
+    };
+    for (const f of files) if (!state.has(f)) visit(f);
+    expect(circles).toEqual([]);
   });
 
   it("the import scan sees the forms src/ uses", () => {

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Inbox } from "../src/gateway/inbox.ts";
 import { Outbox } from "../src/gateway/outbox.ts";
-import { PairingStore } from "../src/gateway/pairing.ts";
+import { PairingStore } from "../src/gateway/access/pairing.ts";
 import { SessionStore } from "../src/gateway/sessions.ts";
 import { createLogger } from "../src/log.ts";
 import { JobStore } from "../src/scheduler/job-store.ts";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { describeDamaged, listDamaged } from "../src/gateway/damaged-state.ts";
+import { describeDamaged, listDamaged } from "../src/gateway/upkeep/damaged-state.ts";
 import { createLogger, silentLogger } from "../src/log.ts";
 import {
   appendDurable,

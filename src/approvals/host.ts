@@ -1,6 +1,6 @@
 // What the approvals need from the gateway, in one narrow interface: show a question with
 // buttons in a chat, change it once decided, and know the owner's preferred chat. Tests hand the
-// approvals a fake of it; the daemon builds it from the gateway context (gateway/approvals-host.ts).
+// approvals a fake of it; the daemon builds it from the gateway context (gateway/hosts/approvals-host.ts).
 import type { ChoiceQuestion, DeliveryTarget } from "../channels/channel.ts";
 
 export interface ApprovalHost {

@@ -1,6 +1,6 @@
 // Whose a chat is, as far as Hearth posting into it goes: where an answer goes decides the scope
 // it is made in. The gateway decides it from the access rules and the pairing store
-// (gateway/chat-places.ts); the scheduler and the task service ask it when a job or task that
+// (gateway/access/chat-places.ts); the scheduler and the task service ask it when a job or task that
 // posts somewhere is created, and the scheduler again before each run.
 import type { DeliveryTarget } from "./channel.ts";
 

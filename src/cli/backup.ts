@@ -7,7 +7,7 @@ import { backupDirOf, backupFileName, leftOutLine } from "../backup/naming.ts";
 import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
 import { missingSecrets } from "../config/missing-secrets.ts";
-import { liveHolder } from "../gateway/lock.ts";
+import { liveHolder } from "../gateway/upkeep/lock.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 

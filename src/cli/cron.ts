@@ -4,7 +4,7 @@
 import type { Config } from "../config/schema.ts";
 import { loadConfig } from "../config/config.ts";
 import { systemTimeZone } from "../config/fields.ts";
-import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
+import { describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import type { JobInput } from "../scheduler/job-input.ts";
 import type { JobView } from "../scheduler/view.ts";
@@ -122,7 +122,7 @@ async function withJobs(home: string, fn: (ops: JobOps) => Promise<number>): Pro
     }
   }
   // The scheduler's own code, loaded only when no daemon answers.
-  const [{ CronService }, { chatPlaces }, { PairingStore }] = await Promise.all([import("../scheduler/service.ts"), import("../gateway/chat-places.ts"), import("../gateway/pairing.ts")]);
+  const [{ CronService }, { chatPlaces }, { PairingStore }] = await Promise.all([import("../scheduler/service.ts"), import("../gateway/access/chat-places.ts"), import("../gateway/access/pairing.ts")]);
   const config = loadConfig({ home });
   const log = createLogger({ level: "silent" });
   // The chats a job may post into, as the daemon would judge them (the owner's last Discord DM is known only to it).

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
-import { isSameProcess, liveHolder, type LockRecord } from "../gateway/lock.ts";
+import { isSameProcess, liveHolder, type LockRecord } from "../gateway/upkeep/lock.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { isAlive } from "../process-info.ts";
 import { readableLogLine, SPLIT_LOG_ENV } from "../log.ts";

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { beginLogin } from "../agent/mcp/login.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
-import type { ServerView } from "../agent/mcp/connection.ts";
+import type { ServerView } from "../agent/mcp/server-view.ts";
 import type { AskPerson } from "../agent/tool.ts";
 import { McpAuthStore } from "../agent/mcp/oauth-store.ts";
 import { loadConfig } from "../config/config.ts";

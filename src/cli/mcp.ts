@@ -1,7 +1,7 @@
 // `hearth mcp` and `hearth mcp tools NAME`: the configured MCP servers — from the running daemon
 // when there is one, else by starting them here for a moment. Also doctor's server checks.
 import { McpManager } from "../agent/mcp/manager.ts";
-import type { ServerView } from "../agent/mcp/connection.ts";
+import type { ServerView } from "../agent/mcp/server-view.ts";
 import { READ_RESOURCE_TOOL, type Catalog } from "../agent/mcp/resources.ts";
 import { loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";

@@ -1,9 +1,9 @@
 // `hearth pairing list | approve CODE | revoke CHANNEL:USERID`: through the daemon when it
 // runs (it holds the pairing state), directly on pairing.json otherwise.
 import type { ChannelId } from "../channels/channel.ts";
-import { describeDamaged, listDamaged } from "../gateway/damaged-state.ts";
+import { describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
-import { PairingStore, type ApprovedSender, type PendingPairing } from "../gateway/pairing.ts";
+import { PairingStore, type ApprovedSender, type PendingPairing } from "../gateway/access/pairing.ts";
 import { createLogger } from "../log.ts";
 import { connectDaemon } from "./client.ts";
 import { parse, UsageError } from "./args.ts";

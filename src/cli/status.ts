@@ -1,7 +1,7 @@
 // `hearth status [--json]`: asks the running daemon; says so plainly when none runs.
 import { hearthCmd } from "../hearth-command.ts";
 import { homePaths } from "../config/home.ts";
-import { liveHolder } from "../gateway/lock.ts";
+import { liveHolder } from "../gateway/upkeep/lock.ts";
 import { formatDuration, formatTokens, mcpDownLines, type GatewayStatus } from "../gateway/status.ts";
 import { connectDaemon } from "./client.ts";
 import { spendingLine } from "../spending/spending-text.ts";

@@ -2,7 +2,7 @@
 // method goes through the same code as the chat and the CLI (the terminal channel for chat, the
 // workspace opener for notes, the cron service for jobs, the pairing store for people, the
 // approvals service for questions and grants, the task service for tasks). The
-// daemon builds it from the gateway context (gateway/dashboard-host.ts); tests may fake it.
+// daemon builds it from the gateway context (gateway/hosts/dashboard-host.ts); tests may fake it.
 import type { AuditRecord } from "../approvals/audit.ts";
 import type { Grant } from "../approvals/grants.ts";
 import type { OpenQuestion } from "../approvals/service.ts";
@@ -82,7 +82,7 @@ export interface HeartbeatState {
 export interface DashboardHost {
   status(): DashboardStatus;
   /**
-   * A lookup of the names Hearth knows (gateway/chat-names.ts): a session key
+   * A lookup of the names Hearth knows (gateway/hosts/chat-names.ts): a session key
    * (`dm:telegram:3003`, `group:telegram:-2001`) or a chat (`telegram:-2001`) → "Sam", "Family";
    * null when none is known. Made once per page: it reads the stores as they are now.
    */

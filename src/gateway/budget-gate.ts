@@ -4,8 +4,15 @@
 // background task asks it each time its run is about to start (tasks/service.ts), so that a
 // refused task ends with a result that says so. Inside the run each paid call is reserved on its
 // own (paid-calls.ts); a limit a call did not fit is refused here from the next message on.
-import type { GatewayContext } from "./context.ts";
 import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, type BudgetCheck } from "../spending/budget.ts";
+import type { Logger } from "../log.ts";
+import type { Budget } from "../spending/budget.ts";
+
+/** What the budget gate uses of the gateway. */
+export interface BudgetGateDeps {
+  budget: Budget;
+  log: Logger;
+}
 
 export type Gate =
   | { type: "run" }
@@ -14,7 +21,7 @@ export type Gate =
   /** Does not run; `text` is the whole reply ("" for none). */
   | { type: "refused"; text: string };
 
-export function budgetGate(ctx: GatewayContext, req: BudgetCheck): Gate {
+export function budgetGate(ctx: BudgetGateDeps, req: BudgetCheck): Gate {
   if (req.purpose !== "chat") return { type: "run" };
   const d = ctx.budget.check(req);
   switch (d.type) {

@@ -5,15 +5,40 @@ import { modelErrorNotice } from "../agent/model-errors.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { InboundMessage, MenuCommand } from "../channels/channel.ts";
 import { queueModes, type QueueMode } from "../config/fields.ts";
-import type { GatewayContext } from "./context.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
-import { askModel } from "./owner-questions.ts";
-import { approvePairing } from "./pairing-approval.ts";
-import { TaskInputError } from "../tasks/service.ts";
-import { accessRules, opensTasks } from "./access.ts";
+import { askModel } from "./questions/owner-questions.ts";
+import { approvePairing } from "./access/pairing-approval.ts";
+import { TaskInputError } from "../tasks/requests.ts";
+import { accessRules, opensTasks } from "./access/access.ts";
 import { taskListBlock, taskListText } from "../tasks/view.ts";
+import type { Approvals } from "../approvals/service.ts";
+import type { Config } from "../config/schema.ts";
+import type { Logger } from "../log.ts";
+import type { Budget } from "../spending/budget.ts";
+import type { TaskService } from "../tasks/service.ts";
+import type { PairingApprovalDeps } from "./access/pairing-approval.ts";
+import type { PairingStore } from "./access/pairing.ts";
+import type { AgentRuntime } from "./agent-runtime.ts";
+import type { LaneManager } from "./lanes.ts";
+import type { OwnerQuestionDeps } from "./questions/owner-questions.ts";
+import type { SessionStore } from "./sessions.ts";
+import type { StatusDeps } from "./status.ts";
+
+/** What the slash commands use of the gateway. */
+export interface CommandDeps extends StatusDeps, OwnerQuestionDeps, PairingApprovalDeps {
+  approvals: Approvals;
+  budget: Budget;
+  clock: () => number;
+  config: Config;
+  lanes: LaneManager;
+  log: Logger;
+  pairing: PairingStore;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+  tasks: TaskService;
+}
 
 export interface Command {
   name: string;
@@ -119,7 +144,7 @@ export interface CommandOrigin {
 }
 
 /** Runs a command and returns the reply text; null when the command answered with buttons itself. */
-export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: CommandOrigin): Promise<string | null> {
+export async function handleCommand(ctx: CommandDeps, cmd: Command, origin: CommandOrigin): Promise<string | null> {
   const { sessionKey } = origin;
   if (!KNOWN.has(cmd.name)) return `Unknown command /${cmd.name}.\n\n${HELP}`;
   switch (cmd.name) {
@@ -189,7 +214,7 @@ export async function handleCommand(ctx: GatewayContext, cmd: Command, origin: C
 }
 
 /** `/voice`: whether this chat's answers are spoken — on, off, or as voice.reply says (owner only). */
-function voice(ctx: GatewayContext, origin: CommandOrigin, arg: string): string {
+function voice(ctx: CommandDeps, origin: CommandOrigin, arg: string): string {
   const setting = ctx.sessions.get(origin.sessionKey)?.voice;
   const current = setting === "on" ? "on (every answer is spoken)" : setting === "off" ? "off (text only)" : `${ctx.config.voice.reply} (the default)`;
   const choice = arg.toLowerCase();
@@ -202,7 +227,7 @@ function voice(ctx: GatewayContext, origin: CommandOrigin, arg: string): string 
 }
 
 /** `/model`: the session's model, or a switch to another one (owner only). The next run uses it. */
-function model(ctx: GatewayContext, origin: CommandOrigin, name: string): string {
+function model(ctx: CommandDeps, origin: CommandOrigin, name: string): string {
   const current = ctx.sessions.get(origin.sessionKey)?.model ?? ctx.config.model.name;
   if (!origin.isOwner) return name ? "Only the owner can change the model." : `Model: ${current}`;
   const choices = ctx.runtime.modelChoices();
@@ -227,7 +252,7 @@ function model(ctx: GatewayContext, origin: CommandOrigin, name: string): string
  * chat only: a shared chat never rewrites memory through the history, and its reply would name
  * the owner's files.
  */
-async function undo(ctx: GatewayContext, origin: CommandOrigin): Promise<string> {
+async function undo(ctx: CommandDeps, origin: CommandOrigin): Promise<string> {
   if (!origin.isOwner || origin.scope !== "main") return "Only the owner can undo memory changes, in their own chat.";
   const memory = ctx.runtime.memory;
   if (!memory) return "No memory history is kept here, so there is nothing to undo.";
@@ -253,7 +278,7 @@ function toolsLine(reason: string | undefined, scope: Scope): string {
   return scope === "main" ? `Tools: off — the model cannot call tools (${reason})` : "Tools: off — the model cannot call tools";
 }
 
-async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string): Promise<string> {
+async function compact(ctx: CommandDeps, origin: CommandOrigin, focus: string): Promise<string> {
   const sessionModel = ctx.sessions.get(origin.sessionKey)?.model;
   const outcome = await ctx.lanes.exclusive(origin.sessionKey, (signal) => ctx.runtime.compact(origin.sessionKey, origin.scope, focus || undefined, signal, sessionModel));
   if (outcome === "busy") return "I'm answering right now. Send /compact again when I'm done, or /stop first.";
@@ -271,7 +296,7 @@ async function compact(ctx: GatewayContext, origin: CommandOrigin, focus: string
 }
 
 /** `/grants` lists the grants in force, `/revoke N` removes one (the owner, in a private chat). */
-function grantsCommand(ctx: GatewayContext, origin: CommandOrigin, cmd: Command): string {
+function grantsCommand(ctx: CommandDeps, origin: CommandOrigin, cmd: Command): string {
   if (origin.scope !== "main") return "Only the owner can see or change grants, in a private chat.";
   const grants = ctx.approvals.grants;
   if (cmd.name === "revoke") {
@@ -290,7 +315,7 @@ function grantsCommand(ctx: GatewayContext, origin: CommandOrigin, cmd: Command)
  * chat it is typed in, in the workspace, for approvals.grantMinutes. A button's grant covers
  * only the command it showed; this is the one way to a wider one.
  */
-async function grantCommand(ctx: GatewayContext, origin: CommandOrigin, pattern: string): Promise<string> {
+async function grantCommand(ctx: CommandDeps, origin: CommandOrigin, pattern: string): Promise<string> {
   if (!origin.isOwner) return "Only the owner can grant approvals.";
   const minutes = ctx.config.approvals.grantMinutes;
   if (!pattern) return `Usage: /grant PATTERN — commands matching it run without asking in this chat for ${minutes} min (\`*\` matches within one command, e.g. /grant make *).`;
@@ -301,7 +326,7 @@ async function grantCommand(ctx: GatewayContext, origin: CommandOrigin, pattern:
   return `Granted for ${minutes} min: ${made.grant.pattern} ${placeText(made.grant.folder)}, in this chat. /grants lists it; /revoke N takes it back.`;
 }
 
-function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
+function budgetCommand(ctx: CommandDeps, origin: CommandOrigin, args: string): string {
   if (origin.scope !== "main") return "Only the owner can see or change the budget, in a private chat.";
   if (!args) return spendingLine(ctx.budget.status());
   const m = /^raise\s+\$?(\d+(?:\.\d{1,2})?)$/i.exec(args);
@@ -313,7 +338,7 @@ function budgetCommand(ctx: GatewayContext, origin: CommandOrigin, args: string)
   return `Raised today's limit by ${usdText(amount)}, until midnight. ${spendingLine(s)}`;
 }
 
-function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
+function statusText(ctx: CommandDeps, origin: CommandOrigin): string {
   const status = gatewayStatus(ctx);
   const s = status.sessions.find((x) => x.key === origin.sessionKey);
   const info = sessionModelInfo(ctx, s?.model);
@@ -346,7 +371,7 @@ function statusText(ctx: GatewayContext, origin: CommandOrigin): string {
  * `/tasks`: the background tasks; `/tasks cancel ID` stops one. The owner's main conversation
  * (every task), and a group the owner opened to tasks (only the tasks started there).
  */
-function tasksCommand(ctx: GatewayContext, origin: CommandOrigin, args: string): string {
+function tasksCommand(ctx: CommandDeps, origin: CommandOrigin, args: string): string {
   if (origin.scope !== "main" && !opensTasks(origin.message, accessRules(ctx.config, origin.message.channel))) return "Background tasks are only available in the owner's private chat.";
   const viewer = { sessionKey: origin.sessionKey, scope: origin.scope };
   const cancel = /^cancel\s+(\S+)$/i.exec(args);

@@ -1,15 +1,18 @@
-// What the router, the commands and the run executor share inside one gateway.
+// Everything one gateway holds, as gateway.ts builds it. Only gateway.ts (and the CLI through
+// `Gateway.context`) sees the whole: every piece it hands the context to declares the few stores
+// it uses in an interface of its own (RouterDeps, CommandDeps, SchedulerHostDeps, …), so no part
+// of the gateway imports this file.
 import type { Logger } from "../log.ts";
 import type { Approvals } from "../approvals/service.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
-import type { OwnerQuestions } from "./owner-questions.ts";
+import type { OwnerQuestions } from "./questions/owner-questions.ts";
 import type { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { Outbox } from "./outbox.ts";
-import type { PairingStore } from "./pairing.ts";
-import type { PendingQuestions } from "./questions.ts";
+import type { PairingStore } from "./access/pairing.ts";
+import type { PendingQuestions } from "./questions/questions.ts";
 import type { RecentChats } from "./router.ts";
 import type { CronService } from "../scheduler/service.ts";
 import type { TaskService } from "../tasks/service.ts";

@@ -1,7 +1,7 @@
 // The gateway: everything `hearth start` runs, started step by step and stopped in reverse.
 import { join } from "node:path";
 import type { ModelClient } from "../agent/providers/model.ts";
-import type { Backoff } from "../agent/mcp/connection.ts";
+import type { Backoff } from "../agent/mcp/server-view.ts";
 import { McpManager } from "../agent/mcp/manager.ts";
 import { sandboxedLauncher } from "../agent/mcp/launch.ts";
 import { SkillRegistry } from "../agent/skills/registry.ts";
@@ -16,33 +16,33 @@ import { routePlatformCommand } from "./platform-commands.ts";
 import { ChannelRegistry } from "./delivery/channel-registry.ts";
 import type { Config } from "../config/schema.ts";
 import type { GatewayContext } from "./context.ts";
-import { PendingQuestions } from "./questions.ts";
+import { PendingQuestions } from "./questions/questions.ts";
 import { startControlSocket, type ControlSocket } from "./control/socket.ts";
 import { refusePeer } from "./control/peer.ts";
-import { DiskRetry } from "./disk-retry.ts";
+import { DiskRetry } from "./upkeep/disk-retry.ts";
 import { homePaths } from "../config/home.ts";
 import { Inbox } from "./inbox.ts";
 import { ensureHome } from "../config/init.ts";
 import { LaneManager } from "./lanes.ts";
 import { Outbox } from "./outbox.ts";
 import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
-import { acquireLock, type GatewayLock } from "./lock.ts";
-import { PairingStore } from "./pairing.ts";
+import { acquireLock, type GatewayLock } from "./upkeep/lock.ts";
+import { PairingStore } from "./access/pairing.ts";
 import { embeddingPricePerMillionTokens, localSearchPricePerThousand, pricingFor, speechPricePerMillionChars, transcriptionPricePerMinute } from "../spending/pricing.ts";
 import { openAnswerReply } from "./delivery/reply-files.ts";
-import { speakerFor } from "./voice-replies.ts";
+import { speakerFor } from "./media/voice-replies.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
 import { createRunExecutor } from "./run-executor.ts";
 import { createRpcHandler } from "./control/rpc.ts";
-import { gatewayHost } from "./scheduler-host.ts";
+import { gatewayHost } from "./hosts/scheduler-host.ts";
 import { BackupService } from "../backup/service.ts";
 import { hearthVersion } from "../backup/naming.ts";
 import type { Timers } from "../scheduler/engine.ts";
 import { CronService } from "../scheduler/service.ts";
 import { TaskService } from "../tasks/service.ts";
 import { createTaskTools } from "../tasks/tools.ts";
-import { gatewayTaskHost, isTaskEntry, openTaskDelivery } from "./task-host.ts";
-import { SessionStore } from "./sessions.ts";
+import { gatewayTaskHost, isTaskEntry, openTaskDelivery } from "./hosts/task-host.ts";
+import { ownerTarget, SessionStore } from "./sessions.ts";
 import { gatewayStatus, type GatewayStatus } from "./status.ts";
 import { Budget } from "../spending/budget.ts";
 import { RateLimiter } from "../spending/rate-limit.ts";
@@ -54,8 +54,8 @@ import { TerminalMailboxFile } from "./delivery/terminal-mailbox.ts";
 import { Approvals } from "../approvals/service.ts";
 import { AuditLog, connectionRecord } from "../approvals/audit.ts";
 import { Egress } from "../egress/egress.ts";
-import { approvalsHost } from "./approvals-host.ts";
-import { notifyOwnerWithRaise, OwnerQuestions } from "./owner-questions.ts";
+import { approvalsHost } from "./hosts/approvals-host.ts";
+import { notifyOwnerWithRaise, OwnerQuestions } from "./questions/owner-questions.ts";
 
 export interface GatewayOptions {
   home: string;
@@ -265,7 +265,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // 6a. The dashboard (daemon only, when enabled): its pages load on the first request.
     if (opts.controlSocket && config.dashboard.enabled) {
       const { startDashboard } = await import("../dashboard/server.ts");
-      const { dashboardHost } = await import("./dashboard-host.ts");
+      const { dashboardHost } = await import("./hosts/dashboard-host.ts");
       const d = config.dashboard;
       ctx.dashboard = await startDashboard({ host: d.host, port: d.port, allowRemote: d.allowRemote, log: log.child({ component: "dashboard" }), openHost: () => dashboardHost(ctx, cli, opts.logTail) });
       undo.push(["dashboard", () => ctx.dashboard?.close()]);
@@ -370,7 +370,7 @@ function bestEffort(log: Logger, event: string, id: string, write: () => void): 
  * budget notice, which comes with a button that raises today's limit where the chat has buttons.
  */
 async function notifyOwner(ctx: GatewayContext, text: string, opts: { raise?: boolean } = {}): Promise<void> {
-  const to = gatewayHost(ctx).ownerTarget();
+  const to = ownerTarget(ctx.sessions);
   try {
     if (opts.raise && (await notifyOwnerWithRaise(ctx, to, text))) return;
     await ctx.channels.send(to, text, { from: "Hearth" });

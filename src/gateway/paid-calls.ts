@@ -9,13 +9,28 @@ import type { ModelRequest } from "../agent/providers/model.ts";
 import { transcriptionPricePerMinute, worstCallUsd, type PricingTable } from "../spending/pricing.ts";
 import type { PaidCall, Refusal, ReserveDecision } from "../spending/reservations.ts";
 import type { UsageTag } from "../spending/usage-record.ts";
-import { isTaskSession } from "../tasks/service.ts";
-import type { GatewayContext } from "./context.ts";
+import { isTaskSession } from "../tasks/requests.ts";
+import type { Config } from "../config/schema.ts";
+import type { Logger } from "../log.ts";
+import type { Budget } from "../spending/budget.ts";
+import type { UsageLedger } from "../spending/ledger.ts";
+import type { Reservations } from "../spending/reservations.ts";
+import type { TaskService } from "../tasks/service.ts";
+
+/** What reserving a paid call uses of the gateway. */
+export interface PaidCallDeps {
+  budget: Budget;
+  config: Config;
+  log: Logger;
+  reservations: Reservations;
+  tasks: TaskService;
+  usage: UsageLedger;
+}
 
 /** Reserves one paid call (Reservations.reserve, with the gateway's rules). Synchronous; never throws. */
 export type ReservePaidCall = (call: PaidCall) => ReserveDecision;
 
-export function reservePaidCall(ctx: GatewayContext, call: PaidCall): ReserveDecision {
+export function reservePaidCall(ctx: PaidCallDeps, call: PaidCall): ReserveDecision {
   const capUsd = isTaskSession(call.sessionKey) ? ctx.config.tasks.maxCostUsd : undefined;
   const d = ctx.reservations.reserve(capUsd === undefined ? call : { ...call, capUsd });
   if (d.type === "refused") {
@@ -30,7 +45,7 @@ export function reservePaidCall(ctx: GatewayContext, call: PaidCall): ReserveDec
   return { type: "reserved", hold: { extend, release: () => d.hold.release() } };
 }
 
-function afterRefusal(ctx: GatewayContext, call: PaidCall, r: Refusal): void {
+function afterRefusal(ctx: PaidCallDeps, call: PaidCall, r: Refusal): void {
   ctx.log.info("budget.call_refused", { session: call.sessionKey, kind: call.kind, limit: r.limit, worstUsd: call.worstUsd });
   // Only a model call ends its run; a refused search, transcription or spoken part leaves it going.
   if (call.kind !== "model") return;
@@ -122,7 +137,7 @@ export function payWebUse(reserve: ReservePaidCall | undefined, record: (tag: Us
  * reached yet — and recorded at the service's measure. A service that bills a longer measure
  * than the platform stated passes the hold by the difference.
  */
-export function reserveTranscription(ctx: GatewayContext, tag: UsageTag, statedSeconds: number | null): Held<{ seconds: number | null }> {
+export function reserveTranscription(ctx: PaidCallDeps, tag: UsageTag, statedSeconds: number | null): Held<{ seconds: number | null }> {
   const t = ctx.config.media.transcription;
   const worstUsd = ((statedSeconds ?? 0) / 60) * transcriptionPricePerMinute(t);
   const call: PaidCall = { kind: "transcription", sessionKey: tag.session, scope: tag.scope, purpose: tag.purpose, worstUsd };

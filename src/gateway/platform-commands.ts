@@ -2,15 +2,25 @@
 // typed ones (commands.ts), but only the owner's count, and every answer is private to its sender
 // (PlatformCommand.answer). Nothing here touches the inbox, the lanes' queues or a model.
 import type { PlatformCommand } from "../channels/channel.ts";
-import { accessRules, decideAccess } from "./access.ts";
+import { accessRules, decideAccess } from "./access/access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
-import type { GatewayContext } from "./context.ts";
+import type { Config } from "../config/schema.ts";
+import type { Logger } from "../log.ts";
+import type { PairingStore } from "./access/pairing.ts";
+import type { CommandDeps } from "./commands.ts";
+
+/** What a platform's commands use of the gateway. */
+export interface PlatformCommandDeps extends CommandDeps {
+  config: Config;
+  log: Logger;
+  pairing: PairingStore;
+}
 
 export const NOT_OWNER_TEXT = "Only my owner can use these commands.";
 export const NOT_HERE_TEXT = "I don't answer in this chat, so its commands do nothing here. Use them in our private chat.";
 
 /** Answers one platform command. Never throws: a failure is logged and, where possible, answered. */
-export async function routePlatformCommand(ctx: GatewayContext, c: PlatformCommand): Promise<void> {
+export async function routePlatformCommand(ctx: PlatformCommandDeps, c: PlatformCommand): Promise<void> {
   const m = c.message;
   const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
   try {

@@ -7,12 +7,11 @@ import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
 import { DISK_FULL_NOT_SAVED, isDiskFull } from "../storage.ts";
-import { accessRules, decideAccess, opensTasks } from "./access.ts";
+import { accessRules, decideAccess, opensTasks } from "./access/access.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
-import type { GatewayContext } from "./context.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
-import type { LaneItem } from "./lanes.ts";
-import type { PairingRequest } from "./pairing.ts";
+import type { LaneItem } from "./lane-item.ts";
+import type { PairingRequest } from "./access/pairing.ts";
 import { budgetGate } from "./budget-gate.ts";
 import { reserveTranscription } from "./paid-calls.ts";
 import { rateKeysFor, rateLimitText, rateRuleFor } from "../spending/rate-limit.ts";
@@ -20,8 +19,41 @@ import { showActivityWhile } from "./delivery/chat-activity.ts";
 import { announceHeard } from "./delivery/heard-line.ts";
 import { openAnswerReply, sendFileOnce } from "./delivery/reply-files.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./message-limits.ts";
-import { askAboutPairing } from "./owner-questions.ts";
-import { isTaskSession } from "../tasks/service.ts";
+import { askAboutPairing } from "./questions/owner-questions.ts";
+import { isTaskSession } from "../tasks/requests.ts";
+import type { Config } from "../config/schema.ts";
+import type { RateLimiter } from "../spending/rate-limit.ts";
+import type { TaskService } from "../tasks/service.ts";
+import type { PairingStore } from "./access/pairing.ts";
+import type { AgentRuntime } from "./agent-runtime.ts";
+import type { BudgetGateDeps } from "./budget-gate.ts";
+import type { CommandDeps } from "./commands.ts";
+import type { ChannelRegistry } from "./delivery/channel-registry.ts";
+import type { Inbox } from "./inbox.ts";
+import type { LaneManager } from "./lanes.ts";
+import type { Outbox } from "./outbox.ts";
+import type { PaidCallDeps } from "./paid-calls.ts";
+import type { OwnerQuestionDeps } from "./questions/owner-questions.ts";
+import type { PendingQuestions } from "./questions/questions.ts";
+import type { SessionStore } from "./sessions.ts";
+
+/** What the router uses of the gateway: the stores a message passes, and what the commands, the budget gate, paid calls and the owner's questions use. */
+export interface RouterDeps extends CommandDeps, BudgetGateDeps, PaidCallDeps, OwnerQuestionDeps {
+  channels: ChannelRegistry;
+  clock: () => number;
+  config: Config;
+  inbox: Inbox;
+  lanes: LaneManager;
+  log: Logger;
+  outbox: Outbox;
+  pairing: PairingStore;
+  questions: PendingQuestions;
+  recent: RecentChats;
+  rateLimits: RateLimiter;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+  tasks: TaskService;
+}
 
 export { MAX_MESSAGE_CHARS, tooLongText };
 
@@ -72,7 +104,7 @@ const chatKey = (m: InboundMessage) => `${m.channel}:${m.chat.id}:${m.chat.threa
 export const replyKeyOf = (m: InboundMessage): string => (m.channel === "cli" ? `cli:${m.id}` : chatKey(m));
 
 /** Handles one inbound message. Never throws: problems are logged and, where useful, answered. */
-export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage): Promise<void> {
+export async function routeInbound(ctx: RouterDeps, inbound: InboundMessage): Promise<void> {
   let m = inbound;
   const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
   try {
@@ -148,7 +180,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
       }
       const usageTag = { session: decision.sessionKey, scope: decision.scope, purpose: "chat" as const, channel: m.channel, sender: m.sender.name };
       // The media code (download, sharp, PDF text, transcription) loads with the first attachment.
-      const { takeInAttachments, withVoice } = await import("./media-intake.ts");
+      const { takeInAttachments, withVoice } = await import("./media/media-intake.ts");
       // Downloading, converting and transcribing can take a while: the chat shows Hearth busy.
       const intake = await showActivityWhile(ctx.channels, m, "typing", () =>
         takeInAttachments(m, {
@@ -196,7 +228,7 @@ export async function routeInbound(ctx: GatewayContext, inbound: InboundMessage)
  * and only the first refusal in a window is answered. Null when the message is admitted;
  * otherwise what to answer (null answer: stay silent).
  */
-function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): { answer: string | null } | null {
+function rateLimitRefusal(ctx: RouterDeps, m: InboundMessage, log: Logger): { answer: string | null } | null {
   const rule = rateRuleFor(ctx.config, m);
   if (!rule) return null;
   const keys = rateKeysFor(m);
@@ -211,7 +243,7 @@ function rateLimitRefusal(ctx: GatewayContext, m: InboundMessage, log: Logger): 
  * suspect after a crash runs in a run of its own ("solo"), or also with the daemon to itself
  * ("isolated"); see LaneItem.
  */
-export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "solo" | "isolated"): void {
+export function submitEntry(ctx: RouterDeps, entry: InboxEntry, alone?: "solo" | "isolated"): void {
   // A background task's entry waits for a task slot (tasks.maxConcurrent) and has its own reply.
   if (isTaskSession(entry.sessionKey)) return ctx.tasks.resume(entry.id, entry.sessionKey, entry.attempts, alone);
   const m = entry.message;
@@ -261,12 +293,12 @@ export function submitEntry(ctx: GatewayContext, entry: InboxEntry, alone?: "sol
 
 const clipQuote = (t: string) => (t.length > 300 ? `${t.slice(0, 299)}…` : t).replace(/\s+/g, " ");
 
-function queueModeFor(ctx: GatewayContext, sessionKey: string, channel: InboundMessage["channel"]) {
+function queueModeFor(ctx: RouterDeps, sessionKey: string, channel: InboundMessage["channel"]) {
   return ctx.sessions.get(sessionKey)?.queueMode ?? accessRules(ctx.config, channel)?.queueMode ?? ctx.config.agent.queueMode;
 }
 
 /** A stranger under dmPolicy "pairing": at most one short answer per hour, whatever they send. */
-async function answerPairing(ctx: GatewayContext, m: InboundMessage, log: Logger): Promise<void> {
+async function answerPairing(ctx: RouterDeps, m: InboundMessage, log: Logger): Promise<void> {
   const channel = m.channel === "cli" ? undefined : ctx.config.channels[m.channel];
   const req = ctx.pairing.request(m.channel, m.sender.id, m.sender.name, channel?.maxPendingPairings, m.chat.id);
   if (req.type === "silent") {

@@ -2,11 +2,26 @@
 // entry for the exchange once the run is over.
 import { contextTokens } from "../agent/messages.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import type { GatewayContext } from "./context.ts";
-import type { RunExecutor } from "./lanes.ts";
+import type { RunExecutor } from "./lane-item.ts";
 import { budgetGate } from "./budget-gate.ts";
+import type { Approvals } from "../approvals/service.ts";
+import type { Logger } from "../log.ts";
+import type { TaskService } from "../tasks/service.ts";
+import type { AgentRuntime } from "./agent-runtime.ts";
+import type { BudgetGateDeps } from "./budget-gate.ts";
+import type { SessionStore } from "./sessions.ts";
 
-export function createRunExecutor(ctx: GatewayContext): RunExecutor {
+/** What the run executor uses of the gateway. */
+export interface RunExecutorDeps extends BudgetGateDeps {
+  approvals: Approvals;
+  clock: () => number;
+  log: Logger;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+  tasks: TaskService;
+}
+
+export function createRunExecutor(ctx: RunExecutorDeps): RunExecutor {
   return async (run) => {
     const first = run.items[0];
     // A heartbeat is never steered into, but a backlog past its cap is merged into one run: a

@@ -10,6 +10,7 @@ import { checkValue, loadJsonFile, writeFileAtomic, type Salvaged } from "../sto
 import { localDate } from "../memory/daily-log.ts";
 import { queueModes, type QueueMode } from "../config/fields.ts";
 import { estimateCostUsd } from "../spending/pricing.ts";
+import { CLI_TARGET } from "../scheduler/host.ts";
 
 export interface SessionRecord {
   key: string;
@@ -206,4 +207,13 @@ export class SessionStore {
     this.#saveTimer = setTimeout(() => this.flush(), 500);
     this.#saveTimer.unref();
   }
+}
+
+/**
+ * The owner's preferred chat: the one they last wrote from (the router records it), else the
+ * terminal. Where the scheduler's, the approvals' and the owner's questions go by default.
+ */
+export function ownerTarget(sessions: Pick<SessionStore, "ownerContact">): DeliveryTarget {
+  const c = sessions.ownerContact();
+  return c ? { channel: c.channel, chatId: c.chatId, ...(c.threadId ? { threadId: c.threadId } : {}) } : CLI_TARGET;
 }

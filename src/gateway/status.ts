@@ -2,12 +2,33 @@
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
 import { hearthCmd } from "../hearth-command.ts";
-import type { ServerView } from "../agent/mcp/connection.ts";
+import type { ServerView } from "../agent/mcp/server-view.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { ModelInfo } from "./agent-runtime.ts";
-import type { GatewayContext } from "./context.ts";
-import { describeDamaged, listDamaged } from "./damaged-state.ts";
+import { describeDamaged, listDamaged } from "./upkeep/damaged-state.ts";
 import type { BudgetStatus } from "../spending/budget.ts";
+import type { Approvals } from "../approvals/service.ts";
+import type { Config } from "../config/schema.ts";
+import type { DashboardServer } from "../dashboard/server.ts";
+import type { Budget } from "../spending/budget.ts";
+import type { AgentRuntime } from "./agent-runtime.ts";
+import type { ChannelRegistry } from "./delivery/channel-registry.ts";
+import type { LaneManager } from "./lanes.ts";
+import type { SessionStore } from "./sessions.ts";
+
+/** What the status snapshot reads of the gateway. */
+export interface StatusDeps {
+  approvals: Approvals;
+  budget: Budget;
+  channels: ChannelRegistry;
+  config: Config;
+  dashboard?: DashboardServer;
+  home: string;
+  lanes: LaneManager;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+  startedAt: number;
+}
 
 export interface SessionStatus {
   key: string;
@@ -58,7 +79,7 @@ export function mcpDownLines(servers: readonly ServerView[]): string[] {
     .concat(login);
 }
 
-export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
+export function gatewayStatus(ctx: StatusDeps): GatewayStatus {
   const lanes = new Map(ctx.lanes.snapshot().map((l) => [l.key, l]));
   const sessions = ctx.sessions.all().map((s): SessionStatus => {
     const lane = lanes.get(s.key);
@@ -100,7 +121,7 @@ export function gatewayStatus(ctx: GatewayContext): GatewayStatus {
 }
 
 /** The session's model as the runtime sees it; a name config no longer serves falls back to model.name. */
-export function sessionModelInfo(ctx: GatewayContext, name: string | undefined): ModelInfo {
+export function sessionModelInfo(ctx: StatusDeps, name: string | undefined): ModelInfo {
   try {
     return ctx.runtime.modelInfo(name);
   } catch (err) {

@@ -27,7 +27,7 @@ export const personSlug = (senderId: string): string => senderId.replace(/[^A-Za
 export const personNotePath = (chat: string, person: string): string => `${CHATS_DIR}/${chat}/${PEOPLE_DIR}/${person}.md`;
 
 /**
- * Text the media store keeps (media/store.ts, gateway/media-intake.ts): a voice note's
+ * Text the media store keeps (media/store.ts, gateway/media/media-intake.ts): a voice note's
  * transcript (`<audio>.txt`), a PDF's extracted text (`<pdf>.txt`) or a text or markdown file
  * someone sent, directly in the main scope's `media/YYYY-MM/` or a chat's
  * `memory/chats/<slug>/media/`. Such a file is memory like a note: searched, and seen by the

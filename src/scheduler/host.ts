@@ -1,6 +1,6 @@
 // What the scheduler needs from the gateway, in one narrow interface: put a run on a lane, tell
 // whether main is busy, send a proactive message, and know where the owner is. Tests hand the
-// scheduler a fake of it; the daemon builds it from the gateway context (gateway/scheduler-host.ts).
+// scheduler a fake of it; the daemon builds it from the gateway context (gateway/hosts/scheduler-host.ts).
 import type { UserMessage } from "../agent/messages.ts";
 import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
 import type { ChatPlace } from "../channels/chat-place.ts";

@@ -1,6 +1,6 @@
 // What background tasks need from the gateway, in one narrow interface: the durable inbox entry a
 // task runs as, its lane, the outbox reply its result is delivered through, the parent session's
-// transcript and the budget. The daemon builds it from the gateway context (gateway/task-host.ts);
+// transcript and the budget. The daemon builds it from the gateway context (gateway/hosts/task-host.ts);
 // tests hand the task service a fake of it.
 import type { Scope, UserMessage } from "../agent/messages.ts";
 import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";

@@ -17,7 +17,7 @@
 import { randomBytes } from "node:crypto";
 import type { Scope } from "../agent/messages.ts";
 import { userTurn } from "../agent/user-turn.ts";
-import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
 import type { ChatPlace } from "../channels/chat-place.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../log.ts";
@@ -25,50 +25,8 @@ import type { TaskHost, TaskRun } from "./host.ts";
 import { TaskLog, type TaskEnd, type TaskEntry } from "./task-log.ts";
 import { labelledResult, taskView, type TaskView } from "./view.ts";
 import { resumeText, stripStopNote, taskText } from "./task-turns.ts";
-
-export const TASK_PREFIX = "task:";
-export const isTaskSession = (key: string): boolean => key.startsWith(TASK_PREFIX);
-export const taskIdOf = (key: string): string => key.slice(TASK_PREFIX.length);
-
-/** A request the caller can fix (the model reads the message as spawn_task's or cancel_task's result). */
-export class TaskInputError extends Error {
-  override name = "TaskInputError";
-}
-
-export interface SpawnInput {
-  task: string;
-  label?: string | undefined;
-  context?: string | undefined;
-  model?: string | undefined;
-  /** Only these tools, by name. */
-  tools?: string[] | undefined;
-}
-
-/** Who starts a task besides its parent session; every field optional. */
-export interface SpawnOptions {
-  /** The parent's scope: "shared" for a group the owner opened to tasks. Absent: main. */
-  scope?: Scope | undefined;
-  /** In a group, the member whose message the parent's run answers (rate limits). */
-  person?: string | undefined;
-  /** Who started it, when not the agent of `parent` (a scheduled job). */
-  by?: string | undefined;
-  /** Where its result goes, when not `parent`'s chat. */
-  to?: DeliveryTarget | undefined;
-  /**
-   * Outside content its starter had read beyond what `parent`'s view holds (a job set up by a
-   * tainted answer); either makes the task tainted.
-   */
-  outside?: string | undefined;
-}
-
-/**
- * Who asks to see or cancel tasks: the owner's main scope sees all of them; a group sees only
- * the tasks started in it (session `sessionKey`), never the owner's or another group's.
- */
-export interface TaskViewer {
-  sessionKey: string;
-  scope: Scope;
-}
+import { openTaskReply, type Running } from "./task-reply.ts";
+import { entryIdOf, isTaskSession, TASK_PREFIX, TaskInputError, taskIdOf, visibleTo, type SpawnInput, type SpawnOptions, type TaskViewer } from "./requests.ts";
 
 /** What a group's task says, in its result or to the model, when the budget refuses it: the owner's amounts are not the group's business. */
 const SHARED_BUDGET_TEXT = "the owner's budget for shared chats is spent for now";
@@ -92,19 +50,6 @@ interface Waiting {
   resumed: boolean;
   alone?: "solo" | "isolated" | undefined;
 }
-
-interface Running {
-  entryId: string;
-  /** Why Hearth stopped it, when it did (cancel_task, a cap). */
-  stopReason?: TaskEnd;
-  /** The result's text in place of the run's (the budget's reason), when the stop gave one. */
-  stopBody?: string;
-  timer?: NodeJS.Timeout;
-  /** A cancel's result on its way: the run's end waits for it, so its entry closes only after it. */
-  ending?: Promise<unknown>;
-}
-
-const MAX_PROGRESS_LINES = 200;
 
 export class TaskService {
   readonly #o: Required<TaskServiceOptions>;
@@ -410,73 +355,37 @@ export class TaskService {
     return null;
   }
 
-  /** The run's reply: nothing streams to the chat; tool names are progress lines; the end is the result. */
+  /** The run's reply (task-reply.ts); its end is the task's end, unless Hearth stopped the run or keeps its entry open. */
   #openRun(t: TaskEntry, running: Running): ReplySink {
     const id = t.spawned.id;
-    if (t.startedAt === undefined) {
-      try {
-        this.#log.append({ type: "started", id, at: this.#o.clock() });
-      } catch (error) {
-        // Its time cap then counts from this start only, in this daemon's life.
-        this.#o.log.warn("task.started_write_failed", { task: id, error });
-        t.startedAt = this.#o.clock();
-      }
-    }
-    // From the first start: a run resumed after a restart has only what is left.
-    const capMs = Math.max(0, this.#o.config.tasks.maxMinutes * 60_000 - (this.#o.clock() - t.startedAt!));
-    running.timer = setTimeout(() => {
-      if (running.stopReason) return;
-      running.stopReason = "over-time";
-      this.#o.log.warn("task.over_time", { task: id, maxMinutes: this.#o.config.tasks.maxMinutes });
-      this.#need().stop(`${TASK_PREFIX}${id}`);
-    }, capMs);
-    running.timer.unref();
-    let lines = 0;
-    let turnCapReached = false;
-    /** Hearth's own lines in the text (the turn cap's "Say continue"): not part of the result. */
-    const notices: string[] = [];
-    const finish = async (text: string, outcome: ReplyOutcome) => {
-      clearTimeout(running.timer);
-      this.#running.delete(id);
-      try {
-        if (outcome === "kept") return; // a full disk: the entry stays open and runs again
-        if (t.result) {
-          // Cancelled: its result went out when it was cancelled; the lanes close the entry after it.
-          await running.ending;
-          return;
-        }
-        if (outcome === "stopped" && !running.stopReason && this.#stopping) {
-          // Shutdown: not an end. The entry is closed by the lanes; start() gives it a new one.
-          this.#o.log.info("task.interrupted", { task: id });
-          return;
-        }
-        const end: TaskEnd = running.stopReason ?? (outcome !== "answered" ? "failed" : turnCapReached ? "over-turns" : "done");
-        const body = notices.reduce((b, n) => b.replace(n, ""), text);
-        await this.#end(t, end, running.stopBody ?? stripStopNote(body));
-      } finally {
-        this.#pump();
-      }
-    };
-    return {
-      textDelta: (delta, notice) => {
-        if (notice) notices.push(delta);
-      },
-      textReset: () => {},
-      turnCapReached: () => {
-        turnCapReached = true;
-      },
-      toolStarted: (name) => {
-        if (++lines > MAX_PROGRESS_LINES) return;
+    const { log, clock, config } = this.#o;
+    return openTaskReply(t, running, {
+      tasks: this.#log,
+      log,
+      clock,
+      maxMinutes: config.tasks.maxMinutes,
+      stop: () => this.#need().stop(`${TASK_PREFIX}${id}`),
+      finish: async ({ body, outcome, turnCapReached }) => {
+        this.#running.delete(id);
         try {
-          this.#log.append({ type: "progress", id, line: name, at: this.#o.clock() });
-        } catch (error) {
-          this.#o.log.warn("task.progress_write_failed", { task: id, error });
+          if (outcome === "kept") return; // a full disk: the entry stays open and runs again
+          if (t.result) {
+            // Cancelled: its result went out when it was cancelled; the lanes close the entry after it.
+            await running.ending;
+            return;
+          }
+          if (outcome === "stopped" && !running.stopReason && this.#stopping) {
+            // Shutdown: not an end. The entry is closed by the lanes; start() gives it a new one.
+            log.info("task.interrupted", { task: id });
+            return;
+          }
+          const end: TaskEnd = running.stopReason ?? (outcome !== "answered" ? "failed" : turnCapReached ? "over-turns" : "done");
+          await this.#end(t, end, running.stopBody ?? stripStopNote(body));
+        } finally {
+          this.#pump();
         }
       },
-      toolFinished: () => {},
-      finish: (text, outcome = "answered") => finish(text, outcome),
-      fail: (message) => finish(message, "failed"),
-    };
+    });
   }
 
   /**
@@ -581,17 +490,6 @@ export class TaskService {
     if (!this.#host) throw new Error("TaskService: call attach(host) first");
     return this.#host;
   }
-}
-
-/** The inbox id of a task's `n`th entry: the first is `<channel>:task-<id>`, later ones `…-<id>.<n>`. */
-export function entryIdOf(t: TaskEntry, n: number): string {
-  return `${t.spawned.target.channel}:task-${n === 0 ? t.spawned.id : `${t.spawned.id}.${n}`}`;
-}
-
-/** The owner's main scope sees every task; a shared viewer only the tasks started in its own conversation. */
-function visibleTo(t: TaskEntry, viewer: TaskViewer | undefined): boolean {
-  if (!viewer || viewer.scope === "main") return true;
-  return t.spawned.scope === "shared" && (t.spawned.chat ?? t.spawned.parent) === viewer.sessionKey;
 }
 
 /** What a task's result brings into its parent as outside content; undefined: nothing. */

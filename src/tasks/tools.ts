@@ -5,7 +5,7 @@
 // tasks.maxDepth allows (the service refuses deeper).
 import { z } from "zod";
 import { defineTool, type Tool } from "../agent/tool.ts";
-import type { SpawnInput, SpawnOptions, TaskViewer } from "./service.ts";
+import type { SpawnInput, SpawnOptions, TaskViewer } from "./requests.ts";
 import { elapsedText, costText, taskListText, type TaskView } from "./view.ts";
 
 /** What the tools need from the task service. Each method throws an Error whose message the model can act on. */

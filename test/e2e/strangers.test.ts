@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 import { unsupportedReply } from "../../src/channels/telegram/inbound.ts";
-import { MAX_PENDING } from "../../src/gateway/pairing.ts";
+import { MAX_PENDING } from "../../src/gateway/access/pairing.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../support/telegram-emulator.ts";

@@ -1,13 +1,13 @@
 // The one command table: /help, the menus and the slash commands say the same thing.
 import { describe, expect, it } from "vitest";
-import type { GatewayContext } from "../../src/gateway/context.ts";
+import type { CommandDeps } from "../../src/gateway/commands.ts";
 import { commandMenu, handleCommand, slashCommands, type CommandOrigin } from "../../src/gateway/commands.ts";
 
 const origin = { sessionKey: "main", scope: "main", isOwner: true } as CommandOrigin;
 
 describe("the command table", () => {
   it("/help lists exactly the owner's menu, one line each, with its usage and aliases", async () => {
-    const help = (await handleCommand({} as GatewayContext, { name: "help", args: "" }, origin)) ?? "";
+    const help = (await handleCommand({} as CommandDeps, { name: "help", args: "" }, origin)) ?? "";
     const lines = help.split("\n").slice(1);
     expect(help.split("\n")[0]).toBe("Commands:");
     expect(lines.map((l) => /^\/(\w+)/.exec(l)?.[1])).toEqual(commandMenu("owner").map((c) => c.name));
@@ -23,8 +23,8 @@ describe("the command table", () => {
   });
 
   it("/start (Telegram's first message) answers with the help; hidden from the menus", async () => {
-    const start = await handleCommand({} as GatewayContext, { name: "start", args: "" }, origin);
-    expect(start).toBe(await handleCommand({} as GatewayContext, { name: "help", args: "" }, origin));
+    const start = await handleCommand({} as CommandDeps, { name: "start", args: "" }, origin);
+    expect(start).toBe(await handleCommand({} as CommandDeps, { name: "help", args: "" }, origin));
     expect(commandMenu("owner").some((c) => c.name === "start" || c.name === "approve")).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReplySink } from "../../src/channels/channel.ts";
-import { LaneManager, type LaneItem, type RunContext, type RunExecutor } from "../../src/gateway/lanes.ts";
+import type { LaneItem, RunContext, RunExecutor } from "../../src/gateway/lane-item.ts";
+import { LaneManager } from "../../src/gateway/lanes.ts";
 import { silentLogger } from "../../src/log.ts";
 
 interface Recorded {

@@ -7,7 +7,7 @@ import type { DeliveryTarget, ReplyOutcome } from "../../src/channels/channel.ts
 import type { ChatPlace } from "../../src/channels/chat-place.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { homePaths } from "../../src/config/home.ts";
-import type { LaneItem } from "../../src/gateway/lanes.ts";
+import type { LaneItem } from "../../src/gateway/lane-item.ts";
 import type { Timers } from "../../src/scheduler/engine.ts";
 import type { BudgetDecision } from "../../src/spending/budget.ts";
 import type { HostDelivery, SchedulerHost } from "../../src/scheduler/host.ts";

@@ -10,7 +10,8 @@ import type { ChatPlace } from "../../src/channels/chat-place.ts";
 import { createLogger } from "../../src/log.ts";
 import type { BudgetDecision } from "../../src/spending/budget.ts";
 import type { TaskHost, TaskRun } from "../../src/tasks/host.ts";
-import { TaskInputError, TaskService } from "../../src/tasks/service.ts";
+import { TaskInputError } from "../../src/tasks/requests.ts";
+import { TaskService } from "../../src/tasks/service.ts";
 
 const log = createLogger({ level: "error", sink: { write: () => {} } });
 const config = { timezone: "UTC", agent: { maxTurns: 40 }, tasks: { maxConcurrent: 2, maxMinutes: 30, maxCostUsd: 1, maxDepth: 1 } };

@@ -7,7 +7,6 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import { redact, registerSecret, type Logger } from "../../log.ts";
 import type { Scope } from "../messages.ts";
 import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
@@ -21,33 +20,10 @@ import type { McpAuthStore } from "./oauth-store.ts";
 import { hearthCmd } from "../../hearth-command.ts";
 import { unconfined, type StdioLauncher } from "./launch.ts";
 import { toToolOutput } from "./results.ts";
+import { listAllTools, serverTools, toolsSignature } from "./server-tools.ts";
 import { resourceOutput, type Catalog } from "./resources.ts";
 import { loadMcpSdk, type McpSdk } from "./sdk.ts";
-
-/** `needs_login`: an OAuth-protected server that waits for the owner to log in (no retries meanwhile). */
-export type ServerStatus = "disabled" | "starting" | "ready" | "down" | "needs_login" | "stopped";
-export type TransportKind = "stdio" | "http" | "sse";
-
-/** What `hearth mcp`, `/status` and doctor show of a server. */
-export interface ServerView {
-  name: string;
-  transport: TransportKind;
-  scope: "main" | "shared";
-  status: ServerStatus;
-  /** Hearth's names of its tools (`mcp__<server>__<tool>`), sorted. */
-  tools: string[];
-  /** The last failure (start, exit, list), kept after a later success; never holds env values. */
-  lastError?: string;
-  /** Times it was started again after exiting or failing. */
-  restarts: number;
-}
-
-export interface Backoff {
-  /** First delay before a restart (default 1 s); doubles per failed attempt. */
-  baseMs: number;
-  /** Longest delay (default 60 s). */
-  maxMs: number;
-}
+import type { Backoff, ServerStatus, ServerView, TransportKind } from "./server-view.ts";
 
 export interface ConnectionOptions {
   name: string;
@@ -87,9 +63,6 @@ export interface CallFrom {
 /** A server that stayed up this long has its backoff reset when it exits. */
 const STABLE_MS = 10_000;
 const STDERR_TAIL = 2000;
-const MAX_DESCRIPTION = 2000;
-const anyObject = z.record(z.string(), z.unknown());
-
 /**
  * The call whose request is being sent and answered. A server that asks a question inside a tool
  * call over Streamable HTTP sends it on that call's own response stream, which the SDK reads in
@@ -444,37 +417,13 @@ export class McpConnection {
   }
 
   #setTools(listed: McpTool[]): void {
-    const allow = this.config.tools.allow ? new Set(this.config.tools.allow) : null;
-    const deny = new Set(this.config.tools.deny);
-    const byName = new Map<string, Tool>();
-    for (const t of listed) {
-      if ((allow && !allow.has(t.name)) || deny.has(t.name)) continue;
-      const name = hearthToolName(this.name, t.name);
-      if (byName.has(name)) {
-        this.#log.warn("mcp.tool_name_clash", { server: this.name, tool: t.name, as: name });
-        continue;
-      }
-      byName.set(name, this.#adapt(name, t));
-    }
-    const tools = [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const signature = JSON.stringify(tools.map((t) => [t.name, t.description, t.inputSchema, t.readOnly]));
+    const call = (tool: string, input: Record<string, unknown>, ctx: ToolContext) => this.call(tool, input, ctx.signal, { ...(ctx.ask ? { ask: ctx.ask } : {}), scope: ctx.scope });
+    const tools = serverTools(this.name, this.config, listed, call, this.#log);
+    const signature = toolsSignature(tools);
     if (signature === this.#toolsSignature) return;
     this.#toolsSignature = signature;
     this.#tools = tools;
     this.#onToolsChanged();
-  }
-
-  #adapt(name: string, t: McpTool): Tool {
-    const description = (t.description?.trim() || `The ${t.name} tool of the ${this.name} MCP server.`).slice(0, MAX_DESCRIPTION);
-    return {
-      name,
-      description,
-      input: anyObject,
-      inputSchema: { ...(t.inputSchema as Record<string, unknown>), type: "object" },
-      readOnly: t.annotations?.readOnlyHint === true,
-      mcp: { server: this.name, tool: t.name, trusted: this.config.trust === "*" || this.config.trust.includes(t.name), annotations: { ...(t.annotations ?? {}) } },
-      execute: (input, ctx) => this.call(t.name, input as Record<string, unknown>, ctx.signal, { ...(ctx.ask ? { ask: ctx.ask } : {}), scope: ctx.scope }),
-    };
   }
 
   /**
@@ -533,23 +482,6 @@ export class McpConnection {
       this.#calls.splice(this.#calls.indexOf(active), 1);
     }
   }
-}
-
-/** `mcp__<server>__<tool>`, with characters the model API refuses replaced, at most 64 characters. */
-export function hearthToolName(server: string, tool: string): string {
-  return `mcp__${server}__${tool.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64);
-}
-
-async function listAllTools(client: Client, timeout: number): Promise<McpTool[]> {
-  const tools: McpTool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 100; page++) {
-    const r = await client.listTools(cursor ? { cursor } : {}, { timeout });
-    tools.push(...r.tools);
-    cursor = r.nextCursor;
-    if (!cursor) break;
-  }
-  return tools;
 }
 
 function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {

@@ -6,7 +6,8 @@ import type { Scope } from "../messages.ts";
 import type { DynamicToolSource, Tool } from "../tool.ts";
 import { hearthCmd } from "../../hearth-command.ts";
 import type { McpConfig } from "./config.ts";
-import { McpConnection, type Backoff, type ServerView } from "./connection.ts";
+import { McpConnection } from "./connection.ts";
+import type { Backoff, ServerView } from "./server-view.ts";
 import { McpAuthStore } from "./oauth-store.ts";
 import { READ_RESOURCE_TOOL, readResourceTool, type Catalog } from "./resources.ts";
 

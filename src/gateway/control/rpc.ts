@@ -2,13 +2,27 @@
 // parameters and fails with a message meant for the user.
 import { hearthCmd } from "../../hearth-command.ts";
 import type { ChannelId } from "../../channels/channel.ts";
-import type { GatewayContext } from "../context.ts";
-import { approvePairing } from "../pairing-approval.ts";
+import { approvePairing } from "../access/pairing-approval.ts";
 import type { JobInput } from "../../scheduler/job-input.ts";
+import type { CronService } from "../../scheduler/service.ts";
+import type { TaskService } from "../../tasks/service.ts";
+import type { PairingApprovalDeps } from "../access/pairing-approval.ts";
+import type { PairingStore } from "../access/pairing.ts";
+import type { AgentRuntime } from "../agent-runtime.ts";
+
+/** What the control socket's methods use of the gateway. */
+export interface RpcDeps extends PairingApprovalDeps {
+  cron: CronService;
+  /** The web dashboard when it serves (dashboard/server.ts): a login link, and ending every login. */
+  dashboard?: { loginUrl(): string; rotate(): number };
+  pairing: PairingStore;
+  runtime: AgentRuntime;
+  tasks: TaskService;
+}
 
 type Handler = (params: Record<string, unknown>) => unknown;
 
-export function createRpcHandler(ctx: GatewayContext): (method: string, params: unknown) => Promise<unknown> {
+export function createRpcHandler(ctx: RpcDeps): (method: string, params: unknown) => Promise<unknown> {
   const methods: Record<string, Handler> = {
     "pairing.list": () => ctx.pairing.list(),
     "pairing.approve": (p) => {
@@ -59,7 +73,7 @@ export function createRpcHandler(ctx: GatewayContext): (method: string, params: 
   };
 }
 
-function dashboardOf(ctx: GatewayContext): NonNullable<GatewayContext["dashboard"]> {
+function dashboardOf(ctx: RpcDeps): NonNullable<RpcDeps["dashboard"]> {
   if (!ctx.dashboard) throw new Error('The dashboard is off. Turn it on with "dashboard": { "enabled": true } in config.json, then restart Hearth.');
   return ctx.dashboard;
 }

@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { InboundMessage } from "../../src/channels/channel.ts";
-import { decideAccess, type AccessRules } from "../../src/gateway/access.ts";
-import { parseCommand } from "../../src/gateway/commands.ts";
-import { ANSWER_INTERVAL_MS, CODE_LENGTH, CODE_TTL_MS, MAX_PENDING, PairingStore, RENEWAL_COOLDOWN_MS, type PairingRequest } from "../../src/gateway/pairing.ts";
-import { silentLogger } from "../../src/log.ts";
+import type { InboundMessage } from "../../../src/channels/channel.ts";
+import { decideAccess, type AccessRules } from "../../../src/gateway/access/access.ts";
+import { parseCommand } from "../../../src/gateway/commands.ts";
+import { ANSWER_INTERVAL_MS, CODE_LENGTH, CODE_TTL_MS, MAX_PENDING, PairingStore, RENEWAL_COOLDOWN_MS, type PairingRequest } from "../../../src/gateway/access/pairing.ts";
+import { silentLogger } from "../../../src/log.ts";
 
 let dir: string;
 let now: number;

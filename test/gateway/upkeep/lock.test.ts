@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { acquireLock, LockHeldError, readLock, selfRecord } from "../../src/gateway/lock.ts";
+import { acquireLock, LockHeldError, readLock, selfRecord } from "../../../src/gateway/upkeep/lock.ts";
 
 let dir: string;
 beforeEach(() => {

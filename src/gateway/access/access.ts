@@ -1,9 +1,9 @@
 // Who may talk to Hearth, and in which session (DESIGN §4). Decided before anything costs a
 // model call: a refused or unaddressed message gets at most a pairing code.
-import type { Scope } from "../agent/messages.ts";
-import type { DeliveryTarget, InboundMessage } from "../channels/channel.ts";
-import type { Config } from "../config/schema.ts";
-import type { QueueMode } from "../config/fields.ts";
+import type { Scope } from "../../agent/messages.ts";
+import type { DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
+import type { Config } from "../../config/schema.ts";
+import type { QueueMode } from "../../config/fields.ts";
 import type { PairingStore } from "./pairing.ts";
 
 /** One chat channel's access rules, with Telegram's "groups" and Discord's "guilds" unified. */

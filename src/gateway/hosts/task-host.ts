@@ -1,18 +1,45 @@
 // The task service's host (tasks/host.ts) over the gateway context: a task is an inbox entry of
 // session `task:<id>` whose reply is its result, delivered through the outbox to the chat that
 // started it, so the inbox's recovery and the outbox's exactly-once delivery cover tasks too.
-import type { InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
-import { CLI_TARGET } from "../scheduler/host.ts";
-import type { TaskHost } from "../tasks/host.ts";
-import { isTaskSession } from "../tasks/service.ts";
-import type { GatewayContext } from "./context.ts";
-import { inboxId } from "./inbox.ts";
-import { accessRules, groupTarget } from "./access.ts";
-import { groupRateRule, rateKeysOf, taskRateLimitText } from "../spending/rate-limit.ts";
+import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
+import { CLI_TARGET } from "../../scheduler/host.ts";
+import type { TaskHost } from "../../tasks/host.ts";
+import { isTaskSession } from "../../tasks/requests.ts";
+import { inboxId } from "../inbox.ts";
+import { accessRules, groupTarget } from "../access/access.ts";
+import { groupRateRule, rateKeysOf, taskRateLimitText } from "../../spending/rate-limit.ts";
 import { gatewayHost } from "./scheduler-host.ts";
-import { chatPlaces } from "./chat-places.ts";
+import { chatPlaces } from "../access/chat-places.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../log.ts";
+import type { Budget } from "../../spending/budget.ts";
+import type { RateLimiter } from "../../spending/rate-limit.ts";
+import type { PairingStore } from "../access/pairing.ts";
+import type { AgentRuntime } from "../agent-runtime.ts";
+import type { ChannelRegistry } from "../delivery/channel-registry.ts";
+import type { Inbox } from "../inbox.ts";
+import type { LaneManager } from "../lanes.ts";
+import type { Outbox } from "../outbox.ts";
+import type { SessionStore } from "../sessions.ts";
+import type { SchedulerHostDeps } from "./scheduler-host.ts";
 
-export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
+/** What the task service's host uses of the gateway. */
+export interface TaskHostDeps extends SchedulerHostDeps {
+  budget: Budget;
+  channels: ChannelRegistry;
+  clock: () => number;
+  config: Config;
+  inbox: Inbox;
+  lanes: LaneManager;
+  log: Logger;
+  outbox: Outbox;
+  pairing: PairingStore;
+  rateLimits: RateLimiter;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+}
+
+export function gatewayTaskHost(ctx: TaskHostDeps): TaskHost {
   return {
     accept(taskId, sessionKey, to, text) {
       const m: InboundMessage = {
@@ -68,7 +95,7 @@ export function gatewayTaskHost(ctx: GatewayContext): TaskHost {
 }
 
 /** Whether inbox entry `entryId` is a task's (its reply is a task result). */
-export function isTaskEntry(ctx: GatewayContext, entryId: string): boolean {
+export function isTaskEntry(ctx: TaskHostDeps, entryId: string): boolean {
   const entry = ctx.inbox.get(entryId);
   return entry !== undefined && isTaskSession(entry.sessionKey);
 }
@@ -78,7 +105,7 @@ export function isTaskEntry(ctx: GatewayContext, entryId: string): boolean {
  * final text, as a message of its own in the chat that started the task (the terminal: every
  * listening `hearth chat`, else its mailbox). The text is already labelled.
  */
-export function openTaskDelivery(ctx: GatewayContext, m: InboundMessage, journal: ReplyJournal): ReplySink {
+export function openTaskDelivery(ctx: TaskHostDeps, m: InboundMessage, journal: ReplyJournal): ReplySink {
   const from = m.sender.name;
   const deliver: (text: string) => Promise<void> =
     m.channel === "cli"

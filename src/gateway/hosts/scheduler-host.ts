@@ -1,18 +1,38 @@
 // The scheduler's host (scheduler/host.ts) over the gateway context: lanes, sessions, channels,
 // the budget and the runtime, so the scheduler itself never sees the gateway.
-import { emptyUsage, type AssistantMessage } from "../agent/messages.ts";
-import type { DeliveryTarget } from "../channels/channel.ts";
-import { NoTerminalClientError } from "../channels/terminal/channel.ts";
-import { heartbeatModel } from "../config/config.ts";
-import { CLI_TARGET, type HostDelivery, type SchedulerHost } from "../scheduler/host.ts";
-import { chatPlaces } from "./chat-places.ts";
-import type { GatewayContext } from "./context.ts";
+import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
+import type { DeliveryTarget } from "../../channels/channel.ts";
+import { NoTerminalClientError } from "../../channels/terminal/channel.ts";
+import { heartbeatModel } from "../../config/config.ts";
+import { CLI_TARGET, type HostDelivery, type SchedulerHost } from "../../scheduler/host.ts";
+import { chatPlaces } from "../access/chat-places.ts";
+import { ownerTarget as ownerTargetOf } from "../sessions.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../log.ts";
+import type { Budget } from "../../spending/budget.ts";
+import type { TaskService } from "../../tasks/service.ts";
+import type { PairingStore } from "../access/pairing.ts";
+import type { AgentRuntime } from "../agent-runtime.ts";
+import type { ChannelRegistry } from "../delivery/channel-registry.ts";
+import type { LaneManager } from "../lanes.ts";
+import type { SessionStore } from "../sessions.ts";
 
-export function gatewayHost(ctx: GatewayContext): SchedulerHost {
-  const ownerTarget = (): DeliveryTarget => {
-    const c = ctx.sessions.ownerContact();
-    return c ? { channel: c.channel, chatId: c.chatId, ...(c.threadId ? { threadId: c.threadId } : {}) } : CLI_TARGET;
-  };
+/** What the scheduler's host uses of the gateway. */
+export interface SchedulerHostDeps {
+  budget: Budget;
+  channels: ChannelRegistry;
+  clock: () => number;
+  config: Config;
+  lanes: LaneManager;
+  log: Logger;
+  pairing: PairingStore;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+  tasks: TaskService;
+}
+
+export function gatewayHost(ctx: SchedulerHostDeps): SchedulerHost {
+  const ownerTarget = (): DeliveryTarget => ownerTargetOf(ctx.sessions);
   return {
     submit: (key, item) => ctx.lanes.submit(key, item, "followup"),
     mainBusy: () => ctx.lanes.snapshot().some((l) => l.key === "main" && (l.running || l.queued > 0)),
@@ -38,7 +58,7 @@ export function gatewayHost(ctx: GatewayContext): SchedulerHost {
 }
 
 /** See SchedulerHost.send: the terminal's fallback channel, then its mailbox. */
-async function sendScheduled(ctx: GatewayContext, to: DeliveryTarget, text: string, from: string, ownerTarget: () => DeliveryTarget): Promise<HostDelivery> {
+async function sendScheduled(ctx: SchedulerHostDeps, to: DeliveryTarget, text: string, from: string, ownerTarget: () => DeliveryTarget): Promise<HostDelivery> {
   const fallback = ctx.config.cron.fallback;
   if (to.channel === "cli" && fallback) {
     try {
@@ -67,7 +87,7 @@ async function sendScheduled(ctx: GatewayContext, to: DeliveryTarget, text: stri
  * The owner's chat on the fallback channel: the last one they used there, else (Telegram) their
  * private chat, whose id is their user id. Discord needs a DM the owner opened first.
  */
-function fallbackTarget(ctx: GatewayContext, channel: "telegram" | "discord", last: DeliveryTarget): DeliveryTarget | null {
+function fallbackTarget(ctx: SchedulerHostDeps, channel: "telegram" | "discord", last: DeliveryTarget): DeliveryTarget | null {
   if (last.channel === channel) return last;
   const owner = channel === "telegram" ? ctx.config.channels.telegram?.ownerIds[0] : undefined;
   return owner ? { channel, chatId: owner } : null;

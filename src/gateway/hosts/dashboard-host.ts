@@ -1,21 +1,48 @@
 // The dashboard's host (dashboard/host.ts) over the gateway context: the same stores and paths
 // the chat and the CLI use, so the dashboard has exactly the owner's powers.
 import path from "node:path";
-import { textOf } from "../agent/messages.ts";
-import { readTranscript } from "../agent/transcript.ts";
-import type { ChannelId } from "../channels/channel.ts";
-import type { CliChannel } from "../channels/terminal/channel.ts";
-import { homePaths } from "../config/home.ts";
-import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../dashboard/host.ts";
-import type { LogTail } from "../log.ts";
-import { listNotes, readNoteForEdit, saveNote } from "../memory/workspace-edit.ts";
-import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
-import type { GatewayContext } from "./context.ts";
+import { textOf } from "../../agent/messages.ts";
+import { readTranscript } from "../../agent/transcript.ts";
+import type { ChannelId } from "../../channels/channel.ts";
+import type { CliChannel } from "../../channels/terminal/channel.ts";
+import { homePaths } from "../../config/home.ts";
+import type { AccessRules, ChatLine, DashboardHost, NoteVersion } from "../../dashboard/host.ts";
+import type { LogTail } from "../../log.ts";
+import { listNotes, readNoteForEdit, saveNote } from "../../memory/workspace-edit.ts";
+import { readUsageRecords, usageFile } from "../../spending/usage-record.ts";
 import { chatNames } from "./chat-names.ts";
-import { approvePairing } from "./pairing-approval.ts";
-import { gatewayStatus } from "./status.ts";
+import { approvePairing } from "../access/pairing-approval.ts";
+import { gatewayStatus } from "../status.ts";
+import type { Approvals } from "../../approvals/service.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../log.ts";
+import type { CronService } from "../../scheduler/service.ts";
+import type { Budget } from "../../spending/budget.ts";
+import type { TaskService } from "../../tasks/service.ts";
+import type { PairingApprovalDeps } from "../access/pairing-approval.ts";
+import type { PairingStore } from "../access/pairing.ts";
+import type { AgentRuntime } from "../agent-runtime.ts";
+import type { LaneManager } from "../lanes.ts";
+import type { SessionStore } from "../sessions.ts";
+import type { StatusDeps } from "../status.ts";
 
-export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTail | undefined): DashboardHost {
+/** What the dashboard's host uses of the gateway. */
+export interface DashboardHostDeps extends StatusDeps, PairingApprovalDeps {
+  approvals: Approvals;
+  budget: Budget;
+  clock: () => number;
+  config: Config;
+  cron: CronService;
+  home: string;
+  lanes: LaneManager;
+  log: Logger;
+  pairing: PairingStore;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+  tasks: TaskService;
+}
+
+export function dashboardHost(ctx: DashboardHostDeps, cli: CliChannel, tail: LogTail | undefined): DashboardHost {
   const { config, home, log } = ctx;
   const paths = homePaths(home);
   const noteLog = log.child({ component: "dashboard" });
@@ -106,10 +133,10 @@ export function dashboardHost(ctx: GatewayContext, cli: CliChannel, tail: LogTai
 async function noteHistory(gitdir: string, relPath: string, limit: number): Promise<NoteVersion[]> {
   // Imported when a page first asks: this file loads with the daemon, the history's reader need not.
   const [{ fileChanges, commitSubject }, { GitStore }, { unifiedDiff }, { isTracked }] = await Promise.all([
-    import("../memory/history/file-log.ts"),
-    import("../memory/history/git-store.ts"),
-    import("../memory/history/line-diff.ts"),
-    import("../memory/history/tracked.ts"),
+    import("../../memory/history/file-log.ts"),
+    import("../../memory/history/git-store.ts"),
+    import("../../memory/history/line-diff.ts"),
+    import("../../memory/history/tracked.ts"),
   ]);
   if (!isTracked(relPath)) return [];
   const store = await GitStore.open(gitdir, { create: false });
@@ -139,7 +166,7 @@ function mainHistory(file: string, limit: number): ChatLine[] {
   return lines.slice(-limit);
 }
 
-function accessRules(ctx: GatewayContext): AccessRules[] {
+function accessRules(ctx: DashboardHostDeps): AccessRules[] {
   const out: AccessRules[] = [];
   const { telegram, discord } = ctx.config.channels;
   if (telegram) out.push({ channel: "telegram", dmPolicy: telegram.dmPolicy, allowFrom: telegram.allowFrom, groups: telegram.groups.allow, groupPolicy: telegram.groups.policy, dmRateLimit: `${telegram.dmRateLimit.perSender} per ${telegram.dmRateLimit.window}` });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DiskRetry } from "../../src/gateway/disk-retry.ts";
-import { silentLogger } from "../../src/log.ts";
-import { waitFor } from "../support/daemon.ts";
+import { DiskRetry } from "../../../src/gateway/upkeep/disk-retry.ts";
+import { silentLogger } from "../../../src/log.ts";
+import { waitFor } from "../../support/daemon.ts";
 
 describe("DiskRetry", () => {
   it("hands kept messages back once, and only when the disk has space again", async () => {

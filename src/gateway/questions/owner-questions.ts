@@ -3,11 +3,30 @@
 // $N"). Kept in memory: after a restart the buttons answer "no longer open" and the command
 // still works as text. Only the owner's press counts.
 import { randomBytes } from "node:crypto";
-import type { Choice, ChoicePress, DeliveryTarget, InboundMessage } from "../channels/channel.ts";
-import { usdText } from "../spending/budget.ts";
-import type { GatewayContext } from "./context.ts";
-import { approvePairing } from "./pairing-approval.ts";
-import { gatewayHost } from "./scheduler-host.ts";
+import type { Choice, ChoicePress, DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
+import { ownerTarget } from "../sessions.ts";
+import { usdText } from "../../spending/budget.ts";
+import { approvePairing } from "../access/pairing-approval.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../log.ts";
+import type { Budget } from "../../spending/budget.ts";
+import type { PairingApprovalDeps } from "../access/pairing-approval.ts";
+import type { PairingStore } from "../access/pairing.ts";
+import type { AgentRuntime } from "../agent-runtime.ts";
+import type { ChannelRegistry } from "../delivery/channel-registry.ts";
+import type { SessionStore } from "../sessions.ts";
+
+/** What the owner's questions use of the gateway: the channels to ask in, and the stores a press changes. */
+export interface OwnerQuestionDeps extends PairingApprovalDeps {
+  budget: Budget;
+  channels: ChannelRegistry;
+  config: Config;
+  log: Logger;
+  ownerQuestions: OwnerQuestions;
+  pairing: PairingStore;
+  runtime: AgentRuntime;
+  sessions: SessionStore;
+}
 
 /** What a press did: the presser's short answer, and the line the question shows from now on (absent: it stays open). */
 export type PressResult = { answer: string; settled?: string };
@@ -24,9 +43,9 @@ const MAX_OPEN = 100;
 
 export class OwnerQuestions {
   readonly #open = new Map<string, Open>();
-  readonly #ctx: GatewayContext;
+  readonly #ctx: OwnerQuestionDeps;
 
-  constructor(ctx: GatewayContext) {
+  constructor(ctx: OwnerQuestionDeps) {
     this.#ctx = ctx;
   }
 
@@ -68,8 +87,8 @@ export class OwnerQuestions {
 }
 
 /** Tells the owner about a new pairing code, with Approve / Deny (their most recent chat). */
-export async function askAboutPairing(ctx: GatewayContext, m: InboundMessage, code: string): Promise<void> {
-  const to = gatewayHost(ctx).ownerTarget();
+export async function askAboutPairing(ctx: OwnerQuestionDeps, m: InboundMessage, code: string): Promise<void> {
+  const to = ownerTarget(ctx.sessions);
   const text = `🤝 ${m.sender.name} (${m.channel}:${m.sender.id}) asks to talk with you privately. Their pairing code: ${code}`;
   await ctx.ownerQuestions.ask(to, text, [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }], (choice, by) => {
     ctx.pairing.reload(ctx.log);
@@ -83,7 +102,7 @@ export async function askAboutPairing(ctx: GatewayContext, m: InboundMessage, co
 }
 
 /** `/model` with buttons: one per configured model (at most 10); a press switches the conversation's model. */
-export async function askModel(ctx: GatewayContext, to: DeliveryTarget, sessionKey: string, scope: "main" | "shared", text: string): Promise<boolean> {
+export async function askModel(ctx: OwnerQuestionDeps, to: DeliveryTarget, sessionKey: string, scope: "main" | "shared", text: string): Promise<boolean> {
   const names = ctx.runtime.modelChoices().slice(0, 10);
   if (names.length < 2) return false;
   return ctx.ownerQuestions.ask(to, text, names.map((name, i) => ({ id: String(i), label: name })), (choice, by) => {
@@ -95,7 +114,7 @@ export async function askModel(ctx: GatewayContext, to: DeliveryTarget, sessionK
 }
 
 /** A budget notice with "Raise today's limit by $N" (N: half the daily limit, at least $1; $5 without a daily limit). */
-export async function notifyOwnerWithRaise(ctx: GatewayContext, to: DeliveryTarget, text: string): Promise<boolean> {
+export async function notifyOwnerWithRaise(ctx: OwnerQuestionDeps, to: DeliveryTarget, text: string): Promise<boolean> {
   const daily = ctx.config.budget.daily;
   const amount = daily === undefined ? 5 : Math.max(1, Math.ceil(daily / 2));
   return ctx.ownerQuestions.ask(to, text, [{ id: "raise", label: `Raise today's limit by ${usdText(amount)}` }], (_choice, by) => {

@@ -3,16 +3,16 @@
 // and a replay never needs the platform again. A refused sender's files are never fetched: the
 // router calls this only for an allowed message.
 import { join, relative, sep } from "node:path";
-import type { MediaRef, Scope } from "../agent/messages.ts";
-import type { Attachment, InboundMessage } from "../channels/channel.ts";
-import type { Held } from "../agent/paid-call.ts";
-import type { Logger } from "../log.ts";
-import { isIndexablePath } from "../memory/search/index-files.ts";
-import { memoryScopeFor } from "../memory/visibility.ts";
-import { isTooLarge } from "../media/download.ts";
-import { mediaDir, storeBytes, storeMedia, writeOnce } from "../media/store.ts";
-import { transcribe, type TranscriptionConfig } from "../media/transcribe.ts";
-import { TRANSCRIPTION_KEY_ENV } from "../config/config.ts";
+import type { MediaRef, Scope } from "../../agent/messages.ts";
+import type { Attachment, InboundMessage } from "../../channels/channel.ts";
+import type { Held } from "../../agent/paid-call.ts";
+import type { Logger } from "../../log.ts";
+import { isIndexablePath } from "../../memory/search/index-files.ts";
+import { memoryScopeFor } from "../../memory/visibility.ts";
+import { isTooLarge } from "../../media/download.ts";
+import { mediaDir, storeBytes, storeMedia, writeOnce } from "../../media/store.ts";
+import { transcribe, type TranscriptionConfig } from "../../media/transcribe.ts";
+import { TRANSCRIPTION_KEY_ENV } from "../../config/config.ts";
 
 /** A stalled file endpoint must not hold the chat's messages forever. */
 const DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -130,7 +130,7 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
       for (const rel of new Set([r.ref.path, derived])) noteText(o, rel);
       if (r.ref.kind === "document" && o.onTextStored) {
         // For search only: the model reads the PDF itself. After this message, in the background.
-        const { extractPdfTextLater } = await import("../media/pdf-text.ts");
+        const { extractPdfTextLater } = await import("../../media/pdf-text.ts");
         void extractPdfTextLater(o.workspace, r.ref.path, (rel) => noteText(o, rel), o.log);
       }
     } else {

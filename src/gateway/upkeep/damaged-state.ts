@@ -4,8 +4,8 @@
 // notice can neither get lost nor outlive the file it is about.
 import { readdirSync } from "node:fs";
 import path from "node:path";
-import { DAMAGED_MARK } from "../damaged-mark.ts";
-import { homePaths } from "../config/home.ts";
+import { DAMAGED_MARK } from "../../damaged-mark.ts";
+import { homePaths } from "../../config/home.ts";
 
 export interface DamagedFile {
   /** The state file that was damaged, relative to the home: `sessions/index.json`. */

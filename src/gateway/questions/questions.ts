@@ -7,10 +7,10 @@
 // digits anyway). One question per chat at a time; a second waits for the first. A slash command
 // is never taken as an answer (/stop still stops the run).
 import { randomBytes } from "node:crypto";
-import type { AskChoice, AskOptions } from "../agent/tool.ts";
-import type { ChoicePress, DeliveryTarget, InboundMessage } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import type { ChannelRegistry } from "./delivery/channel-registry.ts";
+import type { AskChoice, AskOptions } from "../../agent/tool.ts";
+import type { ChoicePress, DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
+import type { Logger } from "../../log.ts";
+import type { ChannelRegistry } from "../delivery/channel-registry.ts";
 
 /** What the questions need of the channels. */
 type QuestionChannels = Pick<ChannelRegistry, "send" | "canAsk" | "askChoices" | "settleChoices">;

@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { MemoryReducer } from "../../src/gateway/memory-reducer.ts";
+import { MemoryReducer } from "../../../src/gateway/upkeep/memory-reducer.ts";
 
 function reducer() {
   const pending: Array<() => void> = [];
@@ -94,7 +94,7 @@ describe("MemoryReducer", () => {
   });
 
   it("without --expose-gc, the real collection shrinks the heap and leaves no gc function on the global", () => {
-    const mod = fileURLToPath(new URL("../../src/gateway/memory-reducer.ts", import.meta.url));
+    const mod = fileURLToPath(new URL("../../../src/gateway/upkeep/memory-reducer.ts", import.meta.url));
     const script = `
       const { MemoryReducer } = await import(${JSON.stringify(mod)});
       let keep = []; for (let i = 0; i < 500000; i++) keep.push({ i, s: "x" + i }); keep = [];

@@ -2,9 +2,9 @@
 // chats (main), the groups the config allows and the people paired with Hearth (their shared
 // sessions, as access.ts names them), nothing else. A job or task whose answer goes to a chat is
 // made in that chat's scope, so the owner's memory never reaches a group or a stranger.
-import type { DeliveryTarget } from "../channels/channel.ts";
-import type { ChatPlace, PlaceOfChat } from "../channels/chat-place.ts";
-import type { Config } from "../config/schema.ts";
+import type { DeliveryTarget } from "../../channels/channel.ts";
+import type { ChatPlace, PlaceOfChat } from "../../channels/chat-place.ts";
+import type { Config } from "../../config/schema.ts";
 import { accessRules } from "./access.ts";
 import type { PairingStore } from "./pairing.ts";
 

@@ -2,19 +2,28 @@
 // the Approve button, the dashboard): the store records it, and the person is told in the
 // private chat they wrote from that they may talk now — else they would wait for a reply that
 // never comes, or give up.
-import type { GatewayContext } from "./context.ts";
 import type { ApprovedSender } from "./pairing.ts";
+import type { Logger } from "../../log.ts";
+import type { ChannelRegistry } from "../delivery/channel-registry.ts";
+import type { PairingStore } from "./pairing.ts";
+
+/** What approving a pairing code uses of the gateway. */
+export interface PairingApprovalDeps {
+  channels: ChannelRegistry;
+  log: Logger;
+  pairing: PairingStore;
+}
 
 export const APPROVED_TEXT = "Good news: my owner approved you. You can talk to me now — just write.";
 
 /** Approves `code` (see PairingStore.approve); null when no such live code exists. The message is sent in the background. */
-export function approvePairing(ctx: GatewayContext, code: string): ApprovedSender | null {
+export function approvePairing(ctx: PairingApprovalDeps, code: string): ApprovedSender | null {
   const approved = ctx.pairing.approve(code);
   if (approved) void tellApproved(ctx, approved);
   return approved;
 }
 
-async function tellApproved(ctx: GatewayContext, a: ApprovedSender): Promise<void> {
+async function tellApproved(ctx: PairingApprovalDeps, a: ApprovedSender): Promise<void> {
   // A Telegram private chat's id is the user's; a Discord DM channel is not, and an older code did not record it.
   const chatId = a.chatId ?? (a.channel === "telegram" ? a.userId : undefined);
   if (!chatId || a.channel === "cli") return;

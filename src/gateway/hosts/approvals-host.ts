@@ -1,15 +1,26 @@
 // The approvals' host (approvals/host.ts) over the gateway context: questions go to the run's
-// chat when its channel has buttons, else to the owner's preferred chat (the scheduler host's
+// chat when its channel has buttons, else to the owner's preferred chat (sessions.ts
 // `ownerTarget`), else to the private chat of the first Telegram owner; a terminal run's question
 // with none of these is kept for the next `hearth chat`.
-import type { DeliveryTarget } from "../channels/channel.ts";
-import type { ApprovalHost } from "../approvals/host.ts";
-import type { GatewayContext } from "./context.ts";
-import { gatewayHost } from "./scheduler-host.ts";
+import { ownerTarget } from "../sessions.ts";
+import type { DeliveryTarget } from "../../channels/channel.ts";
+import type { ApprovalHost } from "../../approvals/host.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../log.ts";
+import type { ChannelRegistry } from "../delivery/channel-registry.ts";
+import type { SessionStore } from "../sessions.ts";
 
-export function approvalsHost(ctx: GatewayContext): ApprovalHost {
+/** What the approvals' host uses of the gateway. */
+export interface ApprovalsHostDeps {
+  channels: ChannelRegistry;
+  config: Config;
+  log: Logger;
+  sessions: SessionStore;
+}
+
+export function approvalsHost(ctx: ApprovalsHostDeps): ApprovalHost {
   const candidates = (to: DeliveryTarget | null): DeliveryTarget[] => {
-    const owner = gatewayHost(ctx).ownerTarget();
+    const owner = ownerTarget(ctx.sessions);
     const telegramOwner = ctx.config.channels.telegram?.ownerIds[0];
     return [to, owner, telegramOwner ? { channel: "telegram" as const, chatId: telegramOwner } : null].filter((t): t is DeliveryTarget => t !== null);
   };

@@ -4,14 +4,14 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { emptyUsage } from "../../src/agent/messages.ts";
-import { listDamaged } from "../../src/gateway/damaged-state.ts";
-import { homePaths } from "../../src/config/home.ts";
-import { PairingStore } from "../../src/gateway/pairing.ts";
-import { JobStore } from "../../src/scheduler/job-store.ts";
-import { RunLog } from "../../src/scheduler/run-log.ts";
-import { SessionStore } from "../../src/gateway/sessions.ts";
-import { createLogger, silentLogger } from "../../src/log.ts";
+import { emptyUsage } from "../../../src/agent/messages.ts";
+import { listDamaged } from "../../../src/gateway/upkeep/damaged-state.ts";
+import { homePaths } from "../../../src/config/home.ts";
+import { PairingStore } from "../../../src/gateway/access/pairing.ts";
+import { JobStore } from "../../../src/scheduler/job-store.ts";
+import { RunLog } from "../../../src/scheduler/run-log.ts";
+import { SessionStore } from "../../../src/gateway/sessions.ts";
+import { createLogger, silentLogger } from "../../../src/log.ts";
 
 let home: string;
 beforeEach(() => {

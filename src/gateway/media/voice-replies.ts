@@ -2,20 +2,20 @@
 // speech service of `voice.tts`, the chat's `/voice` setting over `voice.reply`, the budget
 // asked and each part's price held before it is spoken, and each part metered in the usage
 // ledger like any paid call.
-import type { Scope } from "../agent/messages.ts";
-import type { Config } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
-import { mediaDir, storeBytes } from "../media/store.ts";
-import { synthesize, type SpeechConfig } from "../media/speech.ts";
-import { memoryScopeFor } from "../memory/visibility.ts";
-import type { Budget } from "../spending/budget.ts";
-import type { UsageLedger } from "../spending/ledger.ts";
-import { speechPricePerMillionChars } from "../spending/pricing.ts";
-import type { Reservations } from "../spending/reservations.ts";
-import { holdPaidCall } from "./paid-calls.ts";
-import type { Speaker } from "./delivery/spoken-reply.ts";
-import type { InboxEntry } from "./inbox.ts";
-import type { SessionStore } from "./sessions.ts";
+import type { Scope } from "../../agent/messages.ts";
+import type { Config } from "../../config/schema.ts";
+import type { Logger } from "../../log.ts";
+import { mediaDir, storeBytes } from "../../media/store.ts";
+import { synthesize, type SpeechConfig } from "../../media/speech.ts";
+import { memoryScopeFor } from "../../memory/visibility.ts";
+import type { Budget } from "../../spending/budget.ts";
+import type { UsageLedger } from "../../spending/ledger.ts";
+import { speechPricePerMillionChars } from "../../spending/pricing.ts";
+import type { Reservations } from "../../spending/reservations.ts";
+import { holdPaidCall } from "../paid-calls.ts";
+import type { Speaker } from "../delivery/spoken-reply.ts";
+import type { InboxEntry } from "../inbox.ts";
+import type { SessionStore } from "../sessions.ts";
 
 export interface VoiceDeps {
   config: Config;
