@@ -23,6 +23,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY src ./src
+# The bash grammar the approvals read command lines with (kept in the repository, not installed).
+COPY vendor ./vendor
 # The templates `hearth init` and every start copy into a new home's workspace.
 COPY workspace ./workspace
 # The home, and the compile cache bin/hearth.js keeps under node_modules/.cache (a warm start

@@ -45,11 +45,12 @@ async function chat(home: string, modelUrl: string, text: string): Promise<void>
   await execFileAsync(process.execPath, [bin, "chat", "-m", text], { env: env(home, modelUrl) });
 }
 
-// The target grew with the capabilities whose official SDKs the project uses: openai (~35 MB on
-// disk, OpenAI-compatible providers), @modelcontextprotocol/sdk with its HTTP stack (~15 MB),
-// the web-fetch libraries (readability, linkedom, turndown, unpdf: ~15 MB) and sharp with its
-// libvips build (~20 MB, pictures). The core (Telegram, Discord, Anthropic, zod) is the ~70 MB it
-// was; none of the new libraries loads until used.
+// The target grew with the capabilities whose libraries the project uses:
+// @modelcontextprotocol/sdk with its HTTP stack (~15 MB), the web-fetch libraries (readability,
+// linkedom, turndown, unpdf: ~15 MB), sharp with its libvips build (~20 MB, pictures) and
+// web-tree-sitter (~5 MB, the approvals' bash reader; its grammar is kept in vendor/). The core
+// (Telegram, Discord, Anthropic, zod) is the ~70 MB it was; none of the others loads until used.
+// OpenAI-compatible providers need no package (providers/openai/chat-api.ts).
 const DEPENDENCIES_TARGET_MB = 175;
 
 function productionDependenciesMb(): Figure {

@@ -4,7 +4,7 @@
 // program, the line's file redirections, and where each command's standard input comes from.
 // What is only known when the line runs (a variable, a substitution, a glob) is marked unknown,
 // never guessed; a line that does not parse is reported as such, so the policy can fail closed.
-import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { Language, Parser, type Node } from "web-tree-sitter";
 
 /** One word of a command. */
@@ -57,6 +57,9 @@ export interface ShellReader {
   read(line: string): ShellLine;
 }
 
+/** The grammar, kept in the repository without the package's C sources and native builds (vendor/tree-sitter-bash/README.md). */
+export const GRAMMAR_PATH = fileURLToPath(new URL("../../vendor/tree-sitter-bash/tree-sitter-bash.wasm", import.meta.url));
+
 let loading: Promise<ShellReader> | null = null;
 
 /**
@@ -72,7 +75,7 @@ export function shellReader(): Promise<ShellReader> {
 async function loadReader(): Promise<ShellReader> {
   try {
     await Parser.init();
-    const bash = await Language.load(createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    const bash = await Language.load(GRAMMAR_PATH);
     const parser = new Parser();
     parser.setLanguage(bash);
     return { read: (line) => readLine(parser, line) };

@@ -100,18 +100,21 @@ async function runProbe(name: string, p: Provider, probe: Probe, model: string |
 }
 
 async function checkOpenAI(name: string, p: Provider, model: string | undefined, toolsOff: boolean): Promise<Check> {
-  const { default: OpenAI } = await import("openai");
-  const client = new OpenAI({ apiKey: p.apiKey ?? "none", baseURL: p.baseUrl!, maxRetries: 0, timeout: TIMEOUT_MS, defaultHeaders: { ...(p.apiKey ? {} : { Authorization: null }), ...p.headers } });
+  const { ChatApi } = await import("../agent/providers/openai/chat-api.ts");
+  const client = new ChatApi({ apiKey: p.apiKey, baseURL: p.baseUrl!, headers: p.headers });
   return runProbe(name, p, {
     baseUrl: client.baseURL,
-    list: async () => (await client.models.list()).data.map((m) => m.id),
+    list: () => client.listModels(AbortSignal.timeout(TIMEOUT_MS)),
     callsTool: async (m) => {
-      const r = await client.chat.completions.create({
-        model: m,
-        max_tokens: 64,
-        messages: [{ role: "user", content: PING_PROMPT }],
-        tools: [{ type: "function", function: { name: PING_TOOL.name, description: PING_TOOL.description, parameters: PING_TOOL.schema } }],
-      });
+      const r = await client.createChat(
+        {
+          model: m,
+          max_tokens: 64,
+          messages: [{ role: "user", content: PING_PROMPT }],
+          tools: [{ type: "function", function: { name: PING_TOOL.name, description: PING_TOOL.description, parameters: PING_TOOL.schema } }],
+        },
+        AbortSignal.timeout(TIMEOUT_MS),
+      );
       return (r.choices[0]?.message.tool_calls?.length ?? 0) > 0;
     },
   }, model, toolsOff);

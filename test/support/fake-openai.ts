@@ -1,6 +1,6 @@
 /**
  * A fake OpenAI-compatible Chat Completions server on 127.0.0.1 (what Ollama, LM Studio, vLLM,
- * OpenRouter and Groq speak). The real `openai` SDK talks to it through `baseURL` (`<url>/v1`).
+ * OpenRouter and Groq speak). Hearth's client talks to it through `baseURL` (`<url>/v1`).
  * `POST /v1/chat/completions` takes the next scripted reply from a FIFO queue and streams it
  * exactly as the API does: `data: {chunk}\n\n` lines, tool-call arguments split across chunks
  * by `index`, a usage chunk (empty `choices`) when `stream_options.include_usage`, then

@@ -1,7 +1,10 @@
 // An OAuth-protected Streamable HTTP MCP server on loopback, built on the official SDK's
 // server-side auth: authorization server metadata, dynamic registration, PKCE, `resource`
 // checks, expiring access tokens with rotating refresh tokens, client credentials, and a tool
-// ("admin") that needs a scope the first login does not grant (step-up). The authorization step
+// ("admin") that needs a scope the first login does not grant (step-up); optionally a 401 that
+// names the scope to ask for, or a 2025-03-26 server without protected-resource metadata (with
+// authorization server metadata at its origin, or only the default /authorize, /token and
+// /register there). The authorization step
 // approves at once and redirects: a test plays the browser with an HTTP client.
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
@@ -9,6 +12,9 @@ import express, { type Request, type Response } from "express";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { mcpAuthRouter, getOAuthProtectedResourceMetadataUrl } from "@modelcontextprotocol/sdk/server/auth/router.js";
+import { authorizationHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/authorize.js";
+import { clientRegistrationHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/register.js";
+import { tokenHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/token.js";
 import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
 import type { OAuthServerProvider, AuthorizationParams } from "@modelcontextprotocol/sdk/server/auth/provider.js";
 import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js";
@@ -39,6 +45,14 @@ export interface OAuthMcpOptions {
   withoutPkce?: boolean;
   /** A confidential client for client_credentials. */
   machineClient?: { id: string; secret: string };
+  /** The 401 names these scopes (`WWW-Authenticate: Bearer …, scope="…"`), and a token must carry them. */
+  challengeScopes?: string[];
+  /**
+   * A 2025-03-26 server: no protected-resource metadata, the authorization server at the MCP
+   * server's origin, with its metadata there ("metadata") or none at all ("endpoints": only
+   * /authorize, /token and /register).
+   */
+  legacy?: "metadata" | "endpoints";
 }
 
 interface Grant {
@@ -149,10 +163,26 @@ export async function startOAuthMcpServer(opts: OAuthMcpOptions = {}): Promise<O
       res.status(400).json({ error: "invalid_target", error_description: (err as Error).message });
     }
   });
-  app.use(mcpAuthRouter({ provider, issuerUrl: new URL(origin), resourceServerUrl: mcpUrl, scopesSupported: ["read"] }));
+  if (opts.legacy) {
+    if (opts.legacy === "metadata") {
+      app.get("/.well-known/oauth-authorization-server", (_req, res) => {
+        res.json({
+          issuer: `${origin}/`,
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: `${origin}/token`,
+          registration_endpoint: `${origin}/register`,
+          response_types_supported: ["code"],
+          code_challenge_methods_supported: ["S256"],
+        });
+      });
+    }
+    app.use("/authorize", authorizationHandler({ provider }));
+    app.use("/token", tokenHandler({ provider }));
+    app.use("/register", clientRegistrationHandler({ clientsStore }));
+  } else app.use(mcpAuthRouter({ provider, issuerUrl: new URL(origin), resourceServerUrl: mcpUrl, scopesSupported: ["read"] }));
 
-  const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(mcpUrl);
-  const bearer = requireBearerAuth({ verifier: provider, resourceMetadataUrl, expectedResource: mcpUrl });
+  const resourceMetadataUrl = opts.legacy ? undefined : getOAuthProtectedResourceMetadataUrl(mcpUrl);
+  const bearer = requireBearerAuth({ verifier: provider, resourceMetadataUrl, expectedResource: mcpUrl, requiredScopes: opts.challengeScopes ?? [] });
   app.post("/mcp", (req, res, next) => {
     res.on("finish", () => {
       if (res.statusCode === 401) seen.refused++;
@@ -163,7 +193,7 @@ export async function startOAuthMcpServer(opts: OAuthMcpOptions = {}): Promise<O
     if (body.method === "tools/call" && body.params?.name === "admin" && !req.auth!.scopes.includes("admin")) {
       res
         .status(403)
-        .set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="read admin", resource_metadata="${resourceMetadataUrl}", error_description="admin needs the admin scope"`)
+        .set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="read admin",${resourceMetadataUrl ? ` resource_metadata="${resourceMetadataUrl}",` : ""} error_description="admin needs the admin scope"`)
         .json({ error: "insufficient_scope" });
       return;
     }

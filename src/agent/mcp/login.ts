@@ -4,8 +4,10 @@
 // `hearth mcp call` and the daemon (when a server turns out to need a login) all use it.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { McpServerConfig } from "./config.ts";
+import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { registerSecret } from "../../log.ts";
+import { expandVariables, type McpServerConfig } from "./config.ts";
 import { HearthOAuthProvider } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";
 
@@ -38,7 +40,10 @@ const PAGE_OK = "<!doctype html><meta charset=utf-8><title>Hearth</title><p>Hear
 export async function beginLogin(o: LoginOptions): Promise<LoginStart> {
   const url = o.config.url;
   if (!url) throw new Error(`The MCP server "${o.name}" runs as a command (stdio): only HTTP servers log in.`);
-  const asked = o.store.read(o.name, url).scope;
+  const env = o.env ?? process.env;
+  // A step-up's scopes (a 403 named them for a call) come before those the server names to anyone.
+  const challenge = await readChallenge(o.name, url, o.config, env);
+  const asked = o.store.read(o.name, url).scope ?? challenge.scope;
   o.store.update(o.name, url, (r) => {
     const { verifier: _old, ...rest } = r;
     return rest;
@@ -51,12 +56,12 @@ export async function beginLogin(o: LoginOptions): Promise<LoginStart> {
     url,
     auth: o.config.auth,
     store: o.store,
-    env: o.env ?? process.env,
+    env,
     login: { redirectUrl: listener.redirectUrl, state, onAuthorizationUrl: (u) => (authorizationUrl = u) },
   });
   let first: Awaited<ReturnType<typeof auth>>;
   try {
-    first = await auth(provider, { serverUrl: url, ...(asked ? { scope: asked } : {}) });
+    first = await auth(provider, { serverUrl: url, ...(asked ? { scope: asked } : {}), ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}) });
   } catch (err) {
     await listener.close();
     throw err;
@@ -79,6 +84,44 @@ export async function beginLogin(o: LoginOptions): Promise<LoginStart> {
     }
   })();
   return { type: "redirect", authorizationUrl: String(authorizationUrl), done, cancel: () => listener.close() };
+}
+
+interface Challenge {
+  scope?: string | undefined;
+  resourceMetadataUrl?: URL | undefined;
+}
+
+/**
+ * What the server's 401 says to a client without a token (`WWW-Authenticate: Bearer
+ * resource_metadata="…", scope="…"`): the scope it names is the one to ask for, ahead of every
+ * scope its metadata lists. Asked the way a connection starts (an unauthenticated `initialize`),
+ * since that is the request a server answers with its challenge. Empty when the server answers
+ * otherwise or not at all: the flow then finds what it needs by discovery, as before.
+ */
+async function readChallenge(name: string, url: string, config: McpServerConfig, env: NodeJS.ProcessEnv): Promise<Challenge> {
+  const configured = expandVariables(config.headers, env, `mcp.servers.${name}.headers`);
+  for (const v of Object.values(configured)) registerSecret(v);
+  const headers = {
+    ...configured,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "hearth", version: "0.1.0" } } };
+  let res: Response;
+  try {
+    res = await fetch(url, { method: "POST", headers, body: JSON.stringify(initialize), signal: AbortSignal.timeout(config.timeoutMs) });
+  } catch {
+    return {};
+  }
+  await res.body?.cancel().catch(() => {});
+  if (res.status === 401) {
+    const { scope, resourceMetadataUrl } = extractWWWAuthenticateParams(res);
+    return { scope, resourceMetadataUrl };
+  }
+  // A server that let the probe in opened a session for it: end it (best effort).
+  const session = res.headers.get("mcp-session-id");
+  if (res.ok && session) await fetch(url, { method: "DELETE", headers: { ...headers, "mcp-session-id": session }, signal: AbortSignal.timeout(config.timeoutMs) }).catch(() => {});
+  return {};
 }
 
 interface Loopback {

@@ -1,6 +1,7 @@
 // Hearth's side of the MCP authorization flow (spec revision 2025-11-25), as the SDK's `auth()`
 // drives it: this provider keeps what the flow learns in the McpAuthStore, refuses an
-// authorization server that does not advertise PKCE with S256, always names the MCP server as
+// authorization server whose metadata does not advertise PKCE with S256 (a 2025-03-26 server
+// without metadata gets the default endpoints), always names the MCP server as
 // the RFC 8707 `resource`, and — when no login is under way — stops the flow with
 // LoginRequiredError instead of sending anyone anywhere: a daemon has no browser.
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -184,9 +185,13 @@ export class HearthOAuthProvider implements OAuthClientProvider {
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
-    if (!this.#machine) {
-      const methods = state.authorizationServerMetadata?.code_challenge_methods_supported;
-      if (!methods?.includes("S256")) throw new PkceUnsupportedError(this.#o.server, String(state.authorizationServerUrl));
+    // Metadata that leaves S256 out is refused. No metadata at all is a 2025-03-26 server: the
+    // flow uses the default endpoints (/authorize, /token, /register at its origin), and that
+    // revision makes PKCE mandatory for every server with nothing to advertise it in; the
+    // challenge is sent all the same.
+    const metadata = state.authorizationServerMetadata;
+    if (!this.#machine && metadata && !metadata.code_challenge_methods_supported?.includes("S256")) {
+      throw new PkceUnsupportedError(this.#o.server, String(state.authorizationServerUrl));
     }
     this.#update((r) => ({ ...r, discovery: JSON.parse(JSON.stringify(state)) as Record<string, unknown> }));
   }

@@ -1,7 +1,8 @@
 // The MCP authorization flow against an OAuth-protected server built on the SDK's server-side
 // auth: discovery, registration, PKCE with S256 and the resource indicator, the loopback
 // callback and its state, refresh after expiry, client credentials, step-up on
-// insufficient_scope, and an authorization server without PKCE refused.
+// insufficient_scope, the scope a 401 names, a 2025-03-26 server without protected-resource
+// metadata, and an authorization server without PKCE refused.
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -189,6 +190,63 @@ describe("an authorization server without PKCE", () => {
       manager.start();
       await manager.settled();
       expect(conn.view()).toMatchObject({ status: "down", lastError: sentence });
+    } finally {
+      await manager.stop();
+    }
+  });
+});
+
+describe("a server whose 401 names the scope to ask for", () => {
+  let named: OAuthMcpServer;
+  beforeAll(async () => {
+    named = await startOAuthMcpServer({ challengeScopes: ["files:read"] });
+  });
+  afterAll(() => named.close());
+
+  it("the owner's login link asks for exactly that scope, not the ones its metadata lists, and the tools work after it", async () => {
+    const config = mcpServerSchema.parse({ url: named.url });
+    const authDir = join(dir, "named");
+    const sent: string[] = [];
+    const manager = new McpManager({ config: { servers: { named: config } }, log: createLogger({ level: "silent" }), authDir, backoff: { baseMs: 60_000 }, notifyOwner: async (t) => void sent.push(t) });
+    const conn = manager.server("named")!;
+    try {
+      manager.start();
+      await waitFor("the login link", () => sent.length === 1);
+      const link = /^(http:\/\/127\.0\.0\.1:\d+\/authorize\?.*)$/m.exec(sent[0]!)![1]!;
+      expect(new URL(link).searchParams.get("scope")).toBe("files:read");
+      expect((await playBrowser(link)).status).toBe(200);
+      await waitFor("the server to be ready", () => conn.view().status === "ready");
+      expect(named.seen.authorize).toEqual([{ resource: named.url, scopes: ["files:read"], method: "S256" }]);
+      expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: files:read");
+    } finally {
+      await manager.stop();
+    }
+  });
+});
+
+describe.each([
+  ["its authorization server metadata at its origin", "metadata"],
+  ["only the default /authorize, /token and /register at its origin", "endpoints"],
+] as const)("a 2025-03-26 server without protected-resource metadata, with %s", (_what, legacy) => {
+  let old: OAuthMcpServer;
+  beforeAll(async () => {
+    old = await startOAuthMcpServer({ legacy });
+  });
+  afterAll(() => old.close());
+
+  it("logs in there, and the tools work after it", async () => {
+    const config = mcpServerSchema.parse({ url: old.url });
+    const { store, manager, conn } = setup(`old-${legacy}`, config);
+    try {
+      const start = await loginThroughBrowser(`old-${legacy}`, config, store);
+      expect(start.authorizationUrl.startsWith(`${old.origin}/authorize?`)).toBe(true);
+      expect(old.seen.registrations).toBe(1);
+      expect(old.seen.authorize).toEqual([{ resource: old.url, scopes: [], method: "S256" }]);
+      expect(old.seen.token.map((t) => [t.grant, t.resource])).toEqual([["authorization_code", old.url]]);
+      manager.start();
+      await manager.settled();
+      expect(conn.view().status).toBe("ready");
+      expect((await conn.call("whoami", {}, signal())).content).toBe("authorized with scopes: read");
     } finally {
       await manager.stop();
     }

@@ -1,11 +1,11 @@
 // An OpenAI-compatible Chat Completions endpoint as a model target: one streamed attempt over
-// the official `openai` SDK. Retries, backoff, stalls and fallbacks are the shared policy's.
-import type OpenAI from "openai";
+// Hearth's own client (chat-api.ts). Retries, backoff, stalls and fallbacks are the shared policy's.
 import type { AssistantBlock, AssistantStop, Usage } from "../../messages.ts";
 import { classifyModelError, type SdkErrors } from "../../model-errors.ts";
 import { AttemptWatch, type AttemptResult, type ShownText } from "../attempt.ts";
 import type { ModelCapabilities } from "../model.ts";
 import type { ModelTarget } from "../policy.ts";
+import { ChatApi, chatApiErrors, type ChatParams, type ChatUsage } from "./chat-api.ts";
 import { toChatParams } from "./request.ts";
 
 export interface OpenAIConnection {
@@ -14,23 +14,12 @@ export interface OpenAIConnection {
   headers?: Record<string, string> | undefined;
 }
 
-type Loaded = { client: OpenAI; sdk: SdkErrors };
+type Loaded = { client: ChatApi; sdk: SdkErrors };
 
-/** The SDK client for one endpoint, loaded with its first request. */
+/** The client for one endpoint, made with its first request. */
 export function openaiConnection(c: OpenAIConnection): () => Promise<Loaded> {
-  let loaded: Promise<Loaded> | null = null;
-  return () =>
-    (loaded ??= import("openai").then((sdk) => ({
-      sdk,
-      client: new sdk.default({
-        // Local servers (Ollama, LM Studio, vLLM) take no key; the SDK insists on one, so it gets
-        // a placeholder that never leaves this process (no Authorization header is sent).
-        apiKey: c.apiKey ?? "none",
-        baseURL: c.baseURL,
-        defaultHeaders: { ...(c.apiKey ? {} : { Authorization: null }), ...c.headers },
-        maxRetries: 0,
-      }),
-    })));
+  let loaded: Loaded | null = null;
+  return async () => (loaded ??= { sdk: chatApiErrors, client: new ChatApi({ apiKey: c.apiKey, baseURL: c.baseURL, headers: c.headers }) });
 }
 
 export interface OpenAITargetOptions {
@@ -64,9 +53,9 @@ interface CallDraft {
 }
 
 async function streamAttempt(
-  client: OpenAI,
+  client: ChatApi,
   sdk: SdkErrors,
-  params: OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+  params: ChatParams,
   opts: OpenAITargetOptions,
   idleTimeoutMs: number,
   signal: AbortSignal,
@@ -81,8 +70,7 @@ async function streamAttempt(
   let answeredBy = model;
   let finish: string | null = null;
   try {
-    const stream = await client.chat.completions.create(params, { signal: watch.signal });
-    for await (const chunk of stream) {
+    for await (const chunk of client.streamChat(params, watch.signal)) {
       watch.touch();
       if (chunk.model) answeredBy = chunk.model;
       if (chunk.usage) readUsage(usage, chunk.usage);
@@ -131,7 +119,7 @@ function callIndex(calls: CallDraft[], tc: { index?: number; id?: string }): num
 }
 
 /** The usage chunk (`stream_options.include_usage`): cached prompt tokens are counted apart, as Anthropic's are. */
-function readUsage(usage: Usage, u: OpenAI.CompletionUsage): void {
+function readUsage(usage: Usage, u: ChatUsage): void {
   const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
   usage.inputTokens = Math.max(0, (u.prompt_tokens ?? 0) - cached);
   usage.cacheReadTokens = cached;

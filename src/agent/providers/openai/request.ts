@@ -1,12 +1,10 @@
 // The one boundary between Hearth's messages and the OpenAI Chat Completions API (OpenAI,
 // OpenRouter, Groq, Ollama, LM Studio, vLLM, llama.cpp's server).
-import type OpenAI from "openai";
 import type { AssistantMessage, ToolCallBlock, UserMessage } from "../../messages.ts";
 import { mediaParts, type MediaPart } from "../../media-view.ts";
 import { MISSING_RESULT, type ModelRequest } from "../model.ts";
+import type { ChatAssistantMessage, ChatContentPart, ChatImagePart, ChatMessage, ChatParams, ChatToolCall } from "./chat-api.ts";
 
-type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
-type ChatToolCall = OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
 
 const INTERRUPTED = "[interrupted]";
 
@@ -87,7 +85,7 @@ function userContent(m: UserMessage, _opts: ChatOptions): string {
   return m.text;
 }
 
-type UserPart = string | OpenAI.Chat.ChatCompletionContentPartImage;
+type UserPart = string | ChatImagePart;
 
 /** An attachment: an image as an `image_url` part when the model has vision, else a line of text. */
 function mediaPart(part: MediaPart, opts: ChatOptions): UserPart {
@@ -103,9 +101,9 @@ function mediaPart(part: MediaPart, opts: ChatOptions): UserPart {
   }
 }
 
-const toChatPart = (p: UserPart): OpenAI.Chat.ChatCompletionContentPart => (typeof p === "string" ? { type: "text", text: p } : p);
+const toChatPart = (p: UserPart): ChatContentPart => (typeof p === "string" ? { type: "text", text: p } : p);
 
-function assistantMessage(m: AssistantMessage, withTools: boolean): OpenAI.Chat.ChatCompletionAssistantMessageParam | null {
+function assistantMessage(m: AssistantMessage, withTools: boolean): ChatAssistantMessage | null {
   const texts: string[] = [];
   const calls: ChatToolCall[] = [];
   for (const b of m.content) {
@@ -136,7 +134,7 @@ function assistantMessage(m: AssistantMessage, withTools: boolean): OpenAI.Chat.
   };
 }
 
-function mergeAssistant(prev: OpenAI.Chat.ChatCompletionAssistantMessageParam, next: OpenAI.Chat.ChatCompletionAssistantMessageParam): void {
+function mergeAssistant(prev: ChatAssistantMessage, next: ChatAssistantMessage): void {
   const texts = [prev.content, next.content].filter((c): c is string => typeof c === "string" && c.length > 0);
   prev.content = texts.length > 0 ? texts.join("\n\n") : null;
   const calls = [...(prev.tool_calls ?? []), ...(next.tool_calls ?? [])];
@@ -147,7 +145,7 @@ function mergeAssistant(prev: OpenAI.Chat.ChatCompletionAssistantMessageParam, n
 const toolMessage = (id: string, text: string, isError: boolean): ChatMessage => ({ role: "tool", tool_call_id: id, content: isError ? `Error: ${text}` : text });
 
 /** The full streaming request body for one model. */
-export function toChatParams(req: ModelRequest, model: string, opts: ChatOptions & { maxTokensField: "max_tokens" | "max_completion_tokens" }): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
+export function toChatParams(req: ModelRequest, model: string, opts: ChatOptions & { maxTokensField: "max_tokens" | "max_completion_tokens" }): ChatParams {
   return {
     model,
     messages: toChatMessages(req, opts),
