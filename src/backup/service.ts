@@ -4,7 +4,7 @@
 // own files are deleted; a failure is logged and told to the owner, and retried `every` later.
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 import { homePaths } from "../config/home.ts";
 import type { Config } from "../config/schema.ts";
 import { hearthCmd } from "../hearth-command.ts";

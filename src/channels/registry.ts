@@ -2,7 +2,7 @@
 // (descriptor.ts's contract) and one line here; the configuration, the gateway, setup, doctor,
 // status and the dashboard learn it from this list.
 import { z } from "zod";
-import { strict } from "../config/fields.ts";
+import { strict } from "../config-fields.ts";
 import type { ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";
 import { telegram } from "./telegram/descriptor.ts";

@@ -3,7 +3,7 @@
 // it starts). `run` needs the daemon: only the daemon runs jobs.
 import type { Config } from "../config/schema.ts";
 import { loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config/fields.ts";
+import { systemTimeZone } from "../config-fields.ts";
 import { describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import type { JobInput } from "../scheduler/job-input.ts";

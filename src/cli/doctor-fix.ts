@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config/fields.ts";
+import { systemTimeZone } from "../config-fields.ts";
 import { CONFIG_UPGRADE_COPY, homePaths } from "../config/home.ts";
 import { ensureHome } from "../config/init.ts";
 import { migrateConfigFile } from "../config/migrations.ts";

@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, parseConfig } from "../config/config.ts";
 import { configSchema, type Config } from "../config/schema.ts";
 import { octal, openToOthers } from "../config/home-modes.ts";
 import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
-import { systemTimeZone } from "../config/fields.ts";
+import { systemTimeZone } from "../config-fields.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import { readSecrets } from "../config/secrets.ts";

@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/config.ts";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 import { homePaths } from "../config/home.ts";
 import { ENDPOINT_KEY_ENV, modelName, writeSetup, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
 import { hearthCmd } from "../hearth-command.ts";

@@ -1,7 +1,7 @@
 // `hearth tasks [ID] [--json]`, `hearth tasks cancel ID`: the daemon's background tasks — running
 // ones and recent ones, one in detail with its progress lines and result — and stopping one.
 import { loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config/fields.ts";
+import { systemTimeZone } from "../config-fields.ts";
 import { homePaths } from "../config/home.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { localDate, localTime } from "../time.ts";

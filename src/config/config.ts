@@ -10,7 +10,7 @@ import { registerSecret } from "../log.ts";
 import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
 import { expandHome, homePaths } from "./home.ts";
 import { ConfigError } from "./config-error.ts";
-import { logLevels } from "./fields.ts";
+import { logLevels } from "../config-fields.ts";
 import { migrateConfigText } from "./migrations.ts";
 import { withSecrets } from "./secrets.ts";
 import { configSchema, type Config } from "./schema.ts";

@@ -6,7 +6,7 @@ import { constants, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.ts";
-import { systemTimeZone } from "./fields.ts";
+import { systemTimeZone } from "../config-fields.ts";
 import { homePaths } from "./home.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
 

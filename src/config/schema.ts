@@ -10,7 +10,7 @@ import { execHostsSchema } from "../agent/tools/hosts/config.ts";
 import { channelsSchema, CONFIGURABLE_IDS } from "../channels/registry.ts";
 import { CONFIG_VERSION } from "./config-version.ts";
 import { secretMap, toVariable, type SecretMove } from "../secret-fields.ts";
-import { clockTime, duration, envName, speechFormats, voiceReplyModes, httpUrl, logLevels, positiveInt, parseDuration, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "./fields.ts";
+import { clockTime, duration, envName, speechFormats, voiceReplyModes, httpUrl, logLevels, positiveInt, parseDuration, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "../config-fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 

@@ -28,7 +28,7 @@ import { heartbeatModel, purposeModels } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
 import { assertModelCredentials } from "../config/credentials.ts";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 import { MemoryReducer } from "./upkeep/memory-reducer.ts";
 import { SessionActivity } from "./upkeep/session-activity.ts";
 import { meteredModel, type UsageSink } from "../spending/metered-model.ts";

@@ -4,7 +4,7 @@ import type { Scope } from "../agent/messages.ts";
 import { modelErrorNotice } from "../agent/model-errors.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { InboundMessage, MenuCommand } from "../channels/channel.ts";
-import { queueModes, type QueueMode } from "../config/fields.ts";
+import { queueModes, type QueueMode } from "../config-fields.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";

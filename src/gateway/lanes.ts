@@ -8,7 +8,7 @@ import type { RunStatus } from "../agent/events.ts";
 import type { SteeringSource } from "../agent/steering.ts";
 import type { ReplyOutcome } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
-import type { QueueMode } from "../config/fields.ts";
+import type { QueueMode } from "../config-fields.ts";
 import { internalErrorText, isDiskFull } from "../storage.ts";
 import { ReplyFanout } from "./delivery/reply-fanout.ts";
 import type { LaneItem, RunExecutor, RunOutcome } from "./lane-item.ts";

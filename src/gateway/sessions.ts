@@ -8,7 +8,7 @@ import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { checkValue, loadJsonFile, writeFileAtomic, type Salvaged } from "../storage.ts";
 import { localDate } from "../memory/daily-log.ts";
-import { queueModes, type QueueMode } from "../config/fields.ts";
+import { queueModes, type QueueMode } from "../config-fields.ts";
 import { estimateCostUsd } from "../spending/pricing.ts";
 import { CLI_TARGET } from "../scheduler/host.ts";
 

@@ -4,7 +4,7 @@
 // may be written as a short string ("owner", "telegram:123").
 import { z } from "zod";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 import { checkSchedule } from "./schedule.ts";
 
 export const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;

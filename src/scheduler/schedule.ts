@@ -2,7 +2,7 @@
 // repeats); `every` counts whole intervals from the job's creation, so a restart never shifts
 // it; `at` is one instant. Everything here is pure: times in, times out.
 import { Cron } from "croner";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 import type { Schedule } from "./job.ts";
 
 /** Counting missed runs stops here; more are reported as "1000 or more". */

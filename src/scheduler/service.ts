@@ -9,7 +9,7 @@ import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
 import { readNote } from "../memory/workspace-files.ts";
 import type { Config } from "../config/schema.ts";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 import type { HomePaths } from "../config/home.ts";
 import { Engine, realTimers, type Timers } from "./engine.ts";
 import { Heartbeat, type TickReport } from "./heartbeat.ts";

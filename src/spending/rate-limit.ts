@@ -3,7 +3,7 @@ import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, writeFileAtomic } from "../storage.ts";
 import type { Config } from "../config/schema.ts";
-import { parseDuration } from "../config/fields.ts";
+import { parseDuration } from "../config-fields.ts";
 
 // Per-sender and per-chat rate limits for shared scopes (groups, paired people): a sliding
 // window of accepted messages per key. Past the limit a message is refused before it reaches

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/config.ts";
 import type { Config } from "../../src/config/schema.ts";
-import { parseDuration, systemTimeZone } from "../../src/config/fields.ts";
+import { parseDuration, systemTimeZone } from "../../src/config-fields.ts";
 import { expandHome, homePaths, resolveHome } from "../../src/config/home.ts";
 import { redact } from "../../src/log.ts";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { systemTimeZone } from "../../src/config/fields.ts";
+import { systemTimeZone } from "../../src/config-fields.ts";
 import type { Gateway } from "../../src/gateway/gateway.ts";
 import { localDate } from "../../src/time.ts";
 import { cleanupDaemon, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";

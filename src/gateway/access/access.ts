@@ -3,7 +3,7 @@
 import type { Scope } from "../../agent/messages.ts";
 import type { DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
 import type { Config } from "../../config/schema.ts";
-import type { QueueMode } from "../../config/fields.ts";
+import type { QueueMode } from "../../config-fields.ts";
 import type { PairingStore } from "./pairing.ts";
 
 /** One chat channel's access rules, with Telegram's "groups" and Discord's "guilds" unified. */

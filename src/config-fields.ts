@@ -1,7 +1,8 @@
-// The building blocks of the config schema: strict objects that suggest the key meant, secrets
-// checked without quoting them, durations, time zones, platform ids, rate limits and prices.
+// The building blocks of the config schema, shared by config/ and the channels' descriptors:
+// strict objects that suggest the key meant, secrets checked without quoting them, durations,
+// time zones and prices. A channel section's shared keys are channels/access-config.ts.
 import { z } from "zod";
-import { secretValue, type SecretMove } from "../secret-fields.ts";
+import { secretValue, type SecretMove } from "./secret-fields.ts";
 
 export const queueModes = ["steer", "followup", "collect", "interrupt"] as const;
 export type QueueMode = (typeof queueModes)[number];
@@ -64,79 +65,6 @@ export const duration = z.preprocess(
 export const clockTime = z
   .string()
   .regex(/^(?:[01]\d|2[0-3]):[0-5]\d$|^24:00$/, 'expected a time "HH:MM" on a 24-hour clock, e.g. "08:00"');
-
-export const namePattern = z
-  .string()
-  .nullable()
-  .superRefine((source, ctx) => {
-    if (source === null) return;
-    if (source.trim() === "") {
-      ctx.addIssue({ code: "custom", message: "an empty pattern would match every message; use null to turn it off" });
-      return;
-    }
-    try {
-      new RegExp(source, "i");
-    } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${(err as Error).message}` });
-    }
-  })
-  .default(null);
-
-export type Platform = "Telegram" | "Discord";
-
-/**
- * A platform id, given as a JSON number or a string, always a string in the output. Discord ids
- * are larger than 2^53: as JSON numbers they have already lost digits, so they must be strings.
- */
-export function platformId(platform: Platform) {
-  const digits = platform === "Telegram" ? /^-?\d+$/ : /^\d+$/;
-  return z
-    .union([z.string(), z.number()], { error: `expected a ${platform} id (a number or a string of digits)` })
-    .transform((v, ctx) => {
-      if (typeof v === "number") {
-        if (Number.isSafeInteger(v)) return String(v);
-        ctx.addIssue({
-          code: "custom",
-          message: `${v} is not an exact integer: write ${platform} ids as strings, e.g. "1234567890123456789"`,
-        });
-        return z.NEVER;
-      }
-      const id = v.trim();
-      if (digits.test(id)) return id;
-      ctx.addIssue({ code: "custom", message: `"${v}" is not a ${platform} id (ids are numbers, not names)` });
-      return z.NEVER;
-    });
-}
-
-export const idList = (platform: Platform) => z.array(platformId(platform)).default([]);
-
-export const dmPolicy = z.enum(["pairing", "allowlist", "disabled"]).default("pairing");
-/** Pairing codes that may wait for approval at once on one channel (dmPolicy "pairing"). */
-export const maxPendingPairings = z.number().int().min(1).max(100).default(3);
-
-/** Addressed messages allowed per window in a shared scope; 0 means no limit. */
-export const rateLimit = (perSender: number, perChat: number) =>
-  strict({
-    perSender: z.int().min(0).default(perSender),
-    perChat: z.int().min(0).default(perChat),
-    window: duration.default("1h"),
-  }).prefault({});
-
-/** Messages a paired person (shared DM) may send per window; 0 means no limit. */
-export const dmRateLimit = strict({ perSender: z.int().min(0).default(30), window: duration.default("1h") }).prefault({});
-
-export const groupRules = (platform: Platform) =>
-  strict({
-    policy: z.enum(["allowlist", "open", "disabled"]).default("allowlist"),
-    allow: idList(platform),
-    requireMention: z.boolean().default(true),
-    rateLimit: rateLimit(10, 30),
-    /**
-     * Groups (Discord: servers or channels) whose conversations may start background tasks
-     * (spawn_task, task_status, cancel_task, /tasks), each seeing only its own; none by default.
-     */
-    tasks: idList(platform),
-  }).prefault({});
 
 /** The name of an environment variable that holds a key (instead of writing the key in config.json). */
 export const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name such as MY_API_KEY");
