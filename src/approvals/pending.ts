@@ -1,6 +1,7 @@
 // Questions still waiting for the owner (`<home>/approvals-pending.json`), so that a restart
 // finds the ones it left: their buttons are taken away (the run that asked is gone, and a press
 // on them must not run anything), and the run, retried by the inbox's recovery, asks again.
+import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
@@ -8,7 +9,7 @@ import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
 const pendingSchema = z.object({
   key: z.string(),
   /** Where the question is and its message id; absent while it is being sent (a crash then leaves a message the daemon cannot find). */
-  shown: z.object({ to: z.object({ channel: z.enum(["telegram", "discord", "cli"]), chatId: z.string(), threadId: z.string().optional() }), messageId: z.string() }).optional(),
+  shown: z.object({ to: z.object({ channel: channelIdSchema, chatId: z.string(), threadId: z.string().optional() }), messageId: z.string() }).optional(),
   text: z.string(),
   session: z.string(),
   tool: z.string(),

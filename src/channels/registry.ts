@@ -3,7 +3,7 @@
 // status and the dashboard learn it from this list.
 import { z } from "zod";
 import { strict } from "../config-fields.ts";
-import type { ChannelDescriptor } from "./descriptor.ts";
+import type { ChannelAccess, ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";
 import { telegram } from "./telegram/descriptor.ts";
 import { terminal } from "./terminal/descriptor.ts";
@@ -35,3 +35,30 @@ export const channelsSchema = strict(Object.fromEntries(CONFIGURABLE.map((c) => 
 type ChannelShapes = {
   [D in (typeof CHANNELS)[number] as D extends ChannelDescriptor<infer C, infer Id> ? ([C] extends [never] ? never : Id) : never]: D extends ChannelDescriptor<infer C, string> ? z.ZodOptional<z.ZodType<C, any>> : never;
 };
+
+/** A configured channel's section of config.json (`config.channels`), or undefined when it is not configured. */
+export function channelSection(channels: object, id: string): Record<string, unknown> | undefined {
+  return (channels as Record<string, Record<string, unknown> | undefined>)[id];
+}
+
+/** Who may talk to Hearth on channel `id`; null when it is not configured (or has no such rules: the terminal). */
+export function channelAccess(channels: object, id: string): ChannelAccess | null {
+  const d = channelDescriptor(id);
+  const section = channelSection(channels, id);
+  return d?.access && section ? d.access(section) : null;
+}
+
+/** The chat address forms a job may deliver to, for help texts: "telegram:<chatId> or discord:<channelId>". */
+export function chatAddressHelp(): string {
+  const forms = CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`);
+  return forms.length > 1 ? `${forms.slice(0, -1).join(", ")} or ${forms.at(-1)}` : (forms[0] ?? "");
+}
+
+/**
+ * The owner's private chat on channel `id` when the platform's id for it is the owner's user id
+ * (Telegram); null where that chat has an id of its own (a Discord DM channel) or no owner is set.
+ */
+export function ownerPrivateChat(channels: object, id: ConfigurableId): { channel: ConfigurableId; chatId: string } | null {
+  const owner = channelAccess(channels, id)?.ownerIds[0];
+  return owner && channelDescriptor(id)?.chats?.kind(owner) === "person" ? { channel: id, chatId: owner } : null;
+}

@@ -1,18 +1,27 @@
 // What `hearth help` and `--help` print, per command: a usage error shows only the usage of the
 // command that was mistyped.
+import { CONFIGURABLE } from "../channels/registry.ts";
 import { hearthCommand } from "../hearth-command.ts";
 
 export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory" | "hosts" | "service";
 
+// The chat channels' parts come from the registry: a new platform shows up here by itself.
+const SETUP = CONFIGURABLE.filter((c) => c.setup);
+const CHANNEL_NAMES = SETUP.map((c) => c.name).join("/");
+const API_FLAGS = SETUP.map((c) => `[--${c.setup!.apiFlag} URL]`).join(" ");
+const CHANNEL_FLAGS = SETUP.map((c) => `[--${c.id} [--${c.id}-owner ID] [--${c.setup!.apiFlag} URL]]`).join(" ");
+const TOKEN_VARS = CONFIGURABLE.flatMap((c) => (c.credentials ?? []).map((k) => k.variable)).join(", ");
+const DELIVER_FORMS = CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`).join("|");
+
 const LINES: Record<CommandName, string[]> = {
   setup: [
-    "setup                        a wizard: model and key, Telegram/Discord bot, your owner id (checked as it goes)",
-    "      [--base-url URL] [--telegram-api-root URL] [--discord-api-base URL]   other addresses (a proxy, a Bot API server)",
+    `setup                        a wizard: model and key, ${CHANNEL_NAMES} bot, your owner id (checked as it goes)`,
+    `      [--base-url URL] ${API_FLAGS}   other addresses (a proxy, a Bot API server)`,
     "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
-    "      [--telegram [--telegram-owner ID] [--telegram-api-root URL]] [--discord [--discord-owner ID] [--discord-api-base URL]]",
+    `      ${CHANNEL_FLAGS}`,
     "      [--handshake-timeout 5m] [--pm2]",
     "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
-    "                             TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN; without --…-owner, the owner is whoever",
+    `                             ${TOKEN_VARS}; without --…-owner, the owner is whoever`,
     "                             sends the bot, in private, the one-time code setup shows (within --handshake-timeout)",
   ],
   start: ["start                        run the gateway in the foreground (pm2 and systemd run this); when pm2 or the", "                             systemd unit has Hearth, start it through that instead"],
@@ -39,7 +48,7 @@ const LINES: Record<CommandName, string[]> = {
   cron: [
     "cron list [--json]           scheduled jobs with their next and last run",
     'cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"',
-    "         [--session main|isolated] [--deliver origin|owner|none|telegram:<chatId>|discord:<channelId>]",
+    `         [--session main|isolated] [--deliver origin|owner|none|${DELIVER_FORMS}]`,
     "         [--catch-up 1h] [--task]",
     "cron rm ID                   delete a job",
     "cron run ID                  run a job now (needs the daemon)",
@@ -128,7 +137,7 @@ Environment:
   HEARTH_HOME          the home folder (default ~/.hearth)
   ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
   ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
-  TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN   channel tokens
+  ${TOKEN_VARS}   channel tokens
   HEARTH_LOG           log level: debug, info, warn or error
 `;
 }

@@ -1,5 +1,6 @@
 // `hearth pairing list | approve CODE | revoke CHANNEL:USERID`: through the daemon when it
 // runs (it holds the pairing state), directly on pairing.json otherwise.
+import { CHANNELS as REGISTRY } from "../channels/registry.ts";
 import type { ChannelId } from "../channels/channel.ts";
 import { describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
@@ -14,7 +15,8 @@ interface PairingIO {
   stderr: NodeJS.WritableStream;
 }
 
-const CHANNELS: ChannelId[] = ["telegram", "discord"];
+/** The channels where strangers can ask to pair. */
+const CHANNELS: ChannelId[] = REGISTRY.filter((c) => c.capabilities.strangers).map((c) => c.id);
 
 export type PairingAction =
   | { action: "list" }

@@ -1,6 +1,7 @@
 // The configuration: `<home>/config.json` (JSON with comments), validated by one zod schema (schema.ts) in
 // which every key has a default, then secrets from the environment. A bad file is a ConfigError
 // that names the file and the key path, never a half-valid config.
+import { CONFIGURABLE } from "../channels/registry.ts";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
@@ -118,8 +119,8 @@ export const TRANSCRIPTION_KEY_ENV = "HEARTH_TRANSCRIPTION_API_KEY";
 const envOverrides: { variable: string; path: string[] }[] = [
   { variable: "ANTHROPIC_API_KEY", path: ["model", "apiKey"] },
   { variable: "ANTHROPIC_BASE_URL", path: ["model", "baseUrl"] },
-  { variable: "TELEGRAM_BOT_TOKEN", path: ["channels", "telegram", "token"] },
-  { variable: "DISCORD_BOT_TOKEN", path: ["channels", "discord", "token"] },
+  // Each chat channel's credentials (its descriptor's): TELEGRAM_BOT_TOKEN → channels.telegram.token.
+  ...CONFIGURABLE.flatMap((c) => (c.credentials ?? []).map((k) => ({ variable: k.variable, path: ["channels", c.id, k.key] }))),
   { variable: "BRAVE_API_KEY", path: ["tools", "web", "search", "apiKey"] },
 ];
 

@@ -2,6 +2,7 @@
 // run as configured: the model's key, the bot tokens of the channels it names. A restore without
 // --include-secrets says this, so that the owner learns before the start that the bot would be
 // silent, and what brings it back.
+import { CONFIGURABLE, channelSection } from "../channels/registry.ts";
 import { assertModelCredentials, MissingApiKeyError } from "./credentials.ts";
 import { loadConfig } from "./config.ts";
 import { PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
@@ -32,7 +33,12 @@ export function missingSecrets(home: string): MissingSecret[] {
     const variable = config.providers[provider]?.apiKeyEnv ?? PROVIDER_PRESETS[provider]?.keyEnv ?? "ANTHROPIC_API_KEY";
     out.push({ what: "the model's API key", variable, effect: "Hearth does not start without it" });
   }
-  if (config.channels.telegram && !config.channels.telegram.token) out.push({ what: "the Telegram bot token", variable: "TELEGRAM_BOT_TOKEN", effect: "Hearth starts without Telegram" });
-  if (config.channels.discord && !config.channels.discord.token) out.push({ what: "the Discord bot token", variable: "DISCORD_BOT_TOKEN", effect: "Hearth starts without Discord" });
+  for (const c of CONFIGURABLE) {
+    const section = channelSection(config.channels, c.id);
+    if (!section) continue;
+    for (const k of c.credentials ?? []) {
+      if (!section[k.key]) out.push({ what: `the ${c.name} bot ${k.key}`, variable: k.variable, effect: `Hearth starts without ${c.name}` });
+    }
+  }
   return out;
 }

@@ -10,6 +10,7 @@
 // whether the run was a trial (recovery.ts): the entry held alone, in a run that had the daemon
 // to itself, after the daemon had been up long enough to count as stable. Only a trial that
 // crashed proves the message itself is what crashes the daemon.
+import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
 import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
@@ -19,7 +20,7 @@ import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, typ
 /** The message as a channel delivered it (validation only: the record read is kept whole). */
 export const InboundMessageSchema = z.object({
   id: z.string(),
-  channel: z.enum(["telegram", "discord", "cli"]),
+  channel: channelIdSchema,
   chat: z.object({
     id: z.string(),
     type: z.enum(["dm", "group"]),

@@ -2,6 +2,7 @@
 // (scope, last activity, context use, /queue override), today's token use, and the owner's
 // most recently used chat. Persisted to sessions/index.json with atomic writes, read back
 // through the validating loader: a damaged record costs that record, never the daemon.
+import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
 import { addUsage, emptyUsage, type Scope, type Usage } from "../agent/messages.ts";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
@@ -44,7 +45,6 @@ interface IndexFile {
   ownerMessageAt?: number;
 }
 
-const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodType<ChannelId>;
 const count = z.number().finite().nonnegative();
 const usageSchema = z.object({ inputTokens: count, outputTokens: count, cacheReadTokens: count, cacheCreationTokens: count }) satisfies z.ZodType<Usage>;
 

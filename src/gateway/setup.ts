@@ -2,6 +2,8 @@
 // and the memory service. Shared by `hearth start` and the embedded gateway of `hearth chat`.
 import { join } from "node:path";
 import type { Channel } from "../channels/channel.ts";
+import { withFallbacks } from "../channels/fallbacks.ts";
+import { CONFIGURABLE, channelSection } from "../channels/registry.ts";
 import { UnstartableChannel } from "../channels/unstartable.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import type { Logger } from "../log.ts";
@@ -13,30 +15,32 @@ import { commandMenu, slashCommands } from "./commands.ts";
 import type { GatewayOptions } from "./gateway.ts";
 
 /**
- * The chat channels to run: each configured one. One without its token is registered as
- * unstartable, with what is missing and the command that adds it, so that status lists it as not
- * running (a restore without secrets leaves the token out, and the bot would go quiet unsaid).
- * One not configured is not wanted: a debug line only. Adapters load only when configured and
- * startable: discord.js alone costs ~50 MB and ~0.3 s to import.
+ * The chat channels to run: each configured one of the registry. One without its credentials is
+ * registered as unstartable, with what is missing and the command that adds it, so that status
+ * lists it as not running (a restore without secrets leaves the token out, and the bot would go
+ * quiet unsaid). One not configured is not wanted: a debug line only. Adapters load only when
+ * configured and startable (descriptor.create imports them): discord.js alone costs ~50 MB and
+ * ~0.3 s to import.
  */
 export async function chatChannels(home: string, config: Config, log: Logger): Promise<Channel[]> {
   const channels: Channel[] = [];
-  const { telegram, discord } = config.channels;
-  const noToken = (variable: string, key: string) =>
-    `no bot token (${variable} in ${homePaths(home).secrets} or the environment, or ${key} in config.json): \`${hearthCmd("setup")}\` adds it`;
-  if (!telegram) log.debug("channel.not_configured", { channel: "telegram", hint: "add channels.telegram to config.json" });
-  else if (!telegram.token) channels.push(new UnstartableChannel("telegram", noToken("TELEGRAM_BOT_TOKEN", "channels.telegram.token")));
-  else {
-    const { createTelegramChannel } = await import("../channels/telegram/channel.ts");
-    // The menus come from the one command table: the owner's private chat shows the owner's.
-    const commandMenus = { owner: commandMenu("owner"), everyone: commandMenu("everyone") };
-    channels.push(createTelegramChannel({ ...telegram, commandMenus }, { log: log.child({ channel: "telegram" }) }));
-  }
-  if (!discord) log.debug("channel.not_configured", { channel: "discord", hint: "add channels.discord to config.json" });
-  else if (!discord.token) channels.push(new UnstartableChannel("discord", noToken("DISCORD_BOT_TOKEN", "channels.discord.token")));
-  else {
-    const { createDiscordChannel } = await import("../channels/discord/channel.ts");
-    channels.push(createDiscordChannel({ ...discord, slashCommands: slashCommands() }, { log: log.child({ channel: "discord" }) }));
+  // The menus come from the one command table: the owner's private chat shows the owner's.
+  const deps = { commandMenus: { owner: commandMenu("owner"), everyone: commandMenu("everyone") }, slashCommands: slashCommands() };
+  for (const c of CONFIGURABLE) {
+    const section = channelSection(config.channels, c.id);
+    if (!section) {
+      log.debug("channel.not_configured", { channel: c.id, hint: `add channels.${c.id} to config.json` });
+      continue;
+    }
+    const missing = (c.credentials ?? []).find((k) => typeof section[k.key] !== "string" || section[k.key] === "");
+    if (missing) {
+      const what = missing.key === "token" ? "no bot token" : `no ${missing.key}`;
+      const reason = `${what} (${missing.variable} in ${homePaths(home).secrets} or the environment, or channels.${c.id}.${missing.key} in config.json): \`${hearthCmd("setup")}\` adds it`;
+      channels.push(new UnstartableChannel(c.id, reason));
+      continue;
+    }
+    // What the platform lacks (buttons, edits) the channel-neutral fallbacks stand in for.
+    if (c.create) channels.push(withFallbacks(await c.create(section, { ...deps, log: log.child({ channel: c.id }) }), c.capabilities));
   }
   return channels;
 }

@@ -2,6 +2,7 @@
 // the daemon loads it, when the owner edits it by hand and before every write. The file is meant
 // to be read and edited by people: times are ISO strings, durations are "30m", and a delivery
 // may be written as a short string ("owner", "telegram:123").
+import { channelDescriptor, channelIdSchema, chatAddressHelp } from "../channels/registry.ts";
 import { z } from "zod";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
 import { parseDuration } from "../config-fields.ts";
@@ -31,9 +32,6 @@ export const scheduleSchema = z.discriminatedUnion(
 );
 export type Schedule = z.output<typeof scheduleSchema>;
 
-const telegramChat = /^-?\d+$/;
-const discordChannel = /^\d+$/;
-
 /**
  * Where a run's answer goes. `origin` is the chat a job was created from (resolved when it was
  * created); `owner` is the owner's most recently used chat at the time of the run.
@@ -45,22 +43,23 @@ export type Delivery =
   | ({ to: "origin" } & DeliveryTarget);
 
 const target = {
-  channel: z.enum(["telegram", "discord", "cli"]),
+  channel: channelIdSchema,
   chatId: z.string().trim().min(1),
   threadId: z.string().trim().min(1).optional(),
 };
 
-export const DELIVERY_HELP = "origin, owner, none, telegram:<chatId> or discord:<channelId>";
+export const DELIVERY_HELP = `origin, owner, none, ${chatAddressHelp()}`;
 
-/** "owner" | "none" | "telegram:<chatId>[:<threadId>]" | "discord:<channelId>" → a delivery; null if not one of those. */
+/** "owner" | "none" | "<channel>:<chatId>[:<threadId>]" (a chat id of the channel's form, descriptor `chats`) → a delivery; null if not one of those. */
 export function parseDeliveryText(text: string): Delivery | null {
   const s = text.trim();
   if (s === "owner" || s === "none") return { to: s };
-  const m = /^(telegram|discord):([^:\s]+)(?::([^:\s]+))?$/.exec(s);
+  const m = /^([a-z0-9-]+):([^:\s]+)(?::([^:\s]+))?$/.exec(s);
   if (!m) return null;
   const channel = m[1] as ChannelId;
   const chatId = m[2]!;
-  if (!(channel === "telegram" ? telegramChat : discordChannel).test(chatId)) return null;
+  const chats = channelDescriptor(channel)?.chats;
+  if (!chats?.pattern.test(chatId)) return null;
   return { to: "chat", channel, chatId, ...(m[3] ? { threadId: m[3] } : {}) };
 }
 

@@ -1,5 +1,6 @@
 // The agent's cron tools: cron_add, cron_list, cron_remove. The tool policy keeps them in the
 // owner's main scope (MAIN_ONLY_TOOLS), whatever a shared chat's model asks for.
+import { chatAddressHelp } from "../channels/registry.ts";
 import { z } from "zod";
 import { defineTool, type Tool } from "../agent/tool.ts";
 import type { JobInput } from "./job-input.ts";
@@ -29,7 +30,7 @@ export function createCronTools(cron: CronManager): Tool[] {
         every: z.string().optional().describe('Interval, e.g. "2h"'),
         at: z.string().optional().describe("One time, ISO 8601, e.g. 2026-11-23T09:00:00+01:00"),
         session: z.enum(["main", "isolated"]).optional().describe("main: in this conversation (default); isolated: its own session"),
-        deliver: z.string().optional().describe("origin (this chat, default), owner, none, telegram:<chatId> or discord:<channelId>"),
+        deliver: z.string().optional().describe(`origin (this chat, default), owner, none, ${chatAddressHelp()}`),
         task: z.boolean().optional().describe("true: each run starts a background task that reports back when done (long work)"),
       }),
       readOnly: false,

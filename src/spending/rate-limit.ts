@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { channelAccess } from "../channels/registry.ts";
 import type { InboundMessage } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, writeFileAtomic } from "../storage.ts";
@@ -179,7 +180,7 @@ export function rateKeysOf(channel: string, chatId: string, senderId: string): {
 
 /** The rule for a shared-scope message: its channel's group (guild) limits, or dmRateLimit for a paired person. */
 export function rateRuleFor(config: Config, m: InboundMessage): RateRule | null {
-  const c = m.channel === "telegram" ? config.channels.telegram : m.channel === "discord" ? config.channels.discord : undefined;
+  const c = channelAccess(config.channels, m.channel);
   if (!c) return null;
   if (m.chat.type === "dm") {
     const r = c.dmRateLimit;
@@ -190,9 +191,8 @@ export function rateRuleFor(config: Config, m: InboundMessage): RateRule | null 
 
 /** A group's (guild's) rule on `channel`; null when the channel is not configured. */
 export function groupRateRule(config: Config, channel: string): RateRule | null {
-  const c = channel === "telegram" ? config.channels.telegram : channel === "discord" ? config.channels.discord : undefined;
-  if (!c) return null;
-  const r = "groups" in c ? c.groups.rateLimit : c.guilds.rateLimit;
+  const r = channelAccess(config.channels, channel)?.groups.rateLimit;
+  if (!r) return null;
   return { perSender: r.perSender, perChat: r.perChat, windowMs: parseDuration(r.window) ?? 3_600_000 };
 }
 

@@ -150,7 +150,7 @@ export class TaskService {
       task: text,
       ...(input.context?.trim() ? { context: input.context.trim() } : {}),
       parent,
-      target: { channel: target.channel as "telegram" | "discord" | "cli", chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) },
+      target: { channel: target.channel, chatId: target.chatId, ...(target.threadId ? { threadId: target.threadId } : {}) },
       ...(model ? { model } : {}),
       ...(input.tools?.length ? { tools: input.tools.map((t) => t.trim()).filter(Boolean) } : {}),
       depth,

@@ -4,6 +4,7 @@
 // from there, across restarts), one `result` (fsynced before it is delivered: the text delivered,
 // with its label) and `noted` once the result is in the parent session's transcript. A task
 // without a result after a restart was interrupted: its inbox entry (gateway) runs it again.
+import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
@@ -11,7 +12,7 @@ import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, typ
 export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time", "over-turns", "over-budget"] as const;
 export type TaskEnd = (typeof taskEnds)[number];
 
-const target = z.object({ channel: z.enum(["telegram", "discord", "cli"]), chatId: z.string().min(1), threadId: z.string().optional() });
+const target = z.object({ channel: channelIdSchema, chatId: z.string().min(1), threadId: z.string().optional() });
 
 export const TaskRecordSchema = z.discriminatedUnion("type", [
   z.object({

@@ -3,31 +3,21 @@
 import type { Scope } from "../../agent/messages.ts";
 import type { DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
 import type { Config } from "../../config/schema.ts";
-import type { QueueMode } from "../../config-fields.ts";
+import type { ChannelAccess } from "../../channels/descriptor.ts";
+import { channelAccess, CONFIGURABLE_IDS, type ConfigurableId } from "../../channels/registry.ts";
 import type { PairingStore } from "./pairing.ts";
 
-/** One chat channel's access rules, with Telegram's "groups" and Discord's "guilds" unified. */
+/** What access decisions read of a channel's rules (its descriptor's ChannelAccess; Discord's "guilds" are its groups). */
 export interface AccessRules {
   ownerIds: string[];
-  dmPolicy: "pairing" | "allowlist" | "disabled";
+  dmPolicy: ChannelAccess["dmPolicy"];
   allowFrom: string[];
-  groups: { policy: "allowlist" | "open" | "disabled"; allow: string[]; requireMention: boolean; tasks?: string[] };
-  queueMode: QueueMode | null;
+  groups: { policy: ChannelAccess["groups"]["policy"]; allow: string[]; requireMention: boolean; tasks?: string[] };
+  queueMode: ChannelAccess["queueMode"];
 }
 
 export function accessRules(config: Config, channel: InboundMessage["channel"]): AccessRules | null {
-  switch (channel) {
-    case "telegram": {
-      const t = config.channels.telegram;
-      return t ? { ownerIds: t.ownerIds, dmPolicy: t.dmPolicy, allowFrom: t.allowFrom, groups: t.groups, queueMode: t.queueMode } : null;
-    }
-    case "discord": {
-      const d = config.channels.discord;
-      return d ? { ownerIds: d.ownerIds, dmPolicy: d.dmPolicy, allowFrom: d.allowFrom, groups: d.guilds, queueMode: d.queueMode } : null;
-    }
-    case "cli":
-      return null;
-  }
+  return channelAccess(config.channels, channel);
 }
 
 export type AccessDecision =
@@ -76,7 +66,7 @@ export function opensTasks(m: InboundMessage, rules: AccessRules | null): boolea
 
 /** The chat of group session `group:<channel>:<chatId>[:<threadId>]` (decideAccess names it); null for any other session. */
 export function groupTarget(sessionKey: string): DeliveryTarget | null {
-  const m = /^group:(telegram|discord):([^:]+)(?::([^:]+))?$/.exec(sessionKey);
-  if (!m) return null;
-  return { channel: m[1] as "telegram" | "discord", chatId: m[2]!, ...(m[3] ? { threadId: m[3] } : {}) };
+  const m = /^group:([a-z0-9-]+):([^:]+)(?::([^:]+))?$/.exec(sessionKey);
+  if (!m || !CONFIGURABLE_IDS.includes(m[1] as ConfigurableId)) return null;
+  return { channel: m[1] as ConfigurableId, chatId: m[2]!, ...(m[3] ? { threadId: m[3] } : {}) };
 }

@@ -4,6 +4,7 @@
 // made in that chat's scope, so the owner's memory never reaches a group or a stranger.
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { ChatPlace, PlaceOfChat } from "../../channels/chat-place.ts";
+import { channelDescriptor } from "../../channels/registry.ts";
 import type { Config } from "../../config/schema.ts";
 import { accessRules } from "./access.ts";
 import type { PairingStore } from "./pairing.ts";
@@ -22,24 +23,26 @@ function placeOf(config: Config, pairing: Pick<PairingStore, "isApproved">, to: 
   const rules = accessRules(config, to.channel);
   if (!rules) return { type: "refused", reason: `${text} is on ${to.channel}, which is not set up in config.json` };
   if (owner && owner.channel === to.channel && owner.chatId === to.chatId) return { type: "owner" };
-  // A Telegram private chat's id is its user's id; groups have negative ids.
-  const person = to.channel === "telegram" && !to.chatId.startsWith("-");
+  // The platform says what its chat ids name: a Telegram private chat's id is its user's id and
+  // groups have negative ids; a Discord channel id does not say whether it is a DM.
+  const d = channelDescriptor(to.channel);
+  const kind = d?.chats?.kind(to.chatId) ?? "unknown";
+  const person = kind === "person";
   if (person && rules.ownerIds.includes(to.chatId)) return { type: "owner" };
-  // Under groups.policy "open" Hearth answers in any group; a Discord channel id does not say
-  // whether it is a DM, so there only a listed one counts.
-  const listed = rules.groups.allow.includes(to.chatId) || (rules.groups.policy === "open" && to.channel === "telegram");
+  // Under groups.policy "open" Hearth answers in any group; where an id may be a DM, only a listed one counts.
+  const listed = rules.groups.allow.includes(to.chatId) || (rules.groups.policy === "open" && kind === "group");
   if (!person && rules.groups.policy !== "disabled" && listed) {
     return { type: "shared", sessionKey: `group:${to.channel}:${to.chatId}${to.threadId ? `:${to.threadId}` : ""}` };
   }
   if (person && rules.dmPolicy !== "disabled" && (rules.allowFrom.includes(to.chatId) || (rules.dmPolicy === "pairing" && pairing.isApproved(to.channel, to.chatId)))) {
     return { type: "shared", sessionKey: `dm:${to.channel}:${to.chatId}` };
   }
-  const section = to.channel === "telegram" ? "channels.telegram.groups.allow" : "channels.discord.guilds.allow";
+  const section = `channels.${to.channel}.${d?.groupsKey ?? "groups"}.allow`;
   return {
     type: "refused",
     reason:
-      to.channel === "telegram"
-        ? `${text} is not the owner's chat, an allowed group (${section}) or a person paired with Hearth`
-        : `${text} is not the owner's chat or a channel listed in ${section}`,
+      kind === "unknown"
+        ? `${text} is not the owner's chat or a channel listed in ${section}`
+        : `${text} is not the owner's chat, an allowed group (${section}) or a person paired with Hearth`,
   };
 }

@@ -2,6 +2,7 @@
 // the Approve button, the dashboard): the store records it, and the person is told in the
 // private chat they wrote from that they may talk now — else they would wait for a reply that
 // never comes, or give up.
+import { channelDescriptor } from "../../channels/registry.ts";
 import type { ApprovedSender } from "./pairing.ts";
 import type { Logger } from "../../log.ts";
 import type { ChannelRegistry } from "../delivery/channel-registry.ts";
@@ -25,7 +26,7 @@ export function approvePairing(ctx: PairingApprovalDeps, code: string): Approved
 
 async function tellApproved(ctx: PairingApprovalDeps, a: ApprovedSender): Promise<void> {
   // A Telegram private chat's id is the user's; a Discord DM channel is not, and an older code did not record it.
-  const chatId = a.chatId ?? (a.channel === "telegram" ? a.userId : undefined);
+  const chatId = a.chatId ?? (channelDescriptor(a.channel)?.chats?.kind(a.userId) === "person" ? a.userId : undefined);
   if (!chatId || a.channel === "cli") return;
   try {
     await ctx.channels.send({ channel: a.channel, chatId }, APPROVED_TEXT, { from: "Hearth", keep: false });

@@ -7,6 +7,7 @@
 // no new one for another hour. With at most a few codes per channel (maxPendingPairings, default 3), a few accounts cannot
 // keep the slots to themselves. Who was answered when is kept in memory; after a restart the
 // pending codes in pairing.json say when their senders were last answered.
+import { channelIdSchema } from "../../channels/registry.ts";
 import { randomInt } from "node:crypto";
 import { z } from "zod";
 import type { ChannelId } from "../../channels/channel.ts";
@@ -52,7 +53,6 @@ interface PairingFile {
   approved: ApprovedSender[];
 }
 
-const channelIdSchema = z.enum(["telegram", "discord", "cli"]) satisfies z.ZodType<ChannelId>;
 const pendingSchema = z.looseObject({ code: z.string(), channel: channelIdSchema, userId: z.string(), name: z.string().transform(printable), createdAt: z.number() }) as z.ZodType<PendingPairing>;
 const approvedSchema = z.looseObject({ channel: channelIdSchema, userId: z.string(), name: z.string().transform(printable), approvedAt: z.number() }) as z.ZodType<ApprovedSender>;
 /** pairing.json as `#save` writes it. */

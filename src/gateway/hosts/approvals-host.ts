@@ -2,6 +2,7 @@
 // chat when its channel has buttons, else to the owner's preferred chat (sessions.ts
 // `ownerTarget`), else to the private chat of the first Telegram owner; a terminal run's question
 // with none of these is kept for the next `hearth chat`.
+import { CONFIGURABLE, ownerPrivateChat } from "../../channels/registry.ts";
 import { ownerTarget } from "../sessions.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { ApprovalHost } from "../../approvals/host.ts";
@@ -21,8 +22,9 @@ export interface ApprovalsHostDeps {
 export function approvalsHost(ctx: ApprovalsHostDeps): ApprovalHost {
   const candidates = (to: DeliveryTarget | null): DeliveryTarget[] => {
     const owner = ownerTarget(ctx.sessions);
-    const telegramOwner = ctx.config.channels.telegram?.ownerIds[0];
-    return [to, owner, telegramOwner ? { channel: "telegram" as const, chatId: telegramOwner } : null].filter((t): t is DeliveryTarget => t !== null);
+    // Then the owner's private chat on every platform where its id is the owner's user id (Telegram).
+    const privates = CONFIGURABLE.map((c) => ownerPrivateChat(ctx.config.channels, c.id));
+    return [to, owner, ...privates].filter((t): t is DeliveryTarget => t !== null);
   };
   return {
     async ask(to, question) {

@@ -1,5 +1,6 @@
 // The dashboard's host (dashboard/host.ts) over the gateway context: the same stores and paths
 // the chat and the CLI use, so the dashboard has exactly the owner's powers.
+import { channelAccess, CONFIGURABLE } from "../../channels/registry.ts";
 import path from "node:path";
 import { textOf } from "../../agent/messages.ts";
 import { readTranscript } from "../../agent/transcript.ts";
@@ -168,9 +169,10 @@ function mainHistory(file: string, limit: number): ChatLine[] {
 
 function accessRules(ctx: DashboardHostDeps): AccessRules[] {
   const out: AccessRules[] = [];
-  const { telegram, discord } = ctx.config.channels;
-  if (telegram) out.push({ channel: "telegram", dmPolicy: telegram.dmPolicy, allowFrom: telegram.allowFrom, groups: telegram.groups.allow, groupPolicy: telegram.groups.policy, dmRateLimit: `${telegram.dmRateLimit.perSender} per ${telegram.dmRateLimit.window}` });
-  if (discord) out.push({ channel: "discord", dmPolicy: discord.dmPolicy, allowFrom: discord.allowFrom, groups: discord.guilds.allow, groupPolicy: discord.guilds.policy, dmRateLimit: `${discord.dmRateLimit.perSender} per ${discord.dmRateLimit.window}` });
+  for (const c of CONFIGURABLE) {
+    const a = channelAccess(ctx.config.channels, c.id);
+    if (a) out.push({ channel: c.id, dmPolicy: a.dmPolicy, allowFrom: a.allowFrom, groups: a.groups.allow, groupPolicy: a.groups.policy, dmRateLimit: `${a.dmRateLimit.perSender} per ${a.dmRateLimit.window}` });
+  }
   return out;
 }
 

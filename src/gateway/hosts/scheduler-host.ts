@@ -1,5 +1,6 @@
 // The scheduler's host (scheduler/host.ts) over the gateway context: lanes, sessions, channels,
 // the budget and the runtime, so the scheduler itself never sees the gateway.
+import { ownerPrivateChat, type ConfigurableId } from "../../channels/registry.ts";
 import { emptyUsage, type AssistantMessage } from "../../agent/messages.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import { NoTerminalClientError } from "../../channels/terminal/channel.ts";
@@ -84,11 +85,11 @@ async function sendScheduled(ctx: SchedulerHostDeps, to: DeliveryTarget, text: s
 }
 
 /**
- * The owner's chat on the fallback channel: the last one they used there, else (Telegram) their
- * private chat, whose id is their user id. Discord needs a DM the owner opened first.
+ * The owner's chat on the fallback channel: the last one they used there, else their private
+ * chat where the platform's chat id for it is their user id (Telegram). Discord needs a DM the
+ * owner opened first.
  */
-function fallbackTarget(ctx: SchedulerHostDeps, channel: "telegram" | "discord", last: DeliveryTarget): DeliveryTarget | null {
+function fallbackTarget(ctx: SchedulerHostDeps, channel: ConfigurableId, last: DeliveryTarget): DeliveryTarget | null {
   if (last.channel === channel) return last;
-  const owner = channel === "telegram" ? ctx.config.channels.telegram?.ownerIds[0] : undefined;
-  return owner ? { channel, chatId: owner } : null;
+  return ownerPrivateChat(ctx.config.channels, channel);
 }

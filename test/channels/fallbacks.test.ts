@@ -1,0 +1,126 @@
+// A platform without buttons gets numbered choices answered by a reply, one without edits gets
+// the answer whole, in parts of its length, once: the one place the channel-neutral code falls back.
+import { describe, expect, it } from "vitest";
+import type { Channel, ChoicePress, DeliveryTarget, InboundMessage, ReplyJournal } from "../../src/channels/channel.ts";
+import type { ChannelCapabilities } from "../../src/channels/capabilities.ts";
+import { numberedQuestion, withFallbacks } from "../../src/channels/fallbacks.ts";
+
+const PLAIN: ChannelCapabilities = { edits: false, buttons: false, reactions: false, threads: false, filesIn: false, filesOut: false, voiceIn: false, voiceOut: false, maxMessageLength: 40, groups: true, strangers: true };
+
+/** A platform that can only send whole messages: what it sent, and a way to deliver inbound ones. */
+function plainPlatform() {
+  const sent: Array<{ to: DeliveryTarget; text: string }> = [];
+  let deliver: ((m: InboundMessage) => void | Promise<void>) | undefined;
+  const channel: Channel = {
+    id: "telegram",
+    async start(onMessage) {
+      deliver = onMessage;
+    },
+    async stop() {},
+    openReply() {
+      throw new Error("this platform's adapter has no replies of its own");
+    },
+    async send(to, text) {
+      sent.push({ to, text });
+    },
+    status: () => ({ state: "running" }),
+  };
+  const message = (text: string, sender: { id: string; isOwner: boolean }, chat = "500"): InboundMessage => ({
+    id: `m${Math.random()}`,
+    channel: "telegram",
+    chat: { id: chat, type: "group" },
+    sender: { ...sender, name: sender.id },
+    text,
+    addressed: true,
+    receivedAt: 0,
+  });
+  return { channel, sent, inbound: (m: InboundMessage) => deliver!(m), message };
+}
+
+const owner = { id: "1", isOwner: true };
+const stranger = { id: "2", isOwner: false };
+const to: DeliveryTarget = { channel: "telegram", chatId: "500" };
+const question = { key: "ap-1", text: "Allow `rm -r build`?", choices: [{ id: "once", label: "Allow once" }, { id: "deny", label: "Deny" }] };
+
+describe("no buttons: numbered choices", () => {
+  it("asks with the choices numbered; the owner's bare number is the press, not a message", async () => {
+    const p = plainPlatform();
+    const ch = withFallbacks(p.channel, PLAIN);
+    const presses: ChoicePress[] = [];
+    ch.onChoice!(async (press) => {
+      presses.push(press);
+      return press.by.isOwner ? "Allowed once." : "Only the owner can answer this.";
+    });
+    const passed: string[] = [];
+    await ch.start((m) => void passed.push(m.text));
+    const id = await ch.askChoices!(to, question);
+    expect(p.sent.map((s) => s.text)).toEqual(["Allow `rm -r build`?\n\n1. Allow once\n2. Deny\n\nReply with a number (e.g. 1 to allow once)."]);
+    expect(numberedQuestion(question)).toBe(p.sent[0]!.text);
+
+    await p.inbound(p.message("2", stranger));
+    await p.inbound(p.message(" 1 ", owner));
+    await expect.poll(() => p.sent.length).toBe(3);
+    expect(presses.map((x) => [x.key, x.choiceId, x.by.id, x.by.isOwner])).toEqual([
+      ["ap-1", "deny", "2", false],
+      ["ap-1", "once", "1", true],
+    ]);
+    expect(p.sent.slice(1).map((s) => s.text)).toEqual(["Only the owner can answer this.", "Allowed once."]);
+    expect(passed).toEqual([]);
+
+    // Settled: the number means nothing any more and passes on as an ordinary message.
+    await ch.settleChoices!(to, id, "✅ Allowed once by the owner");
+    expect(p.sent.at(-1)!.text).toBe("✅ Allowed once by the owner");
+    await p.inbound(p.message("1", owner));
+    expect(passed).toEqual(["1"]);
+  });
+
+  it("a number out of range, other text, or another chat's reply passes on untouched", async () => {
+    const p = plainPlatform();
+    const ch = withFallbacks(p.channel, PLAIN);
+    const presses: ChoicePress[] = [];
+    ch.onChoice!(async (press) => (presses.push(press), "ok"));
+    const passed: string[] = [];
+    await ch.start((m) => void passed.push(`${m.chat.id}:${m.text}`));
+    await ch.askChoices!(to, question);
+    await p.inbound(p.message("3", owner));
+    await p.inbound(p.message("1 please", owner));
+    await p.inbound(p.message("1", owner, "600"));
+    expect(passed).toEqual(["500:3", "500:1 please", "600:1"]);
+    expect(presses).toEqual([]);
+  });
+});
+
+describe("no edits: the answer whole, in parts, once", () => {
+  it("shows nothing while the answer streams, then sends it split at the platform's length", async () => {
+    const p = plainPlatform();
+    const ch = withFallbacks(p.channel, PLAIN);
+    const reply = ch.openReply(to);
+    reply.textDelta("first words ");
+    expect(p.sent).toEqual([]);
+    const answer = "one two three four five six seven eight nine ten eleven twelve thirteen";
+    await reply.finish(answer);
+    expect(p.sent.every((s) => s.text.length <= 40)).toBe(true);
+    expect(p.sent.length).toBeGreaterThan(1);
+    expect(p.sent.map((s) => s.text).join(" ")).toBe(answer);
+  });
+
+  it("after a restart, the parts the journal has are not sent again", async () => {
+    const p = plainPlatform();
+    const ch = withFallbacks(p.channel, PLAIN);
+    const answer = "one two three four five six seven eight nine ten eleven twelve thirteen";
+    const created: Array<[number, string]> = [];
+    const journal = (had: string[]): ReplyJournal => ({ key: "r1", messageIds: had, messageCreated: (i, id) => void created.push([i, id]) });
+    await ch.openReply(to, journal([])).finish(answer);
+    const all = p.sent.map((s) => s.text);
+    p.sent.length = 0;
+    await ch.openReply(to, journal(["r1:0"])).finish(answer);
+    expect(p.sent.map((s) => s.text)).toEqual(all.slice(1));
+    expect(created.slice(0, all.length)).toEqual(all.map((_, i) => [i, `r1:${i}`]));
+  });
+});
+
+it("a platform with buttons and edits is used as it is", () => {
+  const p = plainPlatform();
+  const rich: Channel = { ...p.channel, askChoices: async () => "1" };
+  expect(withFallbacks(rich, { ...PLAIN, edits: true, buttons: true })).toBe(rich);
+});
