@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expandHome } from "../config/home.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import type { LeftOut } from "./snapshot.ts";
 
 /** `hearth-backup-20261125-183000.tar.gz` (UTC): sorts by time. */
@@ -21,7 +22,9 @@ export function backupDirOf(home: string, dir: string): string {
 export function leftOutLine(l: LeftOut): string {
   switch (l.reason) {
     case "rebuilt":
-      return l.path === "mcp-home" ? `Left out: ${l.path} (the MCP servers' caches; remade when they start)` : `Left out: ${l.path} (the search index; rebuilt at the next start)`;
+      if (l.path === "mcp-home") return `Left out: ${l.path} (the MCP servers' caches; remade when they start)`;
+      if (l.path === "packages") return `Left out: ${l.path} (the chat channels' libraries, from npm; \`${hearthCmd("setup")}\` installs them again)`;
+      return `Left out: ${l.path} (the search index; rebuilt at the next start)`;
     case "secret":
       return `Left out: ${l.path} (secrets; add --include-secrets to keep them)`;
     case "backups":

@@ -33,8 +33,8 @@ export interface SnapshotOptions {
   scratch?: string;
 }
 
-/** The search index, and the MCP servers' homes (npx's and uvx's caches): remade when missing. */
-const REBUILT = new Set(["index", "mcp-home"]);
+/** The search index, the MCP servers' homes (npx's and uvx's caches) and the chat channels' libraries (from npm): remade or installed again. */
+const REBUILT = new Set(["index", "mcp-home", "packages"]);
 /** The running daemon's lock and socket: meaningless in another process. */
 const RUNTIME = new Set(["gateway.lock", "gateway.sock"]);
 /** A writer's temp file (`<name>.tmp-<pid>`, storage.ts writeFileAtomic): half a file by design. */

@@ -122,6 +122,11 @@ export interface ChannelDescriptor<C = any, Id extends string = string> {
    * leading `// `); `rows`: its rows of the README's configuration table.
    */
   readonly config?: { schema: z.ZodType<C, any>; template: string; rows: ConfigRow[] };
+  /**
+   * The libraries its adapter needs beyond Hearth's own, at exact versions ("@slack/bolt@5.1.0"),
+   * the same as Hearth's devDependencies: installed into the home by setup (packages.ts).
+   */
+  readonly packages?: string[];
   /** The secrets it needs to start; one missing leaves the channel listed as not running, with the fix. */
   readonly credentials?: ChannelCredential[];
   /** Who may talk to Hearth there. */

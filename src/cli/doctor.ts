@@ -3,6 +3,7 @@
 // job), never prints a secret, and contacts nothing but the local daemon's socket and the
 // configured MCP servers (each is started once to list its tools, then stopped) — unless
 // `--online` asks it to try each model provider too (doctor-online.ts).
+import { installCommand, missingPackages } from "../channels/packages.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -89,7 +90,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(...checkModes(home), ...checkConfigVersion(paths.config));
   checks.push(checkExecSandbox(config, home));
   checks.push(...checkUnconfinedServers(config));
-  checks.push(...checkChannels(config));
+  checks.push(...checkChannels(home, config));
   checks.push(...checkWorkspace(config.workspace));
   checks.push(await checkDaemon(paths.lock, paths.socket));
   checks.push(...checkCron(paths.jobs, config.timezone || systemTimeZone()));
@@ -232,24 +233,26 @@ function checkExecSandbox(config: Config, home: string): Check {
  * Each configured chat channel, by its descriptor: its credentials there and of the platform's
  * shape (the rule setup checks too), an owner named, and the descriptor's own checks.
  */
-function checkChannels(config: Config): Check[] {
+function checkChannels(home: string, config: Config): Check[] {
   const out: Check[] = [];
   const sections = config.channels as Record<string, Record<string, unknown> | undefined>;
   for (const c of CONFIGURABLE) {
     const section = sections[c.id];
-    if (section) out.push(...channelChecks(c, section));
+    if (section) out.push(...channelChecks(home, c, section));
   }
   if (out.length === 0) out.push(ok("channels", `none configured: the terminal only (\`${hearthCmd("chat")}\`)`));
   return out;
 }
 
-function channelChecks(c: ChannelDescriptor, section: Record<string, unknown>): Check[] {
+function channelChecks(home: string, c: ChannelDescriptor, section: Record<string, unknown>): Check[] {
   for (const cred of c.credentials ?? []) {
     const value = section[cred.key];
     if (typeof value !== "string" || value === "") return [problem(c.id, `configured without ${cred.key === "token" ? "a token" : cred.key}`, `export ${cred.variable}=… (${cred.source}) or set channels.${c.id}.${cred.key}`)];
     const shape = cred.shapeProblem?.(value);
     if (shape) return [problem(c.id, shape.problem, shape.fix)];
   }
+  const libs = missingPackages(home, c);
+  if (libs.length > 0) return [problem(c.id, `its libraries are not installed (${libs.join(", ")})`, `${hearthCmd("setup")} installs them, or: ${installCommand(home, libs)}`)];
   const owners = c.access?.(section).ownerIds ?? [];
   if (c.access && owners.length === 0) return [problem(c.id, "no ownerIds: nobody gets your private, full-access chat", `add your ${c.name} user id to channels.${c.id}.ownerIds${c.ownerIdHint ? ` (${c.ownerIdHint})` : ""}`)];
   const own = (c.check?.(section) ?? []).map((k) => ({ name: c.id, ...k }));

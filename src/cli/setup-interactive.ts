@@ -8,7 +8,7 @@ import type { Io } from "../cli.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
 import { checkModelKey } from "./setup-checks.ts";
-import { describeSender, finish, installPm2, OWNER_GREETING } from "./setup.ts";
+import { describeSender, ensurePackages, finish, installPm2, OWNER_GREETING } from "./setup.ts";
 
 class Cancelled extends Error {}
 
@@ -39,6 +39,11 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
       const setup = c.setup;
       if (!setup || !(await yes(setup.offer, setup.offerDefault))) continue;
       const api = at.apis[c.id] ?? setup.defaultApi;
+      const libs = await ensurePackages(home, c, io);
+      if (libs) {
+        p.log.error(libs, streams);
+        continue;
+      }
       for (;;) {
         const token = await ask(setup.tokenPrompt, { secret: true });
         const bot = await setup.checkToken(token, api);

@@ -7,6 +7,7 @@
 // the home's 0600 `.env`. Interactive in a terminal (@clack/prompts, loaded only here);
 // `--non-interactive` takes the same answers from flags and the environment, for scripts.
 // Nothing is written until every check passed.
+import { installCommand, installPackages, missingPackages, packagesDir, usePackagesOf } from "../channels/packages.ts";
 import { spawnSync } from "node:child_process";
 import type { ParseArgsOptionsConfig } from "node:util";
 import { fileURLToPath } from "node:url";
@@ -19,7 +20,7 @@ import { createLogger } from "../log.ts";
 import { parse, UsageError } from "./args.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
-import type { SetupSender } from "../channels/descriptor.ts";
+import type { ChannelDescriptor, SetupSender } from "../channels/descriptor.ts";
 import { checkModelKey } from "./setup-checks.ts";
 import type { Io } from "../cli.ts";
 
@@ -88,6 +89,8 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
 
   for (const { c, token } of wanted) {
     const setup = c.setup!;
+    const libs = await ensurePackages(home, c, io);
+    if (libs) return fail(io, c.id, libs);
     const api = text(v, setup.apiFlag) ?? setup.defaultApi;
     const bot = await setup.checkToken(token, api);
     if (!bot.ok) return fail(io, c.id, bot.problem);
@@ -162,6 +165,21 @@ function fail(io: Io, what: string, problem: string): number {
 /** A sender as the wizard shows them; the names are printable already (setup-checks.ts, setup-discord.ts). */
 export function describeSender(s: SetupSender): string {
   return `${s.name}${s.username ? ` (@${s.username}, id ${s.id})` : ` (id ${s.id})`}`;
+}
+
+/**
+ * Installs the channel's libraries into the home when Hearth's install lacks them (packages.ts)
+ * and lets this process load them; null when they are there, else why not.
+ */
+export async function ensurePackages(home: string, c: ChannelDescriptor, io: Io): Promise<string | null> {
+  const missing = missingPackages(home, c);
+  if (missing.length > 0) {
+    say(io, `… installing ${c.name}'s libraries (${missing.join(", ")}) into ${packagesDir(home)}`);
+    const r = await installPackages(home, missing);
+    if (r.code !== 0) return `npm could not install ${missing.join(", ")} (exit ${r.code}): ${r.output.trim().split("\n").at(-1) ?? ""}; try: ${installCommand(home, missing)}`;
+  }
+  usePackagesOf(home);
+  return null;
 }
 
 /** Writes the answers and says where. */

@@ -1,5 +1,6 @@
 // Builds the gateway's parts from the configuration: the chat channels that have credentials
 // and the memory service. Shared by `hearth start` and the embedded gateway of `hearth chat`.
+import { installCommand, missingPackages, usePackagesOf } from "../channels/packages.ts";
 import { join } from "node:path";
 import type { Channel } from "../channels/channel.ts";
 import { withFallbacks } from "../channels/fallbacks.ts";
@@ -26,6 +27,7 @@ export async function chatChannels(home: string, config: Config, log: Logger): P
   const channels: Channel[] = [];
   // The menus come from the one command table: the owner's private chat shows the owner's.
   const deps = { commandMenus: { owner: commandMenu("owner"), everyone: commandMenu("everyone") }, slashCommands: slashCommands() };
+  usePackagesOf(home);
   for (const c of CONFIGURABLE) {
     const section = channelSection(config.channels, c.id);
     if (!section) {
@@ -40,6 +42,11 @@ export async function chatChannels(home: string, config: Config, log: Logger): P
       continue;
     }
     // What the platform lacks (buttons, edits) the channel-neutral fallbacks stand in for.
+    const missingLibs = missingPackages(home, c);
+    if (missingLibs.length > 0) {
+      channels.push(new UnstartableChannel(c.id, `its libraries are not installed (${missingLibs.join(", ")}): \`${hearthCmd("setup")}\` installs them, or ${installCommand(home, missingLibs)}`));
+      continue;
+    }
     if (c.create) channels.push(withFallbacks(await c.create(section, { ...deps, log: log.child({ channel: c.id }) }), c.capabilities));
   }
   return channels;

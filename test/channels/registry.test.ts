@@ -53,6 +53,18 @@ describe("the channel registry", () => {
     }
   });
 
+  it("names each channel's libraries at the exact versions the suite tests (devDependencies), none of them in Hearth's own install", () => {
+    const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, "../../package.json"), "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    for (const c of CHANNELS) {
+      for (const spec of c.packages ?? []) {
+        const at = spec.lastIndexOf("@");
+        const [name, version] = [spec.slice(0, at), spec.slice(at + 1)];
+        expect(pkg.devDependencies[name], spec).toBe(version);
+        expect(pkg.dependencies[name], spec).toBeUndefined();
+      }
+    }
+  });
+
   it("names each channel once, by an id its config key, chat addresses and records share", () => {
     const ids = CHANNELS.map((c) => c.id);
     expect(new Set(ids).size).toBe(ids.length);
