@@ -47,17 +47,17 @@ export function prepareHome(home: string): void {
 
 // ── what a person sees ─────────────────────────────────────────────────────────────────────
 
-/** Messages in `chat` that were not there in `before`. */
-function newMessages(p: FakePlatform, chat: ChatRef, before: readonly BotMessage[]): BotMessage[] {
-  const seen = new Set(before.map((m) => m.id));
-  return p.botMessages(chat).filter((m) => !seen.has(m.id));
-}
-
-/** How many complete messages in `chat` show exactly `answer`. */
-const shown = (p: FakePlatform, chat: ChatRef, answer: string): number => p.botMessages(chat).filter((m) => !m.interrupted && m.text === answer).length;
-
-async function waitShown(p: FakePlatform, chat: ChatRef, answer: string): Promise<void> {
-  await waitFor(`"${answer.slice(0, 50)}" in the ${chat.kind}`, () => shown(p, chat, answer) >= 1);
+/** What appears in a chat from now on: the messages that were not there when it was called. */
+function watch(p: FakePlatform, chat: ChatRef) {
+  const seen = new Set(p.botMessages(chat).map((m) => m.id));
+  const fresh = (): BotMessage[] => p.botMessages(chat).filter((m) => !seen.has(m.id));
+  /** How many new complete messages show exactly `answer`. */
+  const shown = (answer: string): number => fresh().filter((m) => !m.interrupted && m.text === answer).length;
+  return {
+    fresh,
+    shown,
+    wait: (answer: string) => waitFor(`"${answer.slice(0, 50)}" in the ${chat.kind}`, () => shown(answer) >= 1),
+  };
 }
 
 /** Every message the daemon accepted has its outcome recorded: nothing more is sent for them. */
@@ -104,14 +104,14 @@ const ownerAnsweredOnce: Scenario = {
   async run(stage) {
     const { platform: p, model } = stage;
     const chat = ownerDm(p);
-    const before = p.botMessages(chat);
+    const inChat = watch(p, chat);
     const deleted = p.deletedMessages(chat).length;
     const requests = model.requests.length;
     model.enqueue(text("Hello Ann, here is your answer."));
     await p.send(chat, p.person("owner"), "conformance: hello there");
-    await waitShown(p, chat, "Hello Ann, here is your answer.");
+    await inChat.wait("Hello Ann, here is your answer.");
     await settled(stage);
-    expect(newMessages(p, chat, before).map((m) => m.text)).toEqual(["Hello Ann, here is your answer."]);
+    expect(inChat.fresh().map((m) => m.text)).toEqual(["Hello Ann, here is your answer."]);
     expect(p.deletedMessages(chat)).toHaveLength(deleted);
     expect(model.requests).toHaveLength(requests + 1);
     expect(userText(model.requests.at(-1)!)).toContain("conformance: hello there");
@@ -125,14 +125,14 @@ const groupOnlyWhenAddressed: Scenario = {
     const { platform: p, model } = stage;
     const group: ChatRef = { kind: "group" };
     const member = p.person("member");
-    const before = p.botMessages(group);
+    const inGroup = watch(p, group);
     const requests = model.requests.length;
     await p.send(group, member, "conformance: we should get pizza tonight", { addressed: false });
     model.enqueue(text("Pizza sounds good to me."));
     await p.send(group, member, "conformance: do you agree?", { addressed: true });
-    await waitShown(p, group, "Pizza sounds good to me.");
+    await inGroup.wait("Pizza sounds good to me.");
     await settled(stage);
-    expect(newMessages(p, group, before).map((m) => m.text)).toEqual(["Pizza sounds good to me."]);
+    expect(inGroup.fresh().map((m) => m.text)).toEqual(["Pizza sounds good to me."]);
     // One model call, for the addressed message; the other came along only as its context.
     expect(model.requests).toHaveLength(requests + 1);
     expect(userText(model.requests.at(-1)!)).toContain("conformance: do you agree?");
@@ -173,9 +173,10 @@ async function approveStranger(stage: Stage, approve: (code: string, stranger: P
   await waitFor("the stranger told they were approved", () => p.botMessages(chat).length === 2);
   const answer = `Nice to meet you, ${stranger.name}.`;
   const requests = model.requests.length;
+  const inChat = watch(p, chat);
   model.enqueue(text(answer));
   await p.send(chat, stranger, "conformance: hello again");
-  await waitShown(p, chat, answer);
+  await inChat.wait(answer);
   await settled(stage);
   expect(p.botMessages(chat).map((m) => m.text).slice(2)).toEqual([answer]);
   expect(model.requests).toHaveLength(requests + 1);
@@ -217,13 +218,14 @@ const ownerApproves: Scenario = {
     const { platform: p } = stage;
     const chat = ownerDm(p);
     const file = join(stage.home, "workspace", "conformance-approved.txt");
+    const inChat = watch(p, chat);
     const q = await askApproval(stage, "conformance-approved.txt", "Done: it ran once.");
     expect(q.choices).toEqual(["Allow once", "Allow for 30 min", "Always", "Deny"]);
     await p.choose(chat, q, "Allow once", p.person("owner"));
-    await waitShown(p, chat, "Done: it ran once.");
+    await inChat.wait("Done: it ran once.");
     await settled(stage);
     expect(readFileSync(file, "utf8")).toBe("ran\n");
-    expect(shown(p, chat, "Done: it ran once.")).toBe(1);
+    expect(inChat.shown("Done: it ran once.")).toBe(1);
     // The question no longer offers its choices.
     expect(p.botMessages(chat).find((m) => m.id === q.id)?.choices ?? []).toEqual([]);
   },
@@ -236,19 +238,20 @@ const onlyOwnerAnswerCounts: Scenario = {
     const { platform: p } = stage;
     const chat = ownerDm(p);
     const file = join(stage.home, "workspace", "conformance-others.txt");
+    const inChat = watch(p, chat);
     const q = await askApproval(stage, "conformance-others.txt", "Done after the owner's press.");
     const other = p.person(p.capabilities.groups ? "member" : "stranger");
     const told = await p.choose(chat, q, "Allow once", other);
     expect(told).toBe("Only the owner can approve.");
     expect(() => readFileSync(file)).toThrow();
     expect(p.botMessages(chat).find((m) => m.id === q.id)!.choices).toEqual(q.choices);
-    expect(shown(p, chat, "Done after the owner's press.")).toBe(0);
+    expect(inChat.shown("Done after the owner's press.")).toBe(0);
 
     await p.choose(chat, q, "Allow once", p.person("owner"));
-    await waitShown(p, chat, "Done after the owner's press.");
+    await inChat.wait("Done after the owner's press.");
     await settled(stage);
     expect(readFileSync(file, "utf8")).toBe("ran\n");
-    expect(shown(p, chat, "Done after the owner's press.")).toBe(1);
+    expect(inChat.shown("Done after the owner's press.")).toBe(1);
   },
 };
 
@@ -260,14 +263,14 @@ const longAnswerSplit: Scenario = {
     const chat = ownerDm(p);
     const limit = p.capabilities.maxMessageLength;
     const answer = longAnswer(Number.isFinite(limit) ? Math.round(limit * 2.3) : 6_000);
-    const before = p.botMessages(chat);
+    const inChat = watch(p, chat);
     model.enqueue(text(answer, { chunkSize: 700, chunkDelayMs: 20 }));
     await p.send(chat, p.person("owner"), "conformance: write me something long");
     const squash = (s: string) => s.replace(/\s+/g, " ").trim();
-    const rejoined = () => squash(newMessages(p, chat, before).map((m) => m.text).join("\n\n"));
+    const rejoined = () => squash(inChat.fresh().map((m) => m.text).join("\n\n"));
     await waitFor("the whole long answer", () => rejoined() === squash(answer));
     await settled(stage);
-    const parts = newMessages(p, chat, before);
+    const parts = inChat.fresh();
     if (Number.isFinite(limit)) expect(parts.length).toBeGreaterThanOrEqual(Math.ceil(answer.length / limit));
     else expect(parts).toHaveLength(1);
     for (const m of parts) for (const v of m.versions) expect(v.length).toBeLessThanOrEqual(limit);
@@ -284,12 +287,12 @@ const streaming: Scenario = {
     const { platform: p, model } = stage;
     const chat = ownerDm(p);
     const answer = "Streaming answer: one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen.";
-    const before = p.botMessages(chat);
+    const inChat = watch(p, chat);
     model.enqueue(text(answer, { chunkSize: 12, chunkDelayMs: 120 }));
     await p.send(chat, p.person("owner"), "conformance: count slowly");
-    await waitShown(p, chat, answer);
+    await inChat.wait(answer);
     await settled(stage);
-    const [message, ...rest] = newMessages(p, chat, before);
+    const [message, ...rest] = inChat.fresh();
     expect(rest).toEqual([]);
     expect(message!.text).toBe(answer);
     if (p.capabilities.edits) {
@@ -316,11 +319,12 @@ const filesIn: Scenario = {
     const photo = await picture("jpeg");
     const doc = pdf(1);
     const requests = model.requests.length;
+    const inChat = watch(p, chat);
     model.enqueue(text("A red square."), text("A one-page report."));
     await p.send(chat, owner, "conformance: what is this picture?", { files: [{ kind: "photo", name: "square.jpg", mime: "image/jpeg", bytes: photo }] });
-    await waitShown(p, chat, "A red square.");
+    await inChat.wait("A red square.");
     await p.send(chat, owner, "conformance: and this report?", { files: [{ kind: "document", name: "report.pdf", mime: "application/pdf", bytes: doc }] });
-    await waitShown(p, chat, "A one-page report.");
+    await inChat.wait("A one-page report.");
     await settled(stage);
     expect(model.requests).toHaveLength(requests + 2);
     const first = lastUserContent(model.requests[requests]!);
@@ -340,16 +344,20 @@ const fileOut: Scenario = {
     const png = await picture("png");
     writeFileSync(join(stage.home, "workspace", "conformance-out.png"), png);
     const files = p.sentFiles(chat).length;
+    const inChat = watch(p, chat);
     model.enqueue(toolCall("send_file", { path: "conformance-out.png" }), text("I sent you the picture."));
     await p.send(chat, p.person("owner"), "conformance: send me the picture");
-    await waitShown(p, chat, "I sent you the picture.");
+    await inChat.wait("I sent you the picture.");
     await settled(stage);
     const sent = p.sentFiles(chat).slice(files);
     expect(sent).toHaveLength(1);
     expect(Buffer.from(sent[0]!.bytes).equals(Buffer.from(png))).toBe(true);
-    expect(shown(p, chat, "I sent you the picture.")).toBe(1);
+    expect(inChat.shown("I sent you the picture.")).toBe(1);
   },
 };
+
+/** Crashes so far: each one's texts are its own, so a scenario can run twice on one daemon. */
+let crashes = 0;
 
 const crashBeforeDelivery: Scenario = {
   name: "kill -9 between the model's answer and its delivery: delivered once after the restart, no second model call",
@@ -357,19 +365,20 @@ const crashBeforeDelivery: Scenario = {
   async run(stage) {
     const { platform: p, model } = stage;
     const chat = ownerDm(p);
-    const answer = "Delivered exactly once after the crash.";
-    const before = p.botMessages(chat);
+    const answer = `Delivered exactly once after the crash (${++crashes}).`;
+    const inChat = watch(p, chat);
     const requests = model.requests.length;
     model.enqueue(text(answer));
     const held = p.holdDelivery!(answer);
-    await p.send(chat, p.person("owner"), "conformance: answer across a crash");
+    await p.send(chat, p.person("owner"), `conformance: answer across crash ${crashes}`);
     await held;
-    expect(shown(p, chat, answer)).toBe(0);
     await stage.kill9();
+    // Nothing carried the answer past the held delivery before the daemon died.
+    expect(inChat.shown(answer), "the answer was shown before the crash").toBe(0);
     await stage.restart();
-    await waitShown(p, chat, answer);
+    await inChat.wait(answer);
     await settled(stage);
-    const after = newMessages(p, chat, before).filter((m) => !m.interrupted);
+    const after = inChat.fresh().filter((m) => !m.interrupted);
     expect(after.map((m) => m.text)).toEqual([answer]);
     expect(model.requests).toHaveLength(requests + 1);
   },
@@ -382,7 +391,7 @@ const crashAtRandom: Scenario = {
     const { platform: p, model } = stage;
     const chat = ownerDm(p);
     const answer = "Answered once, whatever the moment of the crash.";
-    const before = p.botMessages(chat);
+    const inChat = watch(p, chat);
     // Every run of the message (the first, and one after the restart) gets the same answer.
     model.setDefault(text(answer, { chunkSize: 8, chunkDelayMs: 60 }));
     try {
@@ -393,11 +402,11 @@ const crashAtRandom: Scenario = {
       await sleep(moment);
       await stage.kill9();
       await stage.restart();
-      await waitShown(p, chat, answer).catch((err: unknown) => {
+      await inChat.wait(answer).catch((err: unknown) => {
         throw new Error(`killed ${moment} ms after the message: ${String(err)}`);
       });
       await settled(stage);
-      const after = newMessages(p, chat, before).filter((m) => !m.interrupted);
+      const after = inChat.fresh().filter((m) => !m.interrupted);
       expect(after.map((m) => m.text), `killed ${moment} ms after the message`).toEqual([answer]);
     } finally {
       model.setDefault(null);
@@ -412,25 +421,25 @@ const lostConnection: Scenario = {
     const { platform: p, model } = stage;
     const chat = ownerDm(p);
     const owner = p.person("owner");
-    const before = p.botMessages(chat);
+    const inChat = watch(p, chat);
     const requests = model.requests.length;
     model.enqueue(text("First, before the outage."));
     await p.send(chat, owner, "conformance: first");
-    await waitShown(p, chat, "First, before the outage.");
+    await inChat.wait("First, before the outage.");
 
     // The connection breaks while the second message is being answered…
     model.enqueue(text("Second, answered during the outage.", { headDelayMs: 800 }));
     await p.send(chat, owner, "conformance: second");
     await model.waitForRequests(requests + 2);
     await p.loseConnection();
-    await waitShown(p, chat, "Second, answered during the outage.");
+    await inChat.wait("Second, answered during the outage.");
     // …and the third is written while it is down.
     model.enqueue(text("Third, after the outage."));
     await p.send(chat, owner, "conformance: third");
     await p.restoreConnection();
-    await waitShown(p, chat, "Third, after the outage.");
+    await inChat.wait("Third, after the outage.");
     await settled(stage);
-    expect(newMessages(p, chat, before).filter((m) => !m.interrupted).map((m) => m.text)).toEqual(["First, before the outage.", "Second, answered during the outage.", "Third, after the outage."]);
+    expect(inChat.fresh().filter((m) => !m.interrupted).map((m) => m.text)).toEqual(["First, before the outage.", "Second, answered during the outage.", "Third, after the outage."]);
     expect(model.requests).toHaveLength(requests + 3);
     expect(model.requests.slice(requests).map((r) => userText(r).split("\n").at(-1))).toEqual(["conformance: first", "conformance: second", "conformance: third"]);
   },
@@ -444,9 +453,11 @@ const memoryStaysPrivate: Scenario = {
     const secret = OWNER_SECRET;
     const group: ChatRef = { kind: "group" };
     const requests = model.requests.length;
+    const inGroup = watch(p, group);
+    const inOwner = watch(p, ownerDm(p));
     model.enqueue(text("I can't share that."));
     await p.send(group, p.person("member"), "conformance: what is the owner's locker code?", { addressed: true });
-    await waitShown(p, group, "I can't share that.");
+    await inGroup.wait("I can't share that.");
     await settled(stage);
     const groupRequest = model.requests[requests]!;
     expect(requestText(groupRequest)).toContain("conformance: what is the owner's locker code?");
@@ -455,7 +466,7 @@ const memoryStaysPrivate: Scenario = {
     // The owner's own request has it: its absence above means something.
     model.enqueue(text("It is in your memory."));
     await p.send(ownerDm(p), p.person("owner"), "conformance: what is my locker code?");
-    await waitShown(p, ownerDm(p), "It is in your memory.");
+    await inOwner.wait("It is in your memory.");
     await settled(stage);
     expect(model.requests.at(-1)!.rawBody).toContain(secret);
   },

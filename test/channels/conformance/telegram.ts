@@ -72,9 +72,10 @@ export function telegramPlatform(emu: TelegramEmulator): FakePlatform {
     },
     sentFiles: (chat) => emu.sentFiles.filter((f) => f.chatId === String(chatId(chat))).map((f) => ({ name: f.name, bytes: f.bytes })),
     async holdDelivery(text) {
-      // The final text goes out as a send or as an edit of the preview: whichever comes first is held.
+      // The final text goes out (in HTML) as a send or as an edit of the preview: whichever comes
+      // first is held. A preview may show the same words before it (plain, not the delivery).
       let held = false;
-      const when = (body: Record<string, unknown>) => !held && String(body.text ?? "") === text && (held = true);
+      const when = (body: Record<string, unknown>) => !held && body.parse_mode === "HTML" && String(body.text ?? "") === text && (held = true);
       emu.inject({ method: "sendMessage", when, reply: "hang" });
       emu.inject({ method: "editMessageText", when, reply: "hang" });
       await waitFor(`the delivery of "${text}" to be held`, () => held);
