@@ -168,6 +168,13 @@ export interface InjectedFailure {
   retryAfterS?: number;
   /** Only calls that upload files (multipart). */
   withFiles?: boolean;
+  /** Only calls whose JSON body this accepts (a message with given content). */
+  when?: (body: any) => boolean;
+  /**
+   * Never answer and never apply: the request hangs until the client gives up or dies (a bot
+   * killed while its message is on the way). `status` is then unused.
+   */
+  hang?: boolean;
 }
 
 export interface FakeDiscord {
@@ -211,6 +218,8 @@ export interface FakeDiscord {
   readonly interactionReplies: InteractionReply[];
   /** Messages the bot authored, oldest first, optionally in one channel. */
   botMessages(channelId?: string): FakeMessage[];
+  /** Messages the bot deleted (DELETE /channels/:id/messages/:id), in the order it deleted them. */
+  deletedBotMessages(channelId?: string): FakeMessage[];
   /** REST calls matching a method and a path pattern. */
   callsTo(method: string, path: RegExp): RecordedCall[];
   /** Polls `check` until it returns something other than undefined/false; rejects after timeoutMs (default 10 s). */
@@ -315,6 +324,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const componentTokens = new Map<string, string>();
   const interactionReplies: InteractionReply[] = [];
   const failures: Array<InjectedFailure & { left: number }> = [];
+  const deleted: FakeMessage[] = [];
   const gatewayStats: FakeDiscord["gateway"] = { connections: 0, queries: [], identifies: [], resumes: 0, clientCloses: [] };
   let session: Session | null = null;
   let commands: any[] | undefined;
@@ -722,6 +732,15 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if ((m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
       const channel = channelOr404(m[1]!);
       if (method === "PATCH") return [200, wire.get(editBotMessage(channel, m[2]!, body).id)];
+      if (method === "DELETE") {
+        const found = messages.get(m[2]!);
+        if (!found || found.channelId !== channel.id) throw notFound(10008, "Unknown Message");
+        if (found.author.id !== bot.id) throw new HttpError(403, { message: "Missing Permissions", code: 50013 });
+        messages.delete(found.id);
+        wire.delete(found.id);
+        deleted.push(found);
+        return [204, undefined];
+      }
       if (method === "GET") {
         const found = messages.get(m[2]!);
         if (!found || found.channelId !== channel.id) throw notFound(10008, "Unknown Message");
@@ -793,8 +812,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       });
     }
 
-    const failure = failures.find((f) => f.left > 0 && f.method === method && f.path.test(path) && (!f.withFiles || Boolean(body?.__uploads?.length)));
+    const failure = failures.find((f) => f.left > 0 && f.method === method && f.path.test(path) && (!f.withFiles || Boolean(body?.__uploads?.length)) && (!f.when || f.when(body)));
     if (failure) failure.left--;
+    if (failure?.hang) return; // never applied, never answered: close() ends the connection
     const fail = () => {
       const retryAfter = failure!.retryAfterS ?? 0.05;
       if (failure!.status === 429) {
@@ -940,6 +960,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     message: (id) => messages.get(id),
     messagesIn: (channelId) => [...messages.values()].filter((m) => m.channelId === channelId),
     botMessages: (channelId) => [...messages.values()].filter((m) => m.author.id === bot.id && (channelId === undefined || m.channelId === channelId)),
+    deletedBotMessages: (channelId) => deleted.filter((m) => channelId === undefined || m.channelId === channelId),
     callsTo: (method, path) => calls.filter((c) => c.method === method && path.test(c.path)),
     async waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs?: number): Promise<T> {
       const limit = e2eLimit(timeoutMs);

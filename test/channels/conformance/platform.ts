@@ -1,0 +1,112 @@
+// The fake platform a channel's conformance run talks to: what a person can do on the platform
+// (write to the bot, press a choice, send a file, lose the connection) and what a person sees
+// there (the bot's messages with their edits, deleted messages, the files it sent). Each channel
+// wraps its test fake (the Bot API emulator, the fake Discord, `hearth chat` processes) in one of
+// these; the scenarios (scenarios.ts) are written once against it.
+import type { ChannelCapabilities } from "../../../src/channels/capabilities.ts";
+import type { Daemon } from "../../support/daemon.ts";
+
+/** Who writes: the owner, someone the owner has not approved, a member of the allowed group. */
+export type Role = "owner" | "stranger" | "member";
+
+/** Someone on the platform. Each `person("stranger")` is a new one, never seen by the daemon. */
+export interface Person {
+  readonly role: Role;
+  /** The platform's id of the person (a user id), as `hearth pairing list` names it. */
+  readonly id: string;
+  readonly name: string;
+}
+
+/** A conversation with the bot: a person's private chat with it, or the one allowed group. */
+export type ChatRef = { kind: "dm"; with: Person } | { kind: "group" };
+
+/** A message of the bot's, as a person sees it now. */
+export interface BotMessage {
+  id: string;
+  /** Its text now, as shown (an answer of plain words shows as those words). */
+  text: string;
+  /** Every text it showed, first to last (a streamed answer's previews, then the final text). */
+  versions: string[];
+  /** The choices offered under it now (button labels, or the numbered choices); [] when none. */
+  choices: string[];
+  /**
+   * The platform cut it off before it was complete: what a terminal client printed before its
+   * daemon died. A platform whose messages stay editable never sets it (a stale preview there is
+   * the bot's to replace).
+   */
+  interrupted?: boolean;
+}
+
+/** A file a person sends to the bot. */
+export interface InboundFile {
+  kind: "photo" | "document";
+  name: string;
+  mime: string;
+  bytes: Uint8Array;
+}
+
+/** A file the bot sent into a chat. */
+export interface SentFile {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** What a fake platform offers, known before it starts: which scenarios it can run. */
+export interface PlatformTraits {
+  capabilities: ChannelCapabilities;
+  /** It implements `holdDelivery` (the crash between an answer and its delivery can be caught). */
+  holdsDeliveries: boolean;
+}
+
+/** What a daemon for this platform needs: its `channels` entries and its environment. */
+export interface DaemonSetup {
+  channels: Record<string, unknown>;
+  env: Record<string, string>;
+}
+
+export interface FakePlatform {
+  /** The channel's name in reports ("telegram"). */
+  readonly name: string;
+  /** What the channel can do; the scenarios it cannot run are skipped with the reason. */
+  readonly capabilities: ChannelCapabilities;
+  daemonSetup(): DaemonSetup;
+  /**
+   * Called after every daemon start (and restart): resolves once the channel is connected to the
+   * platform and anything the adapter runs beside it (a listening terminal) is ready.
+   */
+  connected(daemon: Daemon): Promise<void>;
+  /** The owner (always the same person), or a new stranger or group member. */
+  person(role: Role): Person;
+  /**
+   * `from` writes `text` in `chat`. `addressed`: in a group, whether the message is addressed to
+   * the bot (a mention); ignored in a DM. `files` come with the message (needs `filesIn`).
+   * Resolves once the platform has the message (not when it is answered).
+   */
+  send(chat: ChatRef, from: Person, text: string, opts?: { addressed?: boolean; files?: InboundFile[] }): Promise<void>;
+  /** The bot's messages in the chat now, oldest first; deleted ones are gone. */
+  botMessages(chat: ChatRef): BotMessage[];
+  /** The bot's messages in the chat that it deleted. */
+  deletedMessages(chat: ChatRef): BotMessage[];
+  /**
+   * `by` picks the choice labelled `label` under `message`: presses the button, or answers with
+   * the choice's number. Resolves once the bot has acknowledged it, with what `by` was told (a
+   * button's answer: "Only the owner can approve."); "" where the platform shows no such answer.
+   */
+  choose(chat: ChatRef, message: BotMessage, label: string, by: Person): Promise<string>;
+  /** Files the bot sent into the chat, oldest first (needs `filesOut`). */
+  sentFiles(chat: ChatRef): SentFile[];
+  /**
+   * Optional: the next delivery whose text is exactly `text` is held on its way: the platform
+   * never applies it and never answers (the bot dies before it arrives). Resolves once that
+   * delivery has reached the platform. Later deliveries of the same text pass.
+   */
+  holdDelivery?(text: string): Promise<void>;
+  /** The connection to the platform breaks and stays broken until `restoreConnection`. */
+  loseConnection(): Promise<void>;
+  restoreConnection(): Promise<void>;
+  /** Stops the fake and everything the adapter started. */
+  close(): Promise<void>;
+}
+
+/** The chat that the owner's private conversation is. */
+export const ownerDm = (platform: FakePlatform): ChatRef => ({ kind: "dm", with: platform.person("owner") });
