@@ -6,6 +6,7 @@ import type { ChannelDescriptor } from "../descriptor.ts";
 export const terminal: ChannelDescriptor<never, "cli"> = {
   id: "cli",
   name: "terminal",
-  // The answer streams as it is written; choices are asked in the chat; a file is attached by path.
-  capabilities: { edits: true, buttons: true, reactions: false, threads: false, filesIn: true, filesOut: false, voiceIn: false, voiceOut: false, maxMessageLength: Number.MAX_SAFE_INTEGER, groups: false, strangers: false },
+  // A client prints the answer as it comes and never edits it; a question is answered by typing its
+  // number; a file (a voice note too) is attached by path; a file out is named by its path.
+  capabilities: { edits: false, buttons: false, reactions: false, threads: false, filesIn: true, filesOut: false, voiceIn: true, voiceOut: false, maxMessageLength: Number.POSITIVE_INFINITY, groups: false, strangers: false },
 };

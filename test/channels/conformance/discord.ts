@@ -2,24 +2,13 @@
 // which the daemon's real discord.js talks to. People are users of the fake; the group is one
 // text channel of the allowed guild, where a message is addressed by a mention; the connection
 // is the gateway WebSocket, dropped without a close frame and held off until restored.
+import { channelDescriptor } from "../../../src/channels/registry.ts";
 import type { Daemon } from "../../support/daemon.ts";
 import { startFakeDiscord, type FakeDiscord, type FakeMessage, type FakeUser } from "../../support/fake-discord.ts";
 import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } from "./platform.ts";
 
 export const DISCORD_TRAITS: PlatformTraits = {
-  capabilities: {
-    edits: true,
-    buttons: true,
-    reactions: true,
-    threads: true,
-    filesIn: true,
-    filesOut: true,
-    voiceIn: true,
-    voiceOut: true,
-    maxMessageLength: 2000,
-    groups: true,
-    strangers: true,
-  },
+  capabilities: channelDescriptor("discord")!.capabilities,
   holdsDeliveries: true,
 };
 

@@ -2,24 +2,13 @@
 // daemon's real grammY polls. People are emulated users; the group is one allowed supergroup,
 // where a message is addressed by an @mention; the connection is getUpdates, which the proxy
 // can reset.
+import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { waitFor, type Daemon } from "../../support/daemon.ts";
 import { EMULATED_BOT, startTelegramEmulator, type BotMessage as EmulatedMessage, type TelegramEmulator } from "../../support/telegram-emulator.ts";
 import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } from "./platform.ts";
 
 export const TELEGRAM_TRAITS: PlatformTraits = {
-  capabilities: {
-    edits: true,
-    buttons: true,
-    reactions: true,
-    threads: true,
-    filesIn: true,
-    filesOut: true,
-    voiceIn: true,
-    voiceOut: true,
-    maxMessageLength: 4096,
-    groups: true,
-    strangers: true,
-  },
+  capabilities: channelDescriptor("telegram")!.capabilities,
   holdsDeliveries: true,
 };
 

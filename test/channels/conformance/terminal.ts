@@ -4,6 +4,7 @@
 // stays open, as the owner's terminal window would: it shows the approval questions (answered by
 // typing the choice's number) and the answers whose own client went away. Losing the connection
 // is a client dying mid-answer (its socket closes); the answer then reaches the open window.
+import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,19 +14,7 @@ import { waitFor, type Daemon } from "../../support/daemon.ts";
 import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits } from "./platform.ts";
 
 export const TERMINAL_TRAITS: PlatformTraits = {
-  capabilities: {
-    edits: false,
-    buttons: false,
-    reactions: false,
-    threads: false,
-    filesIn: true,
-    filesOut: false,
-    voiceIn: true,
-    voiceOut: false,
-    maxMessageLength: Number.POSITIVE_INFINITY,
-    groups: false,
-    strangers: false,
-  },
+  capabilities: channelDescriptor("cli")!.capabilities,
   holdsDeliveries: false,
 };
 
