@@ -9,7 +9,7 @@ import { homePaths } from "../config/home.ts";
 import type { Config } from "../config/schema.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import type { Logger } from "../log.ts";
-import { createBackup } from "./archive.ts";
+import { createBackupApart } from "./apart.ts";
 import { BACKUP_FILE, backupDirOf, backupFileName } from "./naming.ts";
 
 /** What the backups need from the gateway. */
@@ -63,9 +63,10 @@ export class BackupService {
     const at = new Date(this.clock());
     try {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const made = await createBackup({ home: this.opts.home, out: path.join(this.dir, backupFileName(at)), includeSecrets: false, backupDirs: [this.dir, homePaths(this.opts.home).backups], hearth: this.opts.hearth, now: at });
+      // In a process of its own: its buffers never stay in the daemon (apart.ts).
+      const made = await createBackupApart({ home: this.opts.home, out: path.join(this.dir, backupFileName(at)), includeSecrets: false, backupDirs: [this.dir, homePaths(this.opts.home).backups], hearth: this.opts.hearth, now: at });
       const removed = this.prune();
-      this.opts.log.info("backup.done", { file: made.file, files: made.files, bytes: made.bytes, removed });
+      this.opts.log.info("backup.done", { file: made.file, files: made.files, bytes: made.bytes, removed, pid: made.pid });
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       this.opts.log.error("backup.failed", { dir: this.dir, error: err });

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BackupService } from "../../src/backup/service.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { hearthCmd } from "../../src/hearth-command.ts";
-import { silentLogger } from "../../src/log.ts";
+import { createLogger, silentLogger } from "../../src/log.ts";
+import { verifyBackup } from "../../src/backup/archive.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startTestGateway } from "../support/test-gateway.ts";
 
@@ -52,6 +53,19 @@ describe("scheduled backups", () => {
     await service({ keep: 2 }, told).runOnce();
     expect(told).toEqual([]);
     expect(readdirSync(join(home, "backups")).sort()).toEqual(["hearth-backup-20261122-000000.tar.gz", "hearth-backup-20261125-120000.tar.gz", "my-notes.txt"]);
+  });
+
+  it("are made in a process of their own, so the daemon keeps none of their memory; the archive holds the home", async () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: "info", sink: { write: (l) => void lines.push(l) } });
+    await new BackupService({ home, config: { every: "1d", keep: 7, dir: "backups" }, hearth: "0.1.0", host: { tellOwner: async () => {} }, log, clock: () => Date.UTC(2026, 10, 25, 12) }).runOnce();
+    const done = lines.map((l) => JSON.parse(l) as { event: string; pid?: number; files?: number }).find((r) => r.event === "backup.done")!;
+    expect(done.pid).toEqual(expect.any(Number));
+    expect(done.pid).not.toBe(process.pid);
+    const file = join(home, "backups", "hearth-backup-20261125-120000.tar.gz");
+    const verified = await verifyBackup(file);
+    expect(verified.ok).toBe(true);
+    expect(verified.ok && verified.manifest.files.map((f) => f.path)).toContain("workspace/MEMORY.md");
   });
 
   it("tell the owner when one fails", async () => {
