@@ -27,6 +27,7 @@ import { LaneManager } from "./lanes.ts";
 import { Outbox } from "./outbox.ts";
 import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./upkeep/lock.ts";
+import { LOG_KEEP, LOG_MAX_BYTES, startLogRotation } from "./upkeep/log-rotation.ts";
 import { PairingStore } from "./access/pairing.ts";
 import { embeddingPricePerMillionTokens, localSearchPricePerThousand, pricingFor, speechPricePerMillionChars, transcriptionPricePerMinute } from "../spending/pricing.ts";
 import { openAnswerReply } from "./delivery/reply-files.ts";
@@ -318,6 +319,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     });
     undo.push(["suspect retries", () => recovering.cancel()]);
     if (opts.schedule) {
+      // The daemon's own log files stay bounded, whoever appends to them (upkeep/log-rotation.ts).
+      const stopRotation = startLogRotation({ dir: join(home, "logs"), maxBytes: LOG_MAX_BYTES, keep: LOG_KEEP, log: log.child({ component: "logs" }) });
+      undo.push(["log rotation", async () => stopRotation()]);
       await cron.startEngine();
       // Undone first of all: no new job or heartbeat starts while the runs drain.
       undo.push(["scheduler timers", () => cron.pause()]);
