@@ -56,6 +56,9 @@ interface Row {
 interface Probe {
   wall: number;
   heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  rss: number;
   eldWarmP99: number | null;
   eldWarmP50: number | null;
   resources: Record<string, number>;
@@ -398,7 +401,7 @@ export async function soakBench(): Promise<Figure[]> {
         `soak: unanswered ${JSON.stringify(unanswered.slice(0, 20))}; twice ${JSON.stringify(twice.slice(0, 20))}`,
         `soak: slowest first request ${slowest ? `${round(slowest.ms, 0)} ms for q${slowest.s.n} (${slowest.s.kind}); what the same chat sent in the 5 s before: ${JSON.stringify(sent.filter((x) => x.chat === slowest.s.chat && x.at < slowest.s.at && x.at > slowest.s.at - 5000).map((x) => `q${x.n} ${x.kind}`))}` : "none"}`,
         `soak: [life, day, RSS MB, fds, sockets] ${JSON.stringify(rows.filter((_, i) => i % 20 === 0).map((r) => [r.life, round((r.wall - epoch) / DAY_WALL, 2), round(r.proc.rssMb, 0), r.proc.fds, r.proc.sockets]))}`,
-        `soak: [day, heap MB, timers] ${JSON.stringify(probes.filter((_, i) => i % 20 === 0).map((p) => [round((p.wall - epoch) / DAY_WALL, 2), round(p.heapUsed / 1048576, 1), p.resources.Timeout ?? 0]))}`,
+        `soak: [day, heap MB, external MB, array buffers MB, RSS MB, timers] ${JSON.stringify(probes.filter((_, i) => i % 20 === 0).map((p) => [round((p.wall - epoch) / DAY_WALL, 2), round(p.heapUsed / 1048576, 1), round(p.external / 1048576, 1), round(p.arrayBuffers / 1048576, 1), round(p.rss / 1048576, 0), p.resources.Timeout ?? 0]))}`,
         `soak: event-loop delay since warm-up p50 ${probes.at(-1)?.eldWarmP50 ?? "?"} ms, p99 ${eldP99} ms (the monitor's 10 ms resolution included)`,
         "",
       ].join("\n"),

@@ -24,7 +24,7 @@ export const page: Page = {
     const history = host.mainHistory(50);
     const lines = history.map((l) => `<div class="msg ${l.role}"><div class="who">${l.role === "user" ? "You" : "Hearth"}</div><div class="text">${esc(l.text)}</div></div>`).join("\n");
     return `
-<p class="muted">Your main session — the same conversation as in Telegram, Discord and <code>hearth chat</code>.</p>
+<p class="muted">Your main session — the same conversation as in your private chats with Hearth and <code>hearth chat</code>.</p>
 <div class="chat" id="chat-log" aria-live="polite" aria-label="Conversation">${lines || '<p class="empty" id="chat-empty">No messages yet.</p>'}</div>
 <form class="chat-form" id="chat-form">
   <label class="sr-only" for="chat-text">Message</label>

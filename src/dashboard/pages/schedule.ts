@@ -1,5 +1,7 @@
 // Schedule: the cron jobs (add, pause, resume, run now, delete) through the cron service, as
 // `hearth cron` does; their recent runs with outcome and cost; the heartbeat's rhythm and last ticks.
+import { CONFIGURABLE } from "../../channels/registry.ts";
+import { parseDeliveryText } from "../../scheduler/job.ts";
 import type { JobView } from "../../scheduler/view.ts";
 import type { DashboardHost } from "../host.ts";
 import { actionButton, ago, badge, esc, table, usd } from "../layout.ts";
@@ -33,7 +35,7 @@ export const page: Page = {
     <select name="kind"><option value="cron">cron expression</option><option value="every">every (interval)</option><option value="at">once, at</option></select></label>
   <label>Schedule <input name="when" required placeholder="${WHEN_EXAMPLE.cron}" data-examples="${esc(JSON.stringify(WHEN_EXAMPLE))}"></label>
   <label>Session <select name="session"><option value="main">main</option><option value="isolated">isolated</option></select></label>
-  <label>Deliver to <input name="deliver" value="owner" placeholder="owner, none, telegram:&lt;chatId&gt;, discord:&lt;channelId&gt;"></label>
+  <label>Deliver to <input name="deliver" value="owner" placeholder="${esc(`owner, none, ${CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`).join(", ")}`)}"></label>
   <label class="wide">Message <textarea name="message" rows="3" required placeholder="What Hearth should do"></textarea></label>
   <div class="wide row"><span class="grow"></span><button class="btn" type="reset" hidden data-cancel-edit>Cancel</button><button class="btn primary" type="submit">Add job</button></div>
 </form></section>
@@ -82,7 +84,7 @@ ${table(["When", "Event", "Detail"], hb.lastTicks.map((t) => [esc(t.at.replace("
 /** Fills the form with the job (the page's script); a delivery the form cannot express is kept as is. */
 function editButton(j: JobView): string {
   const when = j.schedule.kind === "cron" ? j.schedule.expr : j.schedule.kind === "every" ? j.schedule.every : j.schedule.at;
-  const deliver = /^(owner|none|telegram:\S+|discord:\S+)$/.test(j.deliver) ? j.deliver : "";
+  const deliver = j.deliver === "owner" || j.deliver === "none" || parseDeliveryText(j.deliver)?.to === "chat" ? j.deliver : "";
   const fields = { id: j.id, name: j.name, kind: j.schedule.kind, when, tz: j.schedule.kind === "cron" ? (j.schedule.tz ?? "") : "", session: j.session, deliver, message: j.prompt };
   return `<button type="button" class="btn" data-edit-job="${esc(JSON.stringify(fields))}" aria-controls="job-form">Edit</button>`;
 }
