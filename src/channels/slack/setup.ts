@@ -4,7 +4,7 @@
 // into "Create an app → From a manifest".
 import { getJson, unreachable } from "../online-check.ts";
 
-export const SLACK_API = "https://slack.com/api/";
+export const SLACK_API = "https://slack.com/api";
 
 type Shape = { problem: string; fix: string } | null;
 
