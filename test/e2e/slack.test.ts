@@ -2,16 +2,19 @@
 // button pressed by a channel member changes nothing and the owner's press runs the command once,
 // the question then saying who decided; an event Slack delivers again (its ack was late) is
 // answered once; a thread is answered in the thread; answers are Slack mrkdwn, 👀 shows while
-// one is written, a 429 is waited out as Slack says; `hearth doctor --online` tries both tokens.
+// one is written, a 429 is waited out as Slack says, a voice clip is transcribed; `hearth doctor
+// --online` tries both tokens.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
-import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
+import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startFakeSlack, type FakeSlack, type FakeSlackUser } from "../support/fake-slack.ts";
+import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 
 let model: FakeModel;
+let stt: FakeTranscription;
 let slack: FakeSlack;
 let d: Daemon;
 let home: string;
@@ -25,6 +28,7 @@ const settled = () => waitFor("every accepted message's outcome recorded", () =>
 beforeAll(async () => {
   model = await startFakeModel();
   slack = await startFakeSlack();
+  stt = await startFakeTranscription();
   owner = slack.addUser("owner");
   member = slack.addUser("mia");
   dm = slack.dmChannel(owner);
@@ -33,6 +37,7 @@ beforeAll(async () => {
     channels: { slack: { apiUrl: slack.apiUrl, ownerIds: [owner.id], channels: { policy: "allowlist", allow: [general], requireMention: true } } },
     approvals: { exec: "always" },
     heartbeat: { every: "0" },
+    media: { transcription: { baseUrl: stt.baseUrl, apiKey: "stt-key", model: "whisper-1" } },
   });
   d = await startDaemon(home, { SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
   await slack.waitFor("the app connected", () => slack.connected());
@@ -40,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanupDaemon(d, home);
   await slack.close();
+  await stt.close();
   await model.close();
 });
 
@@ -108,6 +114,19 @@ describe("Slack", () => {
     expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(1000);
     // Slack's entities go escaped on the wire.
     expect(posts[1]!.args.text).toContain("1 &lt; 2");
+  });
+
+  it("a voice clip is fetched from url_private with the bot token and transcribed like a voice note", async () => {
+    stt.enqueue({ text: "Remind me to water the plants." });
+    model.enqueue(text("Noted."));
+    const requests = model.requests.length;
+    const clip = new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, 1, 2, 3, 4]);
+    slack.postMessage({ channel: dm, user: owner, text: "", files: [{ name: "audio_message.webm", mime: "audio/webm", bytes: clip, subtype: "slack_audio", durationMs: 2400 }] });
+    await slack.waitFor("the answer", () => slack.botMessages(dm).find((m) => m.text === "Noted."));
+    await settled();
+    expect(Buffer.from(stt.requests.at(-1)!.file).equals(Buffer.from(clip))).toBe(true);
+    expect(String(lastUserContent(model.requests[requests]!)[0]!.text).split("\n").at(-1)).toBe("[voice note, transcribed] Remind me to water the plants.");
+    expect(slack.botMessages(dm).some((m) => m.text === "🎤 heard: Remind me to water the plants.")).toBe(true);
   });
 
   it("hearth doctor --online tries both tokens: auth.test for the bot token, apps.connections.open for the app token", async () => {

@@ -84,7 +84,7 @@ export interface FakeSlack {
    * `user` posts `text` in `channel` (a thread reply with `threadTs`); `mention` puts `<@bot>`
    * before it. Resolves once the fake has sent the event (pending until acked).
    */
-  postMessage(m: { channel: string; user: FakeSlackUser; text: string; threadTs?: string; mention?: boolean; files?: Array<{ name: string; mime: string; bytes: Uint8Array }> }): { ts: string; eventId: string; envelopeId: string };
+  postMessage(m: { channel: string; user: FakeSlackUser; text: string; threadTs?: string; mention?: boolean; files?: Array<{ name: string; mime: string; bytes: Uint8Array; subtype?: string; durationMs?: number }> }): { ts: string; eventId: string; envelopeId: string };
   /** Sends the event of envelope `envelopeId` again, as Slack retries an event whose ack was late. */
   redeliver(envelopeId: string): string;
   /** Presses the button labelled `label` under message `ts`; returns the envelope id of the press. */
@@ -361,7 +361,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         const id = newId("F");
         const path = `/files-pri/${teamId}-${id}/${encodeURIComponent(f.name)}`;
         served.set(path, f.bytes);
-        return { id, name: f.name, title: f.name, mimetype: f.mime, filetype: f.name.split(".").pop(), size: f.bytes.length, url_private: `${origin}${path}`, url_private_download: `${origin}${path}` };
+        return { id, name: f.name, title: f.name, mimetype: f.mime, filetype: f.name.split(".").pop(), size: f.bytes.length, url_private: `${origin}${path}`, url_private_download: `${origin}${path}`, ...(f.subtype ? { subtype: f.subtype } : {}), ...(f.durationMs !== undefined ? { duration_ms: f.durationMs } : {}) };
       });
       const text = `${m.mention ? `<@${bot.id}> ` : ""}${m.text}`;
       const event = {

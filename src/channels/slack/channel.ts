@@ -157,7 +157,8 @@ class SlackChannel implements Channel {
     const attachments = (event.files ?? []).flatMap((f): Attachment[] => {
       const url = f.url_private_download ?? f.url_private;
       if (!url) return [];
-      return [{ kind: fileKind(f), name: f.name ?? f.title ?? "file", mime: f.mimetype ?? "", ...(f.size !== undefined ? { size: f.size } : {}), fetch: (max, signal) => this.#fetchFile(url, max, signal) }];
+      const seconds = typeof f.duration_ms === "number" && f.duration_ms >= 0 ? { durationSeconds: f.duration_ms / 1000 } : {};
+      return [{ kind: fileKind(f), name: f.name ?? f.title ?? "file", mime: f.mimetype ?? "", ...(f.size !== undefined ? { size: f.size } : {}), ...seconds, fetch: (max, signal) => this.#fetchFile(url, max, signal) }];
     });
     await onMessage(attachments.length > 0 ? { ...result.message, attachments } : result.message);
   }

@@ -27,8 +27,9 @@ export interface SlackFile {
   size?: number;
   url_private?: string;
   url_private_download?: string;
-  /** Slack's voice clips carry a subtype of their own. */
+  /** Slack's voice clips carry a subtype of their own, and their length. */
   subtype?: string;
+  duration_ms?: number;
 }
 
 /** Where an answer to the message goes (JSON in `raw`). */
