@@ -2,16 +2,18 @@
 // checked (auth.test, apps.connections.open), the owner is found by a direct message carrying the
 // one-time code over Socket Mode (a DM without it is ignored), greeted there, and the config and
 // .env it writes start a daemon that answers the owner in that DM. A refused app token is one
-// sentence and nothing written.
+// sentence and nothing written. In a terminal, the app manifest comes first, then both prompts.
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OWNER_GREETING } from "../../src/cli/setup.ts";
-import { isolatedEnv, runHearth } from "../support/cli-process.ts";
+import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, startDaemon, waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+import { SLACK_MANIFEST } from "../../src/channels/slack/setup.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack.ts";
 
 let model: FakeModel;
@@ -89,5 +91,49 @@ describe("hearth setup --non-interactive with Slack", () => {
     expect(r.code).toBe(1);
     expect(existsSync(join(home, "config.json"))).toBe(false);
     expect(r.stdout).not.toContain("xapp-1-revoked-token-0000");
+  });
+});
+
+describe("hearth setup in a terminal, with Slack", () => {
+  const python = spawnSync("python3", ["--version"]).status === 0;
+  it.skipIf(!python)("shows the app manifest first, asks for both tokens in turn, and finds the owner by a DM with the code", async () => {
+    const home = newHome();
+    const ivy = slack.addUser("ivy");
+    const child = spawn("python3", [join(import.meta.dirname, "..", "support", "pty-run.py"), process.execPath, hearthBin, "setup", "--base-url", model.url, "--slack-api-url", slack.apiUrl], {
+      cwd: repoRoot,
+      env: isolatedEnv({ HEARTH_HOME: home, ANTHROPIC_API_KEY: "sk-ant-setup-test-key", TERM: "xterm", COLUMNS: "240", LINES: "80" }),
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let screen = "";
+    child.stdout!.on("data", (d: Buffer) => (screen += d.toString().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      const answer = async (question: string, keys: string, after = "") => {
+        await waitFor(`"${question}"`, () => screen.includes(after) && screen.indexOf(question, screen.indexOf(after)) >= 0);
+        child.stdin!.write(keys);
+      };
+      await answer("Which model provider?", "\r");
+      await answer("Model", "\r");
+      await answer("Connect a Telegram bot?", "n");
+      await answer("Connect a Discord bot?", "n");
+      await answer("Connect a Slack app?", "y");
+      await answer("Slack bot token", `${slack.botToken}\r`);
+      await answer("Slack SLACK_APP_TOKEN", `${slack.appToken}\r`);
+      await waitFor("the handshake prompt with its code", () => CODE_PROMPT.test(screen));
+      slack.postMessage({ channel: slack.dmChannel(ivy), user: ivy, text: CODE_PROMPT.exec(screen)![1]! });
+      await answer("Is this you (the owner)?", "y", `A direct message with the code from ivy (@ivy, id ${ivy.id})`);
+      await answer("Run Hearth as a service with pm2 now", "\r");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    // The manifest, line by line, before the first token prompt.
+    const before = screen.slice(0, screen.indexOf("Slack bot token"));
+    for (const line of SLACK_MANIFEST.split("\n")) expect(before).toContain(line.trim());
+    expect(screen).toContain("The bot is @hearth");
+    expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).channels.slack).toEqual({ ownerIds: [ivy.id], apiUrl: slack.apiUrl });
+    const dotenv = readFileSync(join(home, ".env"), "utf8");
+    expect(dotenv).toContain(`\nSLACK_BOT_TOKEN=${slack.botToken}\n`);
+    expect(dotenv).toContain(`\nSLACK_APP_TOKEN=${slack.appToken}\n`);
   });
 });
