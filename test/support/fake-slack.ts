@@ -44,8 +44,6 @@ export interface FakeSlackMessage {
   history: string[];
   /** Its buttons now (from its `actions` blocks). */
   buttons: FakeSlackButton[];
-  /** `mrkdwn: false` was asked: shown as plain text. */
-  plain: boolean;
   files: Array<{ id: string; name: string; bytes: Uint8Array }>;
   reactions: string[];
 }
@@ -192,10 +190,9 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     res.end(JSON.stringify(body));
   };
 
-  function view(m: FakeSlackMessage, text: string, blocks: unknown, plain: boolean) {
+  function view(m: FakeSlackMessage, text: string, blocks: unknown) {
     m.text = unescape(text);
     m.history.push(m.text);
-    m.plain = plain;
     m.buttons = buttonsOf(blocks);
   }
 
@@ -257,15 +254,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         const channel = resolveChannel(String(a.channel));
         if (!channel) return { ok: false, error: "channel_not_found" };
         const ts = newTs();
-        const m: FakeSlackMessage = { ts, channel, threadTs: a.thread_ts ? String(a.thread_ts) : undefined, user: bot.id, text: "", history: [], buttons: [], plain: false, files: [], reactions: [] };
-        view(m, String(a.text ?? ""), a.blocks, String(a.mrkdwn) === "false");
+        const m: FakeSlackMessage = { ts, channel, threadTs: a.thread_ts ? String(a.thread_ts) : undefined, user: bot.id, text: "", history: [], buttons: [], files: [], reactions: [] };
+        view(m, String(a.text ?? ""), a.blocks);
         messages.set(ts, m);
         return { ok: true, channel, ts, message: { text: a.text, ts } };
       }
       case "chat.update": {
         const m = messages.get(String(a.ts));
         if (!m || m.channel !== resolveChannel(String(a.channel))) return { ok: false, error: "message_not_found" };
-        view(m, String(a.text ?? ""), a.blocks, String(a.mrkdwn) === "false");
+        view(m, String(a.text ?? ""), a.blocks);
         return { ok: true, channel: m.channel, ts: m.ts };
       }
       case "chat.delete": {
@@ -310,7 +307,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         const files = (a.files as Array<{ id: string; title?: string }>).map((f) => ({ id: f.id, u: uploads.get(f.id) }));
         if (files.some((f) => !f.u?.bytes)) return { ok: false, error: "file_not_found" };
         const ts = newTs();
-        const m: FakeSlackMessage = { ts, channel, threadTs: a.thread_ts ? String(a.thread_ts) : undefined, user: bot.id, text: unescape(String(a.initial_comment ?? "")), history: [], buttons: [], plain: false, files: files.map((f) => ({ id: f.id, name: f.u!.name, bytes: f.u!.bytes! })), reactions: [] };
+        const m: FakeSlackMessage = { ts, channel, threadTs: a.thread_ts ? String(a.thread_ts) : undefined, user: bot.id, text: unescape(String(a.initial_comment ?? "")), history: [], buttons: [], files: files.map((f) => ({ id: f.id, name: f.u!.name, bytes: f.u!.bytes! })), reactions: [] };
         m.history.push(m.text);
         messages.set(ts, m);
         return { ok: true, files: files.map((f) => ({ id: f.id, name: f.u!.name, shares: { private: { [channel]: [{ ts }] } } })) };

@@ -236,7 +236,11 @@ class SlackChannel implements Channel {
     await new StreamingReply(slackTransport(this.#web, targetOf(to)), this.#replyOptions()).finish(text);
   }
 
-  /** The external upload flow: files.getUploadURLExternal, the bytes to its URL, files.completeUploadExternal. */
+  /**
+   * The external upload flow: files.getUploadURLExternal, the bytes to its URL,
+   * files.completeUploadExternal. Slack shares the file into the chat after completing it and
+   * names no message then: the id returned is the file's.
+   */
   async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
     const target = targetOf(to);
     const client = this.#conn?.app.client;
