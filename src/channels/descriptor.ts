@@ -70,7 +70,9 @@ export interface ChannelSetup {
   /** "Connect a Telegram bot?", and whether the answer defaults to yes. */
   offer: string;
   offerDefault: boolean;
-  /** The prompt for the credential. */
+  /** What the owner does on the platform before there is a credential to give (an app to create), shown before the prompt. */
+  steps?: string;
+  /** The prompt for the first credential; each further one (a second token) is asked with its variable and `source`. */
   tokenPrompt: string;
   /** What the platform calls a message to the bot alone ("private message", Discord's "direct message"). */
   dm: string;
@@ -80,20 +82,24 @@ export interface ChannelSetup {
   apiKey: string;
   apiFlag: string;
   defaultApi: string;
-  /** Checks the credential against the platform (one cheap request); the bot's name, or why not. */
-  checkToken(token: string, api: string): Promise<{ ok: true; botName: string } | { ok: false; problem: string }>;
+  /**
+   * Checks the credential against the platform (one cheap request each); the bot's name, or why
+   * not. `more`: the further credentials by variable, for a platform that needs several.
+   */
+  checkToken(token: string, api: string, more?: Record<string, string>): Promise<{ ok: true; botName: string } | { ok: false; problem: string }>;
   /** What to tell the owner to send, once the bot listens (`code`: the one-time owner code). */
   codeRequest(botName: string, code: string): string;
   /**
    * Waits for a private message carrying `code` from someone `accept` confirms as the owner,
    * greets them with `greeting`, and says who they are. `botName`: as checkToken said; `ready`
    * once the bot listens (ask the owner to write only then), with the name the bot goes by.
-   * `waitMs` counts from `ready`; `ignored` hears of every message without the code.
+   * `waitMs` counts from `ready`; `ignored` hears of every message without the code; `more` as
+   * for checkToken.
    */
   findOwner(
     token: string,
     api: string,
-    o: { code: string; botName: string; waitMs: number; greeting: string; ready(botName: string): void; accept(s: SetupSender): Promise<boolean>; ignored(s: SetupSender): void },
+    o: { code: string; botName: string; waitMs: number; greeting: string; ready(botName: string): void; accept(s: SetupSender): Promise<boolean>; ignored(s: SetupSender): void; more?: Record<string, string> },
   ): Promise<OwnerHandshake>;
 }
 

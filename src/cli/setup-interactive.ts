@@ -44,9 +44,12 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         p.log.error(libs, streams);
         continue;
       }
+      if (setup.steps) p.note(setup.steps, `${c.name}: first, in ${c.name}`, streams);
       for (;;) {
         const token = await ask(setup.tokenPrompt, { secret: true });
-        const bot = await setup.checkToken(token, api);
+        const more: Record<string, string> = {};
+        for (const k of c.credentials?.slice(1) ?? []) more[k.variable] = await ask(`${c.name} ${k.variable} (${k.source})`, { secret: true });
+        const bot = await setup.checkToken(token, api, more);
         if (!bot.ok) {
           p.log.error(bot.problem, streams);
           continue;
@@ -69,12 +72,13 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
             return mine;
           },
           ignored: (s) => spin.message(`Ignored a ${setup.dm} without the code from ${describeSender(s)}; waiting for one saying ${code} to ${setup.botHandle(botName)}`),
+          more,
         });
         if (handshake.kind !== "owner") {
           spin.error(handshake.kind === "timeout" ? `No ${setup.dm} with the code arrived in time.` : handshake.problem);
           continue;
         }
-        answers.channels[c.id] = { token, ownerId: handshake.sender.id, ...(api !== setup.defaultApi ? { api } : {}) };
+        answers.channels[c.id] = { token, ...(Object.keys(more).length ? { more } : {}), ownerId: handshake.sender.id, ...(api !== setup.defaultApi ? { api } : {}) };
         break;
       }
     }

@@ -77,7 +77,11 @@ const say = (io: Io, line: string) => io.stdout.write(`${line}\n`);
 
 async function nonInteractive(home: string, v: Values, handshakeMs: number, io: Io, env: Env): Promise<number> {
   const model = modelFromFlags(v, env);
-  const wanted = SETUP_CHANNELS.filter((c) => flag(v, c.id) === true).map((c) => ({ c, token: need(env, c.credentials![0]!.variable, `--${c.id}`) }));
+  const wanted = SETUP_CHANNELS.filter((c) => flag(v, c.id) === true).map((c) => ({
+    c,
+    token: need(env, c.credentials![0]!.variable, `--${c.id}`),
+    more: Object.fromEntries(c.credentials!.slice(1).map((k) => [k.variable, need(env, k.variable, `--${c.id}`)])),
+  }));
   say(io, `Hearth setup: home ${home}`);
   const answers: SetupAnswers = { model, channels: {} };
   // Messages without the code are told on stderr, one log line each, so stdout stays the story.
@@ -87,12 +91,12 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
   if (!key.ok) return fail(io, "model", key.problem);
   say(io, `✓ model: ${key.detail}`);
 
-  for (const { c, token } of wanted) {
+  for (const { c, token, more } of wanted) {
     const setup = c.setup!;
     const libs = await ensurePackages(home, c, io);
     if (libs) return fail(io, c.id, libs);
     const api = text(v, setup.apiFlag) ?? setup.defaultApi;
-    const bot = await setup.checkToken(token, api);
+    const bot = await setup.checkToken(token, api, more);
     if (!bot.ok) return fail(io, c.id, bot.problem);
     say(io, `✓ ${c.id}: the bot is ${setup.botHandle(bot.botName)}`);
     let ownerId = text(v, `${c.id}-owner`);
@@ -110,6 +114,7 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
         },
         accept: async () => true,
         ignored: (s) => log.warn("setup.owner_code_missing", { channel: c.id, user: s.id, name: s.name }),
+        more,
       });
       switch (handshake.kind) {
         case "failed":
@@ -124,7 +129,7 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
           handshake satisfies never;
       }
     }
-    answers.channels[c.id] = { token, ownerId: ownerId!, ...(api !== setup.defaultApi ? { api } : {}) };
+    answers.channels[c.id] = { token, ...(Object.keys(more).length ? { more } : {}), ownerId: ownerId!, ...(api !== setup.defaultApi ? { api } : {}) };
   }
   finish(home, answers, io);
   if (v.pm2) return installPm2(home, io);

@@ -22,6 +22,8 @@ export type ModelAnswer =
 /** A chat channel connected by setup: its credential, the owner found, and its API address when not the default. */
 export interface ChannelAnswer {
   token: string;
+  /** The channel's further credentials by variable (Slack's app-level token). */
+  more?: Record<string, string>;
   ownerId: string;
   api?: string;
 }
@@ -93,6 +95,7 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
     set(["channels", c.id, "ownerIds"], [a.ownerId]);
     if (a.api) set(["channels", c.id, apiKey], a.api);
     secrets[c.credentials[0].variable] = a.token;
+    for (const k of c.credentials.slice(1)) if (a.more?.[k.variable]) secrets[k.variable] = a.more[k.variable]!;
   }
   // Secrets first: a config naming a channel whose token is missing would not start.
   if (Object.keys(secrets).length > 0) writeSecrets(home, secrets);
