@@ -6,9 +6,10 @@ import { strict } from "../config-fields.ts";
 import type { ChannelAccess, ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";
 import { telegram } from "./telegram/descriptor.ts";
+import { signal } from "./signal/descriptor.ts";
 import { terminal } from "./terminal/descriptor.ts";
 
-export const CHANNELS = [telegram, discord, terminal] as const;
+export const CHANNELS = [telegram, discord, signal, terminal] as const;
 
 /** A channel's id: `channels.<id>` in config.json, the first part of a chat address. */
 export type ChannelId = (typeof CHANNELS)[number]["id"];
