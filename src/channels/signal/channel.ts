@@ -19,8 +19,8 @@ import { callSignal, SignalRpcError } from "./rpc.ts";
 
 export interface SignalChannelOptions {
   httpUrl: string;
-  /** The number signal-cli is linked to. */
-  account: string;
+  /** The number signal-cli is linked to; null: learned from the first event (signal-cli names its account in each). */
+  account: string | null;
   ownerIds: string[];
   namePattern: string | null;
 }
@@ -52,9 +52,11 @@ class SignalChannel implements Channel {
   #status: ChannelStatus = { state: "stopped" };
   #running: AbortController | null = null;
   #loop: Promise<void> | null = null;
+  #account: string | null;
 
   constructor(options: SignalChannelOptions, deps: SignalChannelDeps) {
     this.#o = options;
+    this.#account = options.account;
     this.#log = deps.log;
     this.#retryBaseMs = deps.retryBaseMs ?? 500;
     this.#maxRetryMs = deps.maxRetryMs ?? 30_000;
@@ -113,8 +115,8 @@ class SignalChannel implements Channel {
           signal,
           onOpen: () => {
             attempt = 0;
-            this.#setStatus({ state: "running", detail: `as ${this.#o.account} through signal-cli at ${new URL(this.#o.httpUrl).host}` });
-            this.#log.info("signal.listening", { account: this.#o.account });
+            this.#setStatus({ state: "running", detail: `${this.#account ? `as ${this.#account} ` : ""}through signal-cli at ${new URL(this.#o.httpUrl).host}` });
+            this.#log.info("signal.listening", { account: this.#account });
             if (!everOpen) opened();
             everOpen = true;
           },
@@ -161,8 +163,11 @@ class SignalChannel implements Channel {
     if (event.type !== "receive") return;
     try {
       const parsed = JSON.parse(event.data) as { envelope?: SignalEnvelope; account?: string };
-      if (!parsed.envelope || (parsed.account && parsed.account !== this.#o.account)) return;
-      const result = normalizeEnvelope(parsed.envelope, { account: this.#o.account, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern });
+      if (!parsed.envelope) return;
+      this.#account ??= typeof parsed.account === "string" ? parsed.account : null;
+      // A multi-account signal-cli streams every account's messages: only Hearth's count.
+      if (!this.#account || (parsed.account && parsed.account !== this.#account)) return;
+      const result = normalizeEnvelope(parsed.envelope, { account: this.#account, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern });
       if (result.kind === "ignored") {
         this.#log.debug("signal.ignored", { reason: result.reason });
         return;
