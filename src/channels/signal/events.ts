@@ -80,14 +80,20 @@ export class EventParser {
   #type = "";
   #data: string[] = [];
   #size = 0;
+  #afterCR = false;
 
   /** The events `chunk` completes. Throws SignalStreamError when a line or an event is over the limit. */
   push(chunk: Uint8Array): SignalEvent[] {
     this.#buffer += this.#decoder.decode(chunk, { stream: true });
     const events: SignalEvent[] = [];
     for (;;) {
+      // A "\r" at the very end may be the first half of a "\r\n" the next chunk completes.
+      if (this.#buffer === "") break;
+      if (this.#afterCR && this.#buffer.startsWith("\n")) this.#buffer = this.#buffer.slice(1);
+      this.#afterCR = false;
       const end = this.#buffer.search(/\r\n|\r|\n/);
       if (end < 0) break;
+      this.#afterCR = end === this.#buffer.length - 1 && this.#buffer[end] === "\r";
       const line = this.#buffer.slice(0, end);
       this.#buffer = this.#buffer.slice(end + (this.#buffer.startsWith("\r\n", end) ? 2 : 1));
       const event = this.#line(line);
