@@ -8,8 +8,9 @@ import { discord } from "./discord/descriptor.ts";
 import { telegram } from "./telegram/descriptor.ts";
 import { signal } from "./signal/descriptor.ts";
 import { terminal } from "./terminal/descriptor.ts";
+import { whatsapp } from "./whatsapp/descriptor.ts";
 
-export const CHANNELS = [telegram, discord, signal, terminal] as const;
+export const CHANNELS = [telegram, discord, signal, whatsapp, terminal] as const;
 
 /** A channel's id: `channels.<id>` in config.json, the first part of a chat address. */
 export type ChannelId = (typeof CHANNELS)[number]["id"];
