@@ -102,6 +102,12 @@ export interface ChannelDeps {
   log: Logger;
   /** The home folder: where a platform keeps what it must (WhatsApp's link credentials). */
   home: string;
+  /**
+   * Tells the owner, on another channel, something about this one they must act on (a device
+   * logged out): one message to the owner's chat on the first other channel that can take it,
+   * else the terminal's mailbox. Fire and forget: it never throws and never waits.
+   */
+  tellOwner(text: string): void;
   /** The command menus, from the gateway's one command table (platforms that show menus use them). */
   commandMenus: { owner: MenuCommand[]; everyone: MenuCommand[] };
   /** The same table as commands with their one option each (platforms with slash commands). */

@@ -4,7 +4,8 @@
 // answered once; in a group, a member's numbered reply to an approval runs nothing and the
 // owner's runs it once; kill -9 during an answer delivers it exactly once after the restart
 // (without a new link); a dropped connection is reconnected and a message written meanwhile
-// answered once; a logged-out device is reported with the exact sentence.
+// answered once; a logged-out device is reported with the exact sentence, in `hearth status` and
+// in one message to the owner's other channel (Signal here).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import { linkedAndConnected } from "../channels/conformance/whatsapp.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { personJid, startFakeWhatsApp, WA_BOT, type FakeWhatsApp } from "../support/fake-whatsapp.ts";
+import { startFakeSignalCli, streamOpened, type FakeSignalCli } from "../support/fake-signal-cli.ts";
 import { startFakeTranscription, type FakeTranscription } from "../support/fake-transcription.ts";
 
 const OWNER = { number: "4915111111111", name: "Ann" };
@@ -22,23 +24,31 @@ const FAMILY = "120363000000000009@g.us";
 let model: FakeModel;
 let wa: FakeWhatsApp;
 let stt: FakeTranscription;
+let signal: FakeSignalCli;
+const OWNER_ON_SIGNAL = "+4915111111111";
 let home: string;
 let daemon: Daemon;
 const daemons: Daemon[] = [];
 
 async function start(): Promise<void> {
   const connects = wa.connectsOpened;
+  const streams = signal.streamsOpened;
   daemon = await startDaemon(home, { ...wa.env(), ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
   daemons.push(daemon);
   await linkedAndConnected(wa, connects);
+  await streamOpened(signal, streams);
 }
 
 beforeAll(async () => {
   model = await startFakeModel();
   wa = await startFakeWhatsApp();
   stt = await startFakeTranscription();
+  signal = await startFakeSignalCli();
   home = makeHome({
-    channels: { whatsapp: { pairingNumber: `+${WA_BOT}`, ownerIds: [`+${OWNER.number}`], groups: { policy: "allowlist", allow: [FAMILY] } } },
+    channels: {
+      whatsapp: { pairingNumber: `+${WA_BOT}`, ownerIds: [`+${OWNER.number}`], groups: { policy: "allowlist", allow: [FAMILY] } },
+      signal: { httpUrl: signal.url, account: signal.account, ownerIds: [OWNER_ON_SIGNAL] },
+    },
     media: { transcription: { baseUrl: stt.baseUrl, apiKey: "stt-key", model: "whisper-1" } },
     tools: { shared: { allow: ["exec"] } },
     approvals: { exec: "always", timeoutSeconds: 300 },
@@ -52,6 +62,7 @@ afterAll(async () => {
   for (const d of daemons.slice(0, -1)) await cleanupDaemon(d, undefined);
   await cleanupDaemon(last, home);
   await stt.close();
+  await signal.close();
   await wa.close();
   await model.close();
 });
@@ -144,11 +155,14 @@ describe("WhatsApp (daemon e2e)", () => {
     expect(model.requests).toHaveLength(requests + 1);
   });
 
-  it("a logged-out device: hearth status says so in the exact sentence, and the credentials are gone", async () => {
+  it("a logged-out device: hearth status says so in the exact sentence, the owner is told once on Signal, and the credentials are gone", async () => {
+    expect(signal.messages(OWNER_ON_SIGNAL)).toEqual([]);
     wa.logout();
     await waitFor("the logged-out state", async () => (await daemon.hearth(["status"])).stdout.includes(LOGGED_OUT));
     const status = (await daemon.hearth(["status"])).stdout;
     expect(status.split("\n").find((l) => l.trim().startsWith("whatsapp"))).toBe(`  whatsapp   not running: ${LOGGED_OUT}`);
     expect(existsSync(join(home, "secrets.whatsapp.json"))).toBe(false);
+    await waitFor("the notice on Signal", () => signal.messages(OWNER_ON_SIGNAL).length > 0);
+    expect(signal.messages(OWNER_ON_SIGNAL).map((m) => m.text)).toEqual([LOGGED_OUT]);
   });
 });

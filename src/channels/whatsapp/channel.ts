@@ -22,6 +22,8 @@ export interface WhatsAppChannelDeps {
   log: Logger;
   connect: WhatsAppConnector;
   store: WhatsAppAuthStore;
+  /** Tells the owner on another channel (ChannelDeps.tellOwner); absent: only the status and the log say it. */
+  tellOwner?(text: string): void;
   /** The first wait before reconnecting; doubled each failure up to maxRetryMs. Default 1 s. */
   retryBaseMs?: number;
   /** Default 60 s. */
@@ -148,6 +150,8 @@ class WhatsAppChannel implements Channel {
       case "logged_out":
         this.#d.store.clear();
         this.#fail(LOGGED_OUT, first);
+        // The owner may not look at `hearth status` for days; WhatsApp itself cannot tell them now.
+        this.#d.tellOwner?.(LOGGED_OUT);
         return;
       case "replaced":
         this.#fail(REPLACED, first);

@@ -57,7 +57,7 @@ ${accessTemplate("groups", "<group id, e.g. 120363012345678901@g.us>", true)}`,
     const connect: WhatsAppConnector = fake ? ((await import(pathToFileURL(fake).href)) as { connect: WhatsAppConnector }).connect : (await import("./baileys.ts")).connectBaileys;
     return createWhatsAppChannel(
       { ownerIds: plus(c.ownerIds), namePattern: c.namePattern, pairingNumber: c.pairingNumber ? c.pairingNumber.replace(/^\+/, "") : null },
-      { log: deps.log, connect, store: openAuthStore(deps.home) },
+      { log: deps.log, connect, store: openAuthStore(deps.home), tellOwner: deps.tellOwner },
     );
   },
 };
