@@ -219,6 +219,8 @@ describe("hearth setup in a terminal, with Discord", () => {
       await waitFor("the wait again", () => screen.includes(`Waiting for the owner's direct message with the code ${code}`));
       discord.sendMessage({ channelId: discord.dmChannel(erin), author: erin, content: code });
       await answer("Is this you (the owner)?", "y", `A direct message with the code from erin (@erin, id ${erin.id})`);
+      await answer("Connect Signal (through a running signal-cli)?", "\r");
+      await answer("Connect WhatsApp (Hearth as a linked device of its own number)?", "\r");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

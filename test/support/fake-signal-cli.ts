@@ -56,6 +56,10 @@ export interface FakeSignalCli {
   streaming(): boolean;
   /** The next `send` whose params `when` accepts is never answered; resolves once it arrived. */
   holdSend(when: (params: Record<string, any>) => boolean): Promise<void>;
+  /** A `finishLink` is waiting for the phone to scan the code. */
+  linkWaiting(): boolean;
+  /** The phone scanned the code: the waiting `finishLink` answers with `number`, which becomes an account. */
+  approveLink(number: string): void;
   /** Event streams are cut and refused (HTTP 503) until `resumeEvents`; RPC keeps working. */
   pauseEvents(): void;
   resumeEvents(): void;
@@ -71,8 +75,14 @@ interface Envelope {
   json: string;
 }
 
-export async function startFakeSignalCli(opts: { account?: string } = {}): Promise<FakeSignalCli> {
+/**
+ * `multiAccount`: like `signal-cli daemon` without -a, it lists its accounts and can link a new
+ * device (startLink, finishLink); else, like `-a NUMBER`, it serves one and has neither.
+ */
+export async function startFakeSignalCli(opts: { account?: string; multiAccount?: boolean; accounts?: string[] } = {}): Promise<FakeSignalCli> {
   const account = opts.account ?? BOT_NUMBER;
+  const accounts = [...(opts.accounts ?? [])];
+  let finishing: ((number: string) => void) | null = null;
   const calls: FakeSignalCall[] = [];
   const queue: Envelope[] = [];
   const sent: FakeSignalMessage[] = [];
@@ -100,8 +110,19 @@ export async function startFakeSignalCli(opts: { account?: string } = {}): Promi
     streams = [];
   };
 
-  const rpc = (method: string, params: Record<string, any>): { result?: unknown; error?: { code: number; message: string } } | "hang" => {
+  const rpc = (method: string, params: Record<string, any>, res: ServerResponse): { result?: unknown; error?: { code: number; message: string } } | "hang" => {
+    if (!opts.multiAccount && ["listAccounts", "startLink", "finishLink"].includes(method)) return { error: { code: -32601, message: "Method not implemented" } };
     switch (method) {
+      case "listAccounts":
+        return { result: accounts.map((number) => ({ number })) };
+      case "startLink":
+        return { result: { deviceLinkUri: "sgnl://linkdevice?uuid=fake-uuid&pub_key=fake-key" } };
+      case "finishLink":
+        finishing = (number) => {
+          accounts.push(number);
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", result: { number }, id: 0 }));
+        };
+        return "hang";
       case "version":
         return { result: { version: "0.13.22" } };
       case "send": {
@@ -171,7 +192,7 @@ export async function startFakeSignalCli(opts: { account?: string } = {}): Promi
       const method = String(body.method ?? "");
       const params = body.params ?? {};
       calls.push({ method, params, at: Date.now() });
-      const answer = rpc(method, params);
+      const answer = rpc(method, params, res);
       if (answer === "hang") return;
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", ...answer, id: body.id ?? null }));
     });
@@ -235,6 +256,13 @@ export async function startFakeSignalCli(opts: { account?: string } = {}): Promi
       const held = new Promise<void>((resolve) => (arrived = resolve));
       holds.push({ when, arrived });
       await held;
+    },
+    linkWaiting: () => finishing !== null,
+    approveLink(number) {
+      const finish = finishing;
+      finishing = null;
+      if (!finish) throw new Error("no finishLink is waiting");
+      finish(number);
     },
     pauseEvents() {
       paused = true;

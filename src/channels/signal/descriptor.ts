@@ -63,6 +63,14 @@ ${accessTemplate("groups", "<group id (base64), from signal-cli listGroups>", tr
     const r = await checkSignalDaemon(c.httpUrl);
     return r.ok ? { ok: true, detail: r.detail } : { ok: false, detail: r.problem, fix: `start it: signal-cli -a ${c.account ?? "+NUMBER"} daemon --http ${new URL(c.httpUrl).host} --receive-mode on-connection` };
   },
+  linkSetup: {
+    offer: "Connect Signal (through a running signal-cli)?",
+    offerDefault: false,
+    async run(ui) {
+      const { linkSignal } = await import("./link.ts");
+      return linkSignal(ui);
+    },
+  },
   async create(c, deps) {
     const { createSignalChannel } = await import("./channel.ts");
     return createSignalChannel({ httpUrl: c.httpUrl, account: c.account, ownerIds: withPlus(c).ownerIds, namePattern: c.namePattern }, { log: deps.log });

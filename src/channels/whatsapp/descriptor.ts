@@ -2,12 +2,10 @@
 // (no buttons for personal accounts, edits too limited to stream), its ids, and how the adapter
 // is made. The adapter (channel.ts) and the library behind its socket interface (baileys.ts,
 // @whiskeysockets/baileys) load only when it runs.
-import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { strict } from "../../config-fields.ts";
 import { accessOf, accessRows, accessShape, accessTemplate, type IdRule } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
-import type { WhatsAppConnector } from "./socket.ts";
 
 /** A person (a phone number, with or without +) or a group (its JID, `…@g.us`). */
 const WHATSAPP_IDS: IdRule = {
@@ -15,9 +13,6 @@ const WHATSAPP_IDS: IdRule = {
   pattern: /^(?:\+?[1-9]\d{4,14}|\d+(?:-\d+)?@g\.us)$/,
   looks: "a phone number such as +4915112345678, or a group id ending in @g.us",
 };
-
-/** The tests' fake replaces the library at Hearth's socket interface (socket.ts) by naming a module exporting `connect`. */
-export const SOCKET_MODULE_ENV = "HEARTH_WHATSAPP_SOCKET";
 
 const schema = strict({
   /** Link by an 8-character code for this number (Linked devices → Link with phone number) rather than a QR code. */
@@ -51,10 +46,17 @@ ${accessTemplate("groups", "<group id, e.g. 120363012345678901@g.us>", true)}`,
   groupsKey: "groups",
   chats: { label: "<number or groupId>", pattern: WHATSAPP_IDS.pattern, kind: (chatId) => (chatId.endsWith("@g.us") ? "group" : "person") },
   ownerIdHint: "your own phone number in international form, e.g. +4915112345678",
+  linkSetup: {
+    offer: "Connect WhatsApp (Hearth as a linked device of its own number)?",
+    offerDefault: false,
+    async run(ui, home) {
+      const { linkWhatsApp } = await import("./link.ts");
+      return linkWhatsApp(ui, home);
+    },
+  },
   async create(c, deps) {
-    const [{ createWhatsAppChannel }, { openAuthStore }] = await Promise.all([import("./channel.ts"), import("./auth-store.ts")]);
-    const fake = process.env[SOCKET_MODULE_ENV];
-    const connect: WhatsAppConnector = fake ? ((await import(pathToFileURL(fake).href)) as { connect: WhatsAppConnector }).connect : (await import("./baileys.ts")).connectBaileys;
+    const [{ createWhatsAppChannel }, { openAuthStore }, { loadConnector }] = await Promise.all([import("./channel.ts"), import("./auth-store.ts"), import("./connector.ts")]);
+    const connect = await loadConnector();
     return createWhatsAppChannel(
       { ownerIds: plus(c.ownerIds), namePattern: c.namePattern, pairingNumber: c.pairingNumber ? c.pairingNumber.replace(/^\+/, "") : null },
       { log: deps.log, connect, store: openAuthStore(deps.home), tellOwner: deps.tellOwner },
