@@ -133,7 +133,13 @@ class FallbackChannel implements Channel {
   }
 }
 
-/** A reply on a platform that cannot edit: nothing shows until the answer is complete, then its parts in order. */
+/** How often "typing…" is shown again while a whole answer is being written (platforms show it for 5–25 s). */
+const TYPING_EVERY_MS = 4_000;
+
+/**
+ * A reply on a platform that cannot edit: nothing but "typing…" (where the platform shows it)
+ * until the answer is complete, then its parts in order.
+ */
 class FinalReply implements ReplySink {
   readonly #channel: Channel;
   readonly #to: DeliveryTarget;
@@ -141,12 +147,19 @@ class FinalReply implements ReplySink {
   readonly #journal: ReplyJournal | undefined;
   #text = "";
   #done = false;
+  #typing: NodeJS.Timeout | undefined;
 
   constructor(channel: Channel, to: DeliveryTarget, max: number, journal?: ReplyJournal) {
     this.#channel = channel;
     this.#to = to;
     this.#max = max;
     this.#journal = journal;
+    if (channel.showActivity) {
+      const show = () => void channel.showActivity!(to, "typing").catch(() => clearInterval(this.#typing));
+      show();
+      this.#typing = setInterval(show, TYPING_EVERY_MS);
+      this.#typing.unref();
+    }
   }
 
   textDelta(text: string): void {
@@ -172,6 +185,7 @@ class FinalReply implements ReplySink {
   async #deliver(text: string): Promise<void> {
     if (this.#done) return;
     this.#done = true;
+    clearInterval(this.#typing);
     const parts = splitMessage(text.trim() || "(no answer)", this.#max);
     for (const [i, part] of parts.entries()) {
       // Sent before a restart: the journal has it, and it is not sent twice.
