@@ -56,6 +56,9 @@ export async function readSignalEvents(httpUrl: string, o: { signal: AbortSignal
       for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
         heard();
         for (const event of parser.push(chunk)) {
+          // Not silence: Hearth is busy with the event. Cutting the stream now would drop the
+          // events signal-cli already wrote behind it, which it never sends again.
+          clearTimeout(timer);
           await o.onEvent(event);
           heard();
         }
