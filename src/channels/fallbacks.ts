@@ -96,7 +96,9 @@ class FallbackChannel implements Channel {
 
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const target: DeliveryTarget = isDeliveryTarget(to) ? to : { channel: to.channel, chatId: to.chat.id, ...(to.chat.threadId ? { threadId: to.chat.threadId } : {}) };
-    return new FinalReply(this.#inner, target, this.#caps.maxMessageLength, journal);
+    // In a group, the answer quotes the message it answers: others write there too.
+    const answering = !isDeliveryTarget(to) && to.chat.type === "group" ? to : undefined;
+    return new FinalReply(this.#inner, target, this.#caps.maxMessageLength, journal, answering);
   }
 
   async #ask(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
@@ -148,12 +150,14 @@ class FinalReply implements ReplySink {
   #text = "";
   #done = false;
   #typing: NodeJS.Timeout | undefined;
+  readonly #answering: InboundMessage | undefined;
 
-  constructor(channel: Channel, to: DeliveryTarget, max: number, journal?: ReplyJournal) {
+  constructor(channel: Channel, to: DeliveryTarget, max: number, journal?: ReplyJournal, answering?: InboundMessage) {
     this.#channel = channel;
     this.#to = to;
     this.#max = max;
     this.#journal = journal;
+    this.#answering = answering;
     if (channel.showActivity) {
       const show = () => void channel.showActivity!(to, "typing").catch(() => clearInterval(this.#typing));
       show();
@@ -190,7 +194,7 @@ class FinalReply implements ReplySink {
     for (const [i, part] of parts.entries()) {
       // Sent before a restart: the journal has it, and it is not sent twice.
       if (this.#journal?.messageIds[i] !== undefined) continue;
-      await this.#channel.send(this.#to, part, { from: "Hearth", keep: false });
+      await this.#channel.send(this.#to, part, { from: "Hearth", keep: false, ...(i === 0 && this.#answering ? { answering: this.#answering } : {}) });
       this.#journal?.messageCreated(i, `${this.#journal.key}:${i}`);
     }
   }

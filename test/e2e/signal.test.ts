@@ -71,13 +71,14 @@ describe("Signal (daemon e2e)", () => {
     expect(model.requests).toHaveLength(requests + 1);
     expect(String(lastUserContent(model.requests.at(-1)!)[0]!.text).split("\n").at(-1)).toBe("[voice note, transcribed] Remind me to buy milk.");
     expect(texts(OWNER.number)).toEqual(["🎤 heard: Remind me to buy milk.", "Noted: milk."]);
+    expect(signal.messages(OWNER.number).map((m) => m.quote)).toEqual([undefined, undefined]);
     expect(signal.callsTo("getAttachment").map((c) => c.params)).toEqual([{ id: expect.stringMatching(/^att\d+\.aac$/), recipient: OWNER.number }]);
   });
 
   it("in a group: a member's numbered reply to an approval is told only the owner can approve and runs nothing; the owner's runs the command once", async () => {
     const workspace = join(home, "workspace");
     model.enqueue(toolCall("exec", { command: "echo ran >> group.txt" }), text("Done in the group."));
-    signal.receive({ from: MEMBER, groupId: FAMILY, mentionsBot: true, text: "please run it" });
+    const asking = signal.receive({ from: MEMBER, groupId: FAMILY, mentionsBot: true, text: "please run it" });
     const question = () => signal.messages(FAMILY).find((m) => m.text.startsWith("🔐 Approve this?"));
     await waitFor("the question in the group", () => question() !== undefined);
     const q = question()!.text;
@@ -95,6 +96,8 @@ describe("Signal (daemon e2e)", () => {
     const asked = q.slice(0, q.indexOf("\n\n1. Allow once"));
     // The settled question and the owner's "Allowed." race each other; each is there once.
     expect(texts(FAMILY).slice(1).sort()).toEqual(["Only the owner can approve.", "Allowed.", `${asked}\n\n✅ Allowed once by Ann.`, "Done in the group."].sort());
+    // In a group, the answer quotes the message it answers.
+    expect(signal.messages(FAMILY).find((m) => m.text === "Done in the group.")!.quote).toEqual({ timestamp: asking, author: MEMBER.number });
   });
 
   it("kill -9 while an answer is being written: after the restart it is delivered exactly once", async () => {

@@ -100,7 +100,7 @@ describe("WhatsApp (daemon e2e)", () => {
   it("in a group: a member's numbered reply to an approval runs nothing; the owner's runs the command once", async () => {
     const workspace = join(home, "workspace");
     model.enqueue(toolCall("exec", { command: "echo ran >> wa-group.txt" }), text("Done in the group."));
-    wa.receive({ from: MEMBER, group: FAMILY, mentionsBot: true, text: "please run it" });
+    const asking = wa.receive({ from: MEMBER, group: FAMILY, mentionsBot: true, text: "please run it" });
     const question = () => wa.messages(FAMILY).find((m) => m.text.startsWith("🔐 Approve this?"));
     await waitFor("the question in the group", () => question() !== undefined);
     const q = question()!.text;
@@ -116,6 +116,8 @@ describe("WhatsApp (daemon e2e)", () => {
     expect(readFileSync(join(workspace, "wa-group.txt"), "utf8")).toBe("ran\n");
     const asked = q.slice(0, q.indexOf("\n\n1. Allow once"));
     expect(texts(FAMILY).slice(1).sort()).toEqual(["Only the owner can approve.", "Allowed.", `${asked}\n\n✅ Allowed once by Ann.`, "Done in the group."].sort());
+    // In a group, the answer quotes the message it answers.
+    expect(wa.messages(FAMILY).find((m) => m.text === "Done in the group.")!.quote).toEqual({ id: asking, sender: MEMBER.number });
   });
 
   it("kill -9 while an answer is being written: after the restart (no new link) it is delivered exactly once", async () => {

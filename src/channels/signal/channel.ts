@@ -10,7 +10,7 @@
 // on Signal's servers instead of being received into nothing. A stopped or restarted signal-cli
 // is waited for with backoff and the stream resumed.
 import type { Logger } from "../../log.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { readSignalEvents, type SignalEvent } from "./events.ts";
@@ -212,9 +212,11 @@ class SignalChannel implements Channel {
   }
 
   /** Each part of `text` as one message, in order; rejects when signal-cli refused one or could not be reached. */
-  async send(to: DeliveryTarget, text: string): Promise<void> {
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<void> {
+    let quote = meta?.answering ? quoteOf(meta.answering) : {};
     for (const part of splitMessage(text.trim() || "(no answer)", MAX_MESSAGE)) {
-      await this.#rpc("send", { ...recipientOf(to), message: part });
+      await this.#rpc("send", { ...recipientOf(to), message: part, ...quote });
+      quote = {};
     }
   }
 

@@ -5,7 +5,7 @@
 // sends. Replies are sent whole (WhatsApp's edits are limited) and choices are numbered replies:
 // both come from the channel-neutral fallbacks.
 import type { Logger } from "../../log.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { chatIdOf, digitsOf, jidOf, normalizeWhatsApp, type WhatsAppMessageRef } from "./inbound.ts";
@@ -228,17 +228,18 @@ class WhatsAppChannel implements Channel {
     throw new Error("The WhatsApp channel has no streaming replies (capabilities.edits is false); wrap it with withFallbacks (channels/fallbacks.ts), which sends replies whole.");
   }
 
-  async send(to: DeliveryTarget, text: string): Promise<void> {
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<void> {
     const mark = this.#selfChat(to.chatId) ? SELF_CHAT_MARK : "";
+    let quote = meta?.answering ? quoteOf(meta.answering) : undefined;
     for (const part of splitMessage(text.trim() || "(no answer)", MAX_MESSAGE - mark.length)) {
-      this.#remember(await this.#live().send(jidOf(to.chatId), { kind: "text", text: `${mark}${part}` }));
+      this.#remember(await this.#live().send(jidOf(to.chatId), { kind: "text", text: `${mark}${part}` }, quote));
+      quote = undefined;
     }
   }
 
   async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
     const chatId = isDeliveryTarget(to) ? to.chatId : to.chat.id;
-    const ref = isDeliveryTarget(to) ? undefined : (to.raw as Partial<WhatsAppMessageRef> | undefined);
-    const quote = ref?.id && ref.sender !== undefined ? { id: ref.id, sender: ref.sender, fromMe: ref.fromMe === true } : undefined;
+    const quote = isDeliveryTarget(to) ? undefined : quoteOf(to);
     const id = await this.#live().send(
       jidOf(chatId),
       { kind: "file", data: file.data, name: file.name, mime: file.mime, asPhoto: file.asPhoto, voice: file.voice === true, ...(file.caption ? { caption: file.caption } : {}) },
@@ -266,6 +267,12 @@ class WhatsAppChannel implements Channel {
     this.#sent.push(id);
     if (this.#sent.length > SENT_IDS_KEPT) this.#sent.splice(0, this.#sent.length - SENT_IDS_KEPT);
   }
+}
+
+/** The quote of a message Hearth received (its ref in `raw`), or undefined when it has none. */
+function quoteOf(m: InboundMessage): { id: string; sender: string; fromMe: boolean } | undefined {
+  const ref = m.raw as Partial<WhatsAppMessageRef> | undefined;
+  return ref?.id && ref.sender !== undefined ? { id: ref.id, sender: ref.sender, fromMe: ref.fromMe === true } : undefined;
 }
 
 function defaultName(mime: string, voice: boolean): string {
