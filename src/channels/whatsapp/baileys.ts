@@ -108,7 +108,8 @@ function content(what: WhatsAppOutgoing): AnyMessageContent {
   if (what.kind === "text") return { text: what.text };
   const data = Buffer.from(what.data.buffer, what.data.byteOffset, what.data.byteLength);
   const caption = what.caption ? { caption: what.caption } : {};
-  if (what.voice) return { audio: data, ptt: true, mimetype: "audio/ogg; codecs=opus" };
+  // WhatsApp plays a voice note only as OGG/Opus; a spoken answer in another format goes as audio.
+  if (what.voice && /ogg|opus/i.test(what.mime)) return { audio: data, ptt: true, mimetype: "audio/ogg; codecs=opus" };
   if (what.asPhoto) return { image: data, mimetype: what.mime, ...caption };
   if (what.mime.startsWith("audio/")) return { audio: data, mimetype: what.mime };
   return { document: data, mimetype: what.mime || "application/octet-stream", fileName: what.name, ...caption };
