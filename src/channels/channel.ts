@@ -182,6 +182,11 @@ export interface SendMeta {
   from: string;
   /** False: reject rather than keep it for later (the caller has somewhere else to send it). Default true. */
   keep?: boolean;
+  /**
+   * The message this one answers (a whole answer sent by fallbacks.ts's FinalReply, in a group):
+   * a platform that quotes (Signal, WhatsApp) quotes it; others ignore it.
+   */
+  answering?: InboundMessage;
 }
 
 /** How a proactive message went: shown in the chat, or kept until a client of the chat connects. */

@@ -103,9 +103,39 @@ export interface ChannelSetup {
   ): Promise<OwnerHandshake>;
 }
 
+/** The terminal, as a link setup (ChannelLinkSetup) talks through it. */
+export interface LinkUi {
+  /** Asks a question and resolves with the answer, trimmed. */
+  ask(message: string, opts?: { initialValue?: string; placeholder?: string }): Promise<string>;
+  /** Picks one of `options` (value and label). */
+  choose<T extends string>(message: string, options: Array<{ value: T; label: string }>): Promise<T>;
+  /** Shows lines to the owner (a QR code's rows, a pairing code, what to do on the phone). */
+  say(text: string): void;
+}
+
+/**
+ * How `hearth setup` connects a platform that links as a device of a phone number (Signal,
+ * WhatsApp) rather than taking a bot token: it asks through `ui`, checks, links, and says which
+ * keys of `channels.<id>` to write (ownerIds among them).
+ */
+export interface ChannelLinkSetup {
+  offer: string;
+  offerDefault: boolean;
+  /** Never throws: a failure is a value with one sentence saying what to do. `home`: where the link's secrets go. */
+  run(ui: LinkUi, home: string): Promise<{ ok: true; section: Record<string, unknown>; linked: string } | { ok: false; problem: string }>;
+}
+
 /** What the gateway hands an adapter it creates. */
 export interface ChannelDeps {
   log: Logger;
+  /** The home folder: where a platform keeps what it must (WhatsApp's link credentials). */
+  home: string;
+  /**
+   * Tells the owner, on another channel, something about this one they must act on (a device
+   * logged out): one message to the owner's chat on the first other channel that can take it,
+   * else the terminal's mailbox. Fire and forget: it never throws and never waits.
+   */
+  tellOwner(text: string): void;
   /** The command menus, from the gateway's one command table (platforms that show menus use them). */
   commandMenus: { owner: MenuCommand[]; everyone: MenuCommand[] };
   /** The same table as commands with their one option each (platforms with slash commands). */
@@ -152,6 +182,8 @@ export interface ChannelDescriptor<C = any, Id extends string = string> {
   /** `hearth doctor --online`: the credential tried against the platform (one cheap request). */
   checkOnline?(config: C): Promise<ChannelCheck>;
   readonly setup?: ChannelSetup;
+  /** `hearth setup` for a platform linked as a device instead of by a token (loads its parts on use). */
+  readonly linkSetup?: ChannelLinkSetup;
   /** Loads the adapter (first use only) and makes it. Called only with every credential present. */
   create?(config: C, deps: ChannelDeps): Promise<Channel>;
 }

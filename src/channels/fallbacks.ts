@@ -96,7 +96,9 @@ class FallbackChannel implements Channel {
 
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const target: DeliveryTarget = isDeliveryTarget(to) ? to : { channel: to.channel, chatId: to.chat.id, ...(to.chat.threadId ? { threadId: to.chat.threadId } : {}) };
-    return new FinalReply(this.#inner, target, this.#caps.maxMessageLength, journal);
+    // In a group, the answer quotes the message it answers: others write there too.
+    const answering = !isDeliveryTarget(to) && to.chat.type === "group" ? to : undefined;
+    return new FinalReply(this.#inner, target, this.#caps.maxMessageLength, journal, answering);
   }
 
   async #ask(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
@@ -133,7 +135,13 @@ class FallbackChannel implements Channel {
   }
 }
 
-/** A reply on a platform that cannot edit: nothing shows until the answer is complete, then its parts in order. */
+/** How often "typing…" is shown again while a whole answer is being written (platforms show it for 5–25 s). */
+const TYPING_EVERY_MS = 4_000;
+
+/**
+ * A reply on a platform that cannot edit: nothing but "typing…" (where the platform shows it)
+ * until the answer is complete, then its parts in order.
+ */
 class FinalReply implements ReplySink {
   readonly #channel: Channel;
   readonly #to: DeliveryTarget;
@@ -141,12 +149,21 @@ class FinalReply implements ReplySink {
   readonly #journal: ReplyJournal | undefined;
   #text = "";
   #done = false;
+  #typing: NodeJS.Timeout | undefined;
+  readonly #answering: InboundMessage | undefined;
 
-  constructor(channel: Channel, to: DeliveryTarget, max: number, journal?: ReplyJournal) {
+  constructor(channel: Channel, to: DeliveryTarget, max: number, journal?: ReplyJournal, answering?: InboundMessage) {
     this.#channel = channel;
     this.#to = to;
     this.#max = max;
     this.#journal = journal;
+    this.#answering = answering;
+    if (channel.showActivity) {
+      const show = () => void channel.showActivity!(to, "typing").catch(() => clearInterval(this.#typing));
+      show();
+      this.#typing = setInterval(show, TYPING_EVERY_MS);
+      this.#typing.unref();
+    }
   }
 
   textDelta(text: string): void {
@@ -172,11 +189,12 @@ class FinalReply implements ReplySink {
   async #deliver(text: string): Promise<void> {
     if (this.#done) return;
     this.#done = true;
+    clearInterval(this.#typing);
     const parts = splitMessage(text.trim() || "(no answer)", this.#max);
     for (const [i, part] of parts.entries()) {
       // Sent before a restart: the journal has it, and it is not sent twice.
       if (this.#journal?.messageIds[i] !== undefined) continue;
-      await this.#channel.send(this.#to, part, { from: "Hearth", keep: false });
+      await this.#channel.send(this.#to, part, { from: "Hearth", keep: false, ...(i === 0 && this.#answering ? { answering: this.#answering } : {}) });
       this.#journal?.messageCreated(i, `${this.#journal.key}:${i}`);
     }
   }

@@ -83,6 +83,31 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
       }
     }
 
+    for (const c of CONFIGURABLE) {
+      const link = c.linkSetup;
+      if (!link || !(await yes(link.offer, link.offerDefault))) continue;
+      const libs = await ensurePackages(home, c, io);
+      if (libs) {
+        p.log.error(libs, streams);
+        continue;
+      }
+      const ui = {
+        ask: (message: string, opts: { initialValue?: string; placeholder?: string } = {}) => ask(message, opts),
+        choose: async <T extends string>(message: string, options: Array<{ value: T; label: string }>) => answer(await p.select<T>({ message, options: options as never, ...streams })) as T,
+        say: (text: string) => p.log.message(text, streams),
+      };
+      for (;;) {
+        const r = await link.run(ui, home);
+        if (r.ok) {
+          p.log.success(r.linked, streams);
+          (answers.linked ??= {})[c.id] = r.section;
+          break;
+        }
+        p.log.error(r.problem, streams);
+        if (!(await yes(`Try ${c.name} again?`))) break;
+      }
+    }
+
     finish(home, answers, io);
     if (await yes("Run Hearth as a service with pm2 now (restarts on crash and at boot)?", false)) return installPm2(home, io);
     p.outro(`Start it with: ${hearthCmd("start")}`, streams);

@@ -32,6 +32,8 @@ export interface SetupAnswers {
   model: ModelAnswer;
   /** By channel id (channels/registry.ts), in the registry's order. */
   channels: Partial<Record<ConfigurableId, ChannelAnswer>>;
+  /** Channels linked as a device (descriptor.linkSetup): the keys of their section to write. */
+  linked?: Partial<Record<ConfigurableId, Record<string, unknown>>>;
 }
 
 /** The provider name an OpenAI-compatible endpoint gets, and its key's variable. */
@@ -96,6 +98,11 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
     if (a.api) set(["channels", c.id, apiKey], a.api);
     secrets[c.credentials[0].variable] = a.token;
     for (const k of c.credentials.slice(1)) if (a.more?.[k.variable]) secrets[k.variable] = a.more[k.variable]!;
+  }
+  for (const [id, section] of Object.entries(answers.linked ?? {})) {
+    if (!section) continue;
+    text = liveTemplateKey(text, ["channels", id], Object.keys(section));
+    for (const [key, value] of Object.entries(section)) set(["channels", id, key], value);
   }
   // Secrets first: a config naming a channel whose token is missing would not start.
   if (Object.keys(secrets).length > 0) writeSecrets(home, secrets);

@@ -6,7 +6,9 @@ import { McpManager } from "../agent/mcp/manager.ts";
 import { sandboxedLauncher } from "../agent/mcp/launch.ts";
 import { SkillRegistry } from "../agent/skills/registry.ts";
 import { markerPrefixFor, SshHosts } from "../agent/tools/index.ts";
-import type { Channel, InboundMessage } from "../channels/channel.ts";
+import type { Channel, ChannelId, DeliveryTarget, InboundMessage } from "../channels/channel.ts";
+import { CONFIGURABLE, ownerPrivateChat } from "../channels/registry.ts";
+import { CLI_TARGET } from "../scheduler/host.ts";
 import { CliChannel } from "../channels/terminal/channel.ts";
 import type { Logger, LogTail } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
@@ -64,8 +66,11 @@ export interface GatewayOptions {
   log: Logger;
   /** Serve the control socket (the daemon); the embedded gateway of `hearth chat` does not. */
   controlSocket: boolean;
-  /** Chat channels to run besides the CLI, or a function that builds them (loaded lazily). */
-  channels?: Channel[] | (() => Promise<Channel[]>);
+  /**
+   * Chat channels to run besides the CLI, or a function that builds them (loaded lazily); its
+   * `tellOwner` reaches the owner on another channel than `from` (ChannelDeps.tellOwner).
+   */
+  channels?: Channel[] | ((tellOwner: (from: ChannelId, text: string) => void) => Promise<Channel[]>);
   /** Opens the memory service; absent means no workspace memory (tests of the core only). */
   openMemory?: () => Promise<MemoryService>;
   /** Replaces the Anthropic client (tests, benchmarks). */
@@ -206,7 +211,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const channels = new ChannelRegistry(log);
     const cli = new CliChannel({ mailbox: TerminalMailboxFile.open(paths.mailbox, log, config.timezone, clock()), clock });
     channels.register(cli);
-    const chat = typeof opts.channels === "function" ? await opts.channels() : (opts.channels ?? []);
+    const chat = typeof opts.channels === "function" ? await opts.channels((from, text) => void (owner ? tellOwnerElsewhere(owner, from, text) : log.warn("owner.notice_unsent", { from, reason: "the channels are not up yet" }))) : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
     const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions(channels, log.child({ component: "questions" })) } as GatewayContext;
@@ -380,6 +385,27 @@ async function notifyOwner(ctx: GatewayContext, text: string, opts: { raise?: bo
     await ctx.channels.send(to, text, { from: "Hearth" });
   } catch (err) {
     ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });
+  }
+}
+
+/**
+ * A notice about channel `from` (its device logged out) on another channel: the owner's latest
+ * chat when it is elsewhere, else their private chat on the first other running channel that
+ * names one, else the terminal's mailbox. Failures are logged.
+ */
+async function tellOwnerElsewhere(ctx: GatewayContext, from: ChannelId, text: string): Promise<void> {
+  const privates = CONFIGURABLE.flatMap((c): DeliveryTarget[] => {
+    const chat = ownerPrivateChat(ctx.config.channels, c.id);
+    return chat ? [chat] : [];
+  });
+  const targets = [ownerTarget(ctx.sessions), ...privates].filter((t) => t.channel !== from && t.channel !== "cli" && ctx.channels.status(t.channel).state === "running");
+  for (const to of [...targets, CLI_TARGET]) {
+    try {
+      await ctx.channels.send(to, text, { from: "Hearth" });
+      return;
+    } catch (err) {
+      ctx.log.warn("owner.notice_undelivered", { channel: to.channel, error: err });
+    }
   }
 }
 

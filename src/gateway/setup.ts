@@ -2,7 +2,7 @@
 // and the memory service. Shared by `hearth start` and the embedded gateway of `hearth chat`.
 import { installCommand, missingPackages, usePackagesOf } from "../channels/packages.ts";
 import { join } from "node:path";
-import type { Channel } from "../channels/channel.ts";
+import type { Channel, ChannelId } from "../channels/channel.ts";
 import { withFallbacks } from "../channels/fallbacks.ts";
 import { CONFIGURABLE, channelSection } from "../channels/registry.ts";
 import { UnstartableChannel } from "../channels/unstartable.ts";
@@ -23,10 +23,10 @@ import type { GatewayOptions } from "./gateway.ts";
  * configured and startable (descriptor.create imports them): discord.js alone costs ~50 MB and
  * ~0.3 s to import.
  */
-export async function chatChannels(home: string, config: Config, log: Logger): Promise<Channel[]> {
+export async function chatChannels(home: string, config: Config, log: Logger, tellOwner: (from: ChannelId, text: string) => void = () => {}): Promise<Channel[]> {
   const channels: Channel[] = [];
   // The menus come from the one command table: the owner's private chat shows the owner's.
-  const deps = { commandMenus: { owner: commandMenu("owner"), everyone: commandMenu("everyone") }, slashCommands: slashCommands() };
+  const deps = { home, commandMenus: { owner: commandMenu("owner"), everyone: commandMenu("everyone") }, slashCommands: slashCommands() };
   usePackagesOf(home);
   for (const c of CONFIGURABLE) {
     const section = channelSection(config.channels, c.id);
@@ -47,7 +47,7 @@ export async function chatChannels(home: string, config: Config, log: Logger): P
       channels.push(new UnstartableChannel(c.id, `its libraries are not installed (${missingLibs.join(", ")}): \`${hearthCmd("setup")}\` installs them, or ${installCommand(home, missingLibs)}`));
       continue;
     }
-    if (c.create) channels.push(withFallbacks(await c.create(section, { ...deps, log: log.child({ channel: c.id }) }), c.capabilities));
+    if (c.create) channels.push(withFallbacks(await c.create(section, { ...deps, log: log.child({ channel: c.id }), tellOwner: (text) => tellOwner(c.id, text) }), c.capabilities));
   }
   return channels;
 }
@@ -62,7 +62,7 @@ export function gatewayOptions(home: string, config: Config, log: Logger, opts: 
     log,
     controlSocket: opts.daemon,
     schedule: opts.daemon,
-    channels: opts.daemon ? () => chatChannels(home, config, log) : [],
+    channels: opts.daemon ? (tellOwner) => chatChannels(home, config, log, tellOwner) : [],
     ...(opts.clock ? { clock: opts.clock } : {}),
     openMemory: () =>
       openMemory({

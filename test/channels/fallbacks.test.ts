@@ -1,6 +1,6 @@
 // A platform without buttons gets numbered choices answered by a reply, one without edits gets
 // the answer whole, in parts of its length, once: the one place the channel-neutral code falls back.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Channel, ChoicePress, DeliveryTarget, InboundMessage, ReplyJournal } from "../../src/channels/channel.ts";
 import type { ChannelCapabilities } from "../../src/channels/capabilities.ts";
 import { numberedQuestion, withFallbacks } from "../../src/channels/fallbacks.ts";
@@ -117,6 +117,25 @@ describe("no edits: the answer whole, in parts, once", () => {
     expect(p.sent.map((s) => s.text)).toEqual(all.slice(1));
     expect(created.slice(0, all.length)).toEqual(all.map((_, i) => [i, `r1:${i}`]));
   });
+});
+
+it("no edits: the chat shows typing while the whole answer is written, and no more once it is sent", async () => {
+  vi.useFakeTimers();
+  try {
+    const p = plainPlatform();
+    const typing: DeliveryTarget[] = [];
+    p.channel.showActivity = async (t) => void typing.push(t as DeliveryTarget);
+    const reply = withFallbacks(p.channel, PLAIN).openReply(to);
+    reply.textDelta("Almost there");
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(typing).toEqual([to, to, to]);
+    await reply.finish("Almost there.");
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(typing).toHaveLength(3);
+    expect(p.sent.map((s) => s.text)).toEqual(["Almost there."]);
+  } finally {
+    vi.useRealTimers();
+  }
 });
 
 it("a platform with buttons and edits is used as it is", () => {

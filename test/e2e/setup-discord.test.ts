@@ -3,6 +3,7 @@
 // (the first direct message to the bot names them, they are greeted there), the wizard
 // disconnects, and the config it writes starts a daemon that answers the owner in that DM. A
 // gateway that refuses the bot, or no DM in time, is one sentence and nothing written.
+import { CONFIGURABLE } from "../../src/channels/registry.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -219,7 +220,8 @@ describe("hearth setup in a terminal, with Discord", () => {
       await waitFor("the wait again", () => screen.includes(`Waiting for the owner's direct message with the code ${code}`));
       discord.sendMessage({ channelId: discord.dmChannel(erin), author: erin, content: code });
       await answer("Is this you (the owner)?", "y", `A direct message with the code from erin (@erin, id ${erin.id})`);
-      await answer("Connect a Slack app?", "\r");
+      // Every later platform setup offers is declined (each defaults to no).
+      for (const c of CONFIGURABLE.filter((c) => c.setup && !["telegram", "discord"].includes(c.id))) await answer(c.setup!.offer, "");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

@@ -5,6 +5,7 @@
 // the config it writes starts a daemon that answers the owner (keys only in the 0600 .env), a
 // second run keeps the first one's comments and the owner's own settings; an upgrade migrates an
 // old config.json, and one from a newer Hearth stops `start` with exit 2.
+import { CONFIGURABLE } from "../../src/channels/registry.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -339,7 +340,8 @@ describe("hearth setup in a terminal", () => {
       await waitFor("Bea's question", () => screen.indexOf("Is this you (the owner)?", before) >= 0);
       child.stdin!.write("y");
       await answer("Connect a Discord bot?", "\r");
-      await answer("Connect a Slack app?", "\r");
+      // Every later platform setup offers is declined (each defaults to no).
+      for (const c of CONFIGURABLE.filter((c) => c.setup && !["telegram", "discord"].includes(c.id))) await answer(c.setup!.offer, "");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

@@ -56,6 +56,11 @@ export interface PlatformTraits {
   capabilities: ChannelCapabilities;
   /** It implements `holdDelivery` (the crash between an answer and its delivery can be caught). */
   holdsDeliveries: boolean;
+  /**
+   * Receiving and sending are one connection (WhatsApp's socket): while it is lost nothing can
+   * be sent either, so the outage scenario, which expects an answer sent during it, cannot run.
+   */
+  oneConnection?: boolean;
 }
 
 /** What a daemon for this platform needs: its `channels` entries and its environment. */

@@ -1,0 +1,268 @@
+// The Signal channel: a running signal-cli (`daemon --http`) is Hearth's device on the owner's
+// Signal. Messages come in by its event stream (events.ts), everything else goes out by JSON-RPC
+// (rpc.ts). Access, pairing, sessions and commands are the gateway's; this file keeps the stream
+// open, turns envelopes into InboundMessages (inbound.ts) and sends.
+//
+// signal-cli does not replay its events: what it handed over is gone from Signal's servers. So
+// events are taken one at a time and the next is read only once the gateway's inbox has the
+// current one on disk; and signal-cli should run with `--receive-mode on-connection`, so that
+// while Hearth is not listening (stopped, restarting, or signal-cli's stream lost) messages wait
+// on Signal's servers instead of being received into nothing. A stopped or restarted signal-cli
+// is waited for with backoff and the stream resumed.
+import type { Logger } from "../../log.ts";
+import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
+import { isDeliveryTarget } from "../channel.ts";
+import { splitMessage } from "../chunk.ts";
+import { readSignalEvents, type SignalEvent } from "./events.ts";
+import { attachmentKind, attachmentName, isPersonChat, normalizeEnvelope, type SignalAttachmentFacts, type SignalEnvelope, type SignalMessageRef } from "./inbound.ts";
+import { callSignal, SignalRpcError } from "./rpc.ts";
+
+export interface SignalChannelOptions {
+  httpUrl: string;
+  /** The number signal-cli is linked to; null: learned from the first event (signal-cli names its account in each). */
+  account: string | null;
+  ownerIds: string[];
+  namePattern: string | null;
+}
+
+export interface SignalChannelDeps {
+  log: Logger;
+  /** The first wait before reconnecting to a lost stream; doubled each failure up to maxRetryMs. Default 500 ms. */
+  retryBaseMs?: number;
+  /** Default 30 s. */
+  maxRetryMs?: number;
+}
+
+/** Signal's apps take about 2,000 characters as one message (longer ones become a file). */
+const MAX_MESSAGE = 2000;
+
+export function createSignalChannel(options: SignalChannelOptions, deps: SignalChannelDeps): Channel {
+  return new SignalChannel(options, deps);
+}
+
+type Handler = (m: InboundMessage) => void | Promise<void>;
+
+class SignalChannel implements Channel {
+  readonly id = "signal" as const;
+  readonly #o: SignalChannelOptions;
+  readonly #log: Logger;
+  readonly #retryBaseMs: number;
+  readonly #maxRetryMs: number;
+  readonly #namePattern: RegExp | null;
+  #status: ChannelStatus = { state: "stopped" };
+  #running: AbortController | null = null;
+  #loop: Promise<void> | null = null;
+  #account: string | null;
+
+  constructor(options: SignalChannelOptions, deps: SignalChannelDeps) {
+    this.#o = options;
+    this.#account = options.account;
+    this.#log = deps.log;
+    this.#retryBaseMs = deps.retryBaseMs ?? 500;
+    this.#maxRetryMs = deps.maxRetryMs ?? 30_000;
+    this.#namePattern = options.namePattern === null ? null : new RegExp(options.namePattern, "i");
+  }
+
+  status(): ChannelStatus {
+    return this.#status;
+  }
+
+  // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
+
+  /** Resolves once the event stream is open; rejects (retryable) when signal-cli cannot be reached now. */
+  async start(onMessage: Handler): Promise<void> {
+    if (this.#running) throw new Error("The Signal channel is already started; stop() it before starting it again.");
+    const running = new AbortController();
+    this.#running = running;
+    this.#setStatus({ state: "starting" });
+    let opened!: () => void;
+    let failed!: (err: unknown) => void;
+    const first = new Promise<void>((resolve, reject) => {
+      opened = resolve;
+      failed = reject;
+    });
+    this.#loop = this.#listen(running.signal, onMessage, opened, failed);
+    try {
+      await first;
+    } catch (err) {
+      if (this.#running === running) this.#running = null;
+      running.abort();
+      this.#setStatus({ state: "failed", reason: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
+  }
+
+  async stop(): Promise<void> {
+    const running = this.#running;
+    this.#running = null;
+    if (!running) return;
+    running.abort();
+    await this.#loop;
+    this.#loop = null;
+    this.#setStatus({ state: "stopped" });
+  }
+
+  /**
+   * Reads the stream until stopped. The first failure before any stream was open ends the loop
+   * through `failed` (the gateway retries the start); later ones are retried here, with backoff.
+   */
+  async #listen(signal: AbortSignal, onMessage: Handler, opened: () => void, failed: (err: unknown) => void): Promise<void> {
+    let everOpen = false;
+    let attempt = 0;
+    while (!signal.aborted) {
+      try {
+        await readSignalEvents(this.#o.httpUrl, {
+          signal,
+          onOpen: () => {
+            attempt = 0;
+            this.#setStatus({ state: "running", detail: `${this.#account ? `as ${this.#account} ` : ""}through signal-cli at ${new URL(this.#o.httpUrl).host}` });
+            this.#log.info("signal.listening", { account: this.#account });
+            if (!everOpen) opened();
+            everOpen = true;
+          },
+          onEvent: (e) => this.#receive(e, onMessage),
+        });
+      } catch (err) {
+        if (signal.aborted) return;
+        const reason = err instanceof Error ? err.message : String(err);
+        if (!everOpen) return failed(err);
+        const delayMs = Math.min(this.#retryBaseMs * 2 ** attempt++, this.#maxRetryMs);
+        this.#setStatus({ state: "reconnecting", detail: `${reason}; trying again in ${Math.ceil(delayMs / 1000)} s` });
+        await abortableSleep(delayMs, signal);
+      }
+    }
+  }
+
+  #setStatus(next: ChannelStatus): void {
+    const prev = this.#status;
+    this.#status = next;
+    if (prev.state === next.state) return;
+    switch (next.state) {
+      case "starting":
+      case "stopped":
+        this.#log.info("signal.state", { state: next.state });
+        return;
+      case "running":
+        this.#log.info("signal.state", { state: next.state, detail: next.detail });
+        return;
+      case "reconnecting":
+        this.#log.warn("signal.state", { state: next.state, detail: next.detail });
+        return;
+      case "failed":
+        this.#log.error("signal.state", { state: next.state, reason: next.reason });
+        return;
+      default:
+        next satisfies never;
+    }
+  }
+
+  // ── inbound ───────────────────────────────────────────────────────────────────────────────
+
+  /** One event: settles once the gateway has the message on disk (or decided against it). Never rejects. */
+  async #receive(event: SignalEvent, onMessage: Handler): Promise<void> {
+    if (event.type !== "receive") return;
+    try {
+      const parsed = JSON.parse(event.data) as { envelope?: SignalEnvelope; account?: string };
+      if (!parsed.envelope) return;
+      this.#account ??= typeof parsed.account === "string" ? parsed.account : null;
+      // A multi-account signal-cli streams every account's messages: only Hearth's count.
+      if (!this.#account || (parsed.account && parsed.account !== this.#account)) return;
+      const result = normalizeEnvelope(parsed.envelope, { account: this.#account, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern });
+      if (result.kind === "ignored") {
+        this.#log.debug("signal.ignored", { reason: result.reason });
+        return;
+      }
+      const { message } = result;
+      const attachments = result.attachments.map((a) => this.#attachment(a, message));
+      await onMessage(attachments.length > 0 ? { ...message, attachments } : message);
+    } catch (err) {
+      this.#log.error("signal.inbound_failed", { error: err });
+    }
+  }
+
+  #attachment(a: SignalAttachmentFacts, m: InboundMessage): Attachment {
+    const where: Record<string, string> = m.chat.type === "group" ? { groupId: m.chat.id } : { recipient: m.sender.id };
+    return {
+      kind: attachmentKind(a),
+      name: attachmentName(a),
+      mime: a.contentType ?? "",
+      ...(typeof a.size === "number" ? { size: a.size } : {}),
+      fetch: (maxBytes, signal) => this.#download(a.id!, where, maxBytes, signal),
+    };
+  }
+
+  /** An attachment signal-cli already downloaded, as its `getAttachment` returns it (base64); bounded. */
+  async #download(id: string, where: Record<string, string>, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+    // Base64 is 4 bytes for 3, plus the JSON around it.
+    const result = (await callSignal(this.#o.httpUrl, "getAttachment", { id, ...where }, { signal, maxBytes: Math.ceil((maxBytes * 4) / 3) + 1024, timeoutMs: 120_000 }).catch((err: unknown) => {
+      if ((err as { tooLarge?: boolean }).tooLarge) throw Object.assign(new Error(`the file is larger than ${maxBytes} bytes`), { tooLarge: true });
+      throw err;
+    })) as { data?: unknown } | null;
+    if (typeof result?.data !== "string") throw new Error("signal-cli returned no data for the attachment");
+    const bytes = Buffer.from(result.data, "base64");
+    if (bytes.byteLength > maxBytes) throw Object.assign(new Error(`the file is larger than ${maxBytes} bytes`), { tooLarge: true });
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  // ── outbound ──────────────────────────────────────────────────────────────────────────────
+
+  /** Never called: Signal's replies are FinalReply's (fallbacks.ts), since the descriptor says `edits: false`. */
+  openReply(): ReplySink {
+    throw new Error("The Signal channel has no streaming replies (capabilities.edits is false); wrap it with withFallbacks (channels/fallbacks.ts), which sends replies whole.");
+  }
+
+  /** Each part of `text` as one message, in order; rejects when signal-cli refused one or could not be reached. */
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<void> {
+    let quote = meta?.answering ? quoteOf(meta.answering) : {};
+    for (const part of splitMessage(text.trim() || "(no answer)", MAX_MESSAGE)) {
+      await this.#rpc("send", { ...recipientOf(to), message: part, ...quote });
+      quote = {};
+    }
+  }
+
+  async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {
+    const data = Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength).toString("base64");
+    const name = file.name.replace(/[;,]/g, "_");
+    const quote = isDeliveryTarget(to) ? {} : quoteOf(to);
+    const result = (await this.#rpc(
+      "send",
+      { ...recipientOf(to), message: file.caption ?? "", attachments: [`data:${file.mime || "application/octet-stream"};filename=${name};base64,${data}`], ...quote },
+      Math.ceil(data.length / 1_000_000) * 60_000 + 30_000,
+    )) as { timestamp?: unknown } | null;
+    return String(result?.timestamp ?? "");
+  }
+
+  /** Signal has one indicator for every kind of work: typing (it shows for about 15 s). */
+  async showActivity(to: InboundMessage | DeliveryTarget): Promise<void> {
+    await this.#rpc("sendTyping", recipientOf(to));
+  }
+
+  #rpc(method: string, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+    if (!this.#running) return Promise.reject(new SignalRpcError("the Signal channel is not running", { retryable: false }));
+    return callSignal(this.#o.httpUrl, method, params, timeoutMs ? { timeoutMs } : {});
+  }
+}
+
+/** signal-cli's addressing: `recipient` for a person's chat, `groupId` for a group. */
+function recipientOf(to: InboundMessage | DeliveryTarget): { recipient: string[] } | { groupId: string } {
+  if (isDeliveryTarget(to)) return isPersonChat(to.chatId) ? { recipient: [to.chatId] } : { groupId: to.chatId };
+  return to.chat.type === "group" ? { groupId: to.chat.id } : { recipient: [to.chat.id] };
+}
+
+/** Quotes the message being answered (Signal's reply). */
+function quoteOf(m: InboundMessage): { quoteTimestamp: number; quoteAuthor: string } | Record<string, never> {
+  const ref = m.raw as Partial<SignalMessageRef> | undefined;
+  return typeof ref?.timestamp === "number" && typeof ref.author === "string" ? { quoteTimestamp: ref.timestamp, quoteAuthor: ref.author } : {};
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

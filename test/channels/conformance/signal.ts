@@ -1,0 +1,94 @@
+// Signal as a fake platform: the fake signal-cli daemon (test/support/fake-signal-cli.ts), which
+// the daemon's real Signal channel reads events from and calls by JSON-RPC. People are phone
+// numbers; the group is one allowed group id, where a message is addressed by mentioning the
+// bot; choices are numbered replies; the connection is the event stream, cut and refused until
+// restored (RPC keeps working, as when signal-cli's stream alone is lost).
+import { channelDescriptor } from "../../../src/channels/registry.ts";
+import type { Daemon } from "../../support/daemon.ts";
+import { startFakeSignalCli, streamOpened, type FakeSignalCli, type FakeSignalMessage } from "../../support/fake-signal-cli.ts";
+import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } from "./platform.ts";
+
+export const SIGNAL_TRAITS: PlatformTraits = {
+  capabilities: channelDescriptor("signal")!.capabilities,
+  holdsDeliveries: true,
+};
+
+export const SIGNAL_OWNER: Person = { role: "owner", id: "+4915111111111", name: "Ann" };
+export const SIGNAL_GROUP = Buffer.alloc(32, 7).toString("base64");
+
+export async function startSignalPlatform(): Promise<FakePlatform> {
+  return signalPlatform(await startFakeSignalCli());
+}
+
+/** A numbered question's choices ("1. Allow once" lines before "Reply with a number…"), and its text before them. */
+export function numberedChoices(text: string): { question: string; choices: string[] } | null {
+  const at = text.lastIndexOf("\n\nReply with a number");
+  if (at < 0) return null;
+  const [question, list] = [text.slice(0, text.lastIndexOf("\n\n", at - 1)), text.slice(text.lastIndexOf("\n\n", at - 1) + 2, at)];
+  const choices = list.split("\n").map((l) => /^\d+\. (.+)$/.exec(l)?.[1]);
+  return choices.every((c) => c !== undefined) ? { question, choices: choices as string[] } : null;
+}
+
+/** The chat's messages as a person sees them: a question's choices are gone once a later message settled it. */
+export function signalView(messages: FakeSignalMessage[]): BotMessage[] {
+  return messages.map((m, i) => {
+    const asked = numberedChoices(m.text);
+    const settled = asked !== null && messages.slice(i + 1).some((later) => later.text.startsWith(`${asked.question}\n\n`) && numberedChoices(later.text) === null);
+    return { id: String(m.timestamp), text: m.text, versions: [m.text], choices: asked && !settled ? asked.choices : [] };
+  });
+}
+
+/** The fake platform over a running fake signal-cli (the caller's to close through `close`). */
+export function signalPlatform(signal: FakeSignalCli): FakePlatform {
+  let people = 0;
+  let streams = 0;
+  const chatOf = (chat: ChatRef) => (chat.kind === "group" ? SIGNAL_GROUP : chat.with.id);
+  const visible = (chat: ChatRef) => signal.messages(chatOf(chat)).filter((m) => !m.deleted);
+
+  return {
+    name: "signal",
+    capabilities: SIGNAL_TRAITS.capabilities,
+    daemonSetup: () => ({
+      channels: { signal: { httpUrl: signal.url, account: signal.account, ownerIds: [SIGNAL_OWNER.id], dmPolicy: "pairing", groups: { policy: "allowlist", allow: [SIGNAL_GROUP], requireMention: true } } },
+      env: {},
+    }),
+    async connected(_d: Daemon) {
+      // A stream of this daemon's, not the one of the daemon just killed.
+      await streamOpened(signal, streams);
+      streams = signal.streamsOpened;
+    },
+    person(role: Role): Person {
+      if (role === "owner") return SIGNAL_OWNER;
+      people++;
+      return { role, id: `+49${role === "stranger" ? 153 : 152}${String(people).padStart(8, "0")}`, name: `${role === "stranger" ? "Sam" : "Bob"}${people}` };
+    },
+    async send(chat, from, text, opts = {}) {
+      signal.receive({
+        from: { number: from.id, name: from.name },
+        ...(chat.kind === "group" ? { groupId: SIGNAL_GROUP, mentionsBot: opts.addressed === true } : {}),
+        text,
+        ...(opts.files?.length ? { attachments: opts.files.map((f) => ({ contentType: f.mime, filename: f.name, bytes: f.bytes })) } : {}),
+      });
+    },
+    botMessages: (chat) => signalView(visible(chat)),
+    deletedMessages: (chat) => signalView(signal.messages(chatOf(chat))).filter((_, i) => signal.messages(chatOf(chat))[i]!.deleted),
+    async choose(chat, message, label, by) {
+      const number = message.choices.indexOf(label) + 1;
+      if (number === 0) throw new Error(`no choice "${label}" in ${JSON.stringify(message.choices)}`);
+      signal.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { groupId: SIGNAL_GROUP } : {}), text: String(number) });
+      return "";
+    },
+    sentFiles: (chat) => visible(chat).flatMap((m) => m.attachments.map((a) => ({ name: a.name, bytes: a.bytes }))),
+    async holdDelivery(text) {
+      let held = false;
+      await signal.holdSend((p) => !held && p.message === text && (held = true));
+    },
+    async loseConnection() {
+      signal.pauseEvents();
+    },
+    async restoreConnection() {
+      signal.resumeEvents();
+    },
+    close: () => signal.close(),
+  };
+}
