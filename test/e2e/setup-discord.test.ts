@@ -221,7 +221,10 @@ describe("hearth setup in a terminal, with Discord", () => {
       discord.sendMessage({ channelId: discord.dmChannel(erin), author: erin, content: code });
       await answer("Is this you (the owner)?", "y", `A direct message with the code from erin (@erin, id ${erin.id})`);
       // Every later platform setup offers is declined (each defaults to no).
-      for (const c of CONFIGURABLE.filter((c) => c.setup && !["telegram", "discord"].includes(c.id))) await answer(c.setup!.offer, "\r");
+      for (const c of CONFIGURABLE.filter((c) => !["telegram", "discord"].includes(c.id))) {
+        const offer = c.setup?.offer ?? c.linkSetup?.offer;
+        if (offer) await answer(offer, "\r");
+      }
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

@@ -3,6 +3,7 @@
 // one-time code over Socket Mode (a DM without it is ignored), greeted there, and the config and
 // .env it writes start a daemon that answers the owner in that DM. A refused app token is one
 // sentence and nothing written. In a terminal, the app manifest comes first, then both prompts.
+import { CONFIGURABLE } from "../../src/channels/registry.ts";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -122,6 +123,11 @@ describe("hearth setup in a terminal, with Slack", () => {
       await waitFor("the handshake prompt with its code", () => CODE_PROMPT.test(screen));
       slack.postMessage({ channel: slack.dmChannel(ivy), user: ivy, text: CODE_PROMPT.exec(screen)![1]! });
       await answer("Is this you (the owner)?", "y", `A direct message with the code from ivy (@ivy, id ${ivy.id})`);
+      // Every later platform setup offers is declined (each defaults to no).
+      for (const c of CONFIGURABLE.slice(CONFIGURABLE.findIndex((c) => c.id === "slack") + 1)) {
+        const offer = c.setup?.offer ?? c.linkSetup?.offer;
+        if (offer) await answer(offer, "\r", "Is this you (the owner)?");
+      }
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

@@ -341,7 +341,10 @@ describe("hearth setup in a terminal", () => {
       child.stdin!.write("y");
       await answer("Connect a Discord bot?", "\r");
       // Every later platform setup offers is declined (each defaults to no).
-      for (const c of CONFIGURABLE.filter((c) => c.setup && !["telegram", "discord"].includes(c.id))) await answer(c.setup!.offer, "\r");
+      for (const c of CONFIGURABLE.filter((c) => !["telegram", "discord"].includes(c.id))) {
+        const offer = c.setup?.offer ?? c.linkSetup?.offer;
+        if (offer) await answer(offer, "\r");
+      }
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {
