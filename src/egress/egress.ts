@@ -9,6 +9,7 @@ import type { Logger } from "../log.ts";
 import { systemResolver, type Resolver } from "./addresses.ts";
 import { decideEgress, type Destination, type EgressDecision, type EgressRules, type Requester } from "./policy.ts";
 import { EgressProxy, type ConnectionRecord } from "./proxy.ts";
+import { findSocat } from "./relay.ts";
 
 export type { Destination, EgressDecision, EgressRules, Requester } from "./policy.ts";
 export type { ConnectionRecord } from "./proxy.ts";
@@ -26,6 +27,8 @@ export interface EgressOptions {
   log: Logger;
   /** Where proxy sockets are made (a short path: a Unix socket's path holds at most 107 bytes). */
   socketRoot?: string;
+  /** socat for the proxies' tunnels; default: found on PATH; null: Node pipes them (slower). */
+  socat?: string | null;
 }
 
 /** A proxy opened for one requester: its socket, in a folder of its own to bind into a sandbox. */
@@ -43,10 +46,12 @@ export const PROXY_SOCKET_NAME = "proxy.sock";
 export class Egress {
   readonly #o: EgressOptions;
   readonly #resolve: Resolver;
+  readonly #socat: string | null;
 
   constructor(opts: EgressOptions) {
     this.#o = opts;
     this.#resolve = opts.resolve ?? systemResolver;
+    this.#socat = opts.socat === undefined ? findSocat() : opts.socat;
   }
 
   /** Decides one connection of `requester` (serving `session`): where it may go, and the address to use. */
@@ -74,6 +79,7 @@ export class Egress {
         decide: (dest, signal) => this.decide(dest, requester, signal),
         record: (r) => this.#o.record({ ...r, what: requester.what, session: requester.session }),
         log: this.#o.log,
+        socat: this.#socat,
       });
       return {
         dir,

@@ -9,6 +9,7 @@ import http from "node:http";
 import net from "node:net";
 import type { Logger } from "../log.ts";
 import type { Destination, EgressDecision } from "./policy.ts";
+import { startRelay, type Relay } from "./relay.ts";
 
 export type ProxyProtocol = "http" | "connect" | "socks5";
 
@@ -33,6 +34,8 @@ export interface ProxyOptions {
   /** Called once per connection when it has ended. Must not throw. */
   record(r: ConnectionRecord): void;
   log: Logger;
+  /** socat, to carry the bytes of allowed tunnels (relay.ts); null: Node pipes them. */
+  socat: string | null;
 }
 
 /** A client has this long to say where it goes (the owner's answer may then take longer). */
@@ -44,6 +47,8 @@ export class EgressProxy {
   readonly #server: net.Server;
   readonly #http: http.Server;
   readonly #sockets = new Set<net.Socket>();
+  readonly #relays = new Set<Promise<void>>();
+  readonly #stopRelays = new Set<() => void>();
   readonly #stop = new AbortController();
   readonly #o: ProxyOptions;
 
@@ -64,16 +69,18 @@ export class EgressProxy {
   }
 
   /**
-   * Stops listening and ends every connection; a decision still waiting is aborted. Resolves once
-   * every socket has closed, so every connection has been recorded.
+   * Stops listening and ends every connection (killing any socat carrying one); a decision still
+   * waiting is aborted. Resolves once every socket has closed and every socat has exited, so
+   * every connection has been recorded.
    */
   async close(): Promise<void> {
     this.#stop.abort();
+    for (const stop of this.#stopRelays) stop();
     // Still in the set means its "close" has not been emitted (a socket leaves the set in its
     // close listener), even when it was destroyed already: `closed` turns true a tick earlier.
     const closing = [...this.#sockets].map((s) => once(s, "close").then(() => {}));
     for (const s of this.#sockets) s.destroy();
-    await Promise.all([...closing, new Promise<void>((resolve) => this.#server.close(() => resolve()))]);
+    await Promise.all([...closing, ...this.#relays, new Promise<void>((resolve) => this.#server.close(() => resolve()))]);
   }
 
   #track(socket: net.Socket): void {
@@ -202,29 +209,18 @@ export class EgressProxy {
     this.#splice(client, upstream.socket, reader.rest(), dest, "socks5");
   }
 
-  /** Joins the two sockets both ways, counting the bytes; records the connection when both have closed. */
+  /** Joins the two sockets both ways (relay.ts); records the connection once both have closed. */
   #splice(client: net.Socket, upstream: net.Socket, head: Buffer, dest: Destination, protocol: ProxyProtocol): void {
     this.#track(upstream);
-    let sent = head.length;
-    let received = 0;
-    if (head.length) upstream.write(head);
-    client.on("data", (c: Buffer) => (sent += c.length));
-    upstream.on("data", (c: Buffer) => (received += c.length));
-    client.pipe(upstream);
-    upstream.pipe(client);
-    let open = 2;
-    const closed = () => {
-      if (--open > 0) return;
+    const relay: Relay = startRelay(client, upstream, head, this.#o.socat);
+    const stop = () => relay.stop();
+    this.#stopRelays.add(stop);
+    const recorded = relay.done.then(({ sent, received }) => {
+      this.#stopRelays.delete(stop);
       this.#o.record({ host: dest.host, port: dest.port, protocol, decision: "connected", sent, received });
-    };
-    client.once("close", () => {
-      upstream.destroy();
-      closed();
     });
-    upstream.once("close", () => {
-      client.destroy();
-      closed();
-    });
+    this.#relays.add(recorded);
+    void recorded.then(() => this.#relays.delete(recorded));
   }
 }
 
@@ -291,11 +287,25 @@ export function parseAuthority(authority: string): Destination | null {
   return { host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port: Number(m[2]) };
 }
 
+/**
+ * Connects, or gives up when `signal` aborts while connecting. The signal is not handed to
+ * net.connect: it would destroy an established socket with an AbortError at close, which
+ * surfaced as an uncaught exception; close() ends established sockets itself.
+ */
 function connectTo(address: string, port: number, signal: AbortSignal): Promise<{ socket: net.Socket } | { error: string }> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host: address, port, signal });
-    socket.once("connect", () => resolve({ socket }));
-    socket.once("error", (err) => resolve({ error: err.message }));
+    if (signal.aborted) return resolve({ error: "the proxy is closing" });
+    const socket = net.connect({ host: address, port });
+    const abort = () => socket.destroy(new Error("the proxy is closing"));
+    signal.addEventListener("abort", abort, { once: true });
+    socket.once("connect", () => {
+      signal.removeEventListener("abort", abort);
+      resolve({ socket });
+    });
+    socket.once("error", (err) => {
+      signal.removeEventListener("abort", abort);
+      resolve({ error: err.message });
+    });
   });
 }
 

@@ -4,8 +4,11 @@
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import net, { type AddressInfo } from "node:net";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findSocat } from "../../src/egress/relay.ts";
+import { waitFor } from "../support/daemon.ts";
 import { testEgress } from "../support/egress.ts";
 
 let server: Server;
@@ -76,5 +79,104 @@ describe("the egress proxy", () => {
     expect([...auth]).toEqual([5, 0xff]);
     await proxy.close();
     expect(egress.records).toEqual([]);
+  });
+});
+
+/** A destination that speaks first (as an ssh server does): sends `down` bytes at once, reads until the client's end, then ends too. */
+async function speakingServer(down: number): Promise<{ port: number; got: Promise<number>; close: () => void }> {
+  let gotIt!: (n: number) => void;
+  const got = new Promise<number>((r) => (gotIt = r));
+  const srv = net.createServer((s) => {
+    let n = 0;
+    s.on("data", (c: Buffer) => (n += c.length));
+    s.on("end", () => {
+      gotIt(n);
+      s.end();
+    });
+    s.write(Buffer.alloc(down, 9));
+  });
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  return { port: (srv.address() as AddressInfo).port, got, close: () => srv.close() };
+}
+
+/** The socat processes this test process started (children of any of its threads). */
+function socatChildren(): number[] {
+  const pids: number[] = [];
+  for (const task of readdirSync(`/proc/${process.pid}/task`)) {
+    let children = "";
+    try {
+      children = readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8");
+    } catch {
+      continue;
+    }
+    for (const pid of children.split(" ").filter(Boolean).map(Number)) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((a) => a.startsWith("FD:3"))) pids.push(pid);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+  return pids;
+}
+
+describe.each([
+  ["socat", findSocat()],
+  ["Node's pipes", null],
+] as const)("a tunnel carried by %s", (_name, socat) => {
+  it("counts exactly the bytes each way, and each side sees the other's end", async () => {
+    if (_name === "socat") expect(socat, "socat is needed for this test (apt-get install socat)").not.toBeNull();
+    const dest = await speakingServer(1_000_000);
+    const egress = testEgress({ allowPrivate: ["127.0.0.1"] }, undefined, socat);
+    const proxy = await egress.open(requester);
+    const s = net.connect(path.join(proxy.dir, proxy.socketName));
+    await once(s, "connect");
+    // The first 1,000 bytes go with the request head, as a client that does not wait for the answer sends them.
+    s.write(Buffer.concat([Buffer.from(`CONNECT 127.0.0.1:${dest.port} HTTP/1.1\r\nHost: 127.0.0.1:${dest.port}\r\n\r\n`), Buffer.alloc(1_000, 1)]));
+    const got: Buffer[] = [];
+    s.on("data", (c: Buffer) => got.push(c));
+    const established = "HTTP/1.1 200 Connection Established\r\n\r\n";
+    await waitFor("all that the destination sent", () => got.reduce((n, c) => n + c.length, 0) >= established.length + 1_000_000);
+    // The command ends its side: the destination sees the end, ends its own, and the command sees that.
+    const ended = once(s, "end");
+    s.end(Buffer.alloc(54_321, 2));
+    expect(await dest.got).toBe(55_321);
+    await ended;
+    const answer = Buffer.concat(got);
+    expect(answer.subarray(0, established.length).toString()).toBe(established);
+    expect(answer.length - established.length).toBe(1_000_000);
+    await proxy.close();
+    dest.close();
+    expect(egress.records).toEqual([{ host: "127.0.0.1", port: dest.port, protocol: "connect", decision: "connected", sent: 55_321, received: 1_000_000, what: "exec: test", session: "main" }]);
+  });
+
+  it("the proxy's close ends an open tunnel, records it and leaves no process behind", async () => {
+    const held = new Set<net.Socket>();
+    const srv = net.createServer((c) => {
+      held.add(c);
+      c.on("close", () => held.delete(c));
+      c.write("banner\n");
+    });
+    srv.listen(0, "127.0.0.1");
+    await once(srv, "listening");
+    const port2 = (srv.address() as AddressInfo).port;
+    const egress = testEgress({ allowPrivate: ["127.0.0.1"] }, undefined, socat);
+    const proxy = await egress.open(requester);
+    const s = net.connect(path.join(proxy.dir, proxy.socketName));
+    await once(s, "connect");
+    const name = Buffer.from("127.0.0.1");
+    s.write(Buffer.concat([Buffer.from([5, 1, 0, 5, 1, 0, 3, name.length]), name, Buffer.from([port2 >> 8, port2 & 255])]));
+    const got: Buffer[] = [];
+    s.on("data", (c: Buffer) => got.push(c));
+    await waitFor("the banner through the tunnel", () => Buffer.concat(got).toString("latin1").endsWith("banner\n"));
+    if (socat) await waitFor("socat carrying the tunnel", () => socatChildren().length === 1);
+    const clientClosed = once(s, "close");
+    await proxy.close();
+    expect(socatChildren()).toEqual([]);
+    await clientClosed;
+    await waitFor("the destination's side closed", () => held.size === 0);
+    srv.close();
+    expect(egress.records).toEqual([{ host: "127.0.0.1", port: port2, protocol: "socks5", decision: "connected", sent: 0, received: 7, what: "exec: test", session: "main" }]);
   });
 });

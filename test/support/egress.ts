@@ -4,10 +4,11 @@ import type { Resolver } from "../../src/egress/addresses.ts";
 import { Egress, type EgressRecord, type EgressRules, type Requester } from "../../src/egress/egress.ts";
 import { silentLogger } from "../../src/log.ts";
 
-export function testEgress(rules: Partial<EgressRules> = {}, resolve?: Resolver): Egress & { records: EgressRecord[] } {
+/** `socat`: the relay for tunnels, as Egress takes it (default: found on PATH; null: Node's pipes). */
+export function testEgress(rules: Partial<EgressRules> = {}, resolve?: Resolver, socat?: string | null): Egress & { records: EgressRecord[] } {
   const records: EgressRecord[] = [];
   const full: EgressRules = { allow: [], deny: [], allowPrivate: [], ask: "never", ...rules };
-  const egress = new Egress({ rules: () => full, record: (r) => records.push(r), log: silentLogger, ...(resolve ? { resolve } : {}) });
+  const egress = new Egress({ rules: () => full, record: (r) => records.push(r), log: silentLogger, ...(resolve ? { resolve } : {}), ...(socat !== undefined ? { socat } : {}) });
   return Object.assign(egress, { records });
 }
 
