@@ -30,7 +30,8 @@ module.exports = {
       cwd: __dirname,
       interpreter: path.join(__dirname, "node_modules", "node", "bin", "node"),
       node_args: (pkg.config.daemonNodeArgs || "").split(/\s+/).filter(Boolean),
-      env: { HEARTH_HOME: home },
+      // MALLOC_ARENA_MAX: as src/daemon-env.ts says (the same there; a test compares them).
+      env: { HEARTH_HOME: home, MALLOC_ARENA_MAX: "2" },
       // Hearth says "ready" once its channels are up; a slow platform is waited for 5 s at most.
       wait_ready: true,
       listen_timeout: 15_000,

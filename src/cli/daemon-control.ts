@@ -5,6 +5,7 @@
 // Without a supervisor `stop` sends SIGTERM (the daemon's clean shutdown) and `restart` starts
 // the new daemon in the background, its log split as pm2 splits it: info lines in
 // `<home>/logs/hearth.out.log`, warnings and errors in `hearth.err.log`.
+import { DAEMON_ENV } from "../daemon-env.ts";
 import { spawn } from "node:child_process";
 import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -148,7 +149,7 @@ function spawnInBackground(home: string): number {
   const err = openSync(logFile(home), "a", 0o600);
   const child = spawn(process.execPath, [...process.execArgv, path.join(root, "bin", "hearth.js"), "start"], {
     cwd: root,
-    env: { ...process.env, HEARTH_HOME: home, [SPLIT_LOG_ENV]: "1" },
+    env: { ...process.env, ...DAEMON_ENV, HEARTH_HOME: home, [SPLIT_LOG_ENV]: "1" },
     detached: true,
     stdio: ["ignore", out, err],
   });

@@ -1,6 +1,7 @@
 // `hearth service install|uninstall`: Hearth as a systemd user service, without pm2. The unit
 // restarts Hearth after a crash but not after a configuration error (exit code 2), logs to the
 // journal, and counts as started only once `hearth status` answers.
+import { DAEMON_ENV } from "../daemon-env.ts";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -40,6 +41,7 @@ Wants=network-online.target
 [Service]
 Type=exec
 Environment=${quoteWord(`HEARTH_HOME=${p.home}`)}
+${Object.entries(DAEMON_ENV).map(([k, v]) => `Environment=${quoteWord(`${k}=${v}`)}`).join("\n")}
 WorkingDirectory=${quoteWord(path.dirname(path.dirname(p.bin)))}
 ExecStart=${node} ${bin} start
 # Started means answering on the control socket.

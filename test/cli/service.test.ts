@@ -28,6 +28,7 @@ Wants=network-online.target
 [Service]
 Type=exec
 Environment=HEARTH_HOME=/home/me/.hearth
+Environment=MALLOC_ARENA_MAX=2
 WorkingDirectory=/opt/hearth
 ExecStart=/opt/hearth/node_modules/.bin/node /opt/hearth/bin/hearth.js start
 # Started means answering on the control socket.
@@ -90,5 +91,26 @@ WantedBy=default.target
     expect(await runService("/h", ["install"], a.io, env)).toBe(1);
     expect(existsSync(unitPath(env))).toBe(true);
     expect(a.err.join("")).toMatch(/^hearth: systemctl --user daemon-reload failed \(.*ENOENT\)\. Where there is a user session, run: systemctl --user daemon-reload && systemctl --user enable --now hearth.service\n$/);
+  });
+});
+
+describe("the daemon's environment under every supervisor", () => {
+  it("pm2's ecosystem file sets what src/daemon-env.ts names", async () => {
+    const { createRequire } = await import("node:module");
+    const { DAEMON_ENV } = await import("../../src/daemon-env.ts");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    // The file makes the home's logs folder: a home of the test's, never the machine's ~/.hearth.
+    const home = mkdtempSync(path.join(tmpdir(), "hearth-eco-"));
+    const before = process.env.HEARTH_HOME;
+    process.env.HEARTH_HOME = home;
+    try {
+      const ecosystem = createRequire(import.meta.url)("../../ecosystem.config.cjs") as { apps: Array<{ env: Record<string, string> }> };
+      expect(ecosystem.apps[0]!.env).toEqual({ HEARTH_HOME: home, ...DAEMON_ENV });
+    } finally {
+      if (before === undefined) delete process.env.HEARTH_HOME;
+      else process.env.HEARTH_HOME = before;
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
