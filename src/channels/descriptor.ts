@@ -100,6 +100,8 @@ export interface ChannelSetup {
 /** What the gateway hands an adapter it creates. */
 export interface ChannelDeps {
   log: Logger;
+  /** The home folder: a channel that must remember where it stopped reading (email's last UID) keeps a small file there. */
+  home: string;
   /** The command menus, from the gateway's one command table (platforms that show menus use them). */
   commandMenus: { owner: MenuCommand[]; everyone: MenuCommand[] };
   /** The same table as commands with their one option each (platforms with slash commands). */

@@ -26,7 +26,7 @@ import type { GatewayOptions } from "./gateway.ts";
 export async function chatChannels(home: string, config: Config, log: Logger): Promise<Channel[]> {
   const channels: Channel[] = [];
   // The menus come from the one command table: the owner's private chat shows the owner's.
-  const deps = { commandMenus: { owner: commandMenu("owner"), everyone: commandMenu("everyone") }, slashCommands: slashCommands() };
+  const deps = { home, commandMenus: { owner: commandMenu("owner"), everyone: commandMenu("everyone") }, slashCommands: slashCommands() };
   usePackagesOf(home);
   for (const c of CONFIGURABLE) {
     const section = channelSection(config.channels, c.id);
