@@ -17,6 +17,8 @@ import { MailState } from "./state.ts";
 
 /** Mails larger than this are not fetched (logged and skipped): the MIME parse runs on the main thread. */
 export const MAX_MAIL_BYTES = 25 * 1024 * 1024;
+/** Mails read and waiting to be handed over at once (their sources are in memory). */
+const PARALLEL_MAILS = 8;
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 5_000;
 
@@ -53,6 +55,11 @@ class EmailChannel implements Channel {
   #pulling: Promise<void> | null = null;
   #again = false;
   #reconnectTimer: NodeJS.Timeout | null = null;
+  /** UIDs taken up and not yet handed over; UIDs handed over above the cursor (an older one is still pending). */
+  readonly #pending = new Set<number>();
+  readonly #finishedAbove = new Set<number>();
+  /** Each sender's latest hand-over: their next mail waits for it. */
+  readonly #bySender = new Map<string, Promise<void>>();
 
   constructor(c: Section, log: Logger, home: string) {
     this.#c = c;
@@ -205,66 +212,117 @@ class EmailChannel implements Channel {
       });
   }
 
-  /** Hands every mail past the cursor to the gateway, oldest first. */
+  /**
+   * Hands every mail past the cursor to the gateway. Mails are fetched and their senders checked
+   * in UID order; their words are read side by side and in the background, so a mail that is slow
+   * to read (an HTML bomb, held to the parse pool's limits) holds only the later mails of its own
+   * sender, which keep their order, and never the next pull.
+   */
   async #pullNew(): Promise<void> {
     const client = this.#client;
     if (!client) return;
     const found = await client.fetchAll(`${this.#lastUid + 1}:*`, { uid: true, size: true }, { uid: true });
     // "n:*" also names the newest mail when its UID is below n.
-    const fresh = found.filter((m) => m.uid > this.#lastUid).sort((a, b) => a.uid - b.uid);
+    const fresh = found.filter((m) => m.uid > this.#lastUid && !this.#pending.has(m.uid) && !this.#finishedAbove.has(m.uid)).sort((a, b) => a.uid - b.uid);
     for (const m of fresh) {
       if (this.#stopped || this.#client !== client) return;
+      this.#pending.add(m.uid);
       if ((m.size ?? 0) > MAX_MAIL_BYTES) {
         this.#log.warn("email.too_large", { uid: m.uid, size: m.size, limit: MAX_MAIL_BYTES });
-      } else {
-        const full = await client.fetchOne(String(m.uid), { uid: true, source: true }, { uid: true });
-        if (!full || !full.source) continue; // gone meanwhile; read again on the next pull
-        await this.#take(m.uid, full.source);
+        this.#finish(m.uid);
+        continue;
       }
-      this.#lastUid = m.uid;
-      this.#state.handled(m.uid);
+      const full = await client.fetchOne(String(m.uid), { uid: true, source: true }, { uid: true }).catch(() => false as const);
+      if (!full || !full.source) {
+        this.#pending.delete(m.uid);
+        if (this.#client !== client || !client.usable) return; // read again after the reconnection
+        this.#finish(m.uid); // expunged meanwhile
+        continue;
+      }
+      const admitted = await this.#admit(m.uid, full.source);
+      if (!admitted) {
+        this.#finish(m.uid);
+        continue;
+      }
+      const before = this.#bySender.get(admitted.sender) ?? Promise.resolve();
+      const handed = Promise.all([wordsOf(admitted.mail), before])
+        .then(([words]) => this.#onMessage?.(admitted.message(words)))
+        .then(
+          () => this.#finish(m.uid),
+          // Left pending: the cursor stays before it, and a restart hands it over again.
+          (err: unknown) => this.#log.error("email.handover_failed", { uid: m.uid, error: (err as Error).message }),
+        );
+      this.#bySender.set(admitted.sender, handed);
+      void handed.then(() => this.#bySender.get(admitted.sender) === handed && this.#bySender.delete(admitted.sender));
+      // Sources wait in memory: past a few at once, the next fetch waits for one to be handed over.
+      while (this.#pending.size >= PARALLEL_MAILS && this.#bySender.size > 0 && !this.#stopped) await Promise.race([...this.#bySender.values()]);
     }
   }
 
-  /** One mail: to the gateway when someone vouched-for may be read, else logged and dropped. Resolves once the inbox has it. */
-  async #take(uid: number, source: Buffer): Promise<void> {
+  /** Mail `uid` is handed over (or dropped): the cursor moves past every UID below the oldest one still pending. */
+  #finish(uid: number): void {
+    this.#pending.delete(uid);
+    this.#finishedAbove.add(uid);
+    const floor = this.#pending.size > 0 ? Math.min(...this.#pending) : Infinity;
+    let last = this.#lastUid;
+    for (const u of this.#finishedAbove) {
+      if (u >= floor) continue;
+      last = Math.max(last, u);
+      this.#finishedAbove.delete(u);
+    }
+    if (last > this.#lastUid) {
+      this.#lastUid = last;
+      this.#state.handled(last);
+    }
+  }
+
+  /**
+   * One mail's sender and thread: null (logged) when it is not passed on. Only mail whose
+   * sender's server vouched for it is: anyone can write any From: line, and unvouched mail is a
+   * stranger's that nobody answers (mail must never become a reflector).
+   */
+  async #admit(uid: number, source: Buffer): Promise<{ mail: Mail; sender: string; message(words: string): InboundMessage } | null> {
     let mail: Mail;
     try {
       mail = await readMail(source, `<uid-${uid}.${this.#uidValidity}@hearth.invalid>`);
     } catch (err) {
       this.#log.warn("email.unreadable", { uid, error: (err as Error).message });
-      return;
+      return null;
     }
     const from = mail.from;
-    if (!from || from.address === this.#c.address) return void this.#log.info("email.ignored", { uid, why: from ? "sent by Hearth's own address" : "no single From: address" });
-    if (mail.automatic) return void this.#log.info("email.ignored", { uid, from: from.address, why: "sent by a program (Auto-Submitted or Precedence)" });
+    const ignored = (why: string) => (this.#log.info("email.ignored", { uid, from: from?.address, why }), null);
+    if (!from) return ignored("no single From: address");
+    if (from.address === this.#c.address) return ignored("sent by Hearth's own address");
+    if (mail.automatic) return ignored("sent by a program (Auto-Submitted or Precedence)");
     const vouched = vouchedFor(mail.authResults, this.#c.authservId, from.address);
     if (!vouched.ok) {
-      // Anyone can write any From: line. Unvouched mail is a stranger's that nobody answers (no reflector).
       const event = this.#c.ownerAddresses.includes(from.address) ? "email.owner_unverified" : "email.unverified";
       this.#log.warn(event, { uid, from: from.address, why: vouched.why });
-      return;
+      return null;
     }
     const isOwner = this.#c.ownerAddresses.includes(from.address);
     // A thread is one correspondent's: someone else answering into it starts a conversation of their own.
     const known = this.#state.thread(mail.root);
     const chatId = known && known.to !== from.address ? mail.messageId : mail.root;
     this.#state.noteMail(chatId, { to: from.address, subject: known?.subject ?? mail.subject, messageId: mail.messageId, references: mail.references });
-    const words = await wordsOf(mail);
-    const attachments = attachmentsOf(mail);
-    const m: InboundMessage = {
-      id: `${this.#uidValidity}:${uid}`,
-      channel: "email",
-      chat: { id: chatId, type: "dm", ...(mail.subject ? { title: mail.subject } : {}) },
-      sender: { id: from.address, name: from.name, isOwner },
-      text: /^\d{1,2}$/.test(words) ? words : mail.subject ? `Subject: ${mail.subject}\n\n${words}`.trim() : words,
-      addressed: true,
-      ...(attachments.length > 0 ? { attachments } : {}),
-      receivedAt: Date.now(),
-      outside: "an email",
-      raw: { uid, messageId: mail.messageId },
-    };
     this.#log.info("email.received", { uid, from: from.address, owner: isOwner, vouched: vouched.by, chat: chatId });
-    await this.#onMessage?.(m);
+    const attachments = attachmentsOf(mail);
+    return {
+      mail,
+      sender: from.address,
+      message: (words) => ({
+        id: `${this.#uidValidity}:${uid}`,
+        channel: "email",
+        chat: { id: chatId, type: "dm", ...(mail.subject ? { title: mail.subject } : {}) },
+        sender: { id: from.address, name: from.name, isOwner },
+        // A bare number answers a numbered question (fallbacks.ts): it is passed on as it is.
+        text: /^\d{1,2}$/.test(words) ? words : mail.subject ? `Subject: ${mail.subject}\n\n${words}`.trim() : words,
+        addressed: true,
+        ...(attachments.length > 0 ? { attachments } : {}),
+        receivedAt: Date.now(),
+        outside: "an email",
+        raw: { uid, messageId: mail.messageId },
+      }),
+    };
   }
 }

@@ -3,6 +3,7 @@
 // read with mailparser without its HTML conversions; an HTML-only body is turned into text in the
 // bounded parse pool (src/parse/), never on the daemon's main thread.
 import { simpleParser, type ParsedMail } from "mailparser";
+import { stripTags } from "../../parse/html-scan.ts";
 import { HTML_TIMEOUT_MS, parsePool } from "../../parse/pool.ts";
 import type { Attachment } from "../channel.ts";
 
@@ -23,6 +24,8 @@ export interface Mail {
   files: Array<{ name: string; mime: string; content: Buffer }>;
 }
 
+/** The most of a mail's words the model is given. */
+const MAX_TEXT_CHARS = 100_000;
 const MESSAGE_ID = /<[^<>\s]+>/g;
 const ids = (v: string | string[] | undefined): string[] => (Array.isArray(v) ? v : v ? [v] : []).flatMap((s) => s.match(MESSAGE_ID) ?? []);
 
@@ -65,14 +68,18 @@ export async function wordsOf(mail: Mail): Promise<string> {
         text = r.text;
         break;
       case "too-complex":
-        return `(The mail's HTML could not be read: it is too complex to extract (${r.reason}).)`;
-      case "failed":
-        return `(The mail's HTML could not be read: ${r.message}.)`;
+      case "failed": {
+        // As a web page: the reason, then its words without markup (one linear pass).
+        const why = r.type === "too-complex" ? `it is too complex to extract (${r.reason})` : `it could not be read (${r.message})`;
+        const words = stripTags(mail.html, MAX_TEXT_CHARS);
+        return `[The mail's HTML ${why}; here is its text, without markup.]\n\n${words.text}${words.cut ? "\n[…cut]" : ""}`;
+      }
       case "pdf":
         return "";
     }
   }
-  return withoutQuotedTail(text).trim();
+  const words = withoutQuotedTail(text).trim();
+  return words.length > MAX_TEXT_CHARS ? `${words.slice(0, MAX_TEXT_CHARS)}\n[…cut]` : words;
 }
 
 /** Drops the trailing block of "> " lines and the "On … wrote:" line before it. */
