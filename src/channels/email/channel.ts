@@ -155,6 +155,8 @@ class EmailChannel implements Channel {
       logger: false,
       // Some servers drop a silent IDLE: it is restarted well within their timeouts.
       maxIdleTime: 5 * 60_000,
+      // IDLE starts a second after our last command, not imapflow's 15 s: mail arriving meanwhile waits for it.
+      autoIdleDelay: 1_000,
     });
     client.on("error", (err: Error) => this.#log.warn("email.imap_error", { error: err.message }));
     await client.connect();

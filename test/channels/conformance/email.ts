@@ -43,11 +43,27 @@ export function emailSection(servers: MailServers, extra: Record<string, unknown
   };
 }
 
-/** Writes as `from` to Hearth (logged in as themselves). */
-export async function mailFrom(servers: MailServers, from: Person, mail: { subject: string; text: string; inReplyTo?: string; references?: string[]; attachments?: Array<{ filename: string; content: Buffer; contentType: string }> }): Promise<void> {
-  const t = nodemailer.createTransport({ host: "127.0.0.1", port: servers.smtpPort, secure: false, auth: { user: from.id, pass: PASSWORD } });
+/** A mail a person writes to Hearth. */
+export interface PersonMail {
+  subject: string;
+  text?: string;
+  html?: string;
+  inReplyTo?: string;
+  references?: string[];
+  headers?: Record<string, string>;
+  attachments?: Array<{ filename: string; content: Buffer; contentType: string }>;
+}
+
+/**
+ * Writes as `from` to Hearth, logged in as themselves (so the server vouches for them), or, with
+ * `login: false`, as anyone may: without logging in. Resolves with the mail's Message-ID once
+ * Hearth's folder has it.
+ */
+export async function mailFrom(servers: MailServers, from: Pick<Person, "id" | "name">, mail: PersonMail, opts: { login?: boolean } = {}): Promise<string> {
+  const t = nodemailer.createTransport({ host: "127.0.0.1", port: servers.smtpPort, secure: false, ...(opts.login === false ? {} : { auth: { user: from.id, pass: PASSWORD } }) });
   try {
-    await t.sendMail({ from: `"${from.name}" <${from.id}>`, to: servers.bot.address, ...mail });
+    const info = await t.sendMail({ from: `"${from.name}" <${from.id}>`, to: servers.bot.address, ...mail });
+    return info.messageId;
   } finally {
     t.close();
   }
@@ -77,6 +93,7 @@ export function emailPlatform(servers: MailServers): FakePlatform {
       if (chat.kind === "group") throw new Error("email has no group chats");
       const attachments = (opts.files ?? []).map((f) => ({ filename: f.name, content: Buffer.from(f.bytes), contentType: f.mime }));
       await mailFrom(servers, from, { subject: `Conformance ${++threads}`, text, ...(attachments.length ? { attachments } : {}) });
+      return;
     },
     botMessages: (chat) => {
       const all = mailsTo(chat);
