@@ -2,8 +2,8 @@
 // - Dovecot (the Debian package dovecot-imapd) for IMAP, with a config file of its own and every
 //   folder it writes in a temp folder. Run as root (as CI runs), its login and internal services
 //   run as `dovenull`/`dovecot` and the mail user is uid 65534 (Dovecot refuses root for both).
-//   Not run as root, every service and the mail user are the current user (Dovecot then needs no
-//   privilege at all).
+//   Not run as root, every service and the mail user are the current user and the login and
+//   anvil services are not chrooted (chroot needs root): Dovecot then needs no privilege at all.
 // - The `smtp-server` package as the one SMTP server everyone uses. It plays the owner's own
 //   receiving server: a mail for Hearth's address gets the Authentication-Results header that
 //   server would add (authserv-id `mx.test`; dkim=pass for the From: domain when the session
@@ -115,7 +115,7 @@ userdb {
   driver = passwd-file
   args = ${dir}/passwd
 }
-service imap-login {
+service imap-login {${root ? "" : "\n  chroot ="}
   inet_listener imap {
     address = 127.0.0.1
     port = ${imapPort}
@@ -124,7 +124,7 @@ service imap-login {
     port = 0
   }
 }
-service pop3-login {
+${root ? "" : "service anvil {\n  chroot =\n}\n"}service pop3-login {
   inet_listener pop3 {
     port = 0
   }
