@@ -188,4 +188,25 @@ describe.skipIf(missing !== undefined)(`email (daemon e2e)${missing ? ` — skip
     }
   }, 180_000);
 
+  it("a cron job delivers to email:<owner address> as a mail of its own; to another address it is not scheduled and nothing is sent", async () => {
+    const before = toOwner().length;
+    model.enqueue(text("Good morning: three meetings today."));
+    const at = new Date(Date.now() + 2_000).toISOString();
+    const add = await daemon().hearth(["cron", "add", "--name", "Digest", "--at", at, "--message", "Write my morning digest", "--deliver", `email:${EMAIL_OWNER.id}`]);
+    expect(add.code, add.stderr).toBe(0);
+    await waitFor("the digest", () => toOwner().length > before, 30_000);
+    const [digest, ...more] = toOwner().slice(before);
+    expect(more).toEqual([]);
+    expect(digest!.text).toBe("Good morning: three meetings today.");
+    expect(digest!.subject).toMatch(/^Hearth: cron job "Digest"/);
+    expect(digest!.inReplyTo).toBeUndefined();
+
+    const requests = model.requests.length;
+    const refused = await daemon().hearth(["cron", "add", "--name", "Leak", "--every", "1h", "--message", "Summarise my memory", "--deliver", "email:x@evil.test"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Not scheduled: email:x@evil.test is not the owner's chat");
+    await settled();
+    expect(servers.received.filter((m) => m.to === "x@evil.test")).toEqual([]);
+    expect(model.requests).toHaveLength(requests);
+  }, 120_000);
 });
