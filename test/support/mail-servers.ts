@@ -57,6 +57,8 @@ export interface MailServers {
   readonly received: ReceivedMail[];
   /** Appends `raw` to Hearth's folder as it is (no header added): a mail that reached the mailbox by another way. */
   appendRaw(raw: string | Buffer): Promise<void>;
+  /** The IMAP flags of the mail in Hearth's folder whose Message-ID is `messageId` (null: no such mail). */
+  flagsOf(messageId: string): Promise<string[] | null>;
   /** Holds the next mail for a person whose text (trimmed) is `text`: it is never delivered and the sender never hears back. Resolves once it arrived. */
   hold(text: string): Promise<void>;
   /** Cuts every IMAP connection through the proxy and refuses new ones until `restore`. */
@@ -257,6 +259,16 @@ service stats {
     smtpPort,
     received,
     appendRaw,
+    flagsOf: async (messageId) => {
+      const lock = await appender.getMailboxLock("INBOX");
+      try {
+        const all = await appender.fetchAll("1:*", { uid: true, flags: true, envelope: true });
+        const found = all.find((m) => m.envelope?.messageId === messageId);
+        return found ? [...(found.flags ?? [])] : null;
+      } finally {
+        lock.release();
+      }
+    },
     hold: (text) => new Promise<void>((arrived) => holds.push({ text, arrived })),
     async cut() {
       cutOff = true;

@@ -117,6 +117,7 @@ class EmailChannel implements Channel {
       const mail = answerMail(thread, text, from);
       await this.#deliver(mail);
       this.#state.noteMail(to.chatId, { to: thread.to, subject: thread.subject, messageId: mail.messageId, references: thread.references });
+      await this.#markSeen(to.chatId, thread.unseen ?? []);
       return;
     }
     // A mail of its own goes only to the owner's addresses and the allowed ones: never to whoever asked for it.
@@ -127,6 +128,21 @@ class EmailChannel implements Channel {
     const mail = newMail(address, text, from, meta?.from ?? "Hearth");
     await this.#deliver(mail);
     this.#state.noteMail(mail.messageId, { to: address, subject: mail.subject, messageId: mail.messageId, references: [] });
+  }
+
+  /**
+   * The mails a thread's answer answered are marked \Seen, only now that it is sent (they were
+   * read with BODY.PEEK). Without a connection they stay unseen until the thread's next answer.
+   */
+  async #markSeen(root: string, uids: number[]): Promise<void> {
+    const client = this.#client;
+    if (uids.length === 0 || !client?.usable) return;
+    try {
+      await client.messageFlagsAdd(uids.join(","), ["\\Seen"], { uid: true });
+      this.#state.markedSeen(root, uids);
+    } catch (err) {
+      this.#log.warn("email.mark_seen_failed", { uids, error: (err as Error).message });
+    }
   }
 
   async #deliver(mail: OutgoingMail): Promise<void> {
@@ -306,7 +322,7 @@ class EmailChannel implements Channel {
     // A thread is one correspondent's: someone else answering into it starts a conversation of their own.
     const known = this.#state.thread(mail.root);
     const chatId = known && known.to !== from.address ? mail.messageId : mail.root;
-    this.#state.noteMail(chatId, { to: from.address, subject: known?.subject ?? mail.subject, messageId: mail.messageId, references: mail.references });
+    this.#state.noteMail(chatId, { to: from.address, subject: known?.subject ?? mail.subject, messageId: mail.messageId, references: mail.references, uid });
     this.#log.info("email.received", { uid, from: from.address, owner: isOwner, vouched: vouched.by, chat: chatId });
     const attachments = attachmentsOf(mail);
     return {

@@ -16,6 +16,8 @@ export interface Thread {
   last: string;
   references: string[];
   at: number;
+  /** UIDs of the correspondent's mails handed to the gateway and not yet marked seen: the next answer into the thread marks them. */
+  unseen?: number[];
 }
 
 interface StateFile {
@@ -52,6 +54,8 @@ export class MailState {
    */
   cursor(uidValidity: string, uidNext: number): { lastUid: number; fresh: boolean } {
     if (this.#file.uidValidity === uidValidity) return { lastUid: this.#file.lastUid, fresh: false };
+    // The old UIDs name nothing in a renumbered folder.
+    for (const t of Object.values(this.#file.threads)) delete t.unseen;
     this.#file = { ...this.#file, uidValidity, lastUid: Math.max(0, uidNext - 1) };
     this.#save();
     return { lastUid: this.#file.lastUid, fresh: true };
@@ -69,16 +73,27 @@ export class MailState {
   }
 
   /** Records the newest mail of thread `root` (from the correspondent, or an answer sent into it). */
-  noteMail(root: string, t: { to: string; subject: string; messageId: string; references: string[] }): void {
+  noteMail(root: string, t: { to: string; subject: string; messageId: string; references: string[]; uid?: number }): void {
     const refs = [...new Set([...t.references, t.messageId])];
     // The root and the newest ones: enough for every client to thread it.
     const references = refs.length > MAX_REFERENCES ? [refs[0]!, ...refs.slice(-(MAX_REFERENCES - 1))] : refs;
-    this.#file.threads[root] = { to: t.to, subject: t.subject, last: t.messageId, references, at: Date.now() };
+    const unseen = [...(this.#file.threads[root]?.unseen ?? []), ...(t.uid !== undefined ? [t.uid] : [])];
+    this.#file.threads[root] = { to: t.to, subject: t.subject, last: t.messageId, references, at: Date.now(), ...(unseen.length > 0 ? { unseen } : {}) };
     const roots = Object.keys(this.#file.threads);
     if (roots.length > MAX_THREADS) {
       const oldest = roots.sort((a, b) => this.#file.threads[a]!.at - this.#file.threads[b]!.at).slice(0, roots.length - MAX_THREADS);
       for (const r of oldest) delete this.#file.threads[r];
     }
+    this.#save();
+  }
+
+  /** `uids` of thread `root` are marked seen on the server. */
+  markedSeen(root: string, uids: number[]): void {
+    const t = this.#file.threads[root];
+    if (!t?.unseen) return;
+    const left = t.unseen.filter((u) => !uids.includes(u));
+    if (left.length > 0) t.unseen = left;
+    else delete t.unseen;
     this.#save();
   }
 
