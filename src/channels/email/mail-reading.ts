@@ -6,6 +6,7 @@ import { simpleParser, type ParsedMail } from "mailparser";
 import { stripTags } from "../../parse/html-scan.ts";
 import { HTML_TIMEOUT_MS, parsePool } from "../../parse/pool.ts";
 import type { Attachment } from "../channel.ts";
+import { printable } from "../printable.ts";
 
 export interface Mail {
   /** With angle brackets, as in the header; made up from the UID when the mail has none. */
@@ -13,6 +14,7 @@ export interface Mail {
   /** The thread's first mail as its References name it (this mail itself when it starts one). */
   root: string;
   references: string[];
+  /** The subject and the sender's name and address as printable text (printable.ts). */
   subject: string;
   from: { address: string; name: string } | null;
   /** The Authentication-Results header values, top first, as they stand in the mail. */
@@ -44,8 +46,8 @@ export async function readMail(source: Buffer, fallbackId: string): Promise<Mail
     messageId,
     root: chain[0] ?? messageId,
     references: inReplyTo && !chain.includes(inReplyTo) ? [...chain, inReplyTo] : chain,
-    subject: (parsed.subject ?? "").trim(),
-    from: sender?.address ? { address: sender.address.toLowerCase(), name: sender.name?.trim() || sender.address } : null,
+    subject: printable((parsed.subject ?? "").trim()),
+    from: sender?.address ? { address: printable(sender.address.toLowerCase()), name: printable(sender.name?.trim() || sender.address) } : null,
     authResults: header("authentication-results"),
     automatic: (autoSubmitted !== undefined && autoSubmitted !== "no") || precedence === "bulk" || precedence === "junk" || precedence === "list",
     text: parsed.text ?? "",

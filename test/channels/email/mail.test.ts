@@ -28,6 +28,12 @@ describe("reading a mail", () => {
     expect((await readMail(mail("From: a@b.test\nPrecedence: bulk"), "<f@x>")).automatic).toBe(true);
   });
 
+  it("makes the sender's name and the subject printable", async () => {
+    const m = await readMail(mail("From: =?utf-8?B?" + Buffer.from("Ann\u001b[8mBob").toString("base64") + "?= <a@b.test>\nSubject: =?utf-8?B?" + Buffer.from("Rent\u202edue").toString("base64") + "?="), "<f@x>");
+    expect(m.from).toEqual({ address: "a@b.test", name: "Ann\ufffd[8mBob" });
+    expect(m.subject).toBe("Rent\ufffddue");
+  });
+
   it("takes no sender from a From: with two addresses", async () => {
     expect((await readMail(mail("From: a@b.test, c@d.test"), "<f@x>")).from).toBeNull();
   });
