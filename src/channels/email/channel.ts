@@ -67,6 +67,7 @@ class EmailChannel implements Channel {
     const servers = serversOf(c);
     this.#imap = servers.imap;
     this.#state = new MailState(home, c.imap.folder);
+    if (this.#state.damagedCopy) log.warn("email.state_damaged", { setAside: this.#state.damagedCopy, effect: "reading starts from now" });
     this.#smtp = nodemailer.createTransport({
       host: servers.smtp.host,
       port: servers.smtp.port,

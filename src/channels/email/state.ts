@@ -5,7 +5,8 @@
 // which has it, drops the repeat: nothing is lost and nothing answered twice.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../storage.ts";
+import { NewerStateError } from "../../state-versions.ts";
+import { setAsideDamaged, writeFileAtomic } from "../../storage.ts";
 
 /** A conversation: the mails of one thread with one correspondent. */
 export interface Thread {
@@ -21,7 +22,7 @@ export interface Thread {
 }
 
 interface StateFile {
-  version: 1;
+  version: number;
   folder: string;
   uidValidity: string | null;
   lastUid: number;
@@ -30,20 +31,39 @@ interface StateFile {
 
 /** Threads remembered; the oldest are forgotten first (an answer into one opens a new thread instead). */
 const MAX_THREADS = 2_000;
+const STATE_VERSION = 1;
 const MAX_REFERENCES = 20;
+
+function readState(path: string): StateFile | "damaged" {
+  try {
+    const read = JSON.parse(readFileSync(path, "utf8")) as StateFile;
+    const ok = typeof read === "object" && read !== null && typeof read.version === "number" && typeof read.lastUid === "number" && typeof read.threads === "object";
+    return ok ? read : "damaged";
+  } catch {
+    return "damaged";
+  }
+}
 
 export class MailState {
   readonly #path: string;
   #file: StateFile;
+  /** Where a damaged file was set aside at start; undefined when it read. */
+  readonly damagedCopy: string | undefined;
 
   constructor(home: string, folder: string) {
     this.#path = join(home, "email-state.json");
-    this.#file = { version: 1, folder, uidValidity: null, lastUid: 0, threads: {} };
+    this.#file = { version: STATE_VERSION, folder, uidValidity: null, lastUid: 0, threads: {} };
     if (existsSync(this.#path)) {
-      const read = JSON.parse(readFileSync(this.#path, "utf8")) as StateFile;
-      if (read.version !== 1) throw new Error(`${this.#path} is version ${String(read.version)}, written by a newer Hearth; update Hearth`);
-      // Another folder is another UID space: its threads stay, its cursor starts anew.
-      this.#file = read.folder === folder ? read : { ...read, folder, uidValidity: null, lastUid: 0 };
+      const read = readState(this.#path);
+      if (read === "damaged") {
+        // Set aside for the owner to look at; reading starts from now (mail that came while it was
+        // unreadable is not answered) and the threads' answers open new threads.
+        this.damagedCopy = setAsideDamaged(this.#path);
+      } else {
+        if (read.version > STATE_VERSION) throw new NewerStateError(this.#path, read.version, STATE_VERSION);
+        // Another folder is another UID space: its threads stay, its cursor starts anew.
+        this.#file = read.folder === folder ? read : { ...read, folder, uidValidity: null, lastUid: 0 };
+      }
     }
   }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { readMail, withoutQuotedTail, wordsOf } from "../../../src/channels/emai
 import { answerMail, replySubject, simpleHtml } from "../../../src/channels/email/outbound.ts";
 import { MailState } from "../../../src/channels/email/state.ts";
 import { stopParsing } from "../../../src/parse/pool.ts";
+import { NewerStateError } from "../../../src/state-versions.ts";
 
 const mail = (headers: string, body = "Hello.") => Buffer.from(`${headers.trim().split("\n").join("\r\n")}\r\n\r\n${body}\r\n`);
 
@@ -78,5 +79,16 @@ describe("where reading stopped", () => {
     expect(again.thread("<1@b.test>")).toMatchObject({ to: "a@b.test", unseen: [41] });
     expect(again.cursor("8", 3)).toEqual({ lastUid: 2, fresh: true });
     expect(again.thread("<1@b.test>")?.unseen).toBeUndefined();
+  });
+
+  it("sets a damaged file aside and starts from now; refuses a newer one", () => {
+    home = mkdtempSync(join(tmpdir(), "hearth-mailstate-"));
+    writeFileSync(join(home, "email-state.json"), '{"version":1,"lastUid":');
+    const state = new MailState(home, "INBOX");
+    expect(state.damagedCopy).toMatch(/email-state\.json\.damaged-/);
+    expect(existsSync(state.damagedCopy!)).toBe(true);
+    expect(state.cursor("7", 10)).toEqual({ lastUid: 9, fresh: true });
+    writeFileSync(join(home, "email-state.json"), JSON.stringify({ version: 2, folder: "INBOX", uidValidity: "7", lastUid: 3, threads: {} }));
+    expect(() => new MailState(home!, "INBOX")).toThrow(NewerStateError);
   });
 });
