@@ -212,7 +212,7 @@ describe.skipIf(missing !== undefined)(`email (daemon e2e)${missing ? ` — skip
     const requests = model.requests.length;
     const refused = await daemon().hearth(["cron", "add", "--name", "Leak", "--every", "1h", "--message", "Summarise my memory", "--deliver", "email:x@evil.test"]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("Not scheduled: email:x@evil.test is not the owner's chat");
+    expect(refused.stderr).toContain("Not scheduled: email:x@evil.test is not the owner's chat, one in channels.email.allowFrom or a person paired with Hearth.");
     await settled();
     expect(servers.received.filter((m) => m.to === "x@evil.test")).toEqual([]);
     expect(model.requests).toHaveLength(requests);
