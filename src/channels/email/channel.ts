@@ -1,9 +1,10 @@
 // The email adapter: one IMAP connection watches the folder with IDLE (and is made again when it
-// drops), one SMTP transport sends the answers. A mail is handed to the gateway once: in UID
-// order, its UID recorded as handled only after the gateway's inbox has it (state.ts). Who it is
-// from is decided here, where the headers are: an owner address counts only when the owner's
-// own server vouches for it (auth-results.ts); a sender nobody vouches for is not passed on at
-// all, so a forged From: costs nothing and is never answered.
+// drops), one SMTP transport sends the answers. A mail is handed to the gateway once, each
+// sender's in UID order, and the cursor passes its UID only after the gateway's inbox has it
+// (state.ts); it is marked seen only once its answer was sent. Who it is from is decided here,
+// where the headers are: an owner address counts only when the owner's own server vouches for it
+// (auth-results.ts); a sender nobody vouches for is not passed on at all, so a forged From:
+// costs nothing and is never answered.
 import { ImapFlow } from "imapflow";
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "../../log.ts";
