@@ -95,6 +95,21 @@ describe.skipIf(missing !== undefined)(`email (daemon e2e)${missing ? ` — skip
     expect(requestText(asked)).toContain("What does the landlord want?");
   }, 120_000);
 
+  it("a thread stays its correspondent's: someone who reuses its Message-ID while the owner's answer is being written gets a conversation of their own, and the answer still goes to the owner", async () => {
+    const requests = model.requests.length;
+    model.enqueue(text("They are with the neighbour.", { headDelayMs: 1_500 }));
+    const first = await mailFrom(servers, EMAIL_OWNER, { subject: "Keys", text: "Where are the keys?" });
+    await model.waitForRequests(requests + 1);
+    // Meanwhile Bob (allowed to write) sends a new mail carrying the owner's thread's Message-ID.
+    model.enqueue(text("Hello Bob."));
+    await mailFrom(servers, BOB, { subject: "Keys", text: "Hi, it is Bob.", messageId: first });
+    await waitFor("Bob's answer", () => servers.received.some((m) => m.to === BOB.id && m.text === "Hello Bob."));
+    await waitFor("the owner's answer", () => toOwner().some((m) => m.text === "They are with the neighbour."));
+    await settled();
+    expect(servers.received.filter((m) => m.to === BOB.id).map((m) => m.text)).toEqual(["Hello Bob."]);
+    expect(toOwner().find((m) => m.text === "They are with the neighbour.")!.inReplyTo).toBe(first);
+  }, 120_000);
+
   it("kill -9 at a random moment: the mail is answered exactly once, in its thread", async () => {
     for (let round = 1; round <= 2; round++) {
       const answer = `Answered once across a crash (${round}).`;

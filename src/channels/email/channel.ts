@@ -321,9 +321,12 @@ class EmailChannel implements Channel {
       return null;
     }
     const isOwner = this.#c.ownerAddresses.includes(from.address);
-    // A thread is one correspondent's: someone else answering into it starts a conversation of their own.
+    // A thread is one correspondent's: someone else answering into it starts a conversation of
+    // their own, also one who reuses its Message-ID (which would otherwise send its answers to them).
     const known = this.#state.thread(mail.root);
-    const chatId = known && known.to !== from.address ? mail.messageId : mail.root;
+    let chatId = known && known.to !== from.address ? mail.messageId : mail.root;
+    const taken = this.#state.thread(chatId);
+    if (taken && taken.to !== from.address) chatId = `<${crypto.randomUUID()}@thread.hearth.invalid>`;
     this.#state.noteMail(chatId, { to: from.address, subject: known?.subject ?? mail.subject, messageId: mail.messageId, references: mail.references, uid });
     this.#log.info("email.received", { uid, from: from.address, owner: isOwner, vouched: vouched.by, chat: chatId });
     const attachments = attachmentsOf(mail);

@@ -47,6 +47,7 @@ export function emailSection(servers: MailServers, extra: Record<string, unknown
 export interface PersonMail {
   subject: string;
   text?: string;
+  messageId?: string;
   html?: string;
   inReplyTo?: string;
   references?: string[];
