@@ -101,13 +101,13 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
   // An address is a person (a new thread to them); `<message-id>` is a thread, the chat of its mails.
   chats: { label: "<address>", pattern: /^(?:[^\s@<>]+@[^\s@<>]+|<[^\s<>]+>)$/, kind: (id) => (id.startsWith("<") ? "unknown" : "person") },
   ownerIdHint: "your own email address",
+  ownerKey: "ownerAddresses",
   check(c) {
     const missing = problemOf(c);
     if (missing) return [{ ok: false, detail: missing, fix: `set it in channels.email (README "Connecting email")` }];
     const s = serversOf(c);
     const checks: ChannelCheck[] = [{ ok: true, detail: `reads ${s.imap.user} at ${s.imap.host}:${s.imap.port} (${c.imap.folder}), sends through ${s.smtp.host}:${s.smtp.port}` }];
     if (!c.authservId) checks.push({ ok: false, detail: "no authservId: no mail counts as the owner's", fix: `set ${k("authservId")} (README "Connecting email")` });
-    if (c.ownerAddresses.length === 0) checks.push({ ok: false, detail: "no ownerAddresses: nobody's mail is answered as the owner's", fix: `set ${k("ownerAddresses")}` });
     return checks;
   },
   async checkOnline(c) {

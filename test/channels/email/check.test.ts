@@ -1,5 +1,9 @@
 // doctor's checks of the email section: offline (what is missing) and online against real servers.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { doctor } from "../../../src/cli/doctor.ts";
 import { checkMailAccounts } from "../../../src/channels/email/check.ts";
 import { email, type EmailConfig } from "../../../src/channels/email/descriptor.ts";
 import { parseConfig } from "../../../src/config/config.ts";
@@ -17,7 +21,6 @@ describe("doctor's offline checks of channels.email", () => {
     expect(email.check!(section({ address: "h@gmail.com", provider: "gmail" })).map((c) => c.detail)).toEqual([
       "reads h@gmail.com at imap.gmail.com:993 (INBOX), sends through smtp.gmail.com:465",
       "no authservId: no mail counts as the owner's",
-      "no ownerAddresses: nobody's mail is answered as the owner's",
     ]);
   });
 
@@ -25,6 +28,25 @@ describe("doctor's offline checks of channels.email", () => {
     expect(section({ ownerAddresses: ["Ann@Example.org"] }).ownerAddresses).toEqual(["ann@example.org"]);
     expect(() => section({ ownerAddresses: ["ann"] })).toThrow(/expected an email address/);
     expect(section({}).dmPolicy).toBe("disabled");
+  });
+});
+
+describe("hearth doctor with channels.email", () => {
+  let home: string;
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  it("names the owner key email uses, then lists its own checks", async () => {
+    home = mkdtempSync(join(tmpdir(), "hearth-doctor-email-"));
+    writeFileSync(join(home, ".env"), "ANTHROPIC_API_KEY=sk-ant-x\nEMAIL_PASSWORD=app-password-1\n", { mode: 0o600 });
+    const write = (email: Record<string, unknown>) => writeFileSync(join(home, "config.json"), JSON.stringify({ channels: { email } }), { mode: 0o600 });
+    const lines = async () => (await doctor(home, {})).filter((c) => c.name === "email").map((c) => `${c.ok ? "✓" : "✗"} ${c.detail}${c.fix ? ` | fix: ${c.fix}` : ""}`);
+    write({ provider: "fastmail", address: "h@fastmail.com" });
+    expect(await lines()).toEqual(["✗ no ownerAddresses: nobody gets your private, full-access chat | fix: add your Email user id to channels.email.ownerAddresses (your own email address)"]);
+    write({ provider: "fastmail", address: "h@fastmail.com", ownerAddresses: ["ann@example.org"] });
+    expect(await lines()).toEqual([
+      "✓ token set (not shown), owner ann@example.org",
+      "✓ reads h@fastmail.com at imap.fastmail.com:993 (INBOX), sends through smtp.fastmail.com:465",
+      '✗ no authservId: no mail counts as the owner\'s | fix: set channels.email.authservId (README "Connecting email")',
+    ]);
   });
 });
 
