@@ -67,7 +67,7 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
 "imap": { "folder": "INBOX" },       // also host, port, secure, user when no provider fits
 "smtp": {},                          // host, port, secure, user
 "authservId": null,                  // e.g. "mx.google.com": your own server's name in Authentication-Results (README "Connecting email")
-"ownerAddresses": ["<your own address>"], // counted as you only when your server vouches for them
+"ownerAddresses": ["<your own address, e.g. you@example.org>"], // yours only when your server vouches
 "dmPolicy": "disabled",              // other senders: disabled (ignored) | allowlist | pairing
 "maxPendingPairings": 3,             // pairing codes that may wait for your approval at once
 "allowFrom": [],                     // addresses that may write without pairing (never see private files)
