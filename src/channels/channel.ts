@@ -33,6 +33,11 @@ export interface InboundMessage {
    */
   attachments?: Attachment[];
   receivedAt: number;
+  /**
+   * Set when the message carries content its sender did not write, whatever the sender (a mail's
+   * body, which may be a forward): named as the run's taint ("an email"), like a web page read.
+   */
+  outside?: string;
   /** Platform data the channel needs to answer (reply references); JSON-serialisable, opaque to the gateway. */
   raw?: unknown;
 }

@@ -128,7 +128,7 @@ export interface ChannelLinkSetup {
 /** What the gateway hands an adapter it creates. */
 export interface ChannelDeps {
   log: Logger;
-  /** The home folder: where a platform keeps what it must (WhatsApp's link credentials). */
+  /** The home folder: where a platform keeps what it must (WhatsApp's link credentials, email's last UID). */
   home: string;
   /**
    * Tells the owner, on another channel, something about this one they must act on (a device
@@ -177,6 +177,8 @@ export interface ChannelDescriptor<C = any, Id extends string = string> {
   readonly chats?: { label: string; pattern: RegExp; kind(chatId: string): "person" | "group" | "unknown" };
   /** How to find one's own user id on the platform ("@userinfobot tells it"), for doctor and the template. */
   readonly ownerIdHint?: string;
+  /** The config key of the owner's ids as the owner writes it, when not "ownerIds" (email's "ownerAddresses"). */
+  readonly ownerKey?: string;
   /** `hearth doctor`'s offline checks beyond the shared ones (credentials and owner ids). */
   check?(config: C): ChannelCheck[];
   /** `hearth doctor --online`: the credential tried against the platform (one cheap request). */

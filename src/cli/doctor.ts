@@ -254,7 +254,8 @@ function channelChecks(home: string, c: ChannelDescriptor, section: Record<strin
   const libs = missingPackages(home, c);
   if (libs.length > 0) return [problem(c.id, `its libraries are not installed (${libs.join(", ")})`, `${hearthCmd("setup")} installs them, or: ${installCommand(home, libs)}`)];
   const owners = c.access?.(section).ownerIds ?? [];
-  if (c.access && owners.length === 0) return [problem(c.id, "no ownerIds: nobody gets your private, full-access chat", `add your ${c.name} user id to channels.${c.id}.ownerIds${c.ownerIdHint ? ` (${c.ownerIdHint})` : ""}`)];
+  const ownerKey = c.ownerKey ?? "ownerIds";
+  if (c.access && owners.length === 0) return [problem(c.id, `no ${ownerKey}: nobody gets your private, full-access chat`, `add your ${c.name} user id to channels.${c.id}.${ownerKey}${c.ownerIdHint ? ` (${c.ownerIdHint})` : ""}`)];
   const own = (c.check?.(section) ?? []).map((k) => ({ name: c.id, ...k }));
   return [ok(c.id, `${c.credentials?.length ? "token set (not shown), " : ""}owner ${owners.join(", ")}`), ...own];
 }

@@ -117,8 +117,8 @@ export function configTemplate(): string {
   return `// Hearth configuration: JSON with comments (trailing commas are fine too).
 // Every key is optional; the values below are the defaults, so a line you delete changes nothing.
 // Keep secrets out of this file: \`${hearthCmd("setup")}\` puts keys and tokens in .env beside it
-// (mode 600). ANTHROPIC_API_KEY, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN (and ANTHROPIC_BASE_URL),
-// set there or in the environment, win over the values here.
+// (mode 600). ANTHROPIC_API_KEY, TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, EMAIL_PASSWORD (and
+// ANTHROPIC_BASE_URL), set there or in the environment, win over the values here.
 // Check your changes with \`${hearthCmd("doctor")}\`; they take effect when the daemon restarts.
 {
   // The configuration's version: Hearth migrates an older file when it starts (see CHANGELOG.md).

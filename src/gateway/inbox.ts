@@ -33,6 +33,7 @@ export const InboundMessageSchema = z.object({
   addressed: z.boolean(),
   replyTo: z.object({ id: z.string(), text: z.string().optional(), fromBot: z.boolean() }).optional(),
   receivedAt: z.number(),
+  outside: z.string().optional(),
   raw: z.unknown().optional(),
 });
 

@@ -253,7 +253,7 @@ export function submitEntry(ctx: RouterDeps, entry: InboxEntry, alone?: "solo" |
   void announceHeard(ctx, entry);
   // Another person's words (or a group's talk before the mention) are outside content; the turn
   // carries it, so the session stays tainted while the turn is in the model's view.
-  const outside = !m.sender.isOwner ? `a message from ${m.sender.name}` : entry.preface ? "other people's messages in this chat" : undefined;
+  const outside = !m.sender.isOwner ? `a message from ${m.sender.name}` : entry.preface ? "other people's messages in this chat" : m.outside;
   const item: LaneItem = {
     entryId: entry.id,
     turn: {

@@ -104,7 +104,8 @@ describe("initHome", () => {
       .split("\n")
       .map((line) => line.replace(/^(\s*)\/\/ (?=\s*["}])/, "$1"))
       .join("\n")
-      .replace(/"<[^">]*>"/g, '"123456789"');
+      // An address's placeholder ("<…, e.g. you@example.org>") becomes an address, every other one an id.
+      .replace(/"<[^">]*>"/g, (p) => (p.includes("@") ? '"ann@example.org"' : '"123456789"'));
     const errors: unknown[] = [];
     const raw = parse(uncommented, errors as never, { allowTrailingComma: true }) as Record<string, unknown>;
     expect(errors).toEqual([]);
@@ -112,6 +113,7 @@ describe("initHome", () => {
     expect(config.channels.telegram?.ownerIds).toEqual(["123456789"]);
     expect(config.channels.telegram?.dmPolicy).toBe("pairing");
     expect(config.channels.discord?.guilds.allow).toEqual(["123456789"]);
+    expect(config.channels.email).toMatchObject({ address: "ann@example.org", ownerAddresses: ["ann@example.org"], dmPolicy: "disabled" });
     expect(config.model.apiKey).toBe("123456789");
     expect(config.media.transcription).toMatchObject({ baseUrl: "https://api.openai.com/v1", model: "gpt-4o-transcribe", showHeard: true });
     expect(config.voice).toEqual({ tts: { baseUrl: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY", model: "gpt-4o-mini-tts", voice: "alloy", format: "opus", pricing: { perMillionCharsUsd: 15 } }, reply: "auto" });

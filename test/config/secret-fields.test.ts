@@ -19,6 +19,7 @@ describe("the secret marks of the config schema", () => {
       "mcp.servers.*.auth.privateKeyJwt.privateKey (value)",
       "channels.telegram.token (value)",
       "channels.discord.token (value)",
+      "channels.email.password (value)",
       "memory.embeddings.apiKey (value)",
       "media.transcription.apiKey (value)",
       "voice.tts.apiKey (value)",

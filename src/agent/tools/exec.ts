@@ -21,7 +21,7 @@ const KILL_GRACE_MS = 1_000;
 /** How long to wait for buffered output after bash exits; a background child may hold the pipes. */
 const DRAIN_MS = 200;
 /** Hearth's own credentials: a command (or whoever wrote it into a web page) never sees them. */
-export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", ...PROVIDER_KEY_ENVS.filter((v) => v !== "ANTHROPIC_API_KEY"), "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "HEARTH_TRANSCRIPTION_API_KEY"];
+export const SECRET_ENV_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", ...PROVIDER_KEY_ENVS.filter((v) => v !== "ANTHROPIC_API_KEY"), "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "EMAIL_PASSWORD", "HEARTH_TRANSCRIPTION_API_KEY"];
 
 /** Commands run without a sandbox: the default for tests; the daemon always passes its decision. */
 export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off", detail: "no sandbox" };

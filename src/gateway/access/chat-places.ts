@@ -43,6 +43,8 @@ function placeOf(config: Config, pairing: Pick<PairingStore, "isApproved">, to: 
     reason:
       kind === "unknown"
         ? `${text} is not the owner's chat or a channel listed in ${section}`
-        : `${text} is not the owner's chat, an allowed group (${section}) or a person paired with Hearth`,
+        : d?.capabilities.groups === false
+          ? `${text} is not the owner's chat, one in channels.${to.channel}.allowFrom or a person paired with Hearth`
+          : `${text} is not the owner's chat, an allowed group (${section}) or a person paired with Hearth`,
   };
 }

@@ -70,13 +70,16 @@ describe("exec", () => {
 
   it("hides Hearth's own credentials from the command", async () => {
     process.env.TELEGRAM_BOT_TOKEN = "123456:secret-token-value";
+    process.env.EMAIL_PASSWORD = "mailbox-app-password";
     try {
-      const out = await run({ command: 'echo "token=[$TELEGRAM_BOT_TOKEN] home=[$HOME]"' });
-      expect(out.content).toContain("token=[]");
+      const out = await run({ command: 'echo "token=[$TELEGRAM_BOT_TOKEN] mail=[$EMAIL_PASSWORD] home=[$HOME]"' });
+      expect(out.content).toContain("token=[] mail=[]");
       expect(out.content).not.toContain("secret-token-value");
+      expect(out.content).not.toContain("mailbox-app-password");
       expect(out.content).not.toContain("home=[]");
     } finally {
       delete process.env.TELEGRAM_BOT_TOKEN;
+      delete process.env.EMAIL_PASSWORD;
     }
   });
 

@@ -1,0 +1,126 @@
+// Email as Hearth knows it: the `channels.email` section (an IMAP account Hearth watches, an SMTP
+// account it answers with, the owner's addresses and the server that vouches for them), what mail
+// can do, its chat ids, and doctor's checks. The adapter (channel.ts: imapflow, nodemailer,
+// mailparser) loads only when it runs.
+import { z } from "zod";
+import { queueModes, secret, strict } from "../../config-fields.ts";
+import { toVariable } from "../../secret-fields.ts";
+import { dmRateLimit, maxPendingPairings } from "../access-config.ts";
+import type { ChannelCheck, ChannelDescriptor } from "../descriptor.ts";
+import { PROVIDER_IDS, PROVIDERS } from "./presets.ts";
+import { EMAIL_ADDRESS, serversOf } from "./servers.ts";
+
+
+const address = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(EMAIL_ADDRESS, { error: "expected an email address (name@example.org)" });
+
+const server = {
+  host: z.string().trim().min(1).optional(),
+  port: z.int().min(1).max(65_535).optional(),
+  secure: z.boolean().optional(),
+  /** The login, when it is not `address`. */
+  user: z.string().trim().min(1).optional(),
+};
+
+const schema = strict({
+  provider: z.enum(PROVIDER_IDS).nullable().default(null),
+  /** The mailbox Hearth reads and the address it answers from; without it the channel does not start (doctor says so). */
+  address: address.optional(),
+  /** Optional here: it may come from EMAIL_PASSWORD; without one the channel is not started. */
+  password: secret(toVariable("EMAIL_PASSWORD")).optional(),
+  imap: strict({ ...server, folder: z.string().trim().min(1).default("INBOX") }).prefault({}),
+  smtp: strict(server).prefault({}),
+  authservId: z.string().trim().min(1).nullable().default(null),
+  ownerAddresses: z.array(address).default([]),
+  // Mail is the easiest place to write from anywhere: by default nobody but the owner is read.
+  dmPolicy: z.enum(["pairing", "allowlist", "disabled"]).default("disabled"),
+  maxPendingPairings,
+  allowFrom: z.array(address).default([]),
+  dmRateLimit,
+  queueMode: z.enum(queueModes).nullable().default(null),
+});
+
+export type EmailConfig = z.output<typeof schema>;
+
+/** What the section lacks to run (an address, the hosts); null when nothing. */
+function problemOf(c: EmailConfig): string | null {
+  if (!c.address) return "no address (the mailbox Hearth watches)";
+  for (const side of ["imap", "smtp"] as const) if (!c.provider && !c[side].host) return `no ${side}.host and no provider (${PROVIDER_IDS.join(", ")})`;
+  return null;
+}
+
+const NO_GROUPS = { policy: "disabled" as const, allow: [], requireMention: true, tasks: [], rateLimit: { perSender: 0, perChat: 0, window: "1h" } };
+const k = (key: string) => `channels.email.${key}`;
+
+export const email: ChannelDescriptor<EmailConfig, "email"> = {
+  id: "email",
+  name: "Email",
+  capabilities: { edits: false, buttons: false, reactions: false, threads: true, filesIn: true, filesOut: false, voiceIn: false, voiceOut: false, maxMessageLength: 20_000, groups: false, strangers: true },
+  config: {
+    schema,
+    template: `"provider": null,                    // fills in the hosts: ${PROVIDER_IDS.join(" | ")} (or set imap/smtp yourself)
+"address": "<the mailbox Hearth reads, e.g. hearth.assistant@gmail.com>",
+"password": "<app password>",        // or set EMAIL_PASSWORD (one password for IMAP and SMTP)
+"imap": { "folder": "INBOX" },       // also host, port, secure, user when no provider fits
+"smtp": {},                          // host, port, secure, user
+"authservId": null,                  // e.g. "mx.google.com": your own server's name in Authentication-Results (README "Connecting email")
+"ownerAddresses": ["<your own address, e.g. you@example.org>"], // yours only when your server vouches
+"dmPolicy": "disabled",              // other senders: disabled (ignored) | allowlist | pairing
+"maxPendingPairings": 3,             // pairing codes that may wait for your approval at once
+"allowFrom": [],                     // addresses that may write without pairing (never see private files)
+"dmRateLimit": { "perSender": 30, "window": "1h" }, // mails per allowed person per window; 0 = no limit
+"queueMode": null                    // overrides agent.queueMode for this channel`,
+    rows: [
+      { key: k("provider"), default: "`null`", meaning: "fills in the hosts and ports: `gmail`, `fastmail`, `outlook`, `icloud`, `proton` (through Proton Mail Bridge)" },
+      { key: k("address"), default: "—", meaning: "the mailbox Hearth watches and answers from (also the login unless `imap.user`/`smtp.user`)" },
+      { key: k("password"), default: "—", meaning: "or `EMAIL_PASSWORD`: the (app) password, for IMAP and SMTP" },
+      { key: k("imap"), default: '`{ "folder": "INBOX" }`', meaning: "`host`, `port`, `secure`, `user` (from the provider when set) and the `folder` watched with IMAP IDLE" },
+      { key: k("smtp"), default: "`{}`", meaning: "`host`, `port`, `secure`, `user` of the account answers are sent with (from the provider when set)" },
+      { key: k("authservId"), default: "`null`", meaning: "the name your own mail server writes first in `Authentication-Results`; without it no mail counts as yours" },
+      { key: k("ownerAddresses"), default: "`[]`", meaning: "your addresses: their mail is yours only when your server's `Authentication-Results` says DKIM or SPF passed for their domain" },
+      { key: k("dmPolicy"), default: "`disabled`", meaning: "other senders: `disabled` (ignored: no answer, no cost), `allowlist` or `pairing`" },
+      { key: k("maxPendingPairings"), default: "`3`", meaning: "pairing codes that may wait for your approval at once" },
+      { key: k("allowFrom"), default: "`[]`", meaning: "addresses that may write without pairing, each a shared conversation (never your private files)" },
+      { key: k("dmRateLimit"), default: '`{ "perSender": 30, "window": "1h" }`', meaning: "mails per allowed person per window; `0` is no limit" },
+      { key: k("queueMode"), default: "`null`", meaning: "overrides `agent.queueMode` for this channel" },
+    ],
+  },
+  packages: ["imapflow@2.10.2", "nodemailer@10.6.1", "mailparser@3.14.2"],
+  credentials: [{ variable: "EMAIL_PASSWORD", key: "password", source: "your provider's app password (README \"Connecting email\")" }],
+  access: (c) => ({
+    ownerIds: c.ownerAddresses,
+    dmPolicy: c.dmPolicy,
+    allowFrom: c.allowFrom,
+    groups: NO_GROUPS,
+    dmRateLimit: c.dmRateLimit,
+    queueMode: c.queueMode,
+  }),
+  // An address is a person (a new thread to them); `<message-id>` is a thread, the chat of its mails.
+  chats: { label: "<address>", pattern: /^(?:[^\s@<>]+@[^\s@<>]+|<[^\s<>]+>)$/, kind: (id) => (id.startsWith("<") ? "unknown" : "person") },
+  ownerIdHint: "your own email address",
+  ownerKey: "ownerAddresses",
+  check(c) {
+    const missing = problemOf(c);
+    if (missing) return [{ ok: false, detail: missing, fix: `set it in channels.email (README "Connecting email")` }];
+    const s = serversOf(c);
+    const checks: ChannelCheck[] = [{ ok: true, detail: `reads ${s.imap.user} at ${s.imap.host}:${s.imap.port} (${c.imap.folder}), sends through ${s.smtp.host}:${s.smtp.port}` }];
+    if (!c.authservId) checks.push({ ok: false, detail: "no authservId: no mail counts as the owner's", fix: `set ${k("authservId")} (README "Connecting email")` });
+    return checks;
+  },
+  async checkOnline(c) {
+    const { checkMailAccounts } = await import("./check.ts");
+    return checkMailAccounts(c);
+  },
+  async create(c, deps) {
+    const missing = problemOf(c);
+    if (missing) throw new Error(`${missing}: set it in channels.email (README "Connecting email")`);
+    const { createEmailChannel } = await import("./channel.ts");
+    return createEmailChannel(c, { log: deps.log, home: deps.home });
+  },
+};
+
+/** The presets, for setup and the README. */
+export { PROVIDERS };

@@ -1,0 +1,46 @@
+// An answer as a mail: plain text and the same words as simple HTML (paragraphs and line breaks,
+// everything escaped), the subject kept with "Re:", In-Reply-To and References set so every
+// client shows it in its thread. Nothing of the mail answered is quoted.
+import type { Thread } from "./state.ts";
+
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  messageId: string;
+  inReplyTo?: string;
+  references?: string[];
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+export function simpleHtml(text: string): string {
+  const paragraphs = text.trim().split(/\n{2,}/).map((p) => `<p>${escapeHtml(p).replace(/\n/g, "<br>\n")}</p>`);
+  return `<!doctype html><html><body>\n${paragraphs.join("\n")}\n</body></html>\n`;
+}
+
+export const replySubject = (subject: string): string => (/^re:/i.test(subject.trim()) ? subject.trim() : `Re: ${subject.trim() || "(no subject)"}`);
+
+/** A Message-ID of Hearth's own, in the sending address's domain. */
+export const newMessageId = (from: string): string => `<hearth.${Date.now().toString(36)}.${crypto.randomUUID().slice(0, 13)}@${from.slice(from.lastIndexOf("@") + 1)}>`;
+
+/** An answer into `thread`. */
+export function answerMail(thread: Thread, text: string, from: string): OutgoingMail {
+  return {
+    to: thread.to,
+    subject: replySubject(thread.subject),
+    text: `${text.trim()}\n`,
+    html: simpleHtml(text),
+    messageId: newMessageId(from),
+    inReplyTo: thread.last,
+    references: thread.references,
+  };
+}
+
+/** A mail that starts a thread (a cron job's result, the heartbeat). */
+export function newMail(to: string, text: string, from: string, sentBy: string): OutgoingMail {
+  const firstLine = text.trim().split("\n")[0] ?? "";
+  const subject = sentBy === "Hearth" ? `Hearth: ${firstLine.slice(0, 60)}` : `Hearth: ${sentBy}`;
+  return { to, subject, text: `${text.trim()}\n`, html: simpleHtml(text), messageId: newMessageId(from) };
+}
