@@ -1,107 +1,125 @@
 // What `hearth help` and `--help` print, per command: a usage error shows only the usage of the
 // command that was mistyped.
-import { CONFIGURABLE } from "../channels/registry.ts";
+import { createRequire } from "node:module";
 import { hearthCommand } from "../hearth-command.ts";
 
 export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory" | "hosts" | "service";
 
-// The chat channels' parts come from the registry: a new platform shows up here by itself.
-const SETUP = CONFIGURABLE.filter((c) => c.setup);
-const CHANNEL_NAMES = SETUP.map((c) => c.name).join("/");
-const API_FLAGS = SETUP.map((c) => `[--${c.setup!.apiFlag} URL]`).join(" ");
-const CHANNEL_FLAGS = SETUP.map((c) => `[--${c.id} [--${c.id}-owner ID] [--${c.setup!.apiFlag} URL]]`).join(" ");
-const TOKEN_VARS = CONFIGURABLE.flatMap((c) => (c.credentials ?? []).map((k) => k.variable)).join(", ");
-const DELIVER_FORMS = CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`).join("|");
+/** In the order `hearth help` lists them. Known without loading anything: every command checks its name. */
+export const COMMANDS: readonly CommandName[] = ["setup", "start", "stop", "restart", "logs", "completion", "chat", "status", "usage", "doctor", "init", "cron", "heartbeat", "skills", "mcp", "pairing", "grants", "tasks", "dashboard", "backup", "memory", "hosts", "service"];
 
-const LINES: Record<CommandName, string[]> = {
-  setup: [
-    `setup                        a wizard: model and key, ${CHANNEL_NAMES} bot, your owner id (checked as it goes)`,
-    `      [--base-url URL] ${API_FLAGS}   other addresses (a proxy, a Bot API server)`,
-    "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
-    `      ${CHANNEL_FLAGS}`,
-    "      [--handshake-timeout 5m] [--pm2]",
-    "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
-    `                             ${TOKEN_VARS}; without --…-owner, the owner is whoever`,
-    "                             sends the bot, in private, the one-time code setup shows (within --handshake-timeout)",
-  ],
-  start: ["start                        run the gateway in the foreground (pm2 and systemd run this); when pm2 or the", "                             systemd unit has Hearth, start it through that instead"],
-  stop: ["stop                         stop the daemon through whatever runs it (pm2, the systemd unit or none), waiting", "                             for a clean shutdown"],
-  restart: ["restart                      restart (or start) it through pm2 or the systemd unit; without either, in the", "                             background with its log in <home>/logs/"],
-  logs: ["logs [-f] [-n LINES] [--json] the daemon's log (under pm2 or after restart), readable; -f follows it"],
-  completion: ["completion bash|zsh|fish     a shell completion script, e.g.  source <(hearth completion bash)"],
-  chat: [
-    "chat                         talk with Hearth in this terminal (your main session)",
-    'chat -m "TEXT"               send one message; the reply streams to stdout',
-    "chat -m TEXT --attach FILE   attach a picture, PDF, text file or voice note (repeatable; /attach PATH in chat)",
-  ],
-  status: ["status [--json]              channels, sessions, active runs, queues, today's spending"],
-  usage: [
-    "usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]",
-    "                             paid calls (models, transcriptions, web) and their cost, from usage.jsonl (default: last 30 days, by day)",
-  ],
-  doctor: [
-    "doctor [--online]            check the setup; one line per check, with a fix for each problem",
-    "doctor --fix                 first repair what can be repaired (modes, a stale lock, damaged state set aside,",
-    "                             missing workspace files, an old config migrated) and say what was done",
-  ],
-  init: ["init                         create the home folder, a commented config.json and the workspace"],
-  cron: [
-    "cron list [--json]           scheduled jobs with their next and last run",
-    'cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"',
-    `         [--session main|isolated] [--deliver origin|owner|none|${DELIVER_FORMS}]`,
-    "         [--catch-up 1h] [--task]",
-    "cron rm ID                   delete a job",
-    "cron run ID                  run a job now (needs the daemon)",
-  ],
-  skills: [
-    "skills                       workspace skills: scope, description, problems",
-    "skills add PATH|GIT_URL [--yes]  show a skill folder's SKILL.md and scripts, then add it",
-  ],
-  mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers",
-    "mcp login NAME [--no-browser] log in to an OAuth-protected MCP server",
-    "mcp logout NAME              forget an MCP server's tokens",
-    "mcp call NAME TOOL [JSON]    call one tool of an MCP server and print its result"],
-  hosts: [
-    "hosts                        SSH hosts of tools.exec.hosts: reachable, latency, host key",
-    "hosts trust NAME [--yes]     show a host's key, then record it in known_hosts",
-  ],
-  service: [
-    "service install              write and enable a systemd user unit that runs Hearth (no pm2)",
-    "service uninstall            stop, disable and remove that unit",
-  ],
-  heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
-  tasks: ["tasks [ID] [--json]          background tasks, running and recent; one with its progress and result", "tasks cancel ID              stop a background task (needs the daemon)"],
-  dashboard: [
-    "dashboard [--url]            a one-time login link to the web dashboard (opened in a browser when there is one; --url: print only)",
-    "dashboard --rotate           end every dashboard session and unused login link",
-  ],
-  pairing: [
-    "pairing list                 pending pairing codes and approved senders",
-    "pairing approve CODE         let the person who got CODE talk to Hearth",
-    "pairing revoke CHANNEL:USERID",
-  ],
-  grants: [
-    "grants                       what you allowed for a while or always, numbered",
-    "grants revoke N              take grant N back: its commands are asked about again",
-    "grants --log                 the last 50 approval decisions (approvals.jsonl)",
-  ],
-  backup: [
-    "backup create [--out FILE] [--include-secrets]",
-    "                             one compressed archive of the home with a manifest (secrets left out unless asked)",
-    "backup verify FILE           check every file of an archive against its manifest",
-    "backup restore FILE [--home DIR] [--force]",
-    "                             restore into an empty home (--force moves a non-empty one aside first)",
-  ],
-  memory: [
-    "memory log [FILE]            the history of the workspace's markdown files: who changed what, when",
-    "memory diff [REV]            what REV changed (default: changes not yet recorded)",
-    "memory restore FILE --at REV put FILE back as it was at REV",
-  ],
-};
+/**
+ * The chat channels' parts of the usage, from the registry: a new platform shows up here by itself.
+ * Loaded only when a usage is printed (the registry brings every platform's config schema), so
+ * `hearth status` and the other thin commands stay as small as they were.
+ */
+function channelParts() {
+  const { CONFIGURABLE } = createRequire(import.meta.url)("../channels/registry.ts") as typeof import("../channels/registry.ts");
+  const setup = CONFIGURABLE.filter((c) => c.setup);
+  return {
+    names: setup.map((c) => c.name).join("/"),
+    apiFlags: setup.map((c) => `[--${c.setup!.apiFlag} URL]`).join(" "),
+    channelFlags: setup.map((c) => `[--${c.id} [--${c.id}-owner ID] [--${c.setup!.apiFlag} URL]]`).join(" "),
+    tokenVars: CONFIGURABLE.flatMap((c) => (c.credentials ?? []).map((k) => k.variable)).join(", "),
+    deliverForms: CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`).join("|"),
+  };
+}
 
-export const COMMANDS = Object.keys(LINES) as CommandName[];
+let lines: Record<CommandName, string[]> | undefined;
 
-export const isCommandName = (s: string | undefined): s is CommandName => s !== undefined && s in LINES;
+/** Every command's usage lines (made once, on first use). */
+function usageLines(): Record<CommandName, string[]> {
+  if (lines) return lines;
+  const { names: CHANNEL_NAMES, apiFlags: API_FLAGS, channelFlags: CHANNEL_FLAGS, tokenVars: TOKEN_VARS, deliverForms: DELIVER_FORMS } = channelParts();
+  lines = {
+    setup: [
+      `setup                        a wizard: model and key, ${CHANNEL_NAMES} bot, your owner id (checked as it goes)`,
+      `      [--base-url URL] ${API_FLAGS}   other addresses (a proxy, a Bot API server)`,
+      "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
+      `      ${CHANNEL_FLAGS}`,
+      "      [--handshake-timeout 5m] [--pm2]",
+      "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
+      `                             ${TOKEN_VARS}; without --…-owner, the owner is whoever`,
+      "                             sends the bot, in private, the one-time code setup shows (within --handshake-timeout)",
+    ],
+    start: ["start                        run the gateway in the foreground (pm2 and systemd run this); when pm2 or the", "                             systemd unit has Hearth, start it through that instead"],
+    stop: ["stop                         stop the daemon through whatever runs it (pm2, the systemd unit or none), waiting", "                             for a clean shutdown"],
+    restart: ["restart                      restart (or start) it through pm2 or the systemd unit; without either, in the", "                             background with its log in <home>/logs/"],
+    logs: ["logs [-f] [-n LINES] [--json] the daemon's log (under pm2 or after restart), readable; -f follows it"],
+    completion: ["completion bash|zsh|fish     a shell completion script, e.g.  source <(hearth completion bash)"],
+    chat: [
+      "chat                         talk with Hearth in this terminal (your main session)",
+      'chat -m "TEXT"               send one message; the reply streams to stdout',
+      "chat -m TEXT --attach FILE   attach a picture, PDF, text file or voice note (repeatable; /attach PATH in chat)",
+    ],
+    status: ["status [--json]              channels, sessions, active runs, queues, today's spending"],
+    usage: [
+      "usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]",
+      "                             paid calls (models, transcriptions, web) and their cost, from usage.jsonl (default: last 30 days, by day)",
+    ],
+    doctor: [
+      "doctor [--online]            check the setup; one line per check, with a fix for each problem",
+      "doctor --fix                 first repair what can be repaired (modes, a stale lock, damaged state set aside,",
+      "                             missing workspace files, an old config migrated) and say what was done",
+    ],
+    init: ["init                         create the home folder, a commented config.json and the workspace"],
+    cron: [
+      "cron list [--json]           scheduled jobs with their next and last run",
+      'cron add --name N (--cron "EXPR" [--tz ZONE] | --every 30m | --at ISO) --message "TEXT"',
+      `         [--session main|isolated] [--deliver origin|owner|none|${DELIVER_FORMS}]`,
+      "         [--catch-up 1h] [--task]",
+      "cron rm ID                   delete a job",
+      "cron run ID                  run a job now (needs the daemon)",
+    ],
+    skills: [
+      "skills                       workspace skills: scope, description, problems",
+      "skills add PATH|GIT_URL [--yes]  show a skill folder's SKILL.md and scripts, then add it",
+    ],
+    mcp: ["mcp                          MCP servers: state, tool count, last error", "mcp tools NAME               the tools one MCP server offers",
+      "mcp login NAME [--no-browser] log in to an OAuth-protected MCP server",
+      "mcp logout NAME              forget an MCP server's tokens",
+      "mcp call NAME TOOL [JSON]    call one tool of an MCP server and print its result"],
+    hosts: [
+      "hosts                        SSH hosts of tools.exec.hosts: reachable, latency, host key",
+      "hosts trust NAME [--yes]     show a host's key, then record it in known_hosts",
+    ],
+    service: [
+      "service install              write and enable a systemd user unit that runs Hearth (no pm2)",
+      "service uninstall            stop, disable and remove that unit",
+    ],
+    heartbeat: ["heartbeat --now              run one heartbeat now and print what it would send (nothing is sent)"],
+    tasks: ["tasks [ID] [--json]          background tasks, running and recent; one with its progress and result", "tasks cancel ID              stop a background task (needs the daemon)"],
+    dashboard: [
+      "dashboard [--url]            a one-time login link to the web dashboard (opened in a browser when there is one; --url: print only)",
+      "dashboard --rotate           end every dashboard session and unused login link",
+    ],
+    pairing: [
+      "pairing list                 pending pairing codes and approved senders",
+      "pairing approve CODE         let the person who got CODE talk to Hearth",
+      "pairing revoke CHANNEL:USERID",
+    ],
+    grants: [
+      "grants                       what you allowed for a while or always, numbered",
+      "grants revoke N              take grant N back: its commands are asked about again",
+      "grants --log                 the last 50 approval decisions (approvals.jsonl)",
+    ],
+    backup: [
+      "backup create [--out FILE] [--include-secrets]",
+      "                             one compressed archive of the home with a manifest (secrets left out unless asked)",
+      "backup verify FILE           check every file of an archive against its manifest",
+      "backup restore FILE [--home DIR] [--force]",
+      "                             restore into an empty home (--force moves a non-empty one aside first)",
+    ],
+    memory: [
+      "memory log [FILE]            the history of the workspace's markdown files: who changed what, when",
+      "memory diff [REV]            what REV changed (default: changes not yet recorded)",
+      "memory restore FILE --at REV put FILE back as it was at REV",
+    ],
+  };
+  return lines;
+}
+
+export const isCommandName = (s: string | undefined): s is CommandName => s !== undefined && (COMMANDS as readonly string[]).includes(s);
 
 /**
  * The words that may follow a command, read off its usage lines: `cron list`, `mcp login NAME`,
@@ -109,7 +127,7 @@ export const isCommandName = (s: string | undefined): s is CommandName => s !== 
  */
 export function subcommandsOf(name: CommandName): string[] {
   const words = new Set<string>();
-  for (const line of LINES[name]) {
+  for (const line of usageLines()[name]) {
     const m = new RegExp(`^${name} ([a-z][a-z|-]*)(\\s|$)`).exec(line);
     if (m) for (const w of m[1]!.split("|")) words.add(w);
   }
@@ -119,17 +137,18 @@ export function subcommandsOf(name: CommandName): string[] {
 /** The usage of one command. */
 export function commandUsage(name: CommandName): string {
   const cmd = hearthCommand();
-  return `Usage:\n${LINES[name].map((l) => `  ${/^\s/.test(l) ? " ".repeat(cmd.length + 1) : `${cmd} `}${l}`).join("\n")}\n`;
+  return `Usage:\n${usageLines()[name].map((l) => `  ${/^\s/.test(l) ? " ".repeat(cmd.length + 1) : `${cmd} `}${l}`).join("\n")}\n`;
 }
 
 /** Everything: `hearth`, `hearth help`, `hearth --help`. */
 export function fullUsage(): string {
   const cmd = hearthCommand();
-  const lines = COMMANDS.flatMap((c) => LINES[c]).map((l) => `  ${l}`);
+  const usage = COMMANDS.flatMap((c) => usageLines()[c]).map((l) => `  ${l}`);
+  const { tokenVars } = channelParts();
   return `Usage: ${cmd} <command> [options]
 
 Commands:
-${lines.join("\n")}
+${usage.join("\n")}
   help [COMMAND]               this text, or the usage of one command (also: COMMAND --help)
   --version                    the version of Hearth
 
@@ -137,7 +156,7 @@ Environment:
   HEARTH_HOME          the home folder (default ~/.hearth)
   ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
   ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
-  ${TOKEN_VARS}   channel tokens
+  ${tokenVars}   channel tokens
   HEARTH_LOG           log level: debug, info, warn or error
 `;
 }

@@ -109,6 +109,12 @@ describe("initHome", () => {
     const errors: unknown[] = [];
     const raw = parse(uncommented, errors as never, { allowTrailingComma: true }) as Record<string, unknown>;
     expect(errors).toEqual([]);
+    // Platforms whose ids are not numbers get ids of their own shape in place of the numeric stand-in.
+    const shaped: Record<string, string> = { slack: "U0123ABCD", signal: "+4915112345678", whatsapp: "+4915112345678", matrix: "@ann:example.org" };
+    const reshape = (v: unknown, id: string): unknown =>
+      v === "123456789" || v === "ann@example.org" ? id : Array.isArray(v) ? v.map((x) => reshape(x, id)) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, reshape(x, id)])) : v;
+    const channels = raw.channels as Record<string, unknown>;
+    for (const [platform, id] of Object.entries(shaped)) if (channels[platform]) channels[platform] = reshape(channels[platform], id);
     const config = parseConfig(raw, { home, env: {} });
     expect(config.channels.telegram?.ownerIds).toEqual(["123456789"]);
     expect(config.channels.telegram?.dmPolicy).toBe("pairing");

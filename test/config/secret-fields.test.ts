@@ -19,6 +19,8 @@ describe("the secret marks of the config schema", () => {
       "mcp.servers.*.auth.privateKeyJwt.privateKey (value)",
       "channels.telegram.token (value)",
       "channels.discord.token (value)",
+      "channels.slack.token (value)",
+      "channels.slack.appToken (value)",
       "channels.email.password (value)",
       "memory.embeddings.apiKey (value)",
       "media.transcription.apiKey (value)",
