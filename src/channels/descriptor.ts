@@ -100,6 +100,8 @@ export interface ChannelSetup {
 /** What the gateway hands an adapter it creates. */
 export interface ChannelDeps {
   log: Logger;
+  /** The home folder: a platform keeps its own state under `<home>/<id>/` (Matrix: the sync position, the crypto store). */
+  home: string;
   /** The command menus, from the gateway's one command table (platforms that show menus use them). */
   commandMenus: { owner: MenuCommand[]; everyone: MenuCommand[] };
   /** The same table as commands with their one option each (platforms with slash commands). */

@@ -5,10 +5,11 @@ import { z } from "zod";
 import { strict } from "../config-fields.ts";
 import type { ChannelAccess, ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";
+import { matrix } from "./matrix/descriptor.ts";
 import { telegram } from "./telegram/descriptor.ts";
 import { terminal } from "./terminal/descriptor.ts";
 
-export const CHANNELS = [telegram, discord, terminal] as const;
+export const CHANNELS = [telegram, discord, matrix, terminal] as const;
 
 /** A channel's id: `channels.<id>` in config.json, the first part of a chat address. */
 export type ChannelId = (typeof CHANNELS)[number]["id"];

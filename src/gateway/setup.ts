@@ -47,7 +47,7 @@ export async function chatChannels(home: string, config: Config, log: Logger): P
       channels.push(new UnstartableChannel(c.id, `its libraries are not installed (${missingLibs.join(", ")}): \`${hearthCmd("setup")}\` installs them, or ${installCommand(home, missingLibs)}`));
       continue;
     }
-    if (c.create) channels.push(withFallbacks(await c.create(section, { ...deps, log: log.child({ channel: c.id }) }), c.capabilities));
+    if (c.create) channels.push(withFallbacks(await c.create(section, { ...deps, home, log: log.child({ channel: c.id }) }), c.capabilities));
   }
   return channels;
 }
