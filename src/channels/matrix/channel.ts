@@ -8,8 +8,9 @@ import path from "node:path";
 import { ClientEvent, createClient, HttpApiEvent, MatrixError, RoomEvent, SyncState, type MatrixClient, type MatrixEvent, type Room } from "matrix-js-sdk";
 import type { Logger } from "../../log.ts";
 import { fetchBounded } from "../../media/download.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
+import { printable } from "../printable.ts";
 import type { ChannelDeps } from "../descriptor.ts";
 import { StreamingReply, type StreamingReplyOptions } from "../streaming-reply.ts";
 import { decryptAttachment, encryptAttachment } from "./attachments.ts";
@@ -19,6 +20,8 @@ import { matrixTransport, type MatrixReplyTarget, type MatrixSender } from "./re
 import { FileSyncStore } from "./sync-store.ts";
 import { whoami } from "./setup.ts";
 import { cryptoSummary, quietLogger, startCrypto } from "./crypto.ts";
+import { pickedChoice, QUESTION_FIELD, questionContent } from "./choices.ts";
+import { messageContent } from "./reply.ts";
 
 const MAX_MESSAGE = 16_000;
 const EDIT_INTERVAL_MS = 1000;
@@ -54,6 +57,9 @@ class MatrixChannel implements Channel {
   /** Rooms known to be direct chats with the bot (m.direct, or a direct invite it accepted). */
   readonly #direct = new Set<string>();
   #encryption = "off";
+  #onChoice: ChoiceHandler | undefined;
+  /** The bot's own reactions under each open question, taken off when it is settled. */
+  readonly #reactions = new Map<string, string[]>();
 
   constructor(config: MatrixConfig, deps: Pick<ChannelDeps, "log" | "home">) {
     this.#config = config;
@@ -204,6 +210,7 @@ class MatrixChannel implements Channel {
         this.#log.warn("matrix.undecryptable", { room: room.roomId, event: event.getId(), reason: event.decryptionFailureReason });
         return;
       }
+      if (event.getType() === "m.reaction") return await this.#react(client, event, room);
       const replyTo = (event.getContent()["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]?.event_id;
       const sender = event.getSender() ?? "";
       const result = normalizeEvent(
@@ -249,6 +256,50 @@ class MatrixChannel implements Channel {
         return f.file ? decryptAttachment(bytes, f.file) : bytes;
       },
     };
+  }
+
+  /** A reaction under a question is a press: the handler decides whose counts; anyone else is told in the room. */
+  async #react(client: MatrixClient, event: MatrixEvent, room: Room): Promise<void> {
+    const rel = event.getContent()["m.relates_to"] as { rel_type?: string; event_id?: string; key?: string } | undefined;
+    if (rel?.rel_type !== "m.annotation" || !rel.event_id || !rel.key || !this.#onChoice) return;
+    const target = room.findEventById(rel.event_id) ?? (await client.fetchRoomEvent(room.roomId, rel.event_id).then((raw) => ({ getContent: () => raw.content as Record<string, any>, getSender: () => raw.sender }), () => undefined));
+    if (!target || target.getSender() !== this.#me.userId) return;
+    const picked = pickedChoice(target.getContent(), rel.key);
+    if (!picked) return;
+    const sender = event.getSender() ?? "";
+    const isOwner = this.#config.ownerIds.includes(sender);
+    const answer = await this.#onChoice({ ...picked, by: { id: sender, name: printable(room.getMember(sender)?.name ?? sender), isOwner }, channel: "matrix" });
+    if (!isOwner && answer) {
+      const txn = `press-${event.getId()}`;
+      await this.#sender().sendEvent(room.roomId, "m.room.message", { msgtype: "m.notice", body: answer, "m.mentions": { user_ids: [sender] }, "m.relates_to": { "m.in_reply_to": { event_id: rel.event_id } } }, txn);
+    }
+  }
+
+  onChoice(handler: ChoiceHandler): void {
+    this.#onChoice = handler;
+  }
+
+  async askChoices(to: DeliveryTarget, question: ChoiceQuestion): Promise<string> {
+    const sender = this.#sender();
+    const target = replyTarget(to);
+    const content = questionContent(question);
+    const id = await sender.sendEvent(target.roomId, "m.room.message", content, `ask-${question.key}-${Date.now().toString(36)}`);
+    const reactions: string[] = [];
+    for (const emoji of Object.keys((content[QUESTION_FIELD] as { choices: Record<string, string> }).choices)) {
+      reactions.push(await sender.sendEvent(target.roomId, "m.reaction", { "m.relates_to": { rel_type: "m.annotation", event_id: id, key: emoji } }, `react-${id}-${emoji}`));
+    }
+    this.#reactions.set(id, reactions);
+    return id;
+  }
+
+  /** The question now shows `text` and no choices; the bot's reactions under it are taken off. */
+  async settleChoices(to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    const sender = this.#sender();
+    const roomId = replyTarget(to).roomId;
+    const content = messageContent(text, true);
+    await sender.sendEvent(roomId, "m.room.message", { ...content, body: `* ${text}`, "m.new_content": content, "m.relates_to": { rel_type: "m.replace", event_id: messageId } }, `settle-${messageId}`);
+    for (const r of this.#reactions.get(messageId) ?? []) await sender.redact(roomId, r, `unreact-${r}`).catch(() => {});
+    this.#reactions.delete(messageId);
   }
 
   // ── outbound ──────────────────────────────────────────────────────────────────────────────

@@ -19,7 +19,7 @@ const schema = strict({
   /** The bot's user id; asked of the homeserver (whoami) when absent. */
   userId: z.string().regex(/^@[^:\s]+:[^\s]+$/, "a Matrix user id such as @hearth:example.org").optional(),
   accessToken: secret(toVariable("MATRIX_ACCESS_TOKEN")).optional(),
-  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its keys in the home. */
+  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its keys in memory for the run (crypto.ts). */
   encryption: z.boolean().default(true),
   ...accessShape(matrixIds, "rooms"),
 });
@@ -29,19 +29,19 @@ export type MatrixConfig = z.output<typeof schema>;
 export const matrix: ChannelDescriptor<MatrixConfig, "matrix"> = {
   id: "matrix",
   name: "Matrix",
-  capabilities: { edits: true, buttons: false, reactions: false, threads: true, filesIn: true, filesOut: true, voiceIn: true, voiceOut: true, maxMessageLength: 16_000, groups: true, strangers: true },
+  capabilities: { edits: true, buttons: true, reactions: false, threads: true, filesIn: true, filesOut: true, voiceIn: true, voiceOut: true, maxMessageLength: 16_000, groups: true, strangers: true },
   config: {
     schema,
     template: `"homeserverUrl": "${HOMESERVER}",   // the bot account's homeserver
 "userId": "@hearth:example.org",      // the bot's user id (asked of the homeserver when left out)
 "accessToken": "<access token>",     // or set MATRIX_ACCESS_TOKEN
-"encryption": true,                  // end-to-end encrypted rooms (keys kept in the home)
+"encryption": true,                  // answer in end-to-end encrypted rooms
 ${accessTemplate("rooms", "!roomid:example.org", true)}`,
     rows: [
       { key: "channels.matrix.homeserverUrl", default: `\`${HOMESERVER}\``, meaning: "the bot account's homeserver" },
       { key: "channels.matrix.userId", default: "—", meaning: "the bot's user id (`@hearth:example.org`); asked of the homeserver when absent" },
       { key: "channels.matrix.accessToken", default: "—", meaning: "or `MATRIX_ACCESS_TOKEN`" },
-      { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms; the device's keys are kept in the home" },
+      { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms (the device's keys last for the daemon's run)" },
       ...accessRows("matrix", "rooms", "rooms (ids, `!abc:example.org`)"),
     ],
   },

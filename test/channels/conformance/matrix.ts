@@ -17,8 +17,13 @@ export async function startMatrixPlatform(): Promise<FakePlatform> {
   return matrixPlatform(await startFakeHomeserver());
 }
 
-/** The numbered choices of a question sent as text ("1. Allow once"). */
-const choicesOf = (text: string) => [...text.matchAll(/^(\d+)\. (.+)$/gm)].map((m) => m[2]!);
+/** A question's choices as its text lists them ("✅ Allow once" lines above the hint), emoji and label. */
+const choiceLines = (text: string) => {
+  const blocks = text.split("\n\n");
+  if (blocks.at(-1) !== "React with your choice." || blocks.length < 3) return [];
+  return blocks.at(-2)!.split("\n").map((line) => ({ emoji: line.slice(0, line.indexOf(" ")), label: line.slice(line.indexOf(" ") + 1) }));
+};
+const choicesOf = (text: string) => choiceLines(text).map((c) => c.label);
 
 export function matrixPlatform(hs: FakeHomeserver): FakePlatform {
   const bot = hs.addUser("hearth", "Hearth");
@@ -94,10 +99,17 @@ export function matrixPlatform(hs: FakeHomeserver): FakePlatform {
     botMessages: (chat) => messages(chat, false),
     deletedMessages: (chat) => messages(chat, true),
     async choose(chat, message, label, by) {
-      const n = message.choices.indexOf(label) + 1;
-      if (n === 0) throw new Error(`no choice "${label}" under ${message.id}`);
-      await this.send(chat, by, String(n));
-      return "";
+      const choice = choiceLines(message.text).find((c) => c.label === label);
+      if (!choice) throw new Error(`no choice "${label}" under ${message.id}`);
+      const roomId = roomOf(chat);
+      const reaction = hs.sendEvent(users.get(by.id)!, roomId, "m.reaction", { "m.relates_to": { rel_type: "m.annotation", event_id: message.id, key: choice.emoji } });
+      if (by.role === "owner") {
+        // Acknowledged when the question is settled (it shows no choices any more).
+        await hs.waitFor(`the bot to settle ${message.id}`, () => botEvents(roomId).some((e) => isEdit(e) && e.content["m.relates_to"].event_id === message.id && hs.events(roomId).indexOf(e) > hs.events(roomId).indexOf(reaction)));
+        return "";
+      }
+      const told = await hs.waitFor(`the bot to answer ${by.name}'s reaction`, () => botEvents(roomId).find((e) => e.content.msgtype === "m.notice" && hs.events(roomId).indexOf(e) > hs.events(roomId).indexOf(reaction)));
+      return String(told.content.body);
     },
     sentFiles: (chat) =>
       botEvents(roomOf(chat))

@@ -1,0 +1,90 @@
+// Matrix end to end with encryption: the real daemon (`hearth start`) on matrix-js-sdk with its
+// Rust crypto, the owner a second real matrix-js-sdk client with crypto of its own, both talking
+// to the fake homeserver. The owner's encrypted direct message is answered, encrypted, exactly
+// once, and nothing the homeserver recorded carries either text in the clear.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ClientEvent, createClient, RoomEvent, type MatrixClient, type MatrixEvent } from "matrix-js-sdk";
+import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { startFakeHomeserver, type FakeHomeserver, type FakeUser } from "../support/fake-homeserver.ts";
+import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
+
+const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, getChild: () => silent };
+
+let hs: FakeHomeserver;
+let model: FakeModel;
+let daemon: Daemon | undefined;
+let home: string | undefined;
+let owner: MatrixClient | undefined;
+
+beforeEach(async () => {
+  hs = await startFakeHomeserver();
+  model = await startFakeModel();
+});
+afterEach(async () => {
+  owner?.stopClient();
+  await cleanupDaemon(daemon, home);
+  await hs.close();
+  await model.close();
+});
+
+async function ownerClient(u: FakeUser): Promise<MatrixClient> {
+  const client = createClient({ baseUrl: hs.url, accessToken: u.accessToken, userId: u.userId, deviceId: u.deviceId, logger: silent as never });
+  await client.initRustCrypto({ useIndexedDB: false });
+  const ready = new Promise<void>((resolve) => client.on(ClientEvent.Sync, (state) => state === "PREPARED" && resolve()));
+  await client.startClient({ initialSyncLimit: 10 });
+  await ready;
+  return client;
+}
+
+describe("Matrix end-to-end encryption (daemon e2e)", () => {
+  it("the owner's encrypted direct message is answered, encrypted, exactly once, and the homeserver never sees either text", async () => {
+    const bot = hs.addUser("hearth", "Hearth");
+    const ann = hs.addUser("ann", "Ann");
+    home = makeHome({ channels: { matrix: { homeserverUrl: hs.url, userId: bot.userId, ownerIds: [ann.userId] } } });
+    daemon = await startDaemon(home, { MATRIX_ACCESS_TOKEN: bot.accessToken, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
+    await waitFor("the bot's device keys", () => hs.requests.some((r) => r.userId === bot.userId && r.path.endsWith("/keys/upload") && r.body.includes("device_keys")));
+
+    owner = await ownerClient(ann);
+    const { room_id: roomId } = await owner.createRoom({
+      is_direct: true,
+      invite: [bot.userId],
+      initial_state: [{ type: "m.room.encryption", state_key: "", content: { algorithm: "m.megolm.v1.aes-sha2" } }],
+    } as never);
+    await waitFor("the bot to join the direct chat", () => hs.membership(roomId, bot.userId) === "join");
+    await waitFor("the owner's client to see the bot joined", () => owner!.getRoom(roomId)?.getMember(bot.userId)?.membership === "join");
+
+    const question = "conformance-secret question: what is the colour of the sky?";
+    const answer = "Blue, and only you can read this: sapphire-7731.";
+    const seen: string[] = [];
+    owner.on(RoomEvent.Timeline, (event: MatrixEvent) => {
+      void owner!.decryptEventIfNeeded(event).then(() => {
+        if (event.getSender() === bot.userId && event.getType() === "m.room.message") seen.push(String(event.getContent().body ?? ""));
+      });
+    });
+    model.enqueue(text(answer));
+    await owner.sendTextMessage(roomId, question);
+    await waitFor("the answer, decrypted by the owner", () => seen.includes(answer) || seen.includes(`* ${answer}`), 30_000);
+    await waitFor("the daemon to record the message's outcome", () => inboxSettled(home!));
+
+    // The model saw the plaintext (Hearth decrypted it); the answer came once.
+    expect(model.requests).toHaveLength(1);
+    expect(JSON.stringify(model.requests[0]!.body)).toContain(question);
+    const botMessages = hs.events(roomId).filter((e) => e.sender === bot.userId && e.type !== "m.room.member" && e.type !== "m.reaction");
+    expect(botMessages.every((e) => e.type === "m.room.encrypted")).toBe(true);
+    const finals = seen.filter((b) => b === answer);
+    const edits = seen.filter((b) => b === `* ${answer}`);
+    expect(finals.length + edits.length).toBe(1);
+
+    // Nothing the homeserver received, from either side, carries either text in the clear.
+    for (const r of hs.requests) {
+      expect(r.body).not.toContain("conformance-secret");
+      expect(r.body).not.toContain("sapphire-7731");
+    }
+    expect(hs.requests.some((r) => r.userId === bot.userId && /\/send\/m\.room\.encrypted\//.test(r.path))).toBe(true);
+
+    // `hearth status` says encryption is on, and whether the device is verified.
+    const status = await daemon.hearth(["status", "--json"]);
+    const matrix = (JSON.parse(status.stdout) as { channels: Array<{ id: string; detail?: string }> }).channels.find((c) => c.id === "matrix");
+    expect(matrix?.detail).toMatch(/end-to-end encryption on · device DEVHEARTH \(.+\) not verified yet/);
+  }, 90_000);
+});
