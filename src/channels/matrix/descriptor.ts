@@ -17,7 +17,7 @@ const matrixIds: IdRule = { platform: "Matrix", pattern: /^[@!][^:\s]+:[^\s]+$/,
 const schema = strict({
   homeserverUrl: httpUrl.default(HOMESERVER),
   /** The bot's user id; asked of the homeserver (whoami) when absent. */
-  userId: z.string().regex(/^@[^:\s]+:[^\s]+$/, "a Matrix user id such as @hearth:example.org").optional(),
+  userId: z.string().regex(/^@[^:\s]+:[^\s]+$/, "a Matrix user id such as @hearth:example.org").nullable().default(null),
   accessToken: secret(toVariable("MATRIX_ACCESS_TOKEN")).optional(),
   /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its keys in memory for the run (crypto.ts). */
   encryption: z.boolean().default(true),
@@ -33,13 +33,13 @@ export const matrix: ChannelDescriptor<MatrixConfig, "matrix"> = {
   config: {
     schema,
     template: `"homeserverUrl": "${HOMESERVER}",   // the bot account's homeserver
-"userId": "@hearth:example.org",      // the bot's user id (asked of the homeserver when left out)
+"userId": null,                      // the bot's user id, e.g. "@hearth:example.org" (null: asked of the homeserver)
 "accessToken": "<access token>",     // or set MATRIX_ACCESS_TOKEN
 "encryption": true,                  // answer in end-to-end encrypted rooms
 ${accessTemplate("rooms", "!roomid:example.org", true)}`,
     rows: [
       { key: "channels.matrix.homeserverUrl", default: `\`${HOMESERVER}\``, meaning: "the bot account's homeserver" },
-      { key: "channels.matrix.userId", default: "—", meaning: "the bot's user id (`@hearth:example.org`); asked of the homeserver when absent" },
+      { key: "channels.matrix.userId", default: "`null`", meaning: "the bot's user id (`@hearth:example.org`); asked of the homeserver when absent" },
       { key: "channels.matrix.accessToken", default: "—", meaning: "or `MATRIX_ACCESS_TOKEN`" },
       { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms (the device's keys last for the daemon's run)" },
       ...accessRows("matrix", "rooms", "rooms (ids, `!abc:example.org`)"),
