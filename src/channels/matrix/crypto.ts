@@ -7,7 +7,7 @@
 // (the owner's client then sees its keys change and asks again for verification).
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
-import type { Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
+import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
 import type { Logger } from "../../log.ts";
 
 /** What `hearth status` says of the device's trust, refreshed when the crypto reports changes. */
@@ -31,12 +31,14 @@ export async function startCrypto(client: MatrixClient, log: Logger): Promise<st
 
 async function refreshTrust(client: MatrixClient): Promise<void> {
   const crypto = client.getCrypto();
-  const userId = client.getUserId();
   const deviceId = client.getDeviceId();
-  if (!crypto || !userId || !deviceId) return;
-  const status = await crypto.getDeviceVerificationStatus(userId, deviceId);
+  if (!crypto || !deviceId) return;
+  // The bot has no cross-signing identity of its own yet, so the crypto's "verified" (its own
+  // device, trusted locally) says nothing to the owner; the key is what they compare in their
+  // client (Element: the bot's session → Verify manually).
   const keys = await crypto.getOwnDeviceKeys();
-  trust.set(client, `device ${deviceId} (${keys.ed25519.slice(0, 8)}…) ${status?.isVerified() ? "verified" : "not verified yet"}`);
+  const key = keys.ed25519.replace(/(.{4})/g, "$1 ").trim();
+  trust.set(client, `device ${deviceId}, key ${key} (not cross-signed; verify it by its key)`);
 }
 
 /** One part of the status line: "end-to-end encryption on · device ABC (…) not verified yet". */
@@ -45,8 +47,12 @@ export function cryptoSummary(client: MatrixClient, encryption: string): string 
   return `end-to-end encryption on · ${trust.get(client) ?? `device ${client.getDeviceId()}`}`;
 }
 
-/** The SDK's logger: its chatter at debug level in Hearth's log, its problems at warn. */
+/**
+ * The SDK's logger: its chatter dropped, its problems in Hearth's log. Parts of the SDK log
+ * through its global logger rather than the client's; that one is kept to errors, on stderr.
+ */
 export function quietLogger(log: Logger): SdkLogger {
+  (sdkGlobalLogger as unknown as { setLevel?(level: string): void }).setLevel?.("error");
   const text = (msg: unknown[]) => msg.map((m) => (m instanceof Error ? m.message : typeof m === "string" ? m : JSON.stringify(m))).join(" ").slice(0, 500);
   const make = (): SdkLogger => ({
     trace: () => {},
