@@ -48,6 +48,8 @@ export interface RecordedRequest {
   path: string;
   userId: string | undefined;
   body: string;
+  /** The body's bytes (a media upload's are binary). */
+  raw: Buffer;
   at: number;
 }
 
@@ -356,7 +358,7 @@ export async function startFakeHomeserver(): Promise<FakeHomeserver> {
     const token = (req.headers.authorization ?? "").replace(/^Bearer /, "") || url.searchParams.get("access_token") || "";
     const user = byToken.get(token);
     const path = decodeURIComponent(url.pathname);
-    requests.push({ method, path, userId: user?.userId, body: text, at: Date.now() });
+    requests.push({ method, path, userId: user?.userId, body: text, raw, at: Date.now() });
     let body: any = {};
     try {
       body = text && (req.headers["content-type"] ?? "").includes("json") ? JSON.parse(text) : {};
