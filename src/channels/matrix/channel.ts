@@ -210,7 +210,11 @@ class MatrixChannel implements Channel {
         this.#log.warn("matrix.undecryptable", { room: room.roomId, event: event.getId(), reason: event.decryptionFailureReason });
         return;
       }
-      if (event.getType() === "m.reaction") return await this.#react(client, event, room);
+      // A press is no inbox message: the sync position need not wait for its handler.
+      if (event.getType() === "m.reaction") {
+        void this.#react(client, event, room).catch((error: unknown) => this.#log.warn("matrix.press_failed", { event: event.getId(), error }));
+        return;
+      }
       const replyTo = (event.getContent()["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]?.event_id;
       const sender = event.getSender() ?? "";
       const result = normalizeEvent(
