@@ -4,6 +4,7 @@
 // (`hearth status`, with the encryption and the device's trust), accepts or declines invites,
 // turns room events into InboundMessages (inbound.ts) and streams replies by edits (reply.ts).
 // The sync position is kept only after the inbox has a sync's messages (sync-store.ts).
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { ClientEvent, createClient, HttpApiEvent, MatrixError, RoomEvent, SyncState, type MatrixClient, type MatrixEvent, type Room } from "matrix-js-sdk";
 import type { Logger } from "../../log.ts";
@@ -370,7 +371,9 @@ class MatrixChannel implements Channel {
       ...where,
       ...(target.threadId ? { "m.relates_to": { rel_type: "m.thread", event_id: target.threadId, is_falling_back: true, "m.in_reply_to": { event_id: target.replyTo ?? target.threadId } } } : {}),
     };
-    const txn = `file-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+    // Derived from where it goes and what it is: an upload retried after a lost response (or a
+    // replay after a crash) is answered with the event already made, not posted twice.
+    const txn = createHash("sha256").update(`file\0${target.roomId}\0${target.replyTo ?? ""}\0${file.name}\0${file.caption ?? ""}\0`).update(file.data).digest("base64url").slice(0, 32);
     return this.#sender().sendEvent(target.roomId, "m.room.message", content, txn);
   }
 
