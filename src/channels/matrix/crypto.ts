@@ -3,8 +3,8 @@
 // device), and the SDK's log routed into Hearth's at debug level.
 //
 // The crypto store: the Rust crypto keeps its store in IndexedDB, which Node does not have, so the
-// device's keys live in memory for the daemon's run. A restart makes new keys for the same device
-// (the owner's client then sees its keys change and asks again for verification).
+// device's keys live in memory for the daemon's run. A restart makes new keys for the same device,
+// which the owner's client refuses to encrypt for: encrypted rooms need a new login (device) then.
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
 import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
