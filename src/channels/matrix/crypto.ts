@@ -4,7 +4,8 @@
 //
 // The crypto store: the Rust crypto keeps its store in IndexedDB, which Node does not have, so the
 // device's keys live in memory for the daemon's run. A restart makes new keys for the same device,
-// which the owner's client refuses to encrypt for: encrypted rooms need a new login (device) then.
+// and what the owner's client still encrypts for the old ones cannot be read: encrypted rooms need
+// a new login (device) then.
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
 import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
