@@ -3,6 +3,7 @@
 // What the conformance suite does not cover: invites, threads, being named, HTML bodies, the
 // homeserver's rate limit, and a restart that neither loses nor repeats a message.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeHomeserver, type FakeHomeserver, type FakeUser, type MatrixEvent } from "../support/fake-homeserver.ts";
 import { lastUserContent, startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
@@ -109,5 +110,15 @@ describe("Matrix (daemon e2e)", () => {
     await waitFor("the outcome recorded", () => inboxSettled(home!));
     expect(botMessages(dm).map((m) => m.content.body)).toEqual(["First answer.", "Second answer."]);
     expect(model.requests).toHaveLength(2);
+  });
+
+  it("hearth doctor --online checks the access token against the homeserver (whoami), and says when it is refused", async () => {
+    home = makeHome({ channels: { matrix: { homeserverUrl: hs.url, encryption: false, ownerIds: [ann.userId] } } });
+    const env = (token: string) => isolatedEnv({ HEARTH_HOME: home!, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url, MATRIX_ACCESS_TOKEN: token });
+    const good = await runHearth(["doctor", "--online"], env(bot.accessToken), { timeoutMs: 40_000 });
+    expect(good.stdout).toMatch(/matrix.*the bot is @hearth:fake\.test/i);
+    const bad = await runHearth(["doctor", "--online"], env("syt_revoked_token_0123456789"), { timeoutMs: 40_000 });
+    expect(bad.stdout).toMatch(/matrix.*refused the access token \(M_UNKNOWN_TOKEN\)/i);
+    expect(bad.stdout).not.toContain("syt_revoked_token_0123456789");
   });
 });

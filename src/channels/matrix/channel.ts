@@ -81,7 +81,7 @@ class MatrixChannel implements Channel {
     if (!this.#token) throw this.#fail(new MatrixConnectError("no access token: set MATRIX_ACCESS_TOKEN or channels.matrix.accessToken", false));
     this.#setStatus({ state: "starting" });
     const who = await whoami(this.#token, this.#config.homeserverUrl);
-    if (!who.ok) throw this.#fail(new MatrixConnectError(who.problem, who.problem.includes("cannot be reached")));
+    if (!who.ok) throw this.#fail(new MatrixConnectError(who.problem, who.retryable === true));
     if (this.#config.userId && who.userId !== this.#config.userId) throw this.#fail(new MatrixConnectError(`the access token belongs to ${who.userId}, not to channels.matrix.userId ${this.#config.userId}; fix one of them`, false));
     const dir = path.join(this.#home, "matrix");
     const store = new FileSyncStore(path.join(dir, "sync.json"), this.#log);

@@ -11,7 +11,8 @@ export function matrixTokenProblem(token: string): { problem: string; fix: strin
 }
 
 /** The bot's user id and device, or why the token does not work (a malformed one is not sent). */
-export async function whoami(token: string, homeserverUrl: string): Promise<{ ok: true; userId: string; deviceId: string | undefined } | { ok: false; problem: string }> {
+/** `retryable`: the homeserver was out of reach (the request may succeed later); else it answered no. */
+export async function whoami(token: string, homeserverUrl: string): Promise<{ ok: true; userId: string; deviceId: string | undefined } | { ok: false; problem: string; retryable?: boolean }> {
   const malformed = matrixTokenProblem(token);
   if (malformed) return { ok: false, problem: `${malformed.problem}; ${malformed.fix}` };
   const where = new URL(homeserverUrl).host;
@@ -19,8 +20,9 @@ export async function whoami(token: string, homeserverUrl: string): Promise<{ ok
   try {
     r = await getJson(`${homeserverUrl.replace(/\/+$/, "")}/_matrix/client/v3/account/whoami`, { Authorization: `Bearer ${token}` });
   } catch (err) {
-    return unreachable(where, err);
+    return { ...unreachable(where, err), retryable: true };
   }
+  if (r.status >= 500) return { ok: false, problem: `the homeserver at ${where} answered HTTP ${r.status} to account/whoami`, retryable: true };
   if (r.status === 401) return { ok: false, problem: `the homeserver at ${where} refused the access token (${r.body?.errcode ?? "401"}); log the bot in again and copy its new token` };
   if (r.status !== 200 || typeof r.body?.user_id !== "string") return { ok: false, problem: `the homeserver at ${where} answered HTTP ${r.status} to account/whoami` };
   return { ok: true, userId: r.body.user_id, deviceId: typeof r.body.device_id === "string" ? r.body.device_id : undefined };
@@ -28,7 +30,7 @@ export async function whoami(token: string, homeserverUrl: string): Promise<{ ok
 
 export async function checkMatrixToken(token: string, homeserverUrl: string): Promise<{ ok: true; botName: string } | { ok: false; problem: string }> {
   const r = await whoami(token, homeserverUrl);
-  return r.ok ? { ok: true, botName: r.userId } : r;
+  return r.ok ? { ok: true, botName: r.userId } : { ok: false, problem: r.problem };
 }
 
 /** Where the owner writes for the Matrix handshake: a new direct chat with the bot. */
