@@ -121,4 +121,18 @@ describe("Matrix (daemon e2e)", () => {
     expect(bad.stdout).toMatch(/matrix.*refused the access token \(M_UNKNOWN_TOKEN\)/i);
     expect(bad.stdout).not.toContain("syt_revoked_token_0123456789");
   });
+
+  it("a refused access token: the daemon runs on, and `hearth status` shows Matrix failed with the reason, never the token", async () => {
+    home = makeHome({ channels: { matrix: { homeserverUrl: hs.url, encryption: false, ownerIds: [ann.userId] } } });
+    const d = await startDaemon(home, { MATRIX_ACCESS_TOKEN: "syt_revoked_token_0123456789", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
+    daemons.push(d);
+    let matrix: { state: string; reason?: string } | undefined;
+    await waitFor("Matrix to be reported failed", async () => {
+      const r = await d.hearth(["status", "--json"]);
+      matrix = (JSON.parse(r.stdout) as { channels: Array<{ id: string; state: string; reason?: string }> }).channels.find((c) => c.id === "matrix");
+      return matrix?.state === "failed";
+    });
+    expect(matrix!.reason).toMatch(/refused the access token \(M_UNKNOWN_TOKEN\); log the bot in again/);
+    expect(d.log()).not.toContain("syt_revoked_token_0123456789");
+  });
 });
