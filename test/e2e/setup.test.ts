@@ -339,6 +339,7 @@ describe("hearth setup in a terminal", () => {
       await waitFor("Bea's question", () => screen.indexOf("Is this you (the owner)?", before) >= 0);
       child.stdin!.write("y");
       await answer("Connect a Discord bot?", "\r");
+      await answer("Connect a Matrix bot account?", "\r");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

@@ -117,7 +117,7 @@ describe("checks on a new job", () => {
   });
 
   it("refuses a bad delivery or session, listing the accepted ones", () => {
-    expect(refused({ every: "1h", deliver: "email:me" })).toMatch(/--deliver must be origin, owner, none, telegram:<chatId> or discord:<channelId>, not "email:me"/);
+    expect(refused({ every: "1h", deliver: "email:me" })).toMatch(/--deliver must be origin, owner, none, telegram:<chatId>, discord:<channelId> or matrix:<roomId>, not "email:me"/);
     expect(refused({ every: "1h", deliver: "discord:general" })).toMatch(/--deliver must be/);
     expect(refused({ every: "1h", session: "shared" })).toMatch(/--session must be "main" .* or "isolated"/);
   });
