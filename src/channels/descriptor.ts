@@ -128,7 +128,7 @@ export interface ChannelLinkSetup {
 /** What the gateway hands an adapter it creates. */
 export interface ChannelDeps {
   log: Logger;
-  /** The home folder: where a platform keeps what it must (WhatsApp's link credentials, email's last UID). */
+  /** The home folder: where a platform keeps what it must (under `<home>/<id>/` or a file of its own: WhatsApp's link credentials, email's last UID, Matrix's sync position). */
   home: string;
   /**
    * Tells the owner, on another channel, something about this one they must act on (a device

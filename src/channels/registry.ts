@@ -6,13 +6,14 @@ import { strict } from "../config-fields.ts";
 import type { ChannelAccess, ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";
 import { email } from "./email/descriptor.ts";
+import { matrix } from "./matrix/descriptor.ts";
 import { slack } from "./slack/descriptor.ts";
 import { telegram } from "./telegram/descriptor.ts";
 import { signal } from "./signal/descriptor.ts";
 import { terminal } from "./terminal/descriptor.ts";
 import { whatsapp } from "./whatsapp/descriptor.ts";
 
-export const CHANNELS = [telegram, discord, slack, signal, whatsapp, email, terminal] as const;
+export const CHANNELS = [telegram, discord, slack, matrix, signal, whatsapp, email, terminal] as const;
 
 /** A channel's id: `channels.<id>` in config.json, the first part of a chat address. */
 export type ChannelId = (typeof CHANNELS)[number]["id"];

@@ -178,7 +178,7 @@ describe("bad input and hand edits (daemon e2e)", () => {
       [["--cron", "0 9 * * *", "--tz", "Europe/Atlantis"], /--tz "Europe\/Atlantis" is not a time zone: use an IANA time zone such as/],
       [["--at", "2020-01-01T09:00:00Z"], /--at 2020-01-01T09:00:00.000Z is in the past .*give a time in the future/],
       [["--every", "1s"], /the shortest interval is 10s/],
-      [["--every", "1h", "--deliver", "slack:x"], /--deliver must be origin, owner, none, telegram:<chatId>, discord:<channelId>, slack:<channelId>, signal:<number or groupId>, whatsapp:<number or groupId> or email:<address>/],
+      [["--every", "1h", "--deliver", "slack:x"], /--deliver must be origin, owner, none, telegram:<chatId>, discord:<channelId>, slack:<channelId>, matrix:<roomId>, signal:<number or groupId>, whatsapp:<number or groupId> or email:<address>/],
     ];
     for (const [flags, message] of cases) {
       const r = await hearth(["cron", "add", "--name", "Bad", ...flags, "--message", "m"]);

@@ -34,7 +34,7 @@ describe("usage errors with a daemon running", () => {
     [["pairing"], "pairing needs an action: list, approve or revoke."],
     [["pairing", "foo"], 'Unknown pairing action "foo". Use list, approve or revoke.'],
     [["pairing", "approve"], "pairing approve needs the code: pairing approve CODE"],
-    [["pairing", "revoke", "12345"], "pairing revoke needs CHANNEL:USERID, with CHANNEL one of telegram, discord, slack, signal, whatsapp, email (e.g. telegram:123456)."],
+    [["pairing", "revoke", "12345"], "pairing revoke needs CHANNEL:USERID, with CHANNEL one of telegram, discord, slack, matrix, signal, whatsapp, email (e.g. telegram:123456)."],
     [["pairing", "list", "extra"], 'pairing list takes no argument (got "extra").'],
     [["cron"], "cron needs an action: list, add, rm or run."],
     [["cron", "rm"], "cron rm needs exactly one job id: cron rm ID (`npx hearth cron list` shows the ids)."],

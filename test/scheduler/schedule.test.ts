@@ -117,7 +117,7 @@ describe("checks on a new job", () => {
   });
 
   it("refuses a bad delivery or session, listing the accepted ones", () => {
-    expect(refused({ every: "1h", deliver: "email:me" })).toMatch(/--deliver must be origin, owner, none, telegram:<chatId>, discord:<channelId>, slack:<channelId>, signal:<number or groupId>, whatsapp:<number or groupId> or email:<address>, not "email:me"/);
+    expect(refused({ every: "1h", deliver: "email:me" })).toMatch(/--deliver must be origin, owner, none, telegram:<chatId>, discord:<channelId>, slack:<channelId>, matrix:<roomId>, signal:<number or groupId>, whatsapp:<number or groupId> or email:<address>, not "email:me"/);
     expect(refused({ every: "1h", deliver: "discord:general" })).toMatch(/--deliver must be/);
     expect(refused({ every: "1h", session: "shared" })).toMatch(/--session must be "main" .* or "isolated"/);
   });

@@ -16,7 +16,7 @@ export interface CliResult {
 export function isolatedEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(ANTHROPIC_|OPENAI_|OPENROUTER_|GROQ_|TELEGRAM_|DISCORD_|HEARTH_)/.test(k)) env[k] = v;
+    if (!/^(ANTHROPIC_|OPENAI_|OPENROUTER_|GROQ_|TELEGRAM_|DISCORD_|SLACK_|MATRIX_|SIGNAL_|WHATSAPP_|EMAIL_|HEARTH_)/.test(k)) env[k] = v;
   }
   return { ...env, ...extra };
 }

@@ -1,0 +1,67 @@
+// End-to-end encryption for the Matrix channel: matrix-js-sdk's Rust crypto (WebAssembly), its
+// state for `hearth status` (whether encryption runs, and whether the owner verified the bot's
+// device), and the SDK's log routed into Hearth's at debug level.
+//
+// The crypto store: the Rust crypto keeps its store in IndexedDB, which Node does not have, so the
+// device's keys live in memory for the daemon's run. A restart makes new keys for the same device,
+// and what the owner's client still encrypts for the old ones cannot be read: encrypted rooms need
+// a new login (device) then.
+import type { MatrixClient } from "matrix-js-sdk";
+import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
+import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
+import type { Logger } from "../../log.ts";
+
+/** What `hearth status` says of the device's trust, refreshed when the crypto reports changes. */
+const trust = new WeakMap<MatrixClient, string>();
+
+/** Starts the Rust crypto; "on" or why it is off (the channel then answers in unencrypted rooms only). */
+export async function startCrypto(client: MatrixClient, log: Logger): Promise<string> {
+  try {
+    await client.initRustCrypto({ useIndexedDB: false });
+  } catch (error) {
+    log.error("matrix.crypto_failed", { error });
+    return `off (the crypto did not start: ${(error as Error).message})`;
+  }
+  const refresh = () => void refreshTrust(client).catch(() => {});
+  client.on(CryptoEvent.DevicesUpdated, refresh);
+  client.on(CryptoEvent.UserTrustStatusChanged, refresh);
+  client.on(CryptoEvent.KeysChanged, refresh);
+  await refreshTrust(client).catch(() => {});
+  return "on";
+}
+
+async function refreshTrust(client: MatrixClient): Promise<void> {
+  const crypto = client.getCrypto();
+  const deviceId = client.getDeviceId();
+  if (!crypto || !deviceId) return;
+  // The bot has no cross-signing identity of its own yet, so the crypto's "verified" (its own
+  // device, trusted locally) says nothing to the owner; the key is what they compare in their
+  // client (Element: the bot's session → Verify manually).
+  const keys = await crypto.getOwnDeviceKeys();
+  const key = keys.ed25519.replace(/(.{4})/g, "$1 ").trim();
+  trust.set(client, `device ${deviceId}, key ${key} (not cross-signed; verify it by its key)`);
+}
+
+/** One part of the status line: "end-to-end encryption on · device ABC (…) not verified yet". */
+export function cryptoSummary(client: MatrixClient, encryption: string): string {
+  if (encryption !== "on") return `end-to-end encryption ${encryption}`;
+  return `end-to-end encryption on · ${trust.get(client) ?? `device ${client.getDeviceId()}`}`;
+}
+
+/**
+ * The SDK's logger: its chatter dropped, its problems in Hearth's log. Parts of the SDK log
+ * through its global logger rather than the client's; that one is kept to errors, on stderr.
+ */
+export function quietLogger(log: Logger): SdkLogger {
+  (sdkGlobalLogger as unknown as { setLevel?(level: string): void }).setLevel?.("error");
+  const text = (msg: unknown[]) => msg.map((m) => (m instanceof Error ? m.message : typeof m === "string" ? m : JSON.stringify(m))).join(" ").slice(0, 500);
+  const make = (): SdkLogger => ({
+    trace: () => {},
+    debug: () => {},
+    info: () => {},
+    warn: (...msg: unknown[]) => log.debug("matrix.sdk_warning", { message: text(msg) }),
+    error: (...msg: unknown[]) => log.warn("matrix.sdk_error", { message: text(msg) }),
+    getChild: () => make(),
+  });
+  return make();
+}

@@ -1,0 +1,135 @@
+// Matrix end to end with encryption: the real daemon (`hearth start`) on matrix-js-sdk with its
+// Rust crypto, the owner a second real matrix-js-sdk client with crypto of its own, both talking
+// to the fake homeserver. The owner's encrypted direct message is answered, encrypted, exactly
+// once, and nothing the homeserver recorded carries either text in the clear.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ClientEvent, createClient, RoomEvent, type MatrixClient, type MatrixEvent } from "matrix-js-sdk";
+import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
+import { startFakeHomeserver, type FakeHomeserver, type FakeUser } from "../support/fake-homeserver.ts";
+import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
+import { picture } from "../support/media-files.ts";
+import { decryptAttachment, encryptAttachment } from "../../src/channels/matrix/attachments.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, getChild: () => silent };
+
+let hs: FakeHomeserver;
+let model: FakeModel;
+let daemon: Daemon | undefined;
+let home: string | undefined;
+let owner: MatrixClient | undefined;
+
+beforeEach(async () => {
+  hs = await startFakeHomeserver();
+  model = await startFakeModel();
+});
+afterEach(async () => {
+  owner?.stopClient();
+  await cleanupDaemon(daemon, home);
+  await hs.close();
+  await model.close();
+});
+
+async function ownerClient(u: FakeUser): Promise<MatrixClient> {
+  const client = createClient({ baseUrl: hs.url, accessToken: u.accessToken, userId: u.userId, deviceId: u.deviceId, logger: silent as never });
+  await client.initRustCrypto({ useIndexedDB: false });
+  const ready = new Promise<void>((resolve) => client.on(ClientEvent.Sync, (state) => state === "PREPARED" && resolve()));
+  await client.startClient({ initialSyncLimit: 10 });
+  await ready;
+  return client;
+}
+
+describe("Matrix end-to-end encryption (daemon e2e)", () => {
+  /** The daemon, the owner's client, and their encrypted direct chat, each side's keys uploaded. */
+  async function encryptedDm(): Promise<{ bot: FakeUser; roomId: string; client: MatrixClient }> {
+    const bot = hs.addUser("hearth", "Hearth");
+    const ann = hs.addUser("ann", "Ann");
+    home = makeHome({ channels: { matrix: { homeserverUrl: hs.url, userId: bot.userId, ownerIds: [ann.userId] } } });
+    daemon = await startDaemon(home, { MATRIX_ACCESS_TOKEN: bot.accessToken, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
+    await waitFor("the bot's device keys", () => hs.requests.some((r) => r.userId === bot.userId && r.path.endsWith("/keys/upload") && r.body.includes("device_keys")));
+    const client = await ownerClient(ann);
+    owner = client;
+    const { room_id: roomId } = await client.createRoom({
+      is_direct: true,
+      invite: [bot.userId],
+      initial_state: [{ type: "m.room.encryption", state_key: "", content: { algorithm: "m.megolm.v1.aes-sha2" } }],
+    } as never);
+    await waitFor("the bot to join the direct chat", () => hs.membership(roomId, bot.userId) === "join");
+    await waitFor("the owner's client to see the bot joined", () => client.getRoom(roomId)?.getMember(bot.userId)?.membership === "join");
+    return { bot, roomId, client };
+  }
+
+  it("the owner's encrypted direct message is answered, encrypted, exactly once, and the homeserver never sees either text", async () => {
+    const { bot, roomId, client: owner } = await encryptedDm();
+
+    const question = "conformance-secret question: what is the colour of the sky?";
+    const answer = "Blue, and only you can read this: sapphire-7731.";
+    // What the owner's client shows: the bot's messages, each at its latest edit, decrypted.
+    const shown = new Map<string, string>();
+    owner.on(RoomEvent.Timeline, (event: MatrixEvent) => {
+      void owner.decryptEventIfNeeded(event).then(() => {
+        if (event.getSender() !== bot.userId || event.getType() !== "m.room.message") return;
+        const c = event.getContent();
+        const rel = c["m.relates_to"] as { rel_type?: string; event_id?: string } | undefined;
+        if (rel?.rel_type === "m.replace") shown.set(rel.event_id!, String(c["m.new_content"]?.body));
+        else if (!shown.has(event.getId()!)) shown.set(event.getId()!, String(c.body));
+      });
+    });
+    model.enqueue(text(answer));
+    await owner.sendTextMessage(roomId, question);
+    await waitFor("the answer, decrypted by the owner", () => [...shown.values()].includes(answer), 30_000);
+    await waitFor("the daemon to record the message's outcome", () => inboxSettled(home!));
+
+    // The model saw the plaintext (Hearth decrypted it); the answer came once.
+    expect(model.requests).toHaveLength(1);
+    expect(JSON.stringify(model.requests[0]!.body)).toContain(question);
+    const botMessages = hs.events(roomId).filter((e) => e.sender === bot.userId && e.type !== "m.room.member" && e.type !== "m.reaction");
+    expect(botMessages.every((e) => e.type === "m.room.encrypted")).toBe(true);
+    expect([...shown.values()]).toEqual([answer]);
+
+    // Nothing the homeserver received, from either side, carries either text in the clear.
+    for (const r of hs.requests) {
+      expect(r.body).not.toContain("conformance-secret");
+      expect(r.body).not.toContain("sapphire-7731");
+    }
+    expect(hs.requests.some((r) => r.userId === bot.userId && /\/send\/m\.room\.encrypted\//.test(r.path))).toBe(true);
+
+    // `hearth status` says encryption is on, and whether the device is verified.
+    const status = await daemon!.hearth(["status", "--json"]);
+    const matrix = (JSON.parse(status.stdout) as { channels: Array<{ id: string; detail?: string }> }).channels.find((c) => c.id === "matrix");
+    expect(matrix?.detail).toMatch(/end-to-end encryption on · device DEVHEARTH, key (\S{4} ){10}\S{3} \(not cross-signed; verify it by its key\)/);
+  }, 90_000);
+
+  it("files go both ways encrypted: the owner's photo reaches the model, the bot's file is uploaded as ciphertext the owner decrypts", async () => {
+    const { bot, roomId, client: owner } = await encryptedDm();
+    const photo = await picture("jpeg");
+    const sealed = encryptAttachment(photo);
+    const up = await owner.uploadContent(Buffer.from(sealed.data), { type: "application/octet-stream" });
+    model.enqueue(text("A red square."));
+    await owner.sendMessage(roomId, { msgtype: "m.image", body: "square.jpg", filename: "square.jpg", info: { mimetype: "image/jpeg", size: photo.byteLength }, file: { ...sealed.info, url: up.content_uri } } as never);
+    await model.waitForRequests(1);
+    const image = lastUserContent(model.requests[0]!).find((b) => b.type === "image");
+    expect(image?.source).toEqual({ type: "base64", media_type: "image/jpeg", data: Buffer.from(photo).toString("base64") });
+    await waitFor("the first answer's outcome", () => inboxSettled(home!));
+
+    const png = await picture("png");
+    writeFileSync(join(home!, "workspace", "out.png"), png);
+    model.enqueue(toolCall("send_file", { path: "out.png" }), text("Sent."));
+    await owner.sendTextMessage(roomId, "send me the picture");
+    const sent = await hs.waitFor("the bot's file", () => {
+      for (const e of hs.events(roomId).filter((x) => x.sender === bot.userId && x.type === "m.room.encrypted")) {
+        const clear = owner.getRoom(roomId)?.findEventById(e.event_id);
+        const c = clear?.getContent();
+        if (c?.file?.url) return c.file as Parameters<typeof decryptAttachment>[1];
+      }
+      return undefined;
+    }, 30_000);
+    expect(Buffer.from(decryptAttachment(hs.media(sent.url)!.bytes, sent)).equals(Buffer.from(png))).toBe(true);
+    // The homeserver holds ciphertext only: neither picture's bytes were uploaded as they are.
+    const uploads = hs.requests.filter((r) => r.path.startsWith("/_matrix/media/v3/upload"));
+    expect(uploads).toHaveLength(2);
+    for (const bytes of [photo, png]) expect(uploads.some((u) => u.raw.includes(Buffer.from(bytes)))).toBe(false);
+    expect(uploads.map((u) => u.raw.byteLength).sort()).toEqual([photo.byteLength, png.byteLength].sort());
+  }, 90_000);
+});
