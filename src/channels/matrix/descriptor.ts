@@ -36,7 +36,7 @@ export const matrix: ChannelDescriptor<MatrixConfig, "matrix"> = {
 "userId": null,                      // the bot's user id, e.g. "@hearth:example.org" (null: asked of the homeserver)
 "accessToken": "<access token>",     // or set MATRIX_ACCESS_TOKEN
 "encryption": true,                  // answer in end-to-end encrypted rooms
-${accessTemplate("rooms", "!roomid:example.org", true)}`,
+${accessTemplate("rooms", "<room id, e.g. !abcdef:example.org>", true)}`,
     rows: [
       { key: "channels.matrix.homeserverUrl", default: `\`${HOMESERVER}\``, meaning: "the bot account's homeserver" },
       { key: "channels.matrix.userId", default: "`null`", meaning: "the bot's user id (`@hearth:example.org`); asked of the homeserver when absent" },
