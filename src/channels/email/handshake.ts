@@ -73,12 +73,15 @@ export function judgeCodeMail(from: { address: string; name: string }, headers: 
 
 /** Watches `account`'s folder for the code mail; never throws (a lost connection is `failed`). */
 export async function findOwnerByMail(account: Account, pass: string, o: MailHandshakeOptions): Promise<MailHandshake> {
-  const client = new ImapFlow({ host: account.host, port: account.port, secure: account.secure, auth: { user: account.user, pass }, logger: false, autoIdleDelay: 500 } as ConstructorParameters<typeof ImapFlow>[0]);
+  // IDLE half a second after each fetch (imapflow's default waits 15 s), so the code mail is seen at once.
+  const client = new ImapFlow({ host: account.host, port: account.port, secure: account.secure, auth: { user: account.user, pass }, logger: false, autoIdleDelay: 500 });
   let settle!: (h: MailHandshake) => void;
   const done = new Promise<MailHandshake>((r) => (settle = r));
   let next = 0;
   let reading = Promise.resolve();
   let over = false;
+  let timer: NodeJS.Timeout | undefined;
+  let deadline = 0;
   const finish = (h: MailHandshake) => {
     if (over) return;
     over = true;
@@ -100,7 +103,14 @@ export async function findOwnerByMail(account: Account, pass: string, o: MailHan
       }
       const judged = judgeCodeMail(sender, authResultsOf(m.headers?.toString("utf8") ?? ""));
       if (!judged.ok) return finish({ kind: "failed", problem: judged.problem });
-      if (await o.accept(judged.owner)) return finish({ kind: "owner", owner: judged.owner });
+      // The wait stops while the owner answers: a timeout must not leave the question open.
+      const left = deadline - Date.now();
+      clearTimeout(timer);
+      const accepted = await o.accept(judged.owner);
+      if (accepted) return finish({ kind: "owner", owner: judged.owner });
+      if (over) return;
+      deadline = Date.now() + Math.max(left, 0);
+      timer = setTimeout(() => finish({ kind: "timeout" }), Math.max(left, 0));
     }
   };
   const read = () => {
@@ -109,12 +119,12 @@ export async function findOwnerByMail(account: Account, pass: string, o: MailHan
 
   client.on("error", () => undefined);
   client.on("close", () => finish({ kind: "failed", problem: `the IMAP connection to ${account.host} closed while waiting for the mail; run setup again` }));
-  let timer: NodeJS.Timeout | undefined;
   try {
     await client.connect();
     const box = await client.mailboxOpen(o.folder, { readOnly: true });
     next = box.uidNext;
     client.on("exists", read);
+    deadline = Date.now() + o.waitMs;
     timer = setTimeout(() => finish({ kind: "timeout" }), o.waitMs);
     o.ready();
     read();
