@@ -105,8 +105,8 @@ export interface ChannelSetup {
 
 /** The terminal, as a link setup (ChannelLinkSetup) talks through it. */
 export interface LinkUi {
-  /** Asks a question and resolves with the answer, trimmed. */
-  ask(message: string, opts?: { initialValue?: string; placeholder?: string }): Promise<string>;
+  /** Asks a question and resolves with the answer, trimmed; `secret`: typed unseen (a password). */
+  ask(message: string, opts?: { initialValue?: string; placeholder?: string; secret?: boolean }): Promise<string>;
   /** Picks one of `options` (value and label). */
   choose<T extends string>(message: string, options: Array<{ value: T; label: string }>): Promise<T>;
   /** Shows lines to the owner (a QR code's rows, a pairing code, what to do on the phone). */
@@ -121,8 +121,12 @@ export interface LinkUi {
 export interface ChannelLinkSetup {
   offer: string;
   offerDefault: boolean;
-  /** Never throws: a failure is a value with one sentence saying what to do. `home`: where the link's secrets go. */
-  run(ui: LinkUi, home: string): Promise<{ ok: true; section: Record<string, unknown>; linked: string } | { ok: false; problem: string }>;
+  /**
+   * Never throws: a failure is a value with one sentence saying what to do. `home`: where the
+   * link's secrets go. `secrets`: variables for the home's .env (a password), written with the
+   * section once setup ends, never into config.json.
+   */
+  run(ui: LinkUi, home: string): Promise<{ ok: true; section: Record<string, unknown>; secrets?: Record<string, string>; linked: string } | { ok: false; problem: string }>;
 }
 
 /** What the gateway hands an adapter it creates. */

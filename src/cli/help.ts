@@ -37,6 +37,7 @@ function usageLines(): Record<CommandName, string[]> {
       `      [--base-url URL] ${API_FLAGS}   other addresses (a proxy, a Bot API server)`,
       "setup --non-interactive [--provider anthropic|openai|ollama] [--model NAME] [--base-url URL]",
       `      ${CHANNEL_FLAGS}`,
+      "      [--email --email-address ADDRESS (--email-provider NAME | --email-imap HOST:PORT --email-smtp HOST:PORT)]",
       "      [--handshake-timeout 5m] [--pm2]",
       "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
       `                             ${TOKEN_VARS}; without --…-owner, the owner is whoever`,

@@ -92,7 +92,7 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         continue;
       }
       const ui = {
-        ask: (message: string, opts: { initialValue?: string; placeholder?: string } = {}) => ask(message, opts),
+        ask: (message: string, opts: { initialValue?: string; placeholder?: string; secret?: boolean } = {}) => ask(message, opts),
         choose: async <T extends string>(message: string, options: Array<{ value: T; label: string }>) => answer(await p.select<T>({ message, options: options as never, ...streams })) as T,
         say: (text: string) => p.log.message(text, streams),
       };
@@ -101,6 +101,7 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         if (r.ok) {
           p.log.success(r.linked, streams);
           (answers.linked ??= {})[c.id] = r.section;
+          if (r.secrets) Object.assign((answers.secrets ??= {}), r.secrets);
           break;
         }
         p.log.error(r.problem, streams);

@@ -22,6 +22,7 @@ import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
 import type { ChannelDescriptor, SetupSender } from "../channels/descriptor.ts";
 import { checkModelKey } from "./setup-checks.ts";
+import { connectEmailFromFlags, EMAIL_OPTIONS } from "./setup-email.ts";
 import type { Io } from "../cli.ts";
 
 /** The chat channels setup can connect, in the registry's order. */
@@ -51,7 +52,7 @@ export const OWNER_GREETING = "Hearth: you are now this bot's owner. Once Hearth
 type Env = NodeJS.ProcessEnv;
 
 export async function runSetup(home: string, args: string[], io: Io, env: Env = process.env): Promise<number> {
-  const { values } = parse(args, { ...OPTIONS, ...CHANNEL_OPTIONS } as typeof OPTIONS);
+  const { values } = parse(args, { ...OPTIONS, ...CHANNEL_OPTIONS, ...EMAIL_OPTIONS } as typeof OPTIONS);
   const handshakeMs = parseDuration(values["handshake-timeout"] ?? "5m");
   if (!handshakeMs) throw new UsageError(`--handshake-timeout takes a duration such as 5m`);
   // A config.json with a mistake (or from a newer Hearth) is reported as it is: setup edits a
@@ -131,6 +132,7 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
     }
     answers.channels[c.id] = { token, ...(Object.keys(more).length ? { more } : {}), ownerId: ownerId!, ...(api !== setup.defaultApi ? { api } : {}) };
   }
+  if (!(await connectEmailFromFlags(home, v, answers, io, env, handshakeMs, text(v, "handshake-timeout") ?? "5m"))) return 1;
   finish(home, answers, io);
   if (v.pm2) return installPm2(home, io);
   say(io, `Next: ${hearthCmd("start")}   (or as a service: ${hearthCmd("setup --non-interactive … --pm2")}, or npx pm2 start ecosystem.config.cjs)`);

@@ -34,6 +34,8 @@ export interface SetupAnswers {
   channels: Partial<Record<ConfigurableId, ChannelAnswer>>;
   /** Channels linked as a device (descriptor.linkSetup): the keys of their section to write. */
   linked?: Partial<Record<ConfigurableId, Record<string, unknown>>>;
+  /** Further variables for `.env` by name (a linked channel's password). */
+  secrets?: Record<string, string>;
 }
 
 /** The provider name an OpenAI-compatible endpoint gets, and its key's variable. */
@@ -104,6 +106,7 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
     text = liveTemplateKey(text, ["channels", id], Object.keys(section));
     for (const [key, value] of Object.entries(section)) set(["channels", id, key], value);
   }
+  Object.assign(secrets, answers.secrets);
   // Secrets first: a config naming a channel whose token is missing would not start.
   if (Object.keys(secrets).length > 0) writeSecrets(home, secrets);
   writeFileAtomic(paths.config, text, 0o600);

@@ -110,6 +110,16 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
     if (!c.authservId) checks.push({ ok: false, detail: "no authservId: no mail counts as the owner's", fix: `set ${k("authservId")} (README "Connecting email")` });
     return checks;
   },
+  // Setup asks where the mailbox is and its password, checks both servers, and finds the owner
+  // and their server by a mail carrying a one-time code (link.ts, handshake.ts).
+  linkSetup: {
+    offer: "Connect a mailbox (email)?",
+    offerDefault: false,
+    async run(ui) {
+      const { linkEmail } = await import("./link.ts");
+      return linkEmail(ui);
+    },
+  },
   async checkOnline(c) {
     const { checkMailAccounts } = await import("./check.ts");
     return checkMailAccounts(c);
