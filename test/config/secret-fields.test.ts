@@ -21,6 +21,7 @@ describe("the secret marks of the config schema", () => {
       "channels.discord.token (value)",
       "channels.slack.token (value)",
       "channels.slack.appToken (value)",
+      "channels.matrix.accessToken (value)",
       "channels.email.password (value)",
       "memory.embeddings.apiKey (value)",
       "media.transcription.apiKey (value)",
