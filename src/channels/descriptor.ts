@@ -103,13 +103,17 @@ export interface ChannelSetup {
   ): Promise<OwnerHandshake>;
 }
 
-/** The terminal, as a link setup (ChannelLinkSetup) talks through it. */
+/**
+ * The terminal, as a link setup (ChannelLinkSetup) talks through it. Each question names its
+ * `flag`: `hearth setup --non-interactive` answers it from `--<id>-<flag>` (else `initialValue`)
+ * and refuses to start without either.
+ */
 export interface LinkUi {
   /** Asks a question and resolves with the answer, trimmed. */
-  ask(message: string, opts?: { initialValue?: string; placeholder?: string }): Promise<string>;
+  ask(message: string, opts: { flag: string; initialValue?: string; placeholder?: string }): Promise<string>;
   /** Picks one of `options` (value and label). */
-  choose<T extends string>(message: string, options: Array<{ value: T; label: string }>): Promise<T>;
-  /** Shows lines to the owner (a QR code's rows, a pairing code, what to do on the phone). */
+  choose<T extends string>(message: string, options: Array<{ value: T; label: string }>, opts: { flag: string; initialValue?: T }): Promise<T>;
+  /** Shows lines to the owner (a QR code's rows and its text, a pairing code, what to do on the phone). */
   say(text: string): void;
 }
 
@@ -121,8 +125,14 @@ export interface LinkUi {
 export interface ChannelLinkSetup {
   offer: string;
   offerDefault: boolean;
-  /** Never throws: a failure is a value with one sentence saying what to do. `home`: where the link's secrets go. */
-  run(ui: LinkUi, home: string): Promise<{ ok: true; section: Record<string, unknown>; linked: string } | { ok: false; problem: string }>;
+  /** The flags of `hearth setup --non-interactive --<id>`: `--<id>-<name> <value>`, one per question `run` asks (`owner` among them). */
+  flags: Array<{ name: string; value: string }>;
+  /**
+   * Never throws but a UsageError of the non-interactive terminal (a missing flag): a failure is a
+   * value with one sentence saying what to do. `home`: where the link's secrets go; `waitMs`: how
+   * long the phone has to approve the link.
+   */
+  run(ui: LinkUi, home: string, waitMs: number): Promise<{ ok: true; section: Record<string, unknown>; linked: string } | { ok: false; problem: string }>;
 }
 
 /** What the gateway hands an adapter it creates. */

@@ -67,9 +67,14 @@ ${accessTemplate("groups", "<group id (base64), from signal-cli listGroups>", tr
   linkSetup: {
     offer: "Connect Signal (through a running signal-cli)?",
     offerDefault: false,
-    async run(ui) {
+    flags: [
+      { name: "url", value: "URL" },
+      { name: "account", value: "NUMBER|link" },
+      { name: "owner", value: "NUMBER" },
+    ],
+    async run(ui, _home, waitMs) {
       const { linkSignal } = await import("./link.ts");
-      return linkSignal(ui);
+      return linkSignal(ui, waitMs);
     },
   },
   async create(c, deps) {
