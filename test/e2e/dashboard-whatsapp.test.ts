@@ -1,12 +1,14 @@
 // The dashboard shows a WhatsApp channel waiting for its link: the daemon's real WhatsApp channel
 // against the fake at the socket interface, not linked yet (a QR code), and the overview fetched
 // over plain HTTP after logging in through a one-time link: the QR code as an SVG image with its
-// text, until the phone approved the link, after which the section is gone and the channel runs.
+// text (and `hearth status` says where to find it), until the phone approved the link, after
+// which the section is gone.
 import { join } from "node:path";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { svgQr } from "../../src/channels/qr-code.ts";
 import { connectDaemon } from "../../src/cli/client.ts";
+import { formatStatus } from "../../src/cli/status.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, type FakeModel } from "../support/fake-model.ts";
 import { startFakeWhatsApp, type FakeWhatsApp } from "../support/fake-whatsapp.ts";
@@ -69,6 +71,8 @@ describe("the dashboard and a WhatsApp channel waiting for its link", () => {
     expect(section).toContain(`<div class="qr" role="img" aria-label="QR code to link WhatsApp">${svg}</div>`);
     expect(section).toContain("The code's text: <code>2@fake-qr,fake-key</code>");
     expect(page).toContain("waiting to be linked (above)");
+    // `hearth status` points there.
+    expect(formatStatus(await rpc("status")).split("\n")).toContain("  whatsapp   waiting to be linked: scan the QR code on the dashboard's overview (or the log's pairing_qr line)");
 
     wa.link("4915100000000");
     await waitFor("the channel to run", () => daemon.log().includes('"whatsapp.connected"'));
