@@ -13,12 +13,14 @@
 // Questions with choices are answered by a reaction (or a reply of the choice's number); see
 // choices.ts. A press is no inbox message: it goes to the handler directly.
 import type { Logger } from "../../log.ts";
-import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
+import { PREVIEW_PLACEHOLDER, StreamingReply } from "../streaming-reply.ts";
 import { OpenQuestions, questionText } from "./choices.ts";
 import { readSignalEvents, type SignalEvent } from "./events.ts";
 import { attachmentKind, attachmentName, isPersonChat, normalizeEnvelope, reactionToOwn, type SignalAttachmentFacts, type SignalEnvelope, type SignalMessageRef } from "./inbound.ts";
+import { signalTransport } from "./reply.ts";
 import { callSignal, SignalRpcError } from "./rpc.ts";
 
 export interface SignalChannelOptions {
@@ -39,6 +41,8 @@ export interface SignalChannelDeps {
 
 /** Signal's apps take about 2,000 characters as one message (longer ones become a file). */
 const MAX_MESSAGE = 2000;
+/** The least time between two preview requests (reply.ts spaces a message's edits further). */
+const EDIT_INTERVAL_MS = 1000;
 
 export function createSignalChannel(options: SignalChannelOptions, deps: SignalChannelDeps): Channel {
   return new SignalChannel(options, deps);
@@ -240,9 +244,22 @@ class SignalChannel implements Channel {
 
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
 
-  /** Never called: Signal's replies are FinalReply's (fallbacks.ts), since the descriptor says `edits: false`. */
-  openReply(): ReplySink {
-    throw new Error("The Signal channel has no streaming replies (capabilities.edits is false); wrap it with withFallbacks (channels/fallbacks.ts), which sends replies whole.");
+  /**
+   * A reply streamed by edits (reply.ts keeps them few: Signal shows only ten edits of a
+   * message); in a group its first message quotes the one answered.
+   */
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
+    // A resumed reply already quoted the message in its first part.
+    const quote = !isDeliveryTarget(to) && to.chat.type === "group" && journal?.messageIds[0] === undefined ? quoteOf(to) : {};
+    const transport = signalTransport({ rpc: (method, params) => this.#rpc(method, params), where: recipientOf(to), ...("quoteTimestamp" in quote ? { quote: quote as { quoteTimestamp: number; quoteAuthor: string } } : {}) });
+    return new StreamingReply(transport, {
+      maxLength: MAX_MESSAGE,
+      editIntervalMs: EDIT_INTERVAL_MS,
+      log: this.#log,
+      // signal-cli's send is not idempotent: a preview made in the instant before its id is on
+      // disk is created with a neutral text, so it is never a half-written answer.
+      ...(journal ? { journal, previewPlaceholder: PREVIEW_PLACEHOLDER } : {}),
+    });
   }
 
   /** Each part of `text` as one message, in order; rejects when signal-cli refused one or could not be reached. */
