@@ -2,7 +2,8 @@
 // the daemon's real Signal channel reads events from and calls by JSON-RPC. People are phone
 // numbers; the group is one allowed group id, where a message is addressed by mentioning the
 // bot; a choice is a reaction with its emoji (the question is settled by an edit); the connection is the event stream, cut and refused until
-// restored (RPC keeps working, as when signal-cli's stream alone is lost).
+// restored (RPC keeps working, as when signal-cli's stream alone is lost). A message's versions are
+// its edits (`send` with `editTimestamp`).
 import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { waitFor, type Daemon } from "../../support/daemon.ts";
 import { startFakeSignalCli, streamOpened, type FakeSignalCli, type FakeSignalMessage } from "../../support/fake-signal-cli.ts";
