@@ -143,8 +143,11 @@ export interface ReplyJournal {
   messageCreated(index: number, id: string): void;
 }
 
+/** A platform linked as a device (WhatsApp), not linked yet: what the owner scans or types on the phone. */
+export type DeviceLink = { how: "qr"; qr: string } | { how: "code"; code: string };
+
 export type ChannelStatus =
-  | { state: "starting" }
+  | { state: "starting"; link?: DeviceLink }
   | { state: "running"; detail?: string }
   | { state: "reconnecting"; detail: string }
   | { state: "failed"; reason: string }

@@ -103,13 +103,20 @@ export interface ChannelSetup {
   ): Promise<OwnerHandshake>;
 }
 
-/** The terminal, as a link setup (ChannelLinkSetup) talks through it. */
+/**
+ * The terminal, as a link setup (ChannelLinkSetup) talks through it. Each question names its
+ * `flag`: `hearth setup --non-interactive` answers it from `--<id>-<flag>` (else `initialValue`)
+ * and refuses to start without either.
+ */
 export interface LinkUi {
-  /** Asks a question and resolves with the answer, trimmed; `secret`: typed unseen (a password). */
-  ask(message: string, opts?: { initialValue?: string; placeholder?: string; secret?: boolean }): Promise<string>;
+  /**
+   * Asks a question and resolves with the answer, trimmed; `secret`: typed unseen (a password).
+   * `flag`: the question's `--<id>-<flag>` for `--non-interactive` (a link setup with `flags`).
+   */
+  ask(message: string, opts?: { flag?: string; initialValue?: string; placeholder?: string; secret?: boolean }): Promise<string>;
   /** Picks one of `options` (value and label). */
-  choose<T extends string>(message: string, options: Array<{ value: T; label: string }>): Promise<T>;
-  /** Shows lines to the owner (a QR code's rows, a pairing code, what to do on the phone). */
+  choose<T extends string>(message: string, options: Array<{ value: T; label: string }>, opts?: { flag?: string; initialValue?: T }): Promise<T>;
+  /** Shows lines to the owner (a QR code's rows and its text, a pairing code, what to do on the phone). */
   say(text: string): void;
 }
 
@@ -122,11 +129,19 @@ export interface ChannelLinkSetup {
   offer: string;
   offerDefault: boolean;
   /**
-   * Never throws: a failure is a value with one sentence saying what to do. `home`: where the
-   * link's secrets go. `secrets`: variables for the home's .env (a password), written with the
-   * section once setup ends, never into config.json.
+   * The flags of `hearth setup --non-interactive --<id>`: `--<id>-<name> <value>`, one per question
+   * `run` asks (`owner` among them). A link setup without them has a non-interactive path of its
+   * own (email: cli/setup-email.ts).
    */
-  run(ui: LinkUi, home: string): Promise<{ ok: true; section: Record<string, unknown>; secrets?: Record<string, string>; linked: string } | { ok: false; problem: string }>;
+  flags?: Array<{ name: string; value: string }>;
+  /**
+   * Never throws but a UsageError of the non-interactive terminal (a missing flag): a failure is a
+   * value with one sentence saying what to do. `home`: where the link's secrets go; `waitMs`: how
+   * long the owner has (to approve the link on the phone, to send the code). `secrets`: variables
+   * for the home's .env (a password), written with the section once setup ends, never into
+   * config.json.
+   */
+  run(ui: LinkUi, home: string, waitMs: number): Promise<{ ok: true; section: Record<string, unknown>; secrets?: Record<string, string>; linked: string } | { ok: false; problem: string }>;
 }
 
 /** What the gateway hands an adapter it creates. */

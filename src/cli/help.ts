@@ -19,7 +19,10 @@ function channelParts() {
   return {
     names: setup.map((c) => c.name).join("/"),
     apiFlags: setup.map((c) => `[--${c.setup!.apiFlag} URL]`).join(" "),
-    channelFlags: setup.map((c) => `[--${c.id} [--${c.id}-owner ID] [--${c.setup!.apiFlag} URL]]`).join(" "),
+    channelFlags: [
+      ...setup.map((c) => `[--${c.id} [--${c.id}-owner ID] [--${c.setup!.apiFlag} URL]]`),
+      ...CONFIGURABLE.filter((c) => c.linkSetup?.flags).map((c) => `[--${c.id} ${c.linkSetup!.flags!.map((f) => `[--${c.id}-${f.name} ${f.value}]`).join(" ")}]`),
+    ].join(" "),
     tokenVars: CONFIGURABLE.flatMap((c) => (c.credentials ?? []).map((k) => k.variable)).join(", "),
     deliverForms: CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`).join("|"),
   };
@@ -41,7 +44,9 @@ function usageLines(): Record<CommandName, string[]> {
       "      [--handshake-timeout 5m] [--pm2]",
       "                             the same from flags; keys from ANTHROPIC_API_KEY, HEARTH_ENDPOINT_API_KEY,",
       `                             ${TOKEN_VARS}; without --…-owner, the owner is whoever`,
-      "                             sends the bot, in private, the one-time code setup shows (within --handshake-timeout)",
+      "                             sends the bot, in private, the one-time code setup shows (within --handshake-timeout);",
+      "                             a linked device (Signal, WhatsApp) prints its QR code or pairing code and waits as long",
+      "                             for the phone; its --…-owner is your own number",
     ],
     start: ["start                        run the gateway in the foreground (pm2 and systemd run this); when pm2 or the", "                             systemd unit has Hearth, start it through that instead"],
     stop: ["stop                         stop the daemon through whatever runs it (pm2, the systemd unit or none), waiting", "                             for a clean shutdown"],

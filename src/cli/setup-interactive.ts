@@ -92,12 +92,14 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         continue;
       }
       const ui = {
-        ask: (message: string, opts: { initialValue?: string; placeholder?: string; secret?: boolean } = {}) => ask(message, opts),
-        choose: async <T extends string>(message: string, options: Array<{ value: T; label: string }>) => answer(await p.select<T>({ message, options: options as never, ...streams })) as T,
+        ask: (message: string, { initialValue, placeholder, secret }: { initialValue?: string; placeholder?: string; secret?: boolean } = {}) =>
+          ask(message, { ...(initialValue !== undefined ? { initialValue } : {}), ...(placeholder !== undefined ? { placeholder } : {}), ...(secret ? { secret } : {}) }),
+        choose: async <T extends string>(message: string, options: Array<{ value: T; label: string }>, { initialValue }: { initialValue?: T } = {}) =>
+          answer(await p.select<T>({ message, options: options as never, ...(initialValue !== undefined ? { initialValue } : {}), ...streams })) as T,
         say: (text: string) => p.log.message(text, streams),
       };
       for (;;) {
-        const r = await link.run(ui, home);
+        const r = await link.run(ui, home, at.handshakeMs);
         if (r.ok) {
           p.log.success(r.linked, streams);
           (answers.linked ??= {})[c.id] = r.section;

@@ -20,7 +20,7 @@ import { createLogger } from "../log.ts";
 import { parse, UsageError } from "./args.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
-import type { ChannelDescriptor, SetupSender } from "../channels/descriptor.ts";
+import type { ChannelDescriptor, LinkUi, SetupSender } from "../channels/descriptor.ts";
 import { checkModelKey } from "./setup-checks.ts";
 import { connectEmailFromFlags, EMAIL_OPTIONS } from "./setup-email.ts";
 import type { Io } from "../cli.ts";
@@ -37,14 +37,21 @@ const OPTIONS = {
   pm2: { type: "boolean" },
 } as const;
 
-/** Per channel: --<id> (connect it), --<id>-owner ID (skip the handshake), its API address flag. */
-const CHANNEL_OPTIONS: ParseArgsOptionsConfig = Object.fromEntries(
-  SETUP_CHANNELS.flatMap((c) => [
+/** The channels linked rather than given a token (Signal, WhatsApp), answered from flags; one without `flags` has a path of its own (email: setup-email.ts). */
+const LINK_CHANNELS = CONFIGURABLE.filter((c) => c.linkSetup?.flags);
+
+/**
+ * Per channel: --<id> (connect it), --<id>-owner ID (skip the handshake), its API address flag;
+ * per linked channel, --<id> and one flag per question of its link (`linkSetup.flags`).
+ */
+const CHANNEL_OPTIONS: ParseArgsOptionsConfig = Object.fromEntries([
+  ...SETUP_CHANNELS.flatMap((c) => [
     [c.id, { type: "boolean" }],
     [`${c.id}-owner`, { type: "string" }],
     [c.setup!.apiFlag, { type: "string" }],
   ]),
-);
+  ...LINK_CHANNELS.flatMap((c) => [[c.id, { type: "boolean" }], ...c.linkSetup!.flags!.map((f) => [`${c.id}-${f.name}`, { type: "string" }])]),
+]);
 
 const DEFAULT_MODEL = { anthropic: "claude-sonnet-5-5", ollama: "llama3.2" } as const;
 export const OWNER_GREETING = "Hearth: you are now this bot's owner. Once Hearth runs, talk to it here.";
@@ -132,11 +139,37 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
     }
     answers.channels[c.id] = { token, ...(Object.keys(more).length ? { more } : {}), ownerId: ownerId!, ...(api !== setup.defaultApi ? { api } : {}) };
   }
+  for (const c of LINK_CHANNELS.filter((x) => flag(v, x.id) === true)) {
+    const libs = await ensurePackages(home, c, io);
+    if (libs) return fail(io, c.id, libs);
+    const r = await c.linkSetup!.run(flagUi(v, c.id, io), home, handshakeMs);
+    if (!r.ok) return fail(io, c.id, r.problem);
+    say(io, `✓ ${r.linked}`);
+    (answers.linked ??= {})[c.id] = r.section;
+  }
   if (!(await connectEmailFromFlags(home, v, answers, io, env, handshakeMs, text(v, "handshake-timeout") ?? "5m"))) return 1;
   finish(home, answers, io);
   if (v.pm2) return installPm2(home, io);
   say(io, `Next: ${hearthCmd("start")}   (or as a service: ${hearthCmd("setup --non-interactive … --pm2")}, or npx pm2 start ecosystem.config.cjs)`);
   return 0;
+}
+
+/** A link setup's questions answered from `--<id>-<flag>` (else the question's default); what it shows goes to stdout. */
+function flagUi(v: Values, id: string, io: Io): LinkUi {
+  const given = <T extends string>(message: string, opts: { flag?: string; initialValue?: T } = {}): T => {
+    const value = (opts.flag ? text(v, `${id}-${opts.flag}`)?.trim() : undefined) || opts.initialValue;
+    if (value === undefined) throw new UsageError(`--${id} needs ${opts.flag ? `--${id}-${opts.flag}` : "an answer it has no flag for"} (${message})`);
+    return value as T;
+  };
+  return {
+    ask: async (message, opts) => given(message, opts),
+    async choose(message, options, opts) {
+      const value = given(message, opts);
+      if (!options.some((o) => o.value === value)) throw new UsageError(`--${id}-${opts?.flag} takes ${options.map((o) => o.value).join(" or ")}, not "${value}" (${message})`);
+      return value;
+    },
+    say: (line) => say(io, line),
+  };
 }
 
 function modelFromFlags(v: Values, env: Env): ModelAnswer {

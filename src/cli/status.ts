@@ -41,7 +41,9 @@ export function formatStatus(s: GatewayStatus, now = Date.now()): string {
           ? `reconnecting: ${c.detail}`
           : c.state === "running" && c.detail
             ? `running (${c.detail})`
-            : c.state;
+            : c.state === "starting" && c.link
+              ? `waiting to be linked: ${c.link.how === "code" ? `type ${c.link.code} on the phone (Linked devices → Link with phone number instead)` : "scan the QR code on the dashboard's overview (or the log's pairing_qr line)"}`
+              : c.state;
     lines.push(`  ${c.id.padEnd(10)} ${detail}`);
   }
   lines.push("", "Sessions:");

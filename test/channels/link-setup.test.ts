@@ -52,7 +52,7 @@ describe("Signal's setup", () => {
     newHome();
     signal = await startFakeSignalCli({ multiAccount: true });
     const ui = scripted([signal.url, "+4917698765432"], ["link"]);
-    const run = channelDescriptor("signal")!.linkSetup!.run(ui, home);
+    const run = channelDescriptor("signal")!.linkSetup!.run(ui, home, 60_000);
     await waitFor("the phone to be asked to scan", () => signal!.linkWaiting());
     expect(ui.said.at(-1)).toMatch(/^On the phone with Hearth's number: Signal → Settings → Linked devices → Link new device, and scan:\n/);
     signal.approveLink("+4915100000000");
@@ -65,7 +65,7 @@ describe("Signal's setup", () => {
     newHome();
     signal = await startFakeSignalCli();
     const ui = scripted([signal.url, "+4915100000000", "+4917698765432"], []);
-    const r = await channelDescriptor("signal")!.linkSetup!.run(ui, home);
+    const r = await channelDescriptor("signal")!.linkSetup!.run(ui, home, 60_000);
     expect(r).toMatchObject({ ok: true, section: { account: "+4915100000000", ownerIds: ["+4917698765432"] } });
     expect(ui.asked).toEqual(["signal-cli's HTTP address (signal-cli daemon --http …)", "The number signal-cli runs as (its -a)", "Your own Signal number (you talk to Hearth from it)"]);
   });
@@ -74,7 +74,7 @@ describe("Signal's setup", () => {
     newHome();
     signal = await startFakeSignalCli();
     await signal.stop();
-    const r = await channelDescriptor("signal")!.linkSetup!.run(scripted([signal.url], []), home);
+    const r = await channelDescriptor("signal")!.linkSetup!.run(scripted([signal.url], []), home, 60_000);
     expect(r).toEqual({ ok: false, problem: `signal-cli cannot be reached at ${new URL(signal.url).host} (ECONNREFUSED); start signal-cli as README's "Connecting Signal" shows, then try again` });
   });
 });
@@ -87,7 +87,7 @@ describe("WhatsApp's setup", () => {
     Object.assign(process.env, wa.env());
     try {
       const ui = scripted([`+${WA_BOT}`, "+4917698765432"], ["code"]);
-      const run = channelDescriptor("whatsapp")!.linkSetup!.run(ui, home);
+      const run = channelDescriptor("whatsapp")!.linkSetup!.run(ui, home, 60_000);
       await waitFor("the device to wait for the phone", () => wa!.waitingForLink());
       await waitFor("the pairing code shown", () => ui.said.some((l) => l.includes("ABCD1234")));
       wa.link();

@@ -1,7 +1,8 @@
 // Signal end to end: the real daemon's Signal channel against the fake signal-cli daemon (its
 // event stream and JSON-RPC). The owner's voice note is transcribed and answered once; in a
-// group, a member's numbered reply to an approval runs nothing and the owner's runs it once;
-// kill -9 during an answer delivers it exactly once after the restart; a stopped signal-cli is
+// group, a member's reaction to an approval runs nothing and the owner's runs it once;
+// kill -9 during an answer (its preview shown) delivers it exactly once after the restart, in
+// the same message; a stopped signal-cli is
 // waited for and a message written meanwhile is answered once it is back.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -75,27 +76,34 @@ describe("Signal (daemon e2e)", () => {
     expect(signal.callsTo("getAttachment").map((c) => c.params)).toEqual([{ id: expect.stringMatching(/^att\d+\.aac$/), recipient: OWNER.number }]);
   });
 
-  it("in a group: a member's numbered reply to an approval is told only the owner can approve and runs nothing; the owner's runs the command once", async () => {
+  it("in a group: a member's reaction (or numbered reply) to an approval is told only the owner can approve and runs nothing; the owner's reaction runs the command once", async () => {
     const workspace = join(home, "workspace");
     model.enqueue(toolCall("exec", { command: "echo ran >> group.txt" }), text("Done in the group."));
     const asking = signal.receive({ from: MEMBER, groupId: FAMILY, mentionsBot: true, text: "please run it" });
     const question = () => signal.messages(FAMILY).find((m) => m.text.startsWith("🔐 Approve this?"));
     await waitFor("the question in the group", () => question() !== undefined);
     const q = question()!.text;
-    expect(q).toContain("exec: echo ran >> group.txt");
-    expect(q.endsWith("\n\n1. Allow once\n2. Allow for 30 min\n3. Always\n4. Deny\n\nReply with a number (e.g. 1 to allow once).")).toBe(true);
+    const asked = q.slice(0, q.indexOf("\n\n1. ✅ Allow once"));
+    expect(asked).toContain("exec: echo ran >> group.txt");
+    expect(q).toBe(`${asked}\n\n1. ✅ Allow once\n2. ⏳ Allow for 30 min\n3. ♾️ Always\n4. ❌ Deny\n\nReact with your choice, or reply with its number.`);
+    const react = (from: typeof OWNER, emoji: string) => signal.receive({ from, groupId: FAMILY, reaction: { emoji, targetAuthor: signal.account, targetTimestamp: question()!.timestamp } });
 
-    signal.receive({ from: MEMBER, groupId: FAMILY, text: "1" });
+    react(MEMBER, "✅");
     await waitFor("the member's answer", () => texts(FAMILY).includes("Only the owner can approve."));
+    expect(signal.messages(FAMILY).find((m) => m.text === "Only the owner can approve.")!.quote).toEqual({ timestamp: question()!.timestamp, author: signal.account });
+    signal.receive({ from: MEMBER, groupId: FAMILY, text: "1" });
+    await waitFor("the member's second answer", () => texts(FAMILY).filter((t) => t === "Only the owner can approve.").length === 2);
     expect(existsSync(join(workspace, "group.txt"))).toBe(false);
+    expect(question()!.text).toBe(q);
 
-    signal.receive({ from: OWNER, groupId: FAMILY, text: "1" });
+    react(OWNER, "✅");
     await waitFor("the answer in the group", () => texts(FAMILY).includes("Done in the group."));
     await settled();
     expect(readFileSync(join(workspace, "group.txt"), "utf8")).toBe("ran\n");
-    const asked = q.slice(0, q.indexOf("\n\n1. Allow once"));
-    // The settled question and the owner's "Allowed." race each other; each is there once.
-    expect(texts(FAMILY).slice(1).sort()).toEqual(["Only the owner can approve.", "Allowed.", `${asked}\n\n✅ Allowed once by Ann.`, "Done in the group."].sort());
+    // The question is edited to its outcome; the owner is told nothing else.
+    expect(question()!.versions).toEqual([q, `${asked}\n\n✅ Allowed once by Ann.`]);
+    // The answer's message (its preview shown while the command waited) and the question race each other.
+    expect([...texts(FAMILY)].sort()).toEqual([`${asked}\n\n✅ Allowed once by Ann.`, "Only the owner can approve.", "Only the owner can approve.", "Done in the group."].sort());
     // In a group, the answer quotes the message it answers.
     expect(signal.messages(FAMILY).find((m) => m.text === "Done in the group.")!.quote).toEqual({ timestamp: asking, author: MEMBER.number });
   });
@@ -108,9 +116,12 @@ describe("Signal (daemon e2e)", () => {
       const requests = model.requests.length;
       signal.receive({ from: OWNER, text: "answer me across a crash" });
       await model.waitForRequests(requests + 1);
+      await waitFor("a preview of the answer", () => texts(OWNER.number).length > before);
       daemon.proc.kill("SIGKILL");
       await daemon.exited;
-      expect(texts(OWNER.number).slice(before)).toEqual([]);
+      // The preview (edited in place, never a second message) shows part of it at most.
+      expect(texts(OWNER.number).slice(before)).toHaveLength(1);
+      expect(texts(OWNER.number).slice(before)).not.toEqual([answer]);
       await start();
       await waitFor("the answer after the restart", () => texts(OWNER.number).includes(answer));
       await settled();

@@ -1,6 +1,6 @@
 // A fake signal-cli JSON-RPC HTTP daemon (`signal-cli -a NUMBER daemon --http`), the network edge
 // Hearth's Signal channel talks to: `GET /api/v1/events` (server-sent `receive` events) and
-// `POST /api/v1/rpc` (JSON-RPC 2.0: send, sendTyping, sendReaction, remoteDelete, getAttachment,
+// `POST /api/v1/rpc` (JSON-RPC 2.0: send (and edit, with `editTimestamp`), sendTyping, sendReaction, remoteDelete, getAttachment,
 // version). Every call is recorded. Like signal-cli with `--receive-mode on-connection`, messages
 // wait (on "Signal's servers") while no event stream is open and each is handed to one stream
 // once, never again. The daemon can be stopped and started again on the same port, and its
@@ -23,6 +23,8 @@ export interface FakeSignalMessage {
   /** The person's number, or the group id. */
   chatId: string;
   text: string;
+  /** Every text it showed, the first one first (a `send` with `editTimestamp` edits it). */
+  versions: string[];
   attachments: Array<{ name: string; mime: string; bytes: Uint8Array }>;
   quote?: { timestamp: number; author: string };
   deleted: boolean;
@@ -139,10 +141,18 @@ export async function startFakeSignalCli(opts: { account?: string; multiAccount?
           return { mime: m[1]!, name: m[2] ?? "file", bytes: new Uint8Array(Buffer.from(m[3]!, "base64")) };
         });
         const timestamp = nextTimestamp();
+        if (params.editTimestamp !== undefined) {
+          const edited = sent.find((x) => x.chatId === chatId && x.timestamp === Number(params.editTimestamp) && !x.deleted);
+          if (!edited) return { error: { code: -1, message: "Failed to send message: target message not found" } };
+          edited.text = String(params.message ?? "");
+          edited.versions.push(edited.text);
+          return { result: { timestamp, results: [{ recipientAddress: { number: chatId }, type: "SUCCESS" }] } };
+        }
         sent.push({
           timestamp,
           chatId,
           text: String(params.message ?? ""),
+          versions: [String(params.message ?? "")],
           attachments,
           ...(params.quoteTimestamp ? { quote: { timestamp: Number(params.quoteTimestamp), author: String(params.quoteAuthor) } } : {}),
           deleted: false,

@@ -115,9 +115,9 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
   linkSetup: {
     offer: "Connect a mailbox (email)?",
     offerDefault: false,
-    async run(ui) {
+    async run(ui, _home, waitMs) {
       const { linkEmail } = await import("./link.ts");
-      return linkEmail(ui);
+      return linkEmail(ui, waitMs);
     },
   },
   async checkOnline(c) {

@@ -11,8 +11,6 @@ import { PROVIDER_IDS, PROVIDERS, type MailServer, type ProviderId } from "./pre
 import { EMAIL_ADDRESS, serversOf, type Account } from "./servers.ts";
 
 export const FOLDER = "INBOX";
-/** How long the interactive wizard waits for the code mail (mail can take a minute or two). */
-const INTERACTIVE_WAIT_MS = 10 * 60_000;
 
 /** Where Hearth's mailbox is: a provider's preset, or the hosts of both servers. */
 export type MailPlace = { provider: ProviderId } | { provider: null; imap: MailServer; smtp: MailServer };
@@ -56,7 +54,8 @@ export function sectionOf(place: MailPlace, address: string, owner: { address: s
 export { checkAccounts, findOwnerByMail, type MailHandshake, type MailHandshakeOptions };
 
 /** The interactive wizard's part (descriptor.linkSetup.run). */
-export async function linkEmail(ui: LinkUi): Promise<{ ok: true; section: Record<string, unknown>; secrets: Record<string, string>; linked: string } | { ok: false; problem: string }> {
+/** `waitMs`: how long the owner has to send the code mail (setup's --handshake-timeout). */
+export async function linkEmail(ui: LinkUi, waitMs: number): Promise<{ ok: true; section: Record<string, unknown>; secrets: Record<string, string>; linked: string } | { ok: false; problem: string }> {
   let address = "";
   let imapText = "";
   let smtpText = "";
@@ -87,7 +86,7 @@ export async function linkEmail(ui: LinkUi): Promise<{ ok: true; section: Record
     const found = await findOwnerByMail(accounts.imap, password, {
       code,
       folder: FOLDER,
-      waitMs: INTERACTIVE_WAIT_MS,
+      waitMs,
       ready: () => ui.say(`${codeRequest(address, code)} (waiting up to 10 minutes).`),
       accept: async (o) =>
         (await ui.choose(`A mail with the code from ${o.name} <${o.address}>, vouched for by ${o.authservId} (${o.by}). Is this you, and is ${o.authservId} your mail server?`, [

@@ -9,12 +9,18 @@
 // while Hearth is not listening (stopped, restarting, or signal-cli's stream lost) messages wait
 // on Signal's servers instead of being received into nothing. A stopped or restarted signal-cli
 // is waited for with backoff and the stream resumed.
+//
+// Questions with choices are answered by a reaction (or a reply of the choice's number); see
+// choices.ts. A press is no inbox message: it goes to the handler directly.
 import type { Logger } from "../../log.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
+import { PREVIEW_PLACEHOLDER, StreamingReply } from "../streaming-reply.ts";
+import { OpenQuestions, questionText } from "./choices.ts";
 import { readSignalEvents, type SignalEvent } from "./events.ts";
-import { attachmentKind, attachmentName, isPersonChat, normalizeEnvelope, type SignalAttachmentFacts, type SignalEnvelope, type SignalMessageRef } from "./inbound.ts";
+import { attachmentKind, attachmentName, isPersonChat, normalizeEnvelope, reactionToOwn, type SignalAttachmentFacts, type SignalEnvelope, type SignalMessageRef } from "./inbound.ts";
+import { signalTransport } from "./reply.ts";
 import { callSignal, SignalRpcError } from "./rpc.ts";
 
 export interface SignalChannelOptions {
@@ -35,6 +41,8 @@ export interface SignalChannelDeps {
 
 /** Signal's apps take about 2,000 characters as one message (longer ones become a file). */
 const MAX_MESSAGE = 2000;
+/** The least time between two preview requests (reply.ts spaces a message's edits further). */
+const EDIT_INTERVAL_MS = 1000;
 
 export function createSignalChannel(options: SignalChannelOptions, deps: SignalChannelDeps): Channel {
   return new SignalChannel(options, deps);
@@ -53,6 +61,8 @@ class SignalChannel implements Channel {
   #running: AbortController | null = null;
   #loop: Promise<void> | null = null;
   #account: string | null;
+  #onChoice: ChoiceHandler | undefined;
+  readonly #questions = new OpenQuestions();
 
   constructor(options: SignalChannelOptions, deps: SignalChannelDeps) {
     this.#o = options;
@@ -167,17 +177,45 @@ class SignalChannel implements Channel {
       this.#account ??= typeof parsed.account === "string" ? parsed.account : null;
       // A multi-account signal-cli streams every account's messages: only Hearth's count.
       if (!this.#account || (parsed.account && parsed.account !== this.#account)) return;
-      const result = normalizeEnvelope(parsed.envelope, { account: this.#account, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern });
+      const rules = { account: this.#account, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern };
+      const reaction = reactionToOwn(parsed.envelope, rules);
+      if (reaction) {
+        const picked = this.#questions.byReaction(reaction.targetTimestamp, reaction.emoji);
+        if (picked) this.#press(picked, reaction.sender, reaction.chatId, !reaction.sender.isOwner, reaction.targetTimestamp);
+        return;
+      }
+      const result = normalizeEnvelope(parsed.envelope, rules);
       if (result.kind === "ignored") {
         this.#log.debug("signal.ignored", { reason: result.reason });
         return;
       }
       const { message } = result;
+      const numbered = result.attachments.length === 0 ? this.#questions.byNumber(message.chat.id, message.text) : null;
+      if (numbered) {
+        this.#press(numbered, message.sender, message.chat.id, true);
+        return;
+      }
       const attachments = result.attachments.map((a) => this.#attachment(a, message));
       await onMessage(attachments.length > 0 ? { ...message, attachments } : message);
     } catch (err) {
       this.#log.error("signal.inbound_failed", { error: err });
     }
+  }
+
+  /**
+   * A reaction or a numbered reply picked a choice: the handler decides whose answer counts. Its
+   * answer is said in the chat when `tell` (to the owner, a settled question says enough).
+   */
+  #press(picked: { key: string; choiceId: string }, by: InboundMessage["sender"], chatId: string, tell: boolean, question?: number): void {
+    const handler = this.#onChoice;
+    if (!handler) return;
+    void handler({ key: picked.key, choiceId: picked.choiceId, by, channel: "signal" })
+      .then(async (answer) => {
+        if (!tell || !answer) return;
+        const quote = question !== undefined && this.#account ? { quoteTimestamp: question, quoteAuthor: this.#account } : {};
+        await this.#rpc("send", { ...recipientOf({ channel: "signal", chatId }), message: answer, ...quote });
+      })
+      .catch((error: unknown) => this.#log.warn("signal.press_failed", { error }));
   }
 
   #attachment(a: SignalAttachmentFacts, m: InboundMessage): Attachment {
@@ -206,9 +244,22 @@ class SignalChannel implements Channel {
 
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
 
-  /** Never called: Signal's replies are FinalReply's (fallbacks.ts), since the descriptor says `edits: false`. */
-  openReply(): ReplySink {
-    throw new Error("The Signal channel has no streaming replies (capabilities.edits is false); wrap it with withFallbacks (channels/fallbacks.ts), which sends replies whole.");
+  /**
+   * A reply streamed by edits (reply.ts keeps them few: Signal shows only ten edits of a
+   * message); in a group its first message quotes the one answered.
+   */
+  openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
+    // A resumed reply already quoted the message in its first part.
+    const quote = !isDeliveryTarget(to) && to.chat.type === "group" && journal?.messageIds[0] === undefined ? quoteOf(to) : {};
+    const transport = signalTransport({ rpc: (method, params) => this.#rpc(method, params), where: recipientOf(to), ...("quoteTimestamp" in quote ? { quote: quote as { quoteTimestamp: number; quoteAuthor: string } } : {}) });
+    return new StreamingReply(transport, {
+      maxLength: MAX_MESSAGE,
+      editIntervalMs: EDIT_INTERVAL_MS,
+      log: this.#log,
+      // signal-cli's send is not idempotent: a preview made in the instant before its id is on
+      // disk is created with a neutral text, so it is never a half-written answer.
+      ...(journal ? { journal, previewPlaceholder: PREVIEW_PLACEHOLDER } : {}),
+    });
   }
 
   /** Each part of `text` as one message, in order; rejects when signal-cli refused one or could not be reached. */
@@ -230,6 +281,32 @@ class SignalChannel implements Channel {
       Math.ceil(data.length / 1_000_000) * 60_000 + 30_000,
     )) as { timestamp?: unknown } | null;
     return String(result?.timestamp ?? "");
+  }
+
+  onChoice(handler: ChoiceHandler): void {
+    this.#onChoice = handler;
+  }
+
+  /** The question with one emoji per choice; resolves with its Signal timestamp, which reactions name it by. */
+  async askChoices(to: DeliveryTarget, question: ChoiceQuestion): Promise<string> {
+    const result = (await this.#rpc("send", { ...recipientOf(to), message: questionText(question) })) as { timestamp?: unknown } | null;
+    const timestamp = Number(result?.timestamp);
+    if (!Number.isSafeInteger(timestamp)) throw new Error("signal-cli sent the question but returned no timestamp for it");
+    this.#questions.add(timestamp, to.chatId, question);
+    return String(timestamp);
+  }
+
+  /** The question is edited to `text` (no choices any more); where Signal refuses the edit, `text` is sent anew. */
+  async settleChoices(to: DeliveryTarget, messageId: string, text: string): Promise<void> {
+    const timestamp = Number(messageId);
+    this.#questions.settle(timestamp);
+    try {
+      await this.#rpc("send", { ...recipientOf(to), message: text, editTimestamp: timestamp });
+    } catch (err) {
+      if (err instanceof SignalRpcError && err.retryable) throw err;
+      this.#log.warn("signal.edit_refused", { error: err });
+      await this.#rpc("send", { ...recipientOf(to), message: text });
+    }
   }
 
   /** Signal has one indicator for every kind of work: typing (it shows for about 15 s). */

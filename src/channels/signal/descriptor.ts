@@ -41,9 +41,10 @@ function withPlus(c: SignalConfig): SignalConfig {
 export const signal: ChannelDescriptor<SignalConfig, "signal"> = {
   id: "signal",
   name: "Signal",
-  // No streaming by edits: Signal's apps show only the first few edits of a message (ten), so
-  // an answer is sent once it is complete. No buttons: choices are numbered replies.
-  capabilities: { edits: false, buttons: false, reactions: false, threads: false, filesIn: true, filesOut: true, voiceIn: true, voiceOut: true, maxMessageLength: 2000, groups: true, strangers: true },
+  // Streaming by edits, few of them: Signal's apps show only the first ten edits of a message
+  // (reply.ts spaces them). No buttons, but the same by reactions: a question lists
+  // an emoji per choice (✅ ⏳ ❌) and a reaction with one (or a reply of its number) answers it.
+  capabilities: { edits: true, buttons: true, reactions: false, threads: false, filesIn: true, filesOut: true, voiceIn: true, voiceOut: true, maxMessageLength: 2000, groups: true, strangers: true },
   config: {
     schema,
     template: `"httpUrl": "${DAEMON}",   // signal-cli -a <number> daemon --http 127.0.0.1:8080 --receive-mode on-connection
@@ -66,9 +67,14 @@ ${accessTemplate("groups", "<group id (base64), from signal-cli listGroups>", tr
   linkSetup: {
     offer: "Connect Signal (through a running signal-cli)?",
     offerDefault: false,
-    async run(ui) {
+    flags: [
+      { name: "url", value: "URL" },
+      { name: "account", value: "NUMBER|link" },
+      { name: "owner", value: "NUMBER" },
+    ],
+    async run(ui, _home, waitMs) {
       const { linkSignal } = await import("./link.ts");
-      return linkSignal(ui);
+      return linkSignal(ui, waitMs);
     },
   },
   async create(c, deps) {

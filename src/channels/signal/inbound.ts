@@ -27,10 +27,31 @@ export interface SignalDataMessage {
   mentions?: Array<{ name?: string | null; number?: string | null; uuid?: string | null; start?: number; length?: number }> | null;
   attachments?: SignalAttachmentFacts[] | null;
   sticker?: unknown;
-  reaction?: unknown;
+  reaction?: SignalReaction | null;
   remoteDelete?: unknown;
   contacts?: unknown[] | null;
   pollCreate?: unknown;
+}
+
+/** A reaction to a message, which Signal names by its author and timestamp. */
+export interface SignalReaction {
+  emoji?: string;
+  targetAuthor?: string | null;
+  targetAuthorNumber?: string | null;
+  targetAuthorUuid?: string | null;
+  targetSentTimestamp?: number;
+  isRemove?: boolean;
+}
+
+/** A reaction someone (not Hearth) added to one of Hearth's own messages; null for anything else. */
+export function reactionToOwn(envelope: SignalEnvelope, rules: SignalInboundRules): { emoji: string; targetTimestamp: number; chatId: string; sender: InboundMessage["sender"] } | null {
+  const r = envelope.dataMessage?.reaction;
+  const author = envelope.sourceNumber || envelope.sourceUuid || envelope.source;
+  if (!r || r.isRemove || !r.emoji || typeof r.targetSentTimestamp !== "number" || !author || author === rules.account) return null;
+  if ((r.targetAuthorNumber || r.targetAuthor) !== rules.account) return null;
+  const groupId = envelope.dataMessage?.groupInfo?.groupId;
+  const isOwner = rules.ownerIds.includes(author) || (envelope.sourceUuid ? rules.ownerIds.includes(envelope.sourceUuid) : false);
+  return { emoji: r.emoji, targetTimestamp: r.targetSentTimestamp, chatId: groupId || author, sender: { id: author, name: printable(envelope.sourceName || author), isOwner } };
 }
 
 export interface SignalAttachmentFacts {

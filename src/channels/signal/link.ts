@@ -9,13 +9,11 @@ import { checkSignalDaemon } from "./setup.ts";
 
 const DAEMON = "http://127.0.0.1:8080";
 const NUMBER = /^\+[1-9]\d{5,14}$/;
-/** How long the phone has to scan the code. */
-const LINK_WAIT_MS = 5 * 60_000;
 
 type Result = Awaited<ReturnType<ChannelLinkSetup["run"]>>;
 
-export async function linkSignal(ui: LinkUi): Promise<Result> {
-  const httpUrl = await ui.ask("signal-cli's HTTP address (signal-cli daemon --http …)", { initialValue: DAEMON });
+export async function linkSignal(ui: LinkUi, waitMs: number): Promise<Result> {
+  const httpUrl = await ui.ask("signal-cli's HTTP address (signal-cli daemon --http …)", { flag: "url", initialValue: DAEMON });
   try {
     new URL(httpUrl);
   } catch {
@@ -33,29 +31,29 @@ export async function linkSignal(ui: LinkUi): Promise<Result> {
   }
   let account: string;
   if (accounts === null) {
-    account = await ui.ask("The number signal-cli runs as (its -a)", { placeholder: "+4915112345678" });
+    account = await ui.ask("The number signal-cli runs as (its -a)", { flag: "account", placeholder: "+4915112345678" });
     if (!NUMBER.test(account)) return { ok: false, problem: `${account} is not a number in international form such as +4915112345678` };
   } else {
-    const pick = accounts.length === 0 ? "link" : await ui.choose("Which number is Hearth's?", [...accounts.map((a) => ({ value: a, label: a })), { value: "link", label: "Link a new device by QR code" }]);
+    const pick = accounts.length === 0 ? "link" : await ui.choose("Which number is Hearth's?", [...accounts.map((a) => ({ value: a, label: a })), { value: "link", label: "Link a new device by QR code" }], { flag: "account" });
     if (pick === "link") {
-      const linked = await linkDevice(httpUrl, ui);
+      const linked = await linkDevice(httpUrl, ui, waitMs);
       if (!linked.ok) return linked;
       account = linked.number;
     } else account = pick;
   }
-  const owner = await ui.ask("Your own Signal number (you talk to Hearth from it)", { placeholder: "+4917698765432" });
+  const owner = await ui.ask("Your own Signal number (you talk to Hearth from it)", { flag: "owner", placeholder: "+4917698765432" });
   if (!NUMBER.test(owner)) return { ok: false, problem: `${owner} is not a number in international form such as +4917698765432` };
   if (owner === account) return { ok: false, problem: "your own number must differ from Hearth's: Hearth does not read Note to Self (README: Connecting Signal)" };
   return { ok: true, section: { httpUrl, account, ownerIds: [owner] }, linked: `Signal: Hearth is ${account}; its owner ${owner}` };
 }
 
-async function linkDevice(httpUrl: string, ui: LinkUi): Promise<{ ok: true; number: string } | { ok: false; problem: string }> {
+async function linkDevice(httpUrl: string, ui: LinkUi, waitMs: number): Promise<{ ok: true; number: string } | { ok: false; problem: string }> {
   try {
     const start = (await callSignal(httpUrl, "startLink")) as { deviceLinkUri?: unknown } | null;
     const uri = start?.deviceLinkUri;
     if (typeof uri !== "string") return { ok: false, problem: "signal-cli did not return a link address" };
-    ui.say(`On the phone with Hearth's number: Signal → Settings → Linked devices → Link new device, and scan:\n${await terminalQr(uri)}`);
-    const done = (await callSignal(httpUrl, "finishLink", { deviceLinkUri: uri, deviceName: "Hearth" }, { timeoutMs: LINK_WAIT_MS })) as { number?: unknown } | null;
+    ui.say(`On the phone with Hearth's number: Signal → Settings → Linked devices → Link new device, and scan:\n${await terminalQr(uri)}\n(the code's text: ${uri})`);
+    const done = (await callSignal(httpUrl, "finishLink", { deviceLinkUri: uri, deviceName: "Hearth" }, { timeoutMs: waitMs })) as { number?: unknown } | null;
     if (typeof done?.number !== "string") return { ok: false, problem: "signal-cli linked the device but did not say its number" };
     ui.say(`✓ linked as a device of ${done.number}`);
     return { ok: true, number: done.number };

@@ -120,8 +120,10 @@ class WhatsAppChannel implements Channel {
     switch (e.type) {
       case "pairing":
         // Not linked yet: the owner links the device from the phone (README: Connecting WhatsApp).
+        // The status carries the current code too, for the dashboard to show.
         if (e.how === "code") this.#d.log.warn("whatsapp.pairing_code", { code: e.code, how: "on the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead" });
         else this.#d.log.warn("whatsapp.pairing_qr", { qr: e.qr, how: "show it as a QR code (hearth's README: Connecting WhatsApp) and scan it under Linked devices" });
+        this.#setStatus({ state: "starting", link: e.how === "code" ? { how: "code", code: e.code } : { how: "qr", qr: e.qr } });
         return;
       case "open":
         this.#me = digitsOf(e.me.number);

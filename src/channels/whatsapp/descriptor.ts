@@ -49,9 +49,14 @@ ${accessTemplate("groups", "<group id, e.g. 120363012345678901@g.us>", true)}`,
   linkSetup: {
     offer: "Connect WhatsApp (Hearth as a linked device of its own number)?",
     offerDefault: false,
-    async run(ui, home) {
+    flags: [
+      { name: "link", value: "qr|code" },
+      { name: "number", value: "NUMBER" },
+      { name: "owner", value: "NUMBER" },
+    ],
+    async run(ui, home, waitMs) {
       const { linkWhatsApp } = await import("./link.ts");
-      return linkWhatsApp(ui, home);
+      return linkWhatsApp(ui, home, waitMs);
     },
   },
   async create(c, deps) {

@@ -1,5 +1,9 @@
 // Overview: the daemon at a glance — channels, sessions and their lanes, uptime, memory, spend,
-// the last problems logged, damaged files, and what waits for the owner: approvals and pairings.
+// the last problems logged, damaged files, and what waits for the owner: approvals, pairings, and
+// a channel linked as a device that waits for its link (WhatsApp's QR code or pairing code).
+import type { DeviceLink } from "../../channels/channel.ts";
+import { svgQr } from "../../channels/qr-code.ts";
+import { channelDescriptor } from "../../channels/registry.ts";
 import type { DashboardHost } from "../host.ts";
 import { ago, badge, esc, named, table, usd } from "../layout.ts";
 import type { Page } from "../pages.ts";
@@ -9,15 +13,16 @@ export const page: Page = {
   path: "/",
   title: "Overview",
   order: 0,
-  render(host) {
+  async render(host) {
     const s = host.status();
+    const links = await Promise.all(s.channels.flatMap((c) => (c.state === "starting" && c.link ? [linkSection(c.id, c.link)] : [])));
     const now = host.clock();
     const rss = process.memoryUsage().rss;
     const pending = host.people.pending();
     const questions = host.approvals.open();
     const nameOf = host.names();
     const channelRows = s.channels.map((c) => {
-      const detail = c.state === "failed" ? c.reason : c.state === "reconnecting" ? c.detail : c.state === "running" ? (c.detail ?? "") : "";
+      const detail = c.state === "failed" ? c.reason : c.state === "reconnecting" ? c.detail : c.state === "running" ? (c.detail ?? "") : c.state === "starting" && c.link ? "waiting to be linked (above)" : "";
       return [`<strong>${esc(c.id)}</strong>`, badge(c.state === "failed" ? "not running" : c.state, c.state === "running" ? "ok" : c.state === "failed" ? "bad" : "warn"), esc(detail)];
     });
     const sessionRows = s.sessions
@@ -43,7 +48,7 @@ export const page: Page = {
   <div class="card"><div class="label">Today</div><div class="value">${usd(b.today.spentUsd)}</div><div class="muted">${b.today.limitUsd !== null ? `of ${usd(b.today.limitUsd)}` : "no daily budget"}</div></div>
   <div class="card"><div class="label">Waiting</div><div class="value">${questions.length + pending.length}</div><div class="muted"><a href="/approvals">${questions.length} ${questions.length === 1 ? "approval" : "approvals"}</a> · <a href="/people">${pending.length} ${pending.length === 1 ? "pairing" : "pairings"}</a></div></div>
 </section>
-<section aria-labelledby="ch"><h2 id="ch">Channels</h2>${table(["Channel", "State", "Detail"], channelRows, "No channels.", "Channels")}</section>
+${links.join("")}<section aria-labelledby="ch"><h2 id="ch">Channels</h2>${table(["Channel", "State", "Detail"], channelRows, "No channels.", "Channels")}</section>
 <section aria-labelledby="se"><h2 id="se">Sessions</h2>${table(["Session", "Scope", "Lane", "Queued", "Context", "Last"], sessionRows, "No sessions yet.", "Sessions")}</section>
 <section aria-labelledby="ap"><h2 id="ap">Pending approvals</h2>${table(["Action", "Session", "Asked"], questions.map((q) => [`<code class="cmd">${esc(q.tool)}: ${esc(q.command)}</code>`, named(nameOf(q.session), q.session), esc(ago(q.at, now))]), "Nothing is waiting for your approval.", "Pending approvals")}${questions.length ? `<p><a href="/approvals">Answer on the Approvals page</a></p>` : ""}</section>
 <section aria-labelledby="pe"><h2 id="pe">Pending pairings</h2>${table(["Code", "Who", "Asked"], pending.map((p) => [`<code>${esc(p.code)}</code>`, `${esc(p.name)} <span class="muted">${esc(p.channel)}:${esc(p.userId)}</span>`, esc(ago(p.createdAt, now))]), "Nobody is waiting.", "Pending pairings")}</section>
@@ -52,6 +57,17 @@ export const page: Page = {
 ${s.terminalMailbox ? `<p>${s.terminalMailbox} message(s) wait in the terminal's mailbox.</p>` : ""}`;
   },
 };
+
+/** What to do on the phone to link a channel, with the code to scan (an SVG, and its text) or type. */
+async function linkSection(id: string, link: DeviceLink): Promise<string> {
+  const name = channelDescriptor(id)?.name ?? id;
+  const head = `<section aria-labelledby="link-${esc(id)}"><h2 id="link-${esc(id)}">Link ${esc(name)}</h2>`;
+  if (link.how === "code") {
+    return `${head}<p>${esc(name)} is not linked yet. On the phone with Hearth's number: ${esc(name)} → Settings → Linked devices → Link a device → Link with phone number instead, and type <code class="pairing-code">${esc(link.code)}</code></p></section>`;
+  }
+  const svg = await svgQr(link.qr);
+  return `${head}<p>${esc(name)} is not linked yet. On the phone with Hearth's number: ${esc(name)} → Settings → Linked devices → Link a device, and scan this code (it is renewed every few seconds: reload the page if the phone refuses it).</p>${svg ? `<div class="qr" role="img" aria-label="QR code to link ${esc(name)}">${svg}</div>` : ""}<p class="muted">The code's text: <code>${esc(link.qr)}</code></p></section>`;
+}
 
 function lastProblems(host: DashboardHost): string[][] {
   const out: string[][] = [];

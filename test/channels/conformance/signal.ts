@@ -1,10 +1,11 @@
 // Signal as a fake platform: the fake signal-cli daemon (test/support/fake-signal-cli.ts), which
 // the daemon's real Signal channel reads events from and calls by JSON-RPC. People are phone
 // numbers; the group is one allowed group id, where a message is addressed by mentioning the
-// bot; choices are numbered replies; the connection is the event stream, cut and refused until
-// restored (RPC keeps working, as when signal-cli's stream alone is lost).
+// bot; a choice is a reaction with its emoji (the question is settled by an edit); the connection is the event stream, cut and refused until
+// restored (RPC keeps working, as when signal-cli's stream alone is lost). A message's versions are
+// its edits (`send` with `editTimestamp`).
 import { channelDescriptor } from "../../../src/channels/registry.ts";
-import type { Daemon } from "../../support/daemon.ts";
+import { waitFor, type Daemon } from "../../support/daemon.ts";
 import { startFakeSignalCli, streamOpened, type FakeSignalCli, type FakeSignalMessage } from "../../support/fake-signal-cli.ts";
 import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } from "./platform.ts";
 
@@ -29,13 +30,19 @@ export function numberedChoices(text: string): { question: string; choices: stri
   return choices.every((c) => c !== undefined) ? { question, choices: choices as string[] } : null;
 }
 
-/** The chat's messages as a person sees them: a question's choices are gone once a later message settled it. */
-export function signalView(messages: FakeSignalMessage[]): BotMessage[] {
-  return messages.map((m, i) => {
-    const asked = numberedChoices(m.text);
-    const settled = asked !== null && messages.slice(i + 1).some((later) => later.text.startsWith(`${asked.question}\n\n`) && numberedChoices(later.text) === null);
-    return { id: String(m.timestamp), text: m.text, versions: [m.text], choices: asked && !settled ? asked.choices : [] };
+/** A question's choices as its text lists them ("1. ✅ Allow once" lines above the hint): emoji and label. */
+export function reactionChoices(text: string): Array<{ emoji: string; label: string }> {
+  const blocks = text.split("\n\n");
+  if (blocks.at(-1) !== "React with your choice, or reply with its number." || blocks.length < 3) return [];
+  return blocks.at(-2)!.split("\n").map((line) => {
+    const [, emoji, label] = /^\d+\. (\S+) (.+)$/.exec(line) ?? [];
+    return { emoji: emoji ?? "", label: label ?? line };
   });
+}
+
+/** The chat's messages as a person sees them: a question offers its choices until it is edited to its outcome. */
+export function signalView(messages: FakeSignalMessage[]): BotMessage[] {
+  return messages.map((m) => ({ id: String(m.timestamp), text: m.text, versions: [...m.versions], choices: reactionChoices(m.text).map((c) => c.label) }));
 }
 
 /** The fake platform over a running fake signal-cli (the caller's to close through `close`). */
@@ -73,10 +80,22 @@ export function signalPlatform(signal: FakeSignalCli): FakePlatform {
     botMessages: (chat) => signalView(visible(chat)),
     deletedMessages: (chat) => signalView(signal.messages(chatOf(chat))).filter((_, i) => signal.messages(chatOf(chat))[i]!.deleted),
     async choose(chat, message, label, by) {
-      const number = message.choices.indexOf(label) + 1;
-      if (number === 0) throw new Error(`no choice "${label}" in ${JSON.stringify(message.choices)}`);
-      signal.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { groupId: SIGNAL_GROUP } : {}), text: String(number) });
-      return "";
+      const choice = reactionChoices(message.text).find((c) => c.label === label);
+      if (!choice) throw new Error(`no choice "${label}" in ${JSON.stringify(message.choices)}`);
+      const chatId = chatOf(chat);
+      const before = signal.messages(chatId).length;
+      const targetTimestamp = Number(message.id);
+      signal.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { groupId: SIGNAL_GROUP } : {}), reaction: { emoji: choice.emoji, targetAuthor: signal.account, targetTimestamp } });
+      if (by.role === "owner") {
+        // Acknowledged when the question is settled: edited, it offers no choices any more.
+        await waitFor(`the bot to settle ${message.id}`, () => signal.messages(chatId).some((m) => m.timestamp === targetTimestamp && reactionChoices(m.text).length === 0));
+        return "";
+      }
+      // Anyone else is told, in the chat where they reacted, quoting the question.
+      const where = chat.kind === "group" ? chatId : by.id;
+      const told = () => signal.messages(where).slice(where === chatId ? before : 0).find((m) => m.quote?.timestamp === targetTimestamp);
+      await waitFor(`the bot to answer ${by.name}'s reaction`, () => told() !== undefined);
+      return told()!.text;
     },
     sentFiles: (chat) => visible(chat).flatMap((m) => m.attachments.map((a) => ({ name: a.name, bytes: a.bytes }))),
     async holdDelivery(text) {

@@ -90,7 +90,7 @@ describe.skipIf(missing !== undefined)(`email's interactive setup${missing ? ` â
     const imap = `127.0.0.1:${servers.imapPort}`;
     const smtp = `127.0.0.1:${servers.smtpPort}`;
     const ui = scripted([imap, smtp, "hearth@mail.test", "wrong-password-1", "", "", "", servers.bot.password], ["other", "other", "no", "yes"]);
-    const running = channelDescriptor("email")!.linkSetup!.run(ui, home);
+    const running = channelDescriptor("email")!.linkSetup!.run(ui, home, 600_000);
     const codeLine = () => ui.said.find((l) => l.startsWith("Send a mail with the code"));
     await waitFor("the code request", () => codeLine() !== undefined);
     const code = /the code ([A-Z2-9]{8}) /.exec(codeLine()!)![1]!;
