@@ -2,22 +2,22 @@
 // state for `hearth status` (whether encryption runs, and whether the owner verified the bot's
 // device), and the SDK's log routed into Hearth's at debug level.
 //
-// The crypto store: the Rust crypto keeps its store in IndexedDB, which Node does not have, so the
-// device's keys live in memory for the daemon's run. A restart makes new keys for the same device,
-// and what the owner's client still encrypts for the old ones cannot be read: encrypted rooms need
-// a new login (device) then.
+// The crypto store (the device's keys, its sessions, the room keys) is kept in the home between
+// runs (crypto-store.ts), so a restart is the same device with the same keys.
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
 import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
 import type { Logger } from "../../log.ts";
+import type { CryptoStoreFile } from "./crypto-store.ts";
 
 /** What `hearth status` says of the device's trust, refreshed when the crypto reports changes. */
 const trust = new WeakMap<MatrixClient, string>();
 
 /** Starts the Rust crypto; "on" or why it is off (the channel then answers in unencrypted rooms only). */
-export async function startCrypto(client: MatrixClient, log: Logger): Promise<string> {
+export async function startCrypto(client: MatrixClient, store: CryptoStoreFile, log: Logger): Promise<string> {
   try {
-    await client.initRustCrypto({ useIndexedDB: false });
+    await client.initRustCrypto({ useIndexedDB: true, cryptoDatabasePrefix: store.prefix });
+    await store.flush();
   } catch (error) {
     log.error("matrix.crypto_failed", { error });
     return `off (the crypto did not start: ${(error as Error).message})`;
