@@ -9,7 +9,7 @@ import { startFakeHomeserver, type FakeHomeserver, type FakeUser } from "../supp
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { picture } from "../support/media-files.ts";
 import { decryptAttachment, encryptAttachment } from "../../src/channels/matrix/attachments.ts";
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, getChild: () => silent };
@@ -60,15 +60,11 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
     return { bot, roomId, client };
   }
 
-  it("the owner's encrypted direct message is answered, encrypted, exactly once, and the homeserver never sees either text", async () => {
-    const { bot, roomId, client: owner } = await encryptedDm();
-
-    const question = "conformance-secret question: what is the colour of the sky?";
-    const answer = "Blue, and only you can read this: sapphire-7731.";
-    // What the owner's client shows: the bot's messages, each at its latest edit, decrypted.
+  /** What the owner's client shows: the bot's messages, each at its latest edit, decrypted. */
+  function shownTo(client: MatrixClient, bot: FakeUser): Map<string, string> {
     const shown = new Map<string, string>();
-    owner.on(RoomEvent.Timeline, (event: MatrixEvent) => {
-      void owner.decryptEventIfNeeded(event).then(() => {
+    client.on(RoomEvent.Timeline, (event: MatrixEvent) => {
+      void client.decryptEventIfNeeded(event).then(() => {
         if (event.getSender() !== bot.userId || event.getType() !== "m.room.message") return;
         const c = event.getContent();
         const rel = c["m.relates_to"] as { rel_type?: string; event_id?: string } | undefined;
@@ -76,6 +72,21 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
         else if (!shown.has(event.getId()!)) shown.set(event.getId()!, String(c.body));
       });
     });
+    return shown;
+  }
+
+  /** The device line of `hearth status`. */
+  async function deviceStatus(): Promise<string | undefined> {
+    const status = await daemon!.hearth(["status", "--json"]);
+    return (JSON.parse(status.stdout) as { channels: Array<{ id: string; detail?: string }> }).channels.find((c) => c.id === "matrix")?.detail;
+  }
+
+  it("the owner's encrypted direct message is answered, encrypted, exactly once, and the homeserver never sees either text", async () => {
+    const { bot, roomId, client: owner } = await encryptedDm();
+
+    const question = "conformance-secret question: what is the colour of the sky?";
+    const answer = "Blue, and only you can read this: sapphire-7731.";
+    const shown = shownTo(owner, bot);
     model.enqueue(text(answer));
     await owner.sendTextMessage(roomId, question);
     await waitFor("the answer, decrypted by the owner", () => [...shown.values()].includes(answer), 30_000);
@@ -96,9 +107,7 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
     expect(hs.requests.some((r) => r.userId === bot.userId && /\/send\/m\.room\.encrypted\//.test(r.path))).toBe(true);
 
     // `hearth status` says encryption is on, and whether the device is verified.
-    const status = await daemon!.hearth(["status", "--json"]);
-    const matrix = (JSON.parse(status.stdout) as { channels: Array<{ id: string; detail?: string }> }).channels.find((c) => c.id === "matrix");
-    expect(matrix?.detail).toMatch(/end-to-end encryption on · device DEVHEARTH, key (\S{4} ){10}\S{3} \(not cross-signed; verify it by its key\)/);
+    expect(await deviceStatus()).toMatch(/end-to-end encryption on · device DEVHEARTH, key (\S{4} ){10}\S{3} \(not cross-signed; verify it by its key\)/);
   }, 90_000);
 
   it("files go both ways encrypted: the owner's photo reaches the model, the bot's file is uploaded as ciphertext the owner decrypts", async () => {
@@ -132,4 +141,57 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
     for (const bytes of [photo, png]) expect(uploads.some((u) => u.raw.includes(Buffer.from(bytes)))).toBe(false);
     expect(uploads.map((u) => u.raw.byteLength).sort()).toEqual([photo.byteLength, png.byteLength].sort());
   }, 90_000);
+
+  /**
+   * The owner writes, the bot answers; `restart` ends the daemon (SIGTERM or SIGKILL) and starts
+   * it again on the same home; the owner writes again in the same encrypted chat (with the same
+   * room key: their client has no reason to make a new one) and is answered once, encrypted.
+   */
+  async function answeredAcross(restart: (d: Daemon) => Promise<unknown>): Promise<void> {
+    const { bot, roomId, client: owner } = await encryptedDm();
+    const shown = shownTo(owner, bot);
+    model.enqueue(text("First answer: cobalt-1102."));
+    await owner.sendTextMessage(roomId, "conformance-secret one");
+    await waitFor("the first answer, decrypted by the owner", () => [...shown.values()].includes("First answer: cobalt-1102."), 30_000);
+    await waitFor("the first message's outcome", () => inboxSettled(home!));
+    const device = await deviceStatus();
+    const storeFile = join(home!, "secrets.matrix-crypto.json");
+    expect(statSync(storeFile).mode & 0o777).toBe(0o600);
+
+    const env = daemon!.env;
+    await restart(daemon!);
+    const uploadsBefore = hs.requests.length;
+    daemon = await startDaemon(home!, { MATRIX_ACCESS_TOKEN: env.MATRIX_ACCESS_TOKEN!, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
+    // The same device with the same keys: nothing new uploaded for it, the same key shown.
+    expect(await deviceStatus()).toBe(device);
+
+    model.enqueue(text("Second answer: cobalt-2203."));
+    await owner.sendTextMessage(roomId, "conformance-secret two");
+    await waitFor("the second answer, decrypted by the owner", () => [...shown.values()].includes("Second answer: cobalt-2203."), 30_000);
+    await waitFor("the second message's outcome", () => inboxSettled(home!));
+
+    expect(model.requests).toHaveLength(2);
+    expect(JSON.stringify(model.requests[1]!.body)).toContain("conformance-secret two");
+    expect([...shown.values()]).toEqual(["First answer: cobalt-1102.", "Second answer: cobalt-2203."]);
+    expect(daemon!.log()).not.toContain("matrix.undecryptable");
+    const botMessages = hs.events(roomId).filter((e) => e.sender === bot.userId && e.type !== "m.room.member" && e.type !== "m.reaction");
+    expect(botMessages.length).toBeGreaterThanOrEqual(2);
+    expect(botMessages.every((e) => e.type === "m.room.encrypted")).toBe(true);
+    expect(hs.requests.slice(uploadsBefore).some((r) => r.userId === bot.userId && r.path.endsWith("/keys/upload") && r.body.includes("device_keys"))).toBe(false);
+    for (const r of hs.requests) {
+      expect(r.body).not.toContain("conformance-secret");
+      expect(r.body).not.toContain("cobalt-");
+    }
+  }
+
+  it("after a restart the bot is the same device with the same keys: the owner's next encrypted message is answered, encrypted, once", async () => {
+    await answeredAcross((d) => d.stop());
+  }, 120_000);
+
+  it("after a kill -9 right after an answer, the next start still answers the owner's encrypted message", async () => {
+    await answeredAcross(async (d) => {
+      d.proc.kill("SIGKILL");
+      await d.exited;
+    });
+  }, 120_000);
 });

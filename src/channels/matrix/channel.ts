@@ -350,7 +350,12 @@ class MatrixChannel implements Channel {
     const client = this.#client;
     if (!client) throw new Error("the Matrix channel is not running");
     return {
-      sendEvent: async (roomId, type, content, txnId) => (await this.#retry(() => client.sendEvent(roomId, type as never, content as never, txnId))).event_id,
+      sendEvent: async (roomId, type, content, txnId) => {
+        const id = (await this.#retry(() => client.sendEvent(roomId, type as never, content as never, txnId))).event_id;
+        // Sent only once the ratchet that encrypted it is on disk: a crash then never reuses it.
+        await this.#cryptoStore?.flush();
+        return id;
+      },
       redact: async (roomId, eventId, txnId) => void (await this.#retry(() => client.redactEvent(roomId, eventId, txnId))),
       typing: async (roomId) => void (await client.sendTyping(roomId, true, TYPING_INTERVAL_MS + 1000)),
     };

@@ -5,9 +5,11 @@
 //
 // - At start, before the crypto opens its store, the file's databases are put back.
 // - Every change the crypto makes (a read-write transaction completed) schedules a write within
-//   SAVE_DELAY_MS, and `flush()` writes at once: the sync store calls it before it keeps a sync
-//   position (sync-store.ts), so every room key the homeserver delivered is on disk before the
-//   position that would skip its delivery is. `close()` writes the last state at stop.
+//   SAVE_DELAY_MS, and `flush()` writes at once (when anything changed): the sync store calls it
+//   before it keeps a sync position (sync-store.ts), so every room key the homeserver delivered is
+//   on disk before the position that would skip its delivery is; the channel calls it after each
+//   event it sends, so a message counts as sent only once the session state that encrypted it
+//   (its ratchet index) is on disk. `close()` writes the last state at stop.
 // - The file is replaced atomically (mode 600). It holds the device's private keys: its name makes
 //   backups count it as a secret (backup/snapshot.ts SECRETS_FILE), like `.env`.
 //
@@ -95,6 +97,8 @@ export class CryptoStoreFile {
   #timer: NodeJS.Timeout | undefined;
   #saving: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Changed since the last write began (the first write always happens: opening made the databases). */
+  #dirty = true;
 
   private constructor(file: string, log: Logger) {
     this.prefix = `hearth-matrix-${process.pid}-${++serial}`;
@@ -117,6 +121,7 @@ export class CryptoStoreFile {
 
   /** A read-write transaction of this store completed: written within SAVE_DELAY_MS. */
   changed(): void {
+    this.#dirty = true;
     if (this.#closed || this.#timer) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
@@ -144,12 +149,14 @@ export class CryptoStoreFile {
   }
 
   async #save(): Promise<void> {
-    if (this.#closed) return;
+    if (this.#closed || !this.#dirty) return;
+    this.#dirty = false;
     try {
       const databases: SavedDatabase[] = [];
       for (const name of await databaseNames(this.prefix)) databases.push(await exportDatabase(name, name.slice(this.prefix.length + 2)));
       writeFileAtomic(this.#file, JSON.stringify({ format: FORMAT, databases }), 0o600);
     } catch (error) {
+      this.#dirty = true;
       this.#log.warn("matrix.crypto_store_not_saved", { file: this.#file, error });
     }
   }
