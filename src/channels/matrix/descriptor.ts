@@ -19,7 +19,7 @@ const schema = strict({
   /** The bot's user id; asked of the homeserver (whoami) when absent. */
   userId: z.string().regex(/^@[^:\s]+:[^\s]+$/, "a Matrix user id such as @hearth:example.org").nullable().default(null),
   accessToken: secret(toVariable("MATRIX_ACCESS_TOKEN")).optional(),
-  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its keys in memory for the run (crypto.ts). */
+  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its store kept in the home (crypto-store.ts). */
   encryption: z.boolean().default(true),
   ...accessShape(matrixIds, "rooms"),
 });
@@ -36,12 +36,12 @@ export const matrix: ChannelDescriptor<MatrixConfig, "matrix"> = {
 "userId": null,                      // the bot's user id, e.g. "@hearth:example.org" (null: asked of the homeserver)
 "accessToken": "<access token>",     // or set MATRIX_ACCESS_TOKEN
 "encryption": true,                  // answer in end-to-end encrypted rooms
-${accessTemplate("rooms", "!roomid:example.org", true)}`,
+${accessTemplate("rooms", "<room id, e.g. !roomid:example.org>", true)}`,
     rows: [
       { key: "channels.matrix.homeserverUrl", default: `\`${HOMESERVER}\``, meaning: "the bot account's homeserver" },
       { key: "channels.matrix.userId", default: "`null`", meaning: "the bot's user id (`@hearth:example.org`); asked of the homeserver when absent" },
       { key: "channels.matrix.accessToken", default: "—", meaning: "or `MATRIX_ACCESS_TOKEN`" },
-      { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms (the device's keys last for the daemon's run)" },
+      { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms (the device's keys are kept in the home, `secrets.matrix-crypto.json`)" },
       ...accessRows("matrix", "rooms", "rooms (ids, `!abc:example.org`)"),
     ],
   },
