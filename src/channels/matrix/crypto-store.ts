@@ -144,7 +144,7 @@ export class CryptoStoreFile {
     await this.flush();
     this.#closed = true;
     open.delete(this.prefix);
-    // Deleted once the crypto's own connections are closed (the request waits for them).
+    // Called after the client stopped, which closed the crypto and its connections: the deletion waits for those.
     for (const name of await databaseNames(this.prefix)) void request(fake.indexedDB.deleteDatabase(name)).catch(() => {});
   }
 
