@@ -150,18 +150,17 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
   async function answeredAcross(restart: (d: Daemon) => Promise<unknown>): Promise<void> {
     const { bot, roomId, client: owner } = await encryptedDm();
     const shown = shownTo(owner, bot);
+    const device = await deviceStatus();
+    expect(device).toMatch(/· 1 room · end-to-end encryption on · device DEVHEARTH, key /);
     model.enqueue(text("First answer: cobalt-1102."));
     await owner.sendTextMessage(roomId, "conformance-secret one");
     await waitFor("the first answer, decrypted by the owner", () => [...shown.values()].includes("First answer: cobalt-1102."), 30_000);
     await waitFor("the first message's outcome", () => inboxSettled(home!));
-    const device = await deviceStatus();
-    const storeFile = join(home!, "secrets.matrix-crypto.json");
-    expect(statSync(storeFile).mode & 0o777).toBe(0o600);
-
-    const env = daemon!.env;
+    // Ended at once: no time for a write that happens after a delay.
     await restart(daemon!);
+    expect(statSync(join(home!, "secrets.matrix-crypto.json")).mode & 0o777).toBe(0o600);
     const uploadsBefore = hs.requests.length;
-    daemon = await startDaemon(home!, { MATRIX_ACCESS_TOKEN: env.MATRIX_ACCESS_TOKEN!, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
+    daemon = await startDaemon(home!, { MATRIX_ACCESS_TOKEN: bot.accessToken, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
     // The same device with the same keys: nothing new uploaded for it, the same key shown.
     expect(await deviceStatus()).toBe(device);
 

@@ -109,6 +109,7 @@ export class CryptoStoreFile {
   /** The store of `file`, its databases put back into IndexedDB (none yet when there is no file). */
   static async open(file: string, log: Logger): Promise<CryptoStoreFile> {
     install();
+    if ((globalThis as Record<string, unknown>).indexedDB !== fake.indexedDB) throw new Error("the process has an IndexedDB of its own, which this store cannot copy to its file");
     const store = new CryptoStoreFile(file, log);
     if (existsSync(file)) {
       const saved = JSON.parse(readFileSync(file, "utf8")) as { format?: number; databases?: SavedDatabase[] };
