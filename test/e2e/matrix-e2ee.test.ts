@@ -4,6 +4,7 @@
 // once, and nothing the homeserver recorded carries either text in the clear.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ClientEvent, createClient, RoomEvent, type MatrixClient, type MatrixEvent } from "matrix-js-sdk";
+import { VerificationPhase, VerifierEvent, type ShowSasCallbacks } from "matrix-js-sdk/lib/crypto-api/index.js";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeHomeserver, type FakeHomeserver, type FakeUser } from "../support/fake-homeserver.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
@@ -107,7 +108,7 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
     expect(hs.requests.some((r) => r.userId === bot.userId && /\/send\/m\.room\.encrypted\//.test(r.path))).toBe(true);
 
     // `hearth status` says encryption is on, and whether the device is verified.
-    expect(await deviceStatus()).toMatch(/end-to-end encryption on · device DEVHEARTH, key (\S{4} ){10}\S{3} \(not cross-signed; verify it by its key\)/);
+    expect(await deviceStatus()).toMatch(/end-to-end encryption on · device DEVHEARTH, key (\S{4} ){10}\S{3} \(not verified yet: verify it by emoji from your client, or compare its key\)/);
   }, 90_000);
 
   it("files go both ways encrypted: the owner's photo reaches the model, the bot's file is uploaded as ciphertext the owner decrypts", async () => {
@@ -192,5 +193,30 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
       d.proc.kill("SIGKILL");
       await d.exited;
     });
+  }, 120_000);
+
+  it("the owner verifies the bot's device by emoji: hearth status shows the emojis the owner's client shows, both sides end verified, and a restart keeps it", async () => {
+    const { bot, client: owner } = await encryptedDm();
+    const crypto = owner.getCrypto()!;
+    await crypto.getUserDeviceInfo([bot.userId], true);
+    const request = await crypto.requestDeviceVerification(bot.userId, "DEVHEARTH");
+    await waitFor("the bot to accept the request", () => request.phase === VerificationPhase.Ready);
+    const verifier = await request.startVerification("m.sas.v1");
+    const sas = new Promise<ShowSasCallbacks>((resolve) => verifier.on(VerifierEvent.ShowSas, resolve));
+    const verified = verifier.verify();
+    const shown = await sas;
+    const emojis = shown.sas.emoji!.map(([emoji, name]) => `${emoji} ${name}`).join(" · ");
+    expect(shown.sas.emoji).toHaveLength(7);
+    // The owner compares what their client shows with what Hearth shows, then presses "They match".
+    await waitFor("hearth status to show the same emojis", async () => (await deviceStatus())?.includes(`verifying with ${owner.getUserId()} (device ${owner.getDeviceId()}): compare ${emojis} with your client's`) === true);
+    await shown.confirm();
+    await verified;
+    expect((await crypto.getDeviceVerificationStatus(bot.userId, "DEVHEARTH"))?.isVerified()).toBe(true);
+    const trusted = new RegExp(`device DEVHEARTH, key [^(]+\\(verified by emoji with ${owner.getUserId()} \\(device ${owner.getDeviceId()}\\)\\)$`);
+    await waitFor("hearth status to say the device is verified", async () => trusted.test((await deviceStatus()) ?? ""));
+
+    await daemon!.stop();
+    daemon = await startDaemon(home!, { MATRIX_ACCESS_TOKEN: bot.accessToken, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
+    expect(await deviceStatus()).toMatch(trusted);
   }, 120_000);
 });

@@ -95,6 +95,8 @@ class MatrixChannel implements Channel {
       store,
       logger: quietLogger(this.#log),
       useAuthorizationHeader: true,
+      // The owner verifies the bot's device by emoji (verification.ts); a bot scans no QR codes.
+      verificationMethods: ["m.sas.v1"],
     });
     this.#client = client;
     this.#me = { userId: who.userId, deviceId: who.deviceId ?? "HEARTH", name: who.userId.slice(1).split(":")[0]! };
@@ -160,7 +162,10 @@ class MatrixChannel implements Channel {
       return `off (the crypto store ${CRYPTO_STORE_FILE} in the home could not be read: ${(error as Error).message}; move it away to start with new keys, then verify the bot again)`;
     }
     syncStore.beforeSave = () => this.#cryptoStore?.flush() ?? Promise.resolve();
-    return startCrypto(client, this.#cryptoStore, this.#log);
+    const changed = () => {
+      if (this.#client === client && this.#status.state === "running") this.#setStatus({ state: "running", detail: this.#describe(client) });
+    };
+    return startCrypto(client, this.#cryptoStore, this.#config.ownerIds, this.#log, changed);
   }
 
   #setStatus(next: ChannelStatus): void {
