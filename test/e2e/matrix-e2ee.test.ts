@@ -219,4 +219,25 @@ describe("Matrix end-to-end encryption (daemon e2e)", () => {
     daemon = await startDaemon(home!, { MATRIX_ACCESS_TOKEN: bot.accessToken, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.url });
     expect(await deviceStatus()).toMatch(trusted);
   }, 120_000);
+
+  it("a verification request from someone other than the owner is cancelled, and the bot's device stays unverified", async () => {
+    const { bot } = await encryptedDm();
+    const bob = await ownerClient(hs.addUser("bob", "Bob"));
+    try {
+      const crypto = bob.getCrypto()!;
+      // Bob shares an encrypted room with the bot, so his client tracks the bot's devices.
+      const { room_id: roomId } = await bob.createRoom({ is_direct: true, invite: [bot.userId], initial_state: [{ type: "m.room.encryption", state_key: "", content: { algorithm: "m.megolm.v1.aes-sha2" } }] } as never);
+      await waitFor("the bot to join Bob's chat", () => hs.membership(roomId, bot.userId) === "join");
+      let request: Awaited<ReturnType<typeof crypto.requestDeviceVerification>> | undefined;
+      await waitFor("Bob's client to know the bot's device", async () => {
+        request = await crypto.requestDeviceVerification(bot.userId, "DEVHEARTH").catch(() => undefined);
+        return request !== undefined;
+      });
+      await waitFor("the bot to cancel the request", () => request!.phase === VerificationPhase.Cancelled);
+      expect(request!.cancellingUserId).toBe(bot.userId);
+      expect(await deviceStatus()).toMatch(/\(not verified yet: verify it by emoji from your client, or compare its key\)$/);
+    } finally {
+      bob.stopClient();
+    }
+  }, 90_000);
 });
