@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/archive.ts";
 import { configSchema } from "../../src/config/schema.ts";
 import { ANY, secretFields } from "../../src/secret-fields.ts";
+import { CRYPTO_STORE_FILE } from "../../src/channels/matrix/crypto-store.ts";
 
 let dir: string;
 let home: string;
@@ -60,18 +61,21 @@ describe("a backup without secrets", () => {
     mkdirSync(join(home, "workspace"));
     writeFileSync(join(home, "workspace", "MEMORY.md"), "The cat is called Pixel.\n");
     writeFileSync(join(home, "workspace", "pasted.md"), "my key: sk-ant-from-the-env-file\n");
+    // The Matrix device's private keys (its crypto store), named as a secrets file.
+    writeFileSync(join(home, CRYPTO_STORE_FILE), `{"format":1,"databases":["matrix-device-private-key"]}`, { mode: 0o600 });
 
     const made = await createBackup({ home, out: join(dir, "b.tar.gz"), includeSecrets: false, backupDirs: [], hearth: "test" });
     expect(made.redacted.sort()).toEqual([...paths].sort());
     expect(made.left).toEqual([
       { path: ".env", reason: "secret" },
       { path: "config.json.bak", reason: "secret" },
+      { path: CRYPTO_STORE_FILE, reason: "secret" },
       { path: "ssh/id_ed25519", reason: "secret" },
       { path: "ssh/odd-key", reason: "secret" },
       { path: "workspace/pasted.md", reason: "secret" },
     ]);
     const archive = gunzipSync(readFileSync(made.file));
-    for (const v of [...values, "sk-ant-from-the-env-file", "BEGIN OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "opaque key material"]) expect(archive.includes(Buffer.from(v)), v).toBe(false);
+    for (const v of [...values, "sk-ant-from-the-env-file", "BEGIN OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "opaque key material", "matrix-device-private-key"]) expect(archive.includes(Buffer.from(v)), v).toBe(false);
     expect(archive.includes(Buffer.from("The cat is called Pixel."))).toBe(true);
   });
 

@@ -21,6 +21,7 @@ import { matrixTransport, type MatrixReplyTarget, type MatrixSender } from "./re
 import { FileSyncStore } from "./sync-store.ts";
 import { whoami } from "./setup.ts";
 import { cryptoSummary, quietLogger, startCrypto } from "./crypto.ts";
+import { CRYPTO_STORE_FILE, CryptoStoreFile } from "./crypto-store.ts";
 import { pickedChoice, QUESTION_FIELD, questionContent } from "./choices.ts";
 import { messageContent } from "./reply.ts";
 
@@ -58,6 +59,7 @@ class MatrixChannel implements Channel {
   /** Rooms known to be direct chats with the bot (m.direct, or a direct invite it accepted). */
   readonly #direct = new Set<string>();
   #encryption = "off";
+  #cryptoStore: CryptoStoreFile | null = null;
   #onChoice: ChoiceHandler | undefined;
   /** The bot's own reactions under each open question, taken off when it is settled. */
   readonly #reactions = new Map<string, string[]>();
@@ -93,10 +95,12 @@ class MatrixChannel implements Channel {
       store,
       logger: quietLogger(this.#log),
       useAuthorizationHeader: true,
+      // The owner verifies the bot's device by emoji (verification.ts); a bot scans no QR codes.
+      verificationMethods: ["m.sas.v1"],
     });
     this.#client = client;
     this.#me = { userId: who.userId, deviceId: who.deviceId ?? "HEARTH", name: who.userId.slice(1).split(":")[0]! };
-    if (this.#config.encryption) this.#encryption = await startCrypto(client, this.#log);
+    if (this.#config.encryption) this.#encryption = await this.#startCrypto(client, store);
     const resumes = store.resumes;
     let prepared = false;
     client.on(RoomEvent.Timeline, (event, room, toStart, _removed, data) => {
@@ -142,7 +146,26 @@ class MatrixChannel implements Channel {
     if (!client) return;
     client.removeAllListeners();
     client.stopClient();
+    const crypto = this.#cryptoStore;
+    this.#cryptoStore = null;
+    await crypto?.close();
     this.#setStatus({ state: "stopped" });
+  }
+
+  /** The crypto on the store kept in the home; off, with the reason, when that store cannot be read (new keys would orphan the device's). */
+  async #startCrypto(client: MatrixClient, syncStore: FileSyncStore): Promise<string> {
+    const file = path.join(this.#home, CRYPTO_STORE_FILE);
+    try {
+      this.#cryptoStore = await CryptoStoreFile.open(file, this.#log);
+    } catch (error) {
+      this.#log.error("matrix.crypto_store_unreadable", { file, error });
+      return `off (the crypto store ${CRYPTO_STORE_FILE} in the home could not be read: ${(error as Error).message}; move it away to start with new keys, then verify the bot again)`;
+    }
+    syncStore.beforeSave = () => this.#cryptoStore?.flush() ?? Promise.resolve();
+    const changed = () => {
+      if (this.#client === client && this.#status.state === "running") this.#setStatus({ state: "running", detail: this.#describe(client) });
+    };
+    return startCrypto(client, this.#cryptoStore, this.#config.ownerIds, this.#log, changed);
   }
 
   #setStatus(next: ChannelStatus): void {
@@ -332,7 +355,12 @@ class MatrixChannel implements Channel {
     const client = this.#client;
     if (!client) throw new Error("the Matrix channel is not running");
     return {
-      sendEvent: async (roomId, type, content, txnId) => (await this.#retry(() => client.sendEvent(roomId, type as never, content as never, txnId))).event_id,
+      sendEvent: async (roomId, type, content, txnId) => {
+        const id = (await this.#retry(() => client.sendEvent(roomId, type as never, content as never, txnId))).event_id;
+        // Sent only once the ratchet that encrypted it is on disk: a crash then never reuses it.
+        await this.#cryptoStore?.flush();
+        return id;
+      },
       redact: async (roomId, eventId, txnId) => void (await this.#retry(() => client.redactEvent(roomId, eventId, txnId))),
       typing: async (roomId) => void (await client.sendTyping(roomId, true, TYPING_INTERVAL_MS + 1000)),
     };

@@ -1,51 +1,70 @@
 // End-to-end encryption for the Matrix channel: matrix-js-sdk's Rust crypto (WebAssembly), its
 // state for `hearth status` (whether encryption runs, and whether the owner verified the bot's
-// device), and the SDK's log routed into Hearth's at debug level.
+// device by emoji, verification.ts), and the SDK's log routed into Hearth's at debug level.
 //
-// The crypto store: the Rust crypto keeps its store in IndexedDB, which Node does not have, so the
-// device's keys live in memory for the daemon's run. A restart makes new keys for the same device,
-// and what the owner's client still encrypts for the old ones cannot be read: encrypted rooms need
-// a new login (device) then.
+// The crypto store (the device's keys, its sessions, the room keys) is kept in the home between
+// runs (crypto-store.ts), so a restart is the same device with the same keys.
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
 import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
 import type { Logger } from "../../log.ts";
+import type { CryptoStoreFile } from "./crypto-store.ts";
+import { acceptOwnerVerification } from "./verification.ts";
 
 /** What `hearth status` says of the device's trust, refreshed when the crypto reports changes. */
 const trust = new WeakMap<MatrixClient, string>();
+/** A verification under way: its emojis, shown instead of the trust until it ends. */
+const verifying = new WeakMap<MatrixClient, string>();
 
-/** Starts the Rust crypto; "on" or why it is off (the channel then answers in unencrypted rooms only). */
-export async function startCrypto(client: MatrixClient, log: Logger): Promise<string> {
+/**
+ * Starts the Rust crypto on the store kept in the home; "on" or why it is off (the channel then
+ * answers in unencrypted rooms only). The owner's emoji verification is accepted (verification.ts);
+ * `changed` is called when what `cryptoSummary` says changes.
+ */
+export async function startCrypto(client: MatrixClient, store: CryptoStoreFile, ownerIds: readonly string[], log: Logger, changed: () => void): Promise<string> {
   try {
-    await client.initRustCrypto({ useIndexedDB: false });
+    await client.initRustCrypto({ useIndexedDB: true, cryptoDatabasePrefix: store.prefix });
+    await store.flush();
   } catch (error) {
     log.error("matrix.crypto_failed", { error });
     return `off (the crypto did not start: ${(error as Error).message})`;
   }
-  const refresh = () => void refreshTrust(client).catch(() => {});
+  const refresh = () => void refreshTrust(client, ownerIds).then(changed, () => {});
   client.on(CryptoEvent.DevicesUpdated, refresh);
   client.on(CryptoEvent.UserTrustStatusChanged, refresh);
   client.on(CryptoEvent.KeysChanged, refresh);
-  await refreshTrust(client).catch(() => {});
+  const show = (shown: string | undefined) => {
+    if (shown === undefined) verifying.delete(client);
+    else verifying.set(client, shown);
+    changed();
+  };
+  acceptOwnerVerification(client, ownerIds, log, show, refresh);
+  await refreshTrust(client, ownerIds).catch(() => {});
   return "on";
 }
 
-async function refreshTrust(client: MatrixClient): Promise<void> {
+async function refreshTrust(client: MatrixClient, ownerIds: readonly string[]): Promise<void> {
   const crypto = client.getCrypto();
   const deviceId = client.getDeviceId();
   if (!crypto || !deviceId) return;
-  // The bot has no cross-signing identity of its own yet, so the crypto's "verified" (its own
-  // device, trusted locally) says nothing to the owner; the key is what they compare in their
-  // client (Element: the bot's session → Verify manually).
   const keys = await crypto.getOwnDeviceKeys();
   const key = keys.ed25519.replace(/(.{4})/g, "$1 ").trim();
-  trust.set(client, `device ${deviceId}, key ${key} (not cross-signed; verify it by its key)`);
+  // The bot has no cross-signing identity of its own: what it can say is whether an emoji
+  // verification with one of the owner's devices completed (the bot then trusts that device, as
+  // its store remembers; the owner's client trusts the bot's).
+  const verifiedWith: string[] = [];
+  const devices = await crypto.getUserDeviceInfo([...ownerIds]);
+  for (const [userId, byId] of devices) {
+    for (const id of byId.keys()) if ((await crypto.getDeviceVerificationStatus(userId, id))?.localVerified) verifiedWith.push(`${userId} (device ${id})`);
+  }
+  const state = verifiedWith.length ? `verified by emoji with ${verifiedWith.join(", ")}` : "not verified yet: verify it by emoji from your client, or compare its key";
+  trust.set(client, `device ${deviceId}, key ${key} (${state})`);
 }
 
 /** One part of the status line: "end-to-end encryption on · device ABC (…) not verified yet". */
 export function cryptoSummary(client: MatrixClient, encryption: string): string {
   if (encryption !== "on") return `end-to-end encryption ${encryption}`;
-  return `end-to-end encryption on · ${trust.get(client) ?? `device ${client.getDeviceId()}`}`;
+  return `end-to-end encryption on · ${verifying.get(client) ?? trust.get(client) ?? `device ${client.getDeviceId()}`}`;
 }
 
 /**

@@ -19,7 +19,7 @@ const schema = strict({
   /** The bot's user id; asked of the homeserver (whoami) when absent. */
   userId: z.string().regex(/^@[^:\s]+:[^\s]+$/, "a Matrix user id such as @hearth:example.org").nullable().default(null),
   accessToken: secret(toVariable("MATRIX_ACCESS_TOKEN")).optional(),
-  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its keys in memory for the run (crypto.ts). */
+  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its store kept in the home (crypto-store.ts). */
   encryption: z.boolean().default(true),
   ...accessShape(matrixIds, "rooms"),
 });
@@ -41,11 +41,11 @@ ${accessTemplate("rooms", "<room id, e.g. !abcdef:example.org>", true)}`,
       { key: "channels.matrix.homeserverUrl", default: `\`${HOMESERVER}\``, meaning: "the bot account's homeserver" },
       { key: "channels.matrix.userId", default: "`null`", meaning: "the bot's user id (`@hearth:example.org`); asked of the homeserver when absent" },
       { key: "channels.matrix.accessToken", default: "—", meaning: "or `MATRIX_ACCESS_TOKEN`" },
-      { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms (the device's keys last for the daemon's run)" },
+      { key: "channels.matrix.encryption", default: "`true`", meaning: "answer in end-to-end encrypted rooms (the device's keys are kept in the home, `secrets.matrix-crypto.json`)" },
       ...accessRows("matrix", "rooms", "rooms (ids, `!abc:example.org`)"),
     ],
   },
-  packages: ["matrix-js-sdk@43.0.0", "@matrix-org/matrix-sdk-crypto-wasm@18.9.0"],
+  packages: ["matrix-js-sdk@43.0.0", "@matrix-org/matrix-sdk-crypto-wasm@18.9.0", "fake-indexeddb@6.2.8"],
   credentials: [{ variable: "MATRIX_ACCESS_TOKEN", key: "accessToken", source: "the bot account's access token (Element: Settings → Help & About)", shapeProblem: matrixTokenProblem }],
   access: (c) => accessOf(c, "rooms"),
   groupsKey: "rooms",

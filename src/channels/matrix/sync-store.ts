@@ -18,6 +18,8 @@ export class FileSyncStore extends MemoryStore {
   readonly #accumulator = new SyncAccumulator();
   readonly #saved: boolean;
   #pending: Promise<unknown>[] = [];
+  /** Runs before a position is written: the crypto store's flush, so no room key is newer on disk than its delivery. */
+  beforeSave: (() => Promise<void>) | undefined;
 
   constructor(file: string, log: Logger) {
     super();
@@ -52,6 +54,7 @@ export class FileSyncStore extends MemoryStore {
     const pending = this.#pending;
     this.#pending = [];
     await Promise.allSettled(pending);
+    await this.beforeSave?.();
     try {
       mkdirSync(path.dirname(this.#file), { recursive: true, mode: 0o700 });
       writeFileAtomic(this.#file, JSON.stringify(this.#accumulator.getJSON(true)));
