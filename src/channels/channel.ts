@@ -3,6 +3,7 @@
 
 export type { ChannelId } from "./registry.ts";
 import type { ChannelId } from "./registry.ts";
+import type { Logger } from "../log.ts";
 
 export interface InboundMessage {
   /** Unique per channel; with `channel` it is the dedupe key. */
@@ -281,6 +282,28 @@ export interface Channel {
   /** Optional, with askChoices: where presses go; set before `start`. */
   onChoice?(handler: ChoiceHandler): void;
   status(): ChannelStatus;
+}
+
+/**
+ * Logs a channel's move to another state as `<platform>.state`: a reconnect as a warning, a
+ * failure as an error, the rest as information. Nothing when the state is the same.
+ */
+export function logStateChange(log: Logger, platform: string, prev: ChannelStatus, next: ChannelStatus): void {
+  if (prev.state === next.state) return;
+  const event = `${platform}.state`;
+  switch (next.state) {
+    case "starting":
+    case "stopped":
+      return log.info(event, { state: next.state });
+    case "running":
+      return log.info(event, { state: next.state, ...(next.detail ? { detail: next.detail } : {}) });
+    case "reconnecting":
+      return log.warn(event, { state: next.state, detail: next.detail });
+    case "failed":
+      return log.error(event, { state: next.state, reason: next.reason });
+    default:
+      next satisfies never;
+  }
 }
 
 /** True when a `start` failure is temporary (see Channel.start). */

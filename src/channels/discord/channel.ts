@@ -11,7 +11,7 @@ import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Route
 import type { Logger } from "../../log.ts";
 import { fetchBounded } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, OutboundFile, DeliveryTarget, InboundMessage, MenuCommand, PlatformCommand, ReplyJournal, ReplySink } from "../channel.ts";
-import { isDeliveryTarget } from "../channel.ts";
+import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { attachmentKind, factsOf, normalizeMessage, type DiscordInboundRules, type DiscordReplyRef } from "./inbound.ts";
 import { discordTransport, type DiscordReplyTarget, type DiscordRest } from "./reply.ts";
 import { handleSlashCommand, registerSlashCommands } from "./slash-commands.ts";
@@ -210,24 +210,7 @@ class DiscordChannel implements Channel {
   #setStatus(next: ChannelStatus): void {
     const prev = this.#status;
     this.#status = next;
-    if (prev.state === next.state) return;
-    switch (next.state) {
-      case "starting":
-      case "stopped":
-        this.#log.info("discord.state", { state: next.state });
-        return;
-      case "running":
-        this.#log.info("discord.state", { state: next.state, detail: next.detail });
-        return;
-      case "reconnecting":
-        this.#log.warn("discord.state", { state: next.state, detail: next.detail });
-        return;
-      case "failed":
-        this.#log.error("discord.state", { state: next.state, reason: next.reason });
-        return;
-      default:
-        next satisfies never;
-    }
+    logStateChange(this.#log, "discord", prev, next);
   }
 
   #failStart(error: DiscordConnectError): DiscordConnectError {

@@ -14,7 +14,7 @@
 // choices.ts. A press is no inbox message: it goes to the handler directly.
 import type { Logger } from "../../log.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta } from "../channel.ts";
-import { isDeliveryTarget } from "../channel.ts";
+import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { PREVIEW_PLACEHOLDER, StreamingReply } from "../streaming-reply.ts";
 import { OpenQuestions, questionText } from "./choices.ts";
@@ -146,24 +146,7 @@ class SignalChannel implements Channel {
   #setStatus(next: ChannelStatus): void {
     const prev = this.#status;
     this.#status = next;
-    if (prev.state === next.state) return;
-    switch (next.state) {
-      case "starting":
-      case "stopped":
-        this.#log.info("signal.state", { state: next.state });
-        return;
-      case "running":
-        this.#log.info("signal.state", { state: next.state, detail: next.detail });
-        return;
-      case "reconnecting":
-        this.#log.warn("signal.state", { state: next.state, detail: next.detail });
-        return;
-      case "failed":
-        this.#log.error("signal.state", { state: next.state, reason: next.reason });
-        return;
-      default:
-        next satisfies never;
-    }
+    logStateChange(this.#log, "signal", prev, next);
   }
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────

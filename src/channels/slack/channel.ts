@@ -12,7 +12,7 @@
 import type { Logger } from "../../log.ts";
 import { fetchBounded } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channel.ts";
-import { isDeliveryTarget } from "../channel.ts";
+import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { PREVIEW_PLACEHOLDER, StreamingReply, type StreamingReplyOptions } from "../streaming-reply.ts";
 import { handlePress, sendQuestion, settleQuestion, type BlockActionsBody } from "./choices.ts";
 import { connectSlack, disconnectSlack, prepareSlackApp, SlackConnectError, type SlackConnection } from "./connection.ts";
@@ -126,22 +126,7 @@ class SlackChannel implements Channel {
   #setStatus(next: ChannelStatus): void {
     const prev = this.#status;
     this.#status = next;
-    if (prev.state === next.state) return;
-    switch (next.state) {
-      case "starting":
-      case "stopped":
-      case "running":
-        this.#log.info("slack.state", { state: next.state });
-        return;
-      case "reconnecting":
-        this.#log.warn("slack.state", { state: next.state, detail: next.detail });
-        return;
-      case "failed":
-        this.#log.error("slack.state", { state: next.state, reason: next.reason });
-        return;
-      default:
-        next satisfies never;
-    }
+    logStateChange(this.#log, "slack", prev, next);
   }
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────

@@ -6,7 +6,7 @@
 // both come from the channel-neutral fallbacks.
 import type { Logger } from "../../log.ts";
 import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
-import { isDeliveryTarget } from "../channel.ts";
+import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { chatIdOf, digitsOf, jidOf, normalizeWhatsApp, type WhatsAppMessageRef } from "./inbound.ts";
 import type { WhatsAppAuthStore, WhatsAppConnector, WhatsAppEvent, WhatsAppMessage, WhatsAppSocket } from "./socket.ts";
@@ -182,24 +182,7 @@ class WhatsAppChannel implements Channel {
   #setStatus(next: ChannelStatus): void {
     const prev = this.#status;
     this.#status = next;
-    if (prev.state === next.state) return;
-    switch (next.state) {
-      case "starting":
-      case "stopped":
-        this.#d.log.info("whatsapp.state", { state: next.state });
-        return;
-      case "running":
-        this.#d.log.info("whatsapp.state", { state: next.state, detail: next.detail });
-        return;
-      case "reconnecting":
-        this.#d.log.warn("whatsapp.state", { state: next.state, detail: next.detail });
-        return;
-      case "failed":
-        this.#d.log.error("whatsapp.state", { state: next.state, reason: next.reason });
-        return;
-      default:
-        next satisfies never;
-    }
+    logStateChange(this.#d.log, "whatsapp", prev, next);
   }
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
