@@ -117,6 +117,10 @@ describe("Signal (daemon e2e)", () => {
       signal.receive({ from: OWNER, text: "answer me across a crash" });
       await model.waitForRequests(requests + 1);
       await waitFor("a preview of the answer", () => texts(OWNER.number).length > before);
+      // Killed once the reply's journal has the preview (before that, signal-cli has sent it but
+      // Hearth has not heard its timestamp yet, and a restart could only leave it as it is).
+      const preview = signal.messages(OWNER.number)[before]!.timestamp;
+      await waitFor("the preview in the reply's journal", () => existsSync(join(home, "outbox.jsonl")) && readFileSync(join(home, "outbox.jsonl"), "utf8").includes(`"${preview}"`));
       daemon.proc.kill("SIGKILL");
       await daemon.exited;
       // The preview (edited in place, never a second message) shows part of it at most.
