@@ -3,6 +3,7 @@
 // or text (a text-like file; a PDF past the limits, extracted). Everything else is refused with
 // one sentence for the sender. Runs once, when the message is accepted, so the request builder
 // only ever reads files that are known to be good.
+import { loadSharp } from "./sharp.ts";
 
 /** The Messages API's image limits: 5 MB per image; past 1568 px on the long edge it scales anyway. */
 export const IMAGE_MAX_BYTES = 5 * 1024 * 1024;
@@ -50,7 +51,7 @@ export async function imageForModel(bytes: Uint8Array, name: string): Promise<{ 
 }
 
 async function prepareImage(bytes: Uint8Array, name: string): Promise<Prepared> {
-  const { default: sharp } = await import("sharp");
+  const sharp = await loadSharp();
   let meta: { format?: string | undefined; width?: number | undefined; height?: number | undefined };
   try {
     meta = await sharp(bytes).metadata();
