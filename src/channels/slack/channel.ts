@@ -83,8 +83,12 @@ class SlackChannel implements Channel {
     }
     this.#conn = conn;
     const { app, receiver } = conn;
+    // Bolt runs the listeners of several envelopes at once; a chat's messages must still reach the
+    // gateway in the order they were written (a remark, then the mention that asks about it), so
+    // each chat's are handled one after another.
     app.event("message", async ({ event }) => {
-      await this.#receive(conn, event as unknown as SlackMessageEvent, onMessage);
+      const e = event as unknown as SlackMessageEvent;
+      await this.#inOrder(e.channel, () => this.#receive(conn, e, onMessage));
     });
     app.action(/^q:/, async ({ ack, body }) => {
       await ack();
@@ -130,6 +134,19 @@ class SlackChannel implements Channel {
   }
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
+
+  /** The tail of each chat's messages being handled; a chat's next waits for it. */
+  readonly #chains = new Map<string, Promise<void>>();
+
+  #inOrder(chat: string, handle: () => Promise<void>): Promise<void> {
+    const next = (this.#chains.get(chat) ?? Promise.resolve()).catch(() => {}).then(handle);
+    this.#chains.set(chat, next);
+    const forget = () => {
+      if (this.#chains.get(chat) === next) this.#chains.delete(chat);
+    };
+    next.then(forget, forget);
+    return next;
+  }
 
   /** Resolves once `onMessage` has the message: only then is the envelope acked (connection.ts). */
   async #receive(conn: SlackConnection, event: SlackMessageEvent, onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void> {
