@@ -24,13 +24,23 @@ export function approvePairing(ctx: PairingApprovalDeps, code: string): Approved
   return approved;
 }
 
-async function tellApproved(ctx: PairingApprovalDeps, a: ApprovedSender): Promise<void> {
+/** Waits between the attempts to tell an approved person (a platform's passing refusal, a reconnect). */
+export const WELCOME_RETRY_MS = [1_000, 5_000];
+
+/** Resolves once the person was told, or every attempt failed (logged). Never rejects. */
+export async function tellApproved(ctx: PairingApprovalDeps, a: ApprovedSender, retryMs: readonly number[] = WELCOME_RETRY_MS): Promise<void> {
   // A Telegram private chat's id is the user's; a Discord DM channel is not, and an older code did not record it.
   const chatId = a.chatId ?? (channelDescriptor(a.channel)?.chats?.kind(a.userId) === "person" ? a.userId : undefined);
   if (!chatId || a.channel === "cli") return;
-  try {
-    await ctx.channels.send({ channel: a.channel, chatId }, APPROVED_TEXT, { from: "Hearth", keep: false });
-  } catch (err) {
-    ctx.log.warn("pairing.welcome_failed", { channel: a.channel, user: a.userId, error: err });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ctx.channels.send({ channel: a.channel, chatId }, APPROVED_TEXT, { from: "Hearth", keep: false });
+      return;
+    } catch (err) {
+      const wait = retryMs[attempt];
+      ctx.log.warn("pairing.welcome_failed", { channel: a.channel, user: a.userId, error: err, ...(wait !== undefined ? { retryInMs: wait } : {}) });
+      if (wait === undefined) return;
+      await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    }
   }
 }
