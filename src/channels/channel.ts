@@ -196,6 +196,12 @@ export interface SendMeta {
    * a platform that quotes (Signal, WhatsApp) quotes it; others ignore it.
    */
   answering?: InboundMessage;
+  /**
+   * Stable for this message across restarts (FinalReply: the reply's journal key and the part's
+   * index). A platform that lets the sender choose a message's id (WhatsApp) derives it from this,
+   * so a part sent again after a crash is the same message to the recipient, not a second one.
+   */
+  messageKey?: string;
 }
 
 /** How a proactive message went: shown in the chat, or kept until a client of the chat connects. */

@@ -194,7 +194,8 @@ class FinalReply implements ReplySink {
     for (const [i, part] of parts.entries()) {
       // Sent before a restart: the journal has it, and it is not sent twice.
       if (this.#journal?.messageIds[i] !== undefined) continue;
-      await this.#channel.send(this.#to, part, { from: "Hearth", keep: false, ...(i === 0 && this.#answering ? { answering: this.#answering } : {}) });
+      const key = this.#journal ? { messageKey: `${this.#journal.key}:${i}` } : {};
+      await this.#channel.send(this.#to, part, { from: "Hearth", keep: false, ...key, ...(i === 0 && this.#answering ? { answering: this.#answering } : {}) });
       this.#journal?.messageCreated(i, `${this.#journal.key}:${i}`);
     }
   }

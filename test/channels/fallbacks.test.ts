@@ -138,6 +138,24 @@ it("no edits: the chat shows typing while the whole answer is written, and no mo
   }
 });
 
+describe("a part sent but not yet journaled when the daemon died", () => {
+  it("is sent again with the same message key, which a platform that lets the sender pick ids turns into the same message", async () => {
+    const keys: Array<string | undefined> = [];
+    const p = plainPlatform();
+    const channel: Channel = { ...p.channel, send: async (_to, _text, meta) => void keys.push(meta?.messageKey) };
+    const ch = withFallbacks(channel, PLAIN);
+    const journal: ReplyJournal = { key: "r7", messageIds: [], messageCreated: () => {} };
+    await ch.openReply(to, journal).finish("short answer");
+    // The restart finds nothing journaled (the crash came between the send and the record).
+    await ch.openReply(to, journal).finish("short answer");
+    expect(keys).toEqual(["r7:0", "r7:0"]);
+    const { messageIdOf } = await import("../../src/channels/whatsapp/channel.ts");
+    expect(messageIdOf("r7:0:0")).toBe(messageIdOf("r7:0:0"));
+    expect(messageIdOf("r7:0:0")).toMatch(/^3EB0[0-9A-F]{18}$/);
+    expect(messageIdOf("r7:0:0")).not.toBe(messageIdOf("r7:1:0"));
+  });
+});
+
 it("a platform with buttons and edits is used as it is", () => {
   const p = plainPlatform();
   const rich: Channel = { ...p.channel, askChoices: async () => "1" };

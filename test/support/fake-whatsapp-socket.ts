@@ -74,9 +74,9 @@ export const connect: WhatsAppConnector = async ({ store, on, pairingNumber }) =
     ended = true;
   })();
   return {
-    async send(jid, what, quote) {
+    async send(jid, what, quote, id) {
       const body = what.kind === "text" ? what : { ...what, data: Buffer.from(what.data).toString("base64") };
-      return String((await post("/send", { jid, what: body, quote: quote ?? null })).id);
+      return String((await post("/send", { jid, what: body, quote: quote ?? null, ...(id ? { id } : {}) })).id);
     },
     async presence(jid, state) {
       await post("/presence", { jid, state });

@@ -115,7 +115,10 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
       if (!stream) return void res.writeHead(503).end();
       const hold = holds.findIndex((h) => h.when(body));
       if (hold >= 0) return void holds.splice(hold, 1)[0]!.arrived();
-      const id = `BOT${++ids}`;
+      // A message sent again with the id it had is the same message to the recipient (their
+      // client keeps one message per id), as WhatsApp does.
+      if (body.id && sent.some((m) => m.jid === body.jid && m.id === body.id)) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: body.id }));
+      const id = body.id ?? `BOT${++ids}`;
       const w = body.what;
       sent.push({
         id,

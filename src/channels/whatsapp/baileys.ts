@@ -88,9 +88,9 @@ export const connectBaileys: WhatsAppConnector = async ({ store, on, pairingNumb
   });
 
   return {
-    async send(jid, what, quote) {
-      const options = quote ? { quoted: { key: { remoteJid: jid, id: quote.id, fromMe: quote.fromMe, ...(jid.endsWith("@g.us") ? { participant: `${quote.sender}@s.whatsapp.net` } : {}) }, message: { conversation: "" } } } : undefined;
-      const sent = await sock.sendMessage(jid, content(what), options);
+    async send(jid, what, quote, id) {
+      const quoted = quote ? { quoted: { key: { remoteJid: jid, id: quote.id, fromMe: quote.fromMe, ...(jid.endsWith("@g.us") ? { participant: `${quote.sender}@s.whatsapp.net` } : {}) }, message: { conversation: "" } } } : {};
+      const sent = await sock.sendMessage(jid, content(what), { ...quoted, ...(id ? { messageId: id } : {}) });
       return sent?.key.id ?? "";
     },
     async presence(jid, state) {

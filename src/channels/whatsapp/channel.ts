@@ -4,6 +4,7 @@
 // logged-out device once and for good — turns messages into InboundMessages (inbound.ts) and
 // sends. Replies are sent whole (WhatsApp's edits are limited) and choices are numbered replies:
 // both come from the channel-neutral fallbacks.
+import { createHash } from "node:crypto";
 import type { Logger } from "../../log.ts";
 import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";
@@ -216,8 +217,9 @@ class WhatsAppChannel implements Channel {
   async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<void> {
     const mark = this.#selfChat(to.chatId) ? SELF_CHAT_MARK : "";
     let quote = meta?.answering ? quoteOf(meta.answering) : undefined;
-    for (const part of splitMessage(text.trim() || "(no answer)", MAX_MESSAGE - mark.length)) {
-      this.#remember(await this.#live().send(jidOf(to.chatId), { kind: "text", text: `${mark}${part}` }, quote));
+    for (const [i, part] of splitMessage(text.trim() || "(no answer)", MAX_MESSAGE - mark.length).entries()) {
+      const id = meta?.messageKey ? messageIdOf(`${meta.messageKey}:${i}`) : undefined;
+      this.#remember(await this.#live().send(jidOf(to.chatId), { kind: "text", text: `${mark}${part}` }, quote, id));
       quote = undefined;
     }
   }
@@ -263,4 +265,9 @@ function quoteOf(m: InboundMessage): { id: string; sender: string; fromMe: boole
 function defaultName(mime: string, voice: boolean): string {
   const ext = mime.split("/")[1]?.split(/[;+]/)[0] || "bin";
   return `${voice ? "voice-note" : mime.startsWith("image/") ? "photo" : "attachment"}.${ext === "ogg" || voice ? "ogg" : ext}`;
+}
+
+/** A WhatsApp message id from a stable key: the form WhatsApp's own clients use (3EB0 and hex), the same for the same key. */
+export function messageIdOf(key: string): string {
+  return `3EB0${createHash("sha256").update(key).digest("hex").slice(0, 18).toUpperCase()}`;
 }

@@ -62,8 +62,12 @@ export type WhatsAppOutgoing =
 
 /** A connection, open or opening. */
 export interface WhatsAppSocket {
-  /** Sends to `jid`, quoting `quote` (a message of the chat) when given; resolves with the new message's id. */
-  send(jid: string, what: WhatsAppOutgoing, quote?: { id: string; sender: string; fromMe: boolean }): Promise<string>;
+  /**
+   * Sends to `jid`, quoting `quote` (a message of the chat) when given; resolves with the new
+   * message's id. `id`: the id to give it (chosen by Hearth from a stable key): a message sent
+   * twice with one id is one message to the recipient.
+   */
+  send(jid: string, what: WhatsAppOutgoing, quote?: { id: string; sender: string; fromMe: boolean }, id?: string): Promise<string>;
   /** Shows "typing…" (`composing`) or stops it (`paused`) in a chat. */
   presence(jid: string, state: "composing" | "paused"): Promise<void>;
   /** Closes the connection; it reports no more events. Safe to call twice. */
