@@ -4,27 +4,14 @@
 // (`org.hearth.question`), so a reaction is understood after a restart too. Whose reaction counts
 // is the handler's to decide (only the owner's, for approvals); anyone else is told so in the room.
 import type { ChoiceQuestion } from "../channel.ts";
+import { choiceEmoji } from "../choice-emoji.ts";
 
 export const QUESTION_FIELD = "org.hearth.question";
 export const CHOICE_HINT = "React with your choice.";
 
-const KNOWN: Record<string, string> = { "Allow once": "✅", "Allow for 30 min": "⏳", Always: "♾️", Deny: "❌", Approve: "✅" };
-const DIGITS = ["1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣", "7️⃣", "8️⃣", "9️⃣", "🔟"];
-
-/** The emoji of each choice, in order: the known ones, else a keycap digit; unique within the question. */
-export function choiceEmoji(q: ChoiceQuestion): Array<{ id: string; label: string; emoji: string }> {
-  const used = new Set<string>();
-  return q.choices.map((c, i) => {
-    let emoji = KNOWN[c.label] ?? DIGITS[i] ?? `${i + 1}`;
-    if (used.has(emoji)) emoji = DIGITS[i] ?? `${i + 1}`;
-    used.add(emoji);
-    return { id: c.id, label: c.label, emoji };
-  });
-}
-
 /** The question's event content: its text, one line per choice, and the key and emoji for reactions. */
 export function questionContent(q: ChoiceQuestion): Record<string, unknown> {
-  const choices = choiceEmoji(q);
+  const choices = choiceEmoji(q.choices);
   const body = `${q.text}\n\n${choices.map((c) => `${c.emoji} ${c.label}`).join("\n")}\n\n${CHOICE_HINT}`;
   return { msgtype: "m.text", body, "m.mentions": {}, [QUESTION_FIELD]: { key: q.key, choices: Object.fromEntries(choices.map((c) => [c.emoji, c.id])) } };
 }

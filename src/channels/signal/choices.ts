@@ -5,11 +5,10 @@
 // here by the timestamp signal-cli gave the question. Whose answer counts is the handler's to
 // decide (only the owner's, for approvals).
 import type { ChoiceQuestion } from "../channel.ts";
+import { choiceEmoji } from "../choice-emoji.ts";
 
 export const CHOICE_HINT = "React with your choice, or reply with its number.";
 
-const KNOWN: Record<string, string> = { "Allow once": "✅", "Allow for 30 min": "⏳", Always: "♾️", Deny: "❌", Approve: "✅" };
-const DIGITS = ["1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣", "7️⃣", "8️⃣", "9️⃣", "🔟"];
 /** Questions kept open at once; the oldest is forgotten first. */
 const MAX_OPEN = 100;
 
@@ -20,20 +19,9 @@ export interface OpenQuestion {
   choices: Array<{ id: string; label: string; emoji: string }>;
 }
 
-/** The emoji of each choice, in order: the known ones, else a keycap digit; unique within the question. */
-export function choiceEmoji(q: ChoiceQuestion): OpenQuestion["choices"] {
-  const used = new Set<string>();
-  return q.choices.map((c, i) => {
-    let emoji = KNOWN[c.label] ?? DIGITS[i] ?? `${i + 1}`;
-    if (used.has(emoji)) emoji = DIGITS[i] ?? `${i + 1}`;
-    used.add(emoji);
-    return { id: c.id, label: c.label, emoji };
-  });
-}
-
 /** The question's text: one numbered line per choice with its emoji, then how to answer. */
 export function questionText(q: ChoiceQuestion): string {
-  const lines = choiceEmoji(q).map((c, i) => `${i + 1}. ${c.emoji} ${c.label}`);
+  const lines = choiceEmoji(q.choices).map((c, i) => `${i + 1}. ${c.emoji} ${c.label}`);
   return `${q.text}\n\n${lines.join("\n")}\n\n${CHOICE_HINT}`;
 }
 
@@ -44,7 +32,7 @@ export class OpenQuestions {
   readonly #byTimestamp = new Map<number, OpenQuestion>();
 
   add(timestamp: number, chatId: string, q: ChoiceQuestion): void {
-    this.#byTimestamp.set(timestamp, { key: q.key, chatId, choices: choiceEmoji(q) });
+    this.#byTimestamp.set(timestamp, { key: q.key, chatId, choices: choiceEmoji(q.choices) });
     for (const oldest of this.#byTimestamp.keys()) {
       if (this.#byTimestamp.size <= MAX_OPEN) break;
       this.#byTimestamp.delete(oldest);
