@@ -9,6 +9,7 @@
 // The Socket Mode client reconnects on its own after a dropped connection (a fresh
 // apps.connections.open each time); we follow its events to report starting → running ⇄
 // reconnecting. What Slack could not deliver meanwhile it delivers again on the new connection.
+import { withWorkingSign } from "../working-sign.ts";
 import type { Logger } from "../../log.ts";
 import { fetchBounded } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channel.ts";
@@ -211,26 +212,7 @@ class SlackChannel implements Channel {
         (error: unknown) => this.#log.debug("slack.reaction_failed", { on, error }),
       );
     };
-    const shown = react(true);
-    const clearAfter = async (deliver: Promise<void>): Promise<void> => {
-      try {
-        await deliver;
-      } finally {
-        await shown;
-        await react(false);
-      }
-    };
-    return {
-      ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-      textDelta: (t, notice) => sink.textDelta(t, notice),
-      textReset: (t) => sink.textReset(t),
-      toolStarted: (n, s) => sink.toolStarted(n, s),
-      toolFinished: (n, ok) => sink.toolFinished(n, ok),
-      ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
-      ...(sink.turnCapReached ? { turnCapReached: () => sink.turnCapReached!() } : {}),
-      finish: (text, outcome) => clearAfter(sink.finish(text, outcome)),
-      fail: (message) => clearAfter(sink.fail(message)),
-    };
+    return withWorkingSign(sink, react);
   }
 
   async send(to: DeliveryTarget, text: string): Promise<void> {

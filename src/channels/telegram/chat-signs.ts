@@ -1,5 +1,6 @@
 // What a Telegram chat shows of Hearth besides its messages: the command menus (setMyCommands)
 // and the 👀 reaction on a message while it is being answered (setMessageReaction).
+import { withWorkingSign } from "../working-sign.ts";
 import type { Api } from "grammy";
 import type { Logger } from "../../log.ts";
 import type { MenuCommand, ReplySink } from "../channel.ts";
@@ -49,23 +50,5 @@ export function withWorkingReaction(sink: ReplySink, api: Pick<Api, "setMessageR
       () => {},
       (err: unknown) => log.debug("telegram.reaction_failed", { on, chat: String(message.chatId), error: describeError(err, token) }),
     );
-  const shown = react(true);
-  const clearAfter = async (deliver: Promise<void>): Promise<void> => {
-    try {
-      await deliver;
-    } finally {
-      await shown;
-      await react(false);
-    }
-  };
-  return {
-    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-    textDelta: (t, notice) => sink.textDelta(t, notice),
-    textReset: (t) => sink.textReset(t),
-    toolStarted: (n, s) => sink.toolStarted(n, s),
-    toolFinished: (n, ok) => sink.toolFinished(n, ok),
-    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
-    finish: (text, outcome) => clearAfter(sink.finish(text, outcome)),
-    fail: (message) => clearAfter(sink.fail(message)),
-  };
+  return withWorkingSign(sink, react);
 }
