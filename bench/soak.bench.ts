@@ -309,6 +309,8 @@ export async function soakBench(): Promise<Figure[]> {
       await start();
       await tour();
       if (process.env.SOAK_HEAPSNAP && at === 4) setTimeout(() => daemon?.kill("SIGUSR2"), warmMs + 5000);
+      // SOAK_SMAPS=1: the daemon's memory map after warm-up and at the end, region by region (with SOAK_KEEP).
+      if (process.env.SOAK_SMAPS && at === 4) setTimeout(() => copySmaps(daemon!.pid!, join(base, "smaps-warm.txt")), warmMs);
     }
     await Promise.all(loops);
 
@@ -334,6 +336,7 @@ export async function soakBench(): Promise<Figure[]> {
       daemon!.kill("SIGUSR2");
       await sleep(15_000);
     }
+    if (process.env.SOAK_SMAPS) copySmaps(daemon!.pid!, join(base, "smaps-end.txt"));
     const endProc = sampleProcess(daemon!.pid!);
     const endChildren = (endProc?.children ?? []).map((pid) => commandOf(pid));
     const simDays = (simNow() - simStart) / 86_400_000;
@@ -403,7 +406,8 @@ export async function soakBench(): Promise<Figure[]> {
         `soak: disk ${JSON.stringify(Object.fromEntries(Object.entries(disk).map(([k, v]) => [k, `${round(v / 1024 / 1024, 2)} MB`])))}`,
         `soak: unanswered ${JSON.stringify(unanswered.slice(0, 20))}; twice ${JSON.stringify(twice.slice(0, 20))}`,
         `soak: slowest first request ${slowest ? `${round(slowest.ms, 0)} ms for q${slowest.s.n} (${slowest.s.kind}); what the same chat sent in the 5 s before: ${JSON.stringify(sent.filter((x) => x.chat === slowest.s.chat && x.at < slowest.s.at && x.at > slowest.s.at - 5000).map((x) => `q${x.n} ${x.kind}`))}` : "none"}`,
-        `soak: [life, day, RSS MB, fds, sockets] ${JSON.stringify(rows.filter((_, i) => i % 20 === 0).map((r) => [r.life, round((r.wall - epoch) / DAY_WALL, 2), round(r.proc.rssMb, 0), r.proc.fds, r.proc.sockets]))}`,
+        `soak: [life, day, RSS MB, anon MB, file MB, fds, sockets] ${JSON.stringify(rows.filter((_, i) => i % 20 === 0).map((r) => [r.life, round((r.wall - epoch) / DAY_WALL, 2), round(r.proc.rssMb, 0), round(r.proc.anonMb, 0), round(r.proc.fileMb, 0), r.proc.fds, r.proc.sockets]))}`,
+        `soak: RSS anon ${round(m(firstMinute, (p) => p.anonMb), 1)} → ${round(m(lastMinute, (p) => p.anonMb), 1)} MB, file-backed ${round(m(firstMinute, (p) => p.fileMb), 1)} → ${round(m(lastMinute, (p) => p.fileMb), 1)} MB`,
         `soak: [day, heap MB, external MB, array buffers MB, RSS MB, timers] ${JSON.stringify(probes.filter((_, i) => i % 20 === 0).map((p) => [round((p.wall - epoch) / DAY_WALL, 2), round(p.heapUsed / 1048576, 1), round(p.external / 1048576, 1), round(p.arrayBuffers / 1048576, 1), round(p.rss / 1048576, 0), p.resources.Timeout ?? 0]))}`,
         `soak: event-loop delay since warm-up p50 ${probes.at(-1)?.eldWarmP50 ?? "?"} ms, p99 ${eldP99} ms (the monitor's 10 ms resolution included)`,
         "",
@@ -445,6 +449,14 @@ export async function soakBench(): Promise<Figure[]> {
     await stt.close();
     if (!process.env.SOAK_KEEP) rmSync(base, { recursive: true, force: true });
     else process.stderr.write(`soak: kept ${base}\n`);
+  }
+}
+
+function copySmaps(pid: number, to: string): void {
+  try {
+    writeFileSync(to, readFileSync(`/proc/${pid}/smaps`, "utf8"));
+  } catch (err) {
+    process.stderr.write(`soak: smaps: ${String(err)}\n`);
   }
 }
 

@@ -35,6 +35,7 @@
 // (HEARTH_SOAK_WARM_MS wall ms after start), and the active handles by kind (timers, sockets,
 // child processes) as `process.getActiveResourcesInfo()` lists them.
 import { appendFileSync } from "node:fs";
+import { getHeapSpaceStatistics } from "node:v8";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 const RealDate = Date;
@@ -85,6 +86,9 @@ globalThis.setTimeout = scaled(realSetTimeout as unknown as TimerFn) as unknown 
 globalThis.setInterval = scaled(globalThis.setInterval as unknown as TimerFn) as unknown as typeof setInterval;
 
 const probeFile = process.env.HEARTH_SOAK_PROBE;
+// The daemon's own figures: a child it forks with the same preload (a scheduled backup) keeps
+// the clock but writes no probe lines, which would mix its small heap into the daemon's.
+delete process.env.HEARTH_SOAK_PROBE;
 if (probeFile) {
   const every = Number(process.env.HEARTH_SOAK_PROBE_MS ?? "1000");
   const warmAt = wallNow() + Number(process.env.HEARTH_SOAK_WARM_MS ?? "0");
@@ -110,6 +114,8 @@ if (probeFile) {
       external: mem.external,
       arrayBuffers: mem.arrayBuffers,
       rss: mem.rss,
+      // What V8 holds committed besides the live objects (code, new space, large objects), in MB.
+      spaces: Object.fromEntries(getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ""), Math.round(sp.space_size / 104857.6) / 10])),
       eldP99: ms(interval.percentile(99)),
       eldMax: ms(interval.max),
       eldWarmP50: sinceWarm.count > 0 ? ms(sinceWarm.percentile(50)) : null,

@@ -7,6 +7,9 @@ import { join } from "node:path";
 
 export interface ProcSample {
   rssMb: number;
+  /** RSS's parts: anonymous memory (heaps, malloc's arenas) and file-backed pages (code, mapped libraries). */
+  anonMb: number;
+  fileMb: number;
   fds: number;
   sockets: number;
   /** Direct children's pids. */
@@ -17,7 +20,8 @@ export interface ProcSample {
 export function sampleProcess(pid: number): ProcSample | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const rssMb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0") / 1024;
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? "0") / 1024;
+    const rssMb = kb("VmRSS");
     let fds = 0;
     let sockets = 0;
     for (const fd of readdirSync(`/proc/${pid}/fd`)) {
@@ -28,7 +32,7 @@ export function sampleProcess(pid: number): ProcSample | null {
         // closed between the listing and the look
       }
     }
-    return { rssMb, fds, sockets, children: childrenOf(pid) };
+    return { rssMb, anonMb: kb("RssAnon"), fileMb: kb("RssFile") + kb("RssShmem"), fds, sockets, children: childrenOf(pid) };
   } catch {
     return null;
   }
