@@ -3,10 +3,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { deflateSync } from "node:zlib";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.ts";
-import { GitStore } from "../../src/memory/history/git-store.ts";
+import { DEFLATES_AT_ONCE, GitStore } from "../../src/memory/history/git-store.ts";
 import { MemoryHistory } from "../../src/memory/history/history.ts";
 import { unifiedDiff } from "../../src/memory/history/line-diff.ts";
 import { waitFor } from "../support/daemon.ts";
@@ -236,6 +237,29 @@ describe("memory history of a 5,000-file workspace", () => {
     expect(firstDelay).toBeLessThan(5_000);
     expect(nextDelay).toBeLessThan(5_000);
   }, 120_000);
+});
+
+describe("the history's object writer", () => {
+  it("deflates at most DEFLATES_AT_ONCE objects at once however many are written together, and every one reads back", async () => {
+    // Each zlib stream holds ~270 KB of native memory while it runs: a commit of a hundred
+    // changed files deflated all at once raised the allocator's high-water mark for good.
+    let running = 0;
+    let most = 0;
+    const store = (await GitStore.open(join(root, "count.git"), {
+      create: true,
+      deflate: async (raw) => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setImmediate(r));
+        running--;
+        return deflateSync(raw);
+      },
+    }))!;
+    const bodies = Array.from({ length: 100 }, (_, i) => Buffer.from(`# chat ${i}\n${"note\n".repeat(i)}`));
+    const oids = await Promise.all(bodies.map((b) => store.writeBlob(b)));
+    expect(most).toBe(DEFLATES_AT_ONCE);
+    expect(DEFLATES_AT_ONCE).toBeLessThanOrEqual(2);
+    for (const [i, oid] of oids.entries()) expect((await store.readBlob(oid)).equals(bodies[i]!)).toBe(true);
+  });
 });
 
 describe("unifiedDiff", () => {
