@@ -30,8 +30,8 @@ module.exports = {
       cwd: __dirname,
       interpreter: path.join(__dirname, "node_modules", "node", "bin", "node"),
       node_args: (pkg.config.daemonNodeArgs || "").split(/\s+/).filter(Boolean),
-      // MALLOC_ARENA_MAX: as src/daemon-env.ts says (the same there; a test compares them).
-      env: { HEARTH_HOME: home, MALLOC_ARENA_MAX: "2" },
+      // package.json's config.daemonEnv: glibc's allocator settings (src/daemon-env.ts says why).
+      env: { HEARTH_HOME: home, ...Object.fromEntries((pkg.config.daemonEnv || "").split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) },
       // Hearth says "ready" once its channels are up; a slow platform is waited for 5 s at most.
       wait_ready: true,
       listen_timeout: 15_000,

@@ -12,16 +12,20 @@ const [major, minor] = process.versions.node.split(".").map(Number);
 const canStripTypes = major > 22 || (major === 22 && minor >= 18);
 const args = process.argv.slice(2);
 const script = fileURLToPath(import.meta.url);
-// The daemon's V8 flags (package.json config.daemonNodeArgs) belong to the process that runs it.
-const nodeArgs = args[0] === "start" ? daemonNodeArgs() : [];
+// The daemon's V8 flags and allocator settings (package.json config.daemonNodeArgs and
+// config.daemonEnv, src/daemon-env.ts) belong to the process that runs it.
+const nodeArgs = args[0] === "start" ? daemonConfig("daemonNodeArgs") : [];
+const envMissing = (args[0] === "start" ? daemonConfig("daemonEnv") : []).filter((kv) => process.env[kv.slice(0, kv.indexOf("="))] === undefined);
+const withDaemonEnv = () => ({ ...process.env, ...Object.fromEntries(envMissing.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) });
 
 if (canStripTypes) {
   const missing = nodeArgs.filter((a) => !process.execArgv.includes(a));
-  // Started without them (`npx hearth start`, `node bin/hearth.js start`): become, in place,
-  // the same command with them. Same pid, so whoever started it still holds the daemon. Not
-  // with an IPC channel (pm2), which would not survive: pm2 passes them itself.
-  if (missing.length > 0 && typeof process.execve === "function" && !process.channel) {
-    process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, script, ...args], process.env);
+  // Started without them (`npm start`, `npx hearth start`, `node bin/hearth.js start`): become,
+  // in place, the same command with them (glibc reads its settings only as a process starts).
+  // Same pid, so whoever started it still holds the daemon. Not with an IPC channel (pm2),
+  // which would not survive: pm2 passes them itself.
+  if ((missing.length > 0 || envMissing.length > 0) && typeof process.execve === "function" && !process.channel) {
+    process.execve(process.execPath, [process.execPath, ...missing, ...process.execArgv, script, ...args], withDaemonEnv());
   }
   // Cache compiled (and type-stripped) modules: a warm start skips the TypeScript stripper,
   // which halves start-up time and saves ~16 MB of memory. Before the first .ts import: one
@@ -54,7 +58,7 @@ function launchChild() {
   }
   const child = spawn(bundled, [...nodeArgs, script, ...args], {
     stdio: ["inherit", "inherit", "inherit", "ipc"],
-    env: { ...process.env, HEARTH_LAUNCHED_BY: String(process.pid) },
+    env: { ...withDaemonEnv(), HEARTH_LAUNCHED_BY: String(process.pid) },
   });
   let caught = false;
   const held = [];
@@ -88,9 +92,10 @@ function launchChild() {
   });
 }
 
-function daemonNodeArgs() {
+/** A space-separated list from package.json's config. */
+function daemonConfig(key) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-  return (pkg.config?.daemonNodeArgs ?? "").split(/\s+/).filter(Boolean);
+  return (pkg.config?.[key] ?? "").split(/\s+/).filter(Boolean);
 }
 
 function bundledNode() {

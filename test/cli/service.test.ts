@@ -29,6 +29,7 @@ Wants=network-online.target
 Type=exec
 Environment=HEARTH_HOME=/home/me/.hearth
 Environment=MALLOC_ARENA_MAX=2
+Environment=MALLOC_MMAP_THRESHOLD_=131072
 WorkingDirectory=/opt/hearth
 ExecStart=/opt/hearth/node_modules/.bin/node /opt/hearth/bin/hearth.js start
 # Started means answering on the control socket.

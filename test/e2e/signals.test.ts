@@ -8,6 +8,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DAEMON_ENV } from "../../src/daemon-env.ts";
 import { hearthBin, isolatedEnv, repoRoot } from "../support/cli-process.ts";
 import { waitFor } from "../support/daemon.ts";
 
@@ -39,7 +40,12 @@ function newHome(): string {
 }
 
 /** Nothing here talks to a model: a closed loopback port stands in for it. */
-const daemonEnv = (home: string) => isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "info", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" });
+/** Without the allocator's settings (src/daemon-env.ts): the launcher adds them. */
+const daemonEnv = (home: string) => {
+  const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "info", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" });
+  for (const k of Object.keys(DAEMON_ENV)) delete env[k];
+  return env;
+};
 
 /** A system Node older than 22.18 (so bin/hearth.js takes its launcher path), or null. */
 function olderNode(): string | null {
@@ -176,6 +182,8 @@ function alive(pid: number): boolean {
 }
 
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+/** The environment a process started with (what glibc read its allocator settings from). */
+const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
 const readyPid = (output: string) => Number(JSON.parse(output.split("\n").find((l) => l.includes('"gateway.ready"'))!).pid);
 
 describe("stop signals (e2e)", () => {
@@ -206,13 +214,14 @@ describe("stop signals (e2e)", () => {
     for (const r of results) expect(r.output.match(/"event":"gateway.stopping"/g)).toHaveLength(1);
   }, 240_000);
 
-  it("hearth start run directly (not through npm start) runs the daemon with package.json's node arguments", async () => {
+  it("hearth start run directly (not through npm start) runs the daemon with package.json's node arguments and environment", async () => {
     const home = newHome();
     const d = spawnDaemon(home);
     await waitFor("the daemon to be ready", () => d.output().includes("gateway.ready"), 30_000);
     const pid = readyPid(d.output());
     expect(pid).toBe(d.proc.pid);
     for (const arg of daemonNodeArgs()) expect(cmdline(pid)).toContain(arg);
+    for (const [k, v] of Object.entries(DAEMON_ENV)) expect(environ(pid)).toContain(`${k}=${v}`);
     d.proc.kill("SIGTERM");
     expect((await d.exited).code).toBe(0);
   }, 60_000);
@@ -226,8 +235,9 @@ describe("the launcher on an older system Node (e2e)", () => {
     await waitFor("the daemon to be ready", () => d.output().includes("gateway.ready"), 30_000);
     const daemonPid = readyPid(d.output());
     expect(daemonPid).not.toBe(d.proc.pid);
-    // The node arguments reach the process that runs the daemon.
+    // The node arguments and the allocator's settings reach the process that runs the daemon.
     for (const arg of daemonNodeArgs()) expect(cmdline(daemonPid)).toContain(arg);
+    for (const [k, v] of Object.entries(DAEMON_ENV)) expect(environ(daemonPid)).toContain(`${k}=${v}`);
     d.proc.kill("SIGKILL");
     const killedAt = Date.now();
     await waitFor("no process of that home", () => processesOf(home).length === 0 && !alive(daemonPid), 3_000);
