@@ -12,6 +12,7 @@ import { silentLogger } from "../src/log.ts";
 import { formatExchange } from "../src/memory/daily-log.ts";
 import { openMemory } from "../src/memory/memory.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
+import { DAEMON_ENV } from "../src/daemon-env.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
@@ -62,7 +63,7 @@ export async function perMessageMs(messages: number): Promise<number> {
   }
 }
 
-const env = (home: string, modelUrl: string, log = "warn") => ({ ...process.env, HEARTH_HOME: home, ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, HEARTH_LOG: log });
+const env = (home: string, modelUrl: string, log = "warn") => ({ ...process.env, ...DAEMON_ENV, HEARTH_HOME: home, ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, HEARTH_LOG: log });
 
 interface Started {
   ms: number;

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { percentile, round, type Figure } from "./harness.ts";
+import { DAEMON_ENV } from "../src/daemon-env.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
@@ -19,7 +20,7 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
-const env = (home: string, modelUrl: string) => ({ ...process.env, HEARTH_HOME: home, ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, HEARTH_LOG: "warn" });
+const env = (home: string, modelUrl: string) => ({ ...process.env, ...DAEMON_ENV, HEARTH_HOME: home, ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, HEARTH_LOG: "warn" });
 
 /** Starts the daemon as `npm start` does and resolves with the ms until it sent "ready", and the child. */
 function startDaemon(home: string, modelUrl: string): Promise<{ ms: number; pid: number; stop: () => Promise<void> }> {

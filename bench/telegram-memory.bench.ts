@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startTelegramEmulator, type EmulatedUser, type TelegramEmulator } from "../test/support/telegram-emulator.ts";
 import { round, type Figure } from "./harness.ts";
+import { DAEMON_ENV } from "../src/daemon-env.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 
@@ -86,7 +87,7 @@ export async function telegramMemoryBench(): Promise<Figure[]> {
 
 function startDaemon(home: string, modelUrl: string, emu: TelegramEmulator): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, HEARTH_HOME: home, HEARTH_LOG: "warn", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, TELEGRAM_BOT_TOKEN: emu.token };
+    const env = { ...process.env, ...DAEMON_ENV, HEARTH_HOME: home, HEARTH_LOG: "warn", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, TELEGRAM_BOT_TOKEN: emu.token };
     const child = spawn(process.execPath, [...daemonNodeArgs(), bin, "start"], { env, stdio: ["ignore", "ignore", "inherit", "ipc"] });
     child.on("error", reject);
     child.on("exit", (code) => reject(new Error(`hearth start exited with ${code} before ready`)));
