@@ -174,17 +174,18 @@ export async function soakBench(): Promise<Figure[]> {
   const people = Array.from({ length: PEOPLE }, (_, i) => emu.user({ userId: 1000 + i, firstName: `P${i}` }));
   const members = groupIds.map((id, g) => Array.from({ length: 3 }, (_, m) => emu.user({ userId: 5000 + g * 3 + m, firstName: `G${g}M${m}`, chat: { id, type: "supergroup", title: `Group ${g}` } })));
 
-  // Approvals: every other one is answered by the owner, the rest time out (approvals.timeoutSeconds).
+  // Approvals: an `approve` question's is answered by the owner, a `deny-timeout` one's times out
+  // (approvals.timeoutSeconds); of the others (the MCP calls and tasks of a run that read an MCP
+  // result are asked about too), every other one is answered.
   const toAnswer = new Set<number>();
-  const pressed = new Set<number>();
-  let approvalsAsked = 0;
+  const seen = new Set<number>();
+  let others = 0;
   emu.onBotActivity(({ message }) => {
-    if (message.chatId !== String(OWNER) || !message.keyboard?.length) return;
+    if (message.chatId !== String(OWNER) || !message.keyboard?.some((row) => row.some((b) => b.text === "Allow once")) || seen.has(message.messageId)) return;
+    seen.add(message.messageId);
     const n = Number(/approve-(\d+)\.txt/.exec(message.text)?.[1] ?? Number.NaN);
-    if (!Number.isFinite(n) || pressed.has(n)) return;
-    pressed.add(n);
-    approvalsAsked++;
-    if (toAnswer.has(n)) setTimeout(() => void owner.press(message.messageId, "Allow once").catch(() => undefined), 300);
+    const answer = Number.isFinite(n) ? toAnswer.has(n) : others++ % 2 === 0;
+    if (answer) setTimeout(() => void owner.press(message.messageId, "Allow once").catch(() => undefined), 300);
   });
 
   const photo = await picture("jpeg", 640, 480);
@@ -400,7 +401,7 @@ export async function soakBench(): Promise<Figure[]> {
         `soak: ${round(simDays, 2)} simulated days in ${round((Date.now() - epoch) / 60_000, 1)} min; ${GROUPS} groups, ${PEOPLE} paired people`,
         `soak: ${sent.length} questions (${Object.entries(countBy(sent.map((s) => s.kind))).map(([k, v]) => `${k} ${v}`).join(", ")}), ~${messages - sent.length} chatter lines`,
         `soak: model requests ${JSON.stringify(model.counts)}, largest ${round(model.largestRequest / 1024, 1)} kB`,
-        `soak: compactions ${events("compaction.done")}, backups ${events("backup.done")}, heartbeat runs ${events("heartbeat.ok") + events("heartbeat.delivered")} (${events("heartbeat.delivered")} delivered), cron runs ${events("cron.run_ok")} ok / ${events("cron.run_skipped")} skipped as late, approvals asked ${approvalsAsked}, runs stopped as wedged ${events("run.inactive")}, dashboard pages ${dashboardHits.ok} ok / ${dashboardHits.failed} failed`,
+        `soak: compactions ${events("compaction.done")}, backups ${events("backup.done")}, heartbeat runs ${events("heartbeat.ok") + events("heartbeat.delivered")} (${events("heartbeat.delivered")} delivered), cron runs ${events("cron.run_ok")} ok / ${events("cron.run_skipped")} skipped as late, approvals ${approvalsText(home)}, runs stopped as wedged ${events("run.inactive")}, dashboard pages ${dashboardHits.ok} ok / ${dashboardHits.failed} failed`,
         `soak: machine load average at the end ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")} (2 cores here; other work shares them)`,
         `soak: exits ${JSON.stringify(exits)}; children at the end: ${JSON.stringify(endChildren)}; left over: ${JSON.stringify(leftovers)}`,
         `soak: disk ${JSON.stringify(Object.fromEntries(Object.entries(disk).map(([k, v]) => [k, `${round(v / 1024 / 1024, 2)} MB`])))}`,
@@ -450,6 +451,19 @@ export async function soakBench(): Promise<Figure[]> {
     if (!process.env.SOAK_KEEP) rmSync(base, { recursive: true, force: true });
     else process.stderr.write(`soak: kept ${base}\n`);
   }
+}
+
+/** What the approvals' audit log says happened to the questions (the MCP calls of a run that read an MCP result are asked too). */
+function approvalsText(home: string): string {
+  let lines: string[] = [];
+  try {
+    lines = readFileSync(join(home, "approvals.jsonl"), "utf8").split("\n").filter(Boolean);
+  } catch {
+    return "none asked";
+  }
+  const decisions = lines.map((l) => (JSON.parse(l) as { decision: string }).decision);
+  const asked = decisions.filter((d) => d === "asked").length;
+  return `asked ${asked} (${Object.entries(countBy(decisions.filter((d) => d !== "asked"))).map(([k, v]) => `${k.replace("_", " ")} ${v}`).join(", ")})`;
 }
 
 function copySmaps(pid: number, to: string): void {

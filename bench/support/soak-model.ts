@@ -42,17 +42,18 @@ const TOOL_INPUTS: Record<string, (n: number) => { name: string; input: unknown 
 
 const textsOf = (content: Msg["content"]): string[] =>
   typeof content === "string" ? [content] : Array.isArray(content) ? content.flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : [])) : [];
-const hasToolResult = (m: Msg | undefined) => Array.isArray(m?.content) && m.content.some((b) => b.type === "tool_result");
 
-function decide(body: { system?: unknown; messages?: Msg[] }): { kind: RequestKind; tags: number[]; text?: string; tool?: { name: string; input: unknown } } {
+function decide(acted: Set<number>, body: { system?: unknown; messages?: Msg[] }): { kind: RequestKind; tags: number[]; text?: string; tool?: { name: string; input: unknown } } {
   const system = typeof body.system === "string" ? body.system : Array.isArray(body.system) ? (body.system as Block[]).map((b) => b.text ?? "").join("\n") : "";
   const messages = body.messages ?? [];
   if (system.startsWith("You write the running summary")) return { kind: "summary", tags: [], text: "The owner and the groups asked numbered questions; each was answered." };
   // The questions since the conversation's last answer (an assistant message with text).
   const asked: string[] = [];
+  let toolCalled = false;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role === "assistant" && textsOf(m.content).some((t) => t.trim() !== "")) break;
+    if (m.role === "assistant") toolCalled = true;
     if (m.role === "user") asked.unshift(...textsOf(m.content));
   }
   const joined = asked.join("\n");
@@ -63,9 +64,16 @@ function decide(body: { system?: unknown; messages?: Msg[] }): { kind: RequestKi
     if (joined.includes(TASK_TEXT)) return { kind: "task", tags, text: "One, two, three." };
     return { kind: "other", tags, text: "OK." };
   }
-  const last = messages.at(-1);
-  const directive = /\bq(\d+) do=(\w+)/.exec(textsOf(last?.content).join("\n"));
-  if (directive && !hasToolResult(last) && TOOL_INPUTS[directive[2]!]) return { kind: "tool", tags, tool: TOOL_INPUTS[directive[2]!]!(Number(directive[1])) };
+  // One tool call a turn, then the answer to everything asked since (what arrived meanwhile
+  // included). Messages that waited behind a run come together: an approval's directive goes
+  // first, so the week's approvals are asked (and answered or left to time out) as often as they
+  // are sent. Each question's directive is acted on once.
+  const directives = [...joined.matchAll(/\bq(\d+) do=(\w+)/g)].filter((m) => TOOL_INPUTS[m[2]!] && !acted.has(Number(m[1])));
+  const directive = directives.find((m) => m[2] === "approve") ?? directives[0];
+  if (directive && !toolCalled) {
+    acted.add(Number(directive[1]));
+    return { kind: "tool", tags, tool: TOOL_INPUTS[directive[2]!]!(Number(directive[1])) };
+  }
   return { kind: "answer", tags, text: tags.map(answerOf).join("\n\n") };
 }
 
@@ -73,6 +81,8 @@ const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.string
 
 export async function startSoakModel(): Promise<SoakModel> {
   const firstSeen = new Map<number, number>();
+  /** Questions whose directive was acted on (one tool call each). */
+  const acted = new Set<number>();
   const counts: Record<RequestKind, number> = { answer: 0, tool: 0, summary: 0, heartbeat: 0, cron: 0, task: 0, other: 0 };
   let n = 0;
   const model: SoakModel = { url: "", firstSeen, counts, bytesIn: 0, largestRequest: 0, close: async () => {} };
@@ -86,7 +96,7 @@ export async function startSoakModel(): Promise<SoakModel> {
       model.bytesIn += raw.length;
       model.largestRequest = Math.max(model.largestRequest, raw.length);
       const body = JSON.parse(raw) as { stream?: boolean; model?: string; system?: unknown; messages?: Msg[] };
-      const d = decide(body);
+      const d = decide(acted, body);
       counts[d.kind]++;
       for (const tag of d.tags) if (!firstSeen.has(tag)) firstSeen.set(tag, arrived);
       const id = `msg_soak_${++n}`;
