@@ -127,6 +127,26 @@ export interface ReplySink {
 }
 
 /**
+ * A sink around `sink` that answers the calls in `own` itself and passes every other one on, an
+ * optional one only where `sink` has it. Delegated call by call, not spread: a channel's sink may
+ * keep its methods on a class.
+ */
+export function relaySink(sink: ReplySink, own: Partial<ReplySink>): ReplySink {
+  return {
+    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
+    textDelta: (text, notice) => sink.textDelta(text, notice),
+    textReset: (text) => sink.textReset(text),
+    toolStarted: (name, summary) => sink.toolStarted(name, summary),
+    toolFinished: (name, ok) => sink.toolFinished(name, ok),
+    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
+    ...(sink.turnCapReached ? { turnCapReached: () => sink.turnCapReached!() } : {}),
+    finish: (text, outcome) => sink.finish(text, outcome),
+    fail: (message) => sink.fail(message),
+    ...own,
+  };
+}
+
+/**
  * A reply's durable memory, kept by the gateway's outbox, for replies that must survive a crash
  * (answers to inbox messages). The channel reports each message it creates for the reply the
  * moment the platform returns its id; a reply opened again after a restart continues in the

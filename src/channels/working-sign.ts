@@ -1,7 +1,7 @@
 // The sign a platform puts on a message while Hearth answers it (Telegram's and Slack's 👀),
 // around the reply to that message: on now, off before the final delivery resolves, so the reply
 // is recorded as delivered (gateway/outbox.ts) only after the sign is gone.
-import type { ReplySink } from "./channel.ts";
+import { relaySink, type ReplySink } from "./channel.ts";
 
 /** `sink` with the sign: `react(true)` now, `react(false)` once finish or fail delivered. `react` must not reject. */
 export function withWorkingSign(sink: ReplySink, react: (on: boolean) => Promise<void>): ReplySink {
@@ -14,15 +14,8 @@ export function withWorkingSign(sink: ReplySink, react: (on: boolean) => Promise
       await react(false);
     }
   };
-  return {
-    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-    textDelta: (t, notice) => sink.textDelta(t, notice),
-    textReset: (t) => sink.textReset(t),
-    toolStarted: (n, s) => sink.toolStarted(n, s),
-    toolFinished: (n, ok) => sink.toolFinished(n, ok),
-    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
-    ...(sink.turnCapReached ? { turnCapReached: () => sink.turnCapReached!() } : {}),
+  return relaySink(sink, {
     finish: (text, outcome) => clearAfter(sink.finish(text, outcome)),
     fail: (message) => clearAfter(sink.fail(message)),
-  };
+  });
 }

@@ -13,7 +13,7 @@
 // editing the messages it recorded, and no model is called; one without is re-run, and its new
 // answer takes over the recorded preview.
 import { z } from "zod";
-import type { InboundMessage, ReplyJournal, ReplyOutcome, ReplySink } from "../channels/channel.ts";
+import { relaySink, type InboundMessage, type ReplyJournal, type ReplyOutcome, type ReplySink } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
 
@@ -180,19 +180,13 @@ export class Outbox {
         this.#forget(reply);
       }
     };
-    return {
-      ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-      textDelta: (t, notice) => sink.textDelta(t, notice),
-      textReset: (t) => sink.textReset(t),
-      toolStarted: (n, s) => sink.toolStarted(n, s),
-      toolFinished: (n, ok) => sink.toolFinished(n, ok),
-      ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
+    return relaySink(sink, {
       // A notice for a message kept for later (a full disk) is not the reply's final text: the
       // run that answers it later continues in the same messages, and a restart re-runs it.
       finish: (text, outcome = "answered") =>
         outcome === "kept" ? sink.finish(text, outcome) : deliver({ kind: "finish", text, outcome }, () => sink.finish(text, outcome)),
       fail: (message) => deliver({ kind: "fail", text: message, outcome: "failed" }, () => sink.fail(message)),
-    };
+    });
   }
 
   /**

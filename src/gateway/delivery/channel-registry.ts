@@ -1,7 +1,7 @@
 // The channels a gateway runs. Each starts in isolation: one failing (a bad token) is marked
 // failed with its reason and the others keep serving.
 import type { Channel, ChannelId, ChatActivity, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, PlatformCommand, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
-import { isDeliveryTarget, isRetryableStartError } from "../../channels/channel.ts";
+import { isDeliveryTarget, isRetryableStartError, relaySink } from "../../channels/channel.ts";
 import { CliChannel } from "../../channels/terminal/channel.ts";
 import { redact, type Logger } from "../../log.ts";
 
@@ -195,14 +195,11 @@ export class ChannelRegistry {
  * caught only in the final text (the model never sees one: tool results are redacted too).
  */
 function redactingSink(sink: ReplySink): ReplySink {
-  return {
-    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
+  return relaySink(sink, {
     textDelta: (text, notice) => sink.textDelta(redact(text), notice),
     textReset: (text) => sink.textReset(redact(text)),
     toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
-    toolFinished: (name, ok) => sink.toolFinished(name, ok),
-    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
     finish: (text, outcome) => sink.finish(redact(text), outcome),
     fail: (message) => sink.fail(redact(message)),
-  };
+  });
 }

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import type { OutgoingFile, SentFile } from "../../agent/tool.ts";
 import type { Scope } from "../../agent/messages.ts";
 import { checkOutgoing, readOutgoing, type OutgoingCheck, type OutgoingInfo } from "../../agent/tools/send-file.ts";
-import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
+import { relaySink, type InboundMessage, type ReplyJournal, type ReplySink } from "../../channels/channel.ts";
 import type { Logger } from "../../log.ts";
 import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../../media/markdown-images.ts";
 import { showActivityWhile } from "./chat-activity.ts";
@@ -150,8 +150,7 @@ export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): Re
     }
     shown = next;
   };
-  return {
-    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
+  return relaySink(sink, {
     textDelta: (t, notice) => {
       raw += t;
       show(false, notice);
@@ -160,9 +159,6 @@ export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): Re
       raw = t;
       show(true);
     },
-    toolStarted: (n, s) => sink.toolStarted(n, s),
-    toolFinished: (n, ok) => sink.toolFinished(n, ok),
-    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
     finish: async (text, outcome) => {
       if (outcome === "kept") return sink.finish(text, outcome);
       const plan = planImages(text, deps.check, false);
@@ -176,6 +172,5 @@ export function withMarkdownImages(sink: ReplySink, deps: MarkdownImageDeps): Re
         }
       }
     },
-    fail: (message) => sink.fail(message),
-  };
+  });
 }

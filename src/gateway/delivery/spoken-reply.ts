@@ -10,7 +10,7 @@
 // the voice after; the terminal gets the saved file's path as a note before its answer ends.
 // Failure of the speech call, or a budget that refuses it, leaves the text alone: one log line.
 import type { Held } from "../../agent/paid-call.ts";
-import type { InboundMessage, ReplySink } from "../../channels/channel.ts";
+import { relaySink, type InboundMessage, type ReplySink } from "../../channels/channel.ts";
 import { MAX_SPEECH_CHARS, speakableText, speechParts, type Speech } from "../../media/speech.ts";
 import type { DeliveryDeps } from "./heard-line.ts";
 
@@ -56,21 +56,14 @@ export function withSpokenReply(sink: ReplySink, deps: DeliveryDeps, replyId: st
       }
     }
   };
-  return {
-    ...(sink.joinedRun ? { joinedRun: (runId: string) => sink.joinedRun!(runId) } : {}),
-    textDelta: (t, notice) => sink.textDelta(t, notice),
-    textReset: (t) => sink.textReset(t),
-    toolStarted: (n, s) => sink.toolStarted(n, s),
-    toolFinished: (n, ok) => sink.toolFinished(n, ok),
-    ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
-    fail: (message) => sink.fail(message),
+  return relaySink(sink, {
     finish: async (text, outcome = "answered") => {
       if (outcome !== "answered") return sink.finish(text, outcome);
       if (!canSendFiles) await speak(text);
       await sink.finish(text, outcome);
       if (canSendFiles) await speak(text);
     },
-  };
+  });
 }
 
 async function sendPart(deps: DeliveryDeps, m: InboundMessage, speaker: Speaker, part: string, i: number, of: number, canSendFiles: boolean): Promise<string> {
