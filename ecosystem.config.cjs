@@ -31,7 +31,7 @@ module.exports = {
       interpreter: path.join(__dirname, "node_modules", "node", "bin", "node"),
       node_args: (pkg.config.daemonNodeArgs || "").split(/\s+/).filter(Boolean),
       // package.json's config.daemonEnv: glibc's allocator settings (src/daemon-env.ts says why).
-      env: { HEARTH_HOME: home, ...Object.fromEntries((pkg.config.daemonEnv || "").split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) },
+      env: { HEARTH_HOME: home, ...pkg.config.daemonEnv },
       // Hearth says "ready" once its channels are up; a slow platform is waited for 5 s at most.
       wait_ready: true,
       listen_timeout: 15_000,

@@ -14,9 +14,10 @@ const args = process.argv.slice(2);
 const script = fileURLToPath(import.meta.url);
 // The daemon's V8 flags and allocator settings (package.json config.daemonNodeArgs and
 // config.daemonEnv, src/daemon-env.ts) belong to the process that runs it.
-const nodeArgs = args[0] === "start" ? daemonConfig("daemonNodeArgs") : [];
-const envMissing = (args[0] === "start" ? daemonConfig("daemonEnv") : []).filter((kv) => process.env[kv.slice(0, kv.indexOf("="))] === undefined);
-const withDaemonEnv = () => ({ ...process.env, ...Object.fromEntries(envMissing.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) });
+const config = args[0] === "start" ? daemonConfig() : {};
+const nodeArgs = (config.daemonNodeArgs ?? "").split(/\s+/).filter(Boolean);
+const envMissing = Object.entries(config.daemonEnv ?? {}).filter(([k]) => process.env[k] === undefined);
+const withDaemonEnv = () => ({ ...process.env, ...Object.fromEntries(envMissing) });
 
 if (canStripTypes) {
   const missing = nodeArgs.filter((a) => !process.execArgv.includes(a));
@@ -92,10 +93,9 @@ function launchChild() {
   });
 }
 
-/** A space-separated list from package.json's config. */
-function daemonConfig(key) {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-  return (pkg.config?.[key] ?? "").split(/\s+/).filter(Boolean);
+/** package.json's config: the daemon's node arguments and environment. */
+function daemonConfig() {
+  return JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).config ?? {};
 }
 
 function bundledNode() {

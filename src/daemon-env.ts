@@ -13,11 +13,6 @@
 // `npm run bench -- soak` measures both.
 import { readFileSync } from "node:fs";
 
-function fromPackage(): Record<string, string> {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { config?: { daemonEnv?: string } };
-  const out: Record<string, string> = {};
-  for (const kv of (pkg.config?.daemonEnv ?? "").split(/\s+/).filter(Boolean)) out[kv.slice(0, kv.indexOf("="))] = kv.slice(kv.indexOf("=") + 1);
-  return out;
-}
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { config?: { daemonEnv?: Record<string, string> } };
 
-export const DAEMON_ENV: Readonly<Record<string, string>> = Object.freeze(fromPackage());
+export const DAEMON_ENV: Readonly<Record<string, string>> = Object.freeze({ ...pkg.config?.daemonEnv });
