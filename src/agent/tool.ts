@@ -51,10 +51,18 @@ export interface ToolContext {
   permitConnection?: PermitConnection;
 }
 
-/** What asks for a connection: the call as the owner is shown it, and for web_fetch the URL itself (a link the run read passes). */
+/**
+ * What asks for a connection: the call as the owner is shown it, and for web_fetch the URL itself
+ * (a link the run read passes). `tool` and its action are what a connection grant names: exec's
+ * whole `command` and the `folder` it runs in, web_fetch's `url`. Without a tool (an MCP server),
+ * `what` is the action.
+ */
 export interface ConnectionRequest {
   what: string;
   url?: string;
+  tool?: "exec" | "web_fetch";
+  command?: string;
+  folder?: string;
 }
 
 /**

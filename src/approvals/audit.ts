@@ -19,8 +19,10 @@ const auditSchema = z.object({
   session: z.string(),
   /** Why it was asked (the policy's reason). */
   reason: z.string().optional(),
-  /** Who pressed (a name), or "grant N" for a call a grant covered. */
+  /** Who pressed (a name), or "grant: <pattern>" for a call a grant covered. */
   by: z.string().optional(),
+  /** What the grant a lasting press made covers (`allowed_for`, `always`): the choice the owner made, in grants.ts grantText's words. */
+  covers: z.string().optional(),
   /** A connection's port, and the bytes it carried out and in (egress). */
   port: z.number().optional(),
   sent: z.number().optional(),
@@ -89,12 +91,13 @@ export function connectionRecord(r: EgressRecord, at: number): AuditRecord {
 
 /**
  * `2026-11-25 17:02  denied  exec: rm -r build  (by Ann) — it deletes recursively (rm -r)`;
+ * a lasting press: `… allowed for a while  exec: curl … → example.com:443  (by Ann) — covers any command or fetch → example.com:443 (chat telegram:100)`;
  * a connection: `2026-11-25 17:03  connected  exec: curl https://example.com → example.com:443  (out 78 B, in 1.2 kB)`.
  */
 export function auditLine(r: AuditRecord, timezone: string): string {
   const when = new Intl.DateTimeFormat("sv-SE", { timeZone: timezone, dateStyle: "short", timeStyle: "short" }).format(r.at);
   const bytes = transferText(r);
-  const why = r.reason && ["asked", "refused", "failed"].includes(r.decision) ? ` — ${r.reason}` : "";
+  const why = r.reason && ["asked", "refused", "failed"].includes(r.decision) ? ` — ${r.reason}` : r.covers ? ` — covers ${r.covers}` : "";
   return `${when}  ${WORDS[r.decision]}  ${actionText(r)}${r.by ? `  (by ${r.by})` : ""}${bytes ? `  (${bytes})` : ""}${why}`;
 }
 

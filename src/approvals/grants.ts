@@ -1,27 +1,40 @@
 // Grants (`<home>/grants.json`): what the owner allowed for a while ("Allow for 30 min") or for
-// good ("Always"). A press grants exactly the command the question showed (its words, however
-// quoted), in that folder, in that chat, perhaps only towards one host; a wider pattern exists
-// only when the owner writes it (`/grant PATTERN`). The file is read again for every question and
-// listing, so `hearth grants revoke N` takes effect in a running daemon at once; it is written
-// atomically. An expired grant is never used and is dropped at the next write.
+// good ("Always"). A press grants exactly the call the question showed (a command's words,
+// however quoted), in that folder, in that chat, perhaps only towards one host; a connection's,
+// exactly the tool and action that connected, to that host and port (connection-grants.ts). A
+// wider grant exists only when the owner chose one: a connection question's own worded choices
+// (any command or fetch to the host and port, or to the host on any port), or `/grant PATTERN`.
+// The file is read again for every question and listing, so `hearth grants revoke N` takes
+// effect in a running daemon at once; it is written atomically. An expired grant is never used
+// and is dropped at the next write.
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { DeliveryTarget } from "../channels/channel.ts";
 import type { Logger } from "../log.ts";
 import { loadJsonFile, salvageArray, writeFileAtomic, type StateVersions } from "../storage.ts";
+import { CONNECT, coversConnection, destinationText, wideReachText } from "./connection-grants.ts";
 import { execHostOf, patternMatches, type ActionFacts } from "./policy.ts";
 
 const grantSchema = z.object({
-  /** The tool it covers: exec, send_file, web_fetch. */
+  /** The tool it covers: exec, send_file, cron_add…, or `connect` (a connection, egress). */
   tool: z.string().min(1),
-  /** `command`: a button's grant, `pattern` the command's one spelling (policy.ts ActionFacts.canonical); `pattern`: the owner's own, `*` matching within one command. */
-  kind: z.enum(["command", "pattern"]),
+  /**
+   * `command`: a button's grant, `pattern` the call's one spelling (policy.ts ActionFacts.canonical;
+   * a connection's: the tool and action that connects, `exec: <canonical command>` or `web_fetch
+   * <URL>`); `pattern`: the owner's own, `*` matching within one command. A connection's wider
+   * choices: `destination`, any command or fetch of the chat to `host`:`port` (pattern
+   * `host:port`); `host`, the same to `host` on any port (pattern `host`).
+   */
+  kind: z.enum(["command", "pattern", "destination", "host"]),
   pattern: z.string().min(1),
+  /** Where it acts: a folder, an SSH exec host (`placeOf`); a connection that acts in no folder (web_fetch, the wider kinds): the chat key. */
   folder: z.string().min(1),
   /** The chat it was made in (`chatKeyOf`): it covers runs of that chat only. */
   chat: z.string().min(1),
-  /** Only towards this host (a tainted run's network access); null: any host or none. */
+  /** Only towards this host (a tainted run's network access, a connection's destination); null: any host or none. */
   host: z.string().nullable(),
+  /** A connection grant's port; null: any port (`host`), or not a connection. */
+  port: z.number().int().min(1).max(65535).nullable(),
   /** Milliseconds since the epoch; null: until revoked ("Always"). */
   expiresAt: z.number().nullable(),
   /** Who approved it (the name the chat shows) and when. */
@@ -30,21 +43,35 @@ const grantSchema = z.object({
 });
 export type Grant = z.output<typeof grantSchema>;
 
-const fileSchema = z.object({ version: z.literal(2), grants: z.array(grantSchema) });
+const VERSION = 3;
+const fileSchema = z.object({ version: z.literal(VERSION), grants: z.array(grantSchema) });
 
 /**
  * grants.json's format versions: 0 is the file from before versions ({ grants }); 2 adds each
- * grant's kind and chat. A version 1 grant is a pattern a press made wider than the question
- * showed (`rm -r *` from `rm -r build`), valid in every chat: it is dropped, not guessed into a
- * chat (the file before is kept as grants.json.v1.bak, and the start logs how many went).
+ * grant's kind and chat; 3 adds the port and the connection grants' reach. A version 1 grant is
+ * a pattern a press made wider than the question showed (`rm -r *` from `rm -r build`), valid in
+ * every chat: it is dropped, not guessed into a chat (the file before is kept as
+ * grants.json.v1.bak, and the start logs how many went). A version 2 connection grant covered its
+ * host for any command on any port, and the question it was pressed under said so ("Always
+ * cover: host (any port), in this chat"): it becomes a `host` grant, which covers just that and is
+ * listed in those words; narrowing it to one command or port would guess what the press was for.
+ * Every other grant gets no port.
  */
 const GRANTS_VERSIONS: StateVersions = {
-  current: 2,
+  current: VERSION,
   steps: [
     { from: 0, name: "addVersion", apply: (raw) => raw },
     { from: 1, name: "dropGrantsWithoutChat", apply: (raw) => ({ ...raw, grants: [] }) },
+    { from: 2, name: "keepHostGrantsHostWide", apply: (raw) => ({ ...raw, grants: Array.isArray(raw.grants) ? raw.grants.map(hostWide) : raw.grants }) },
   ],
 };
+
+/** A version 2 grant at version 3 (see GRANTS_VERSIONS). */
+function hostWide(g: unknown): unknown {
+  if (typeof g !== "object" || g === null) return g;
+  const grant = g as Record<string, unknown>;
+  return grant.tool === CONNECT ? { ...grant, kind: "host", port: null } : { ...grant, port: null };
+}
 
 /** The chat a run's grants belong to: its channel and chat id, or for background work without a chat, its session. */
 export const chatKeyOf = (chat: DeliveryTarget | null, sessionKey: string): string => (chat ? `${chat.channel}:${chat.chatId}` : `session:${sessionKey}`);
@@ -70,12 +97,7 @@ export class GrantStore {
     return this.#read().filter((g) => g.expiresAt === null || g.expiresAt > now);
   }
 
-  /** The connection grant in force for `host` in the chat `chat` (`chatKeyOf`), or null. Never another host's, never another chat's. */
-  coveringHost(host: string, chat: string): Grant | null {
-    return this.active().find((g) => g.tool === "connect" && g.chat === chat && g.host === host) ?? null;
-  }
-
-  /** The grant in force that covers `facts` in the chat `chat` (`chatKeyOf`), or null. */
+  /** The grant in force that covers `facts` (a call, or a connection: connection-grants.ts) in the chat `chat` (`chatKeyOf`), or null. */
   covering(facts: ActionFacts, chat: string): Grant | null {
     return this.active().find((g) => covers(g, facts, chat)) ?? null;
   }
@@ -100,7 +122,7 @@ export class GrantStore {
       versions: GRANTS_VERSIONS,
       salvage: (raw) => {
         const s = salvageArray((raw as { grants?: unknown } | null)?.grants, "grants", grantSchema);
-        return { value: { version: 2 as const, grants: s.value }, dropped: s.dropped };
+        return { value: { version: VERSION as typeof VERSION, grants: s.value }, dropped: s.dropped };
       },
       now: this.#clock(),
     });
@@ -108,7 +130,7 @@ export class GrantStore {
   }
 
   #write(grants: Grant[]): void {
-    writeFileAtomic(this.#path, `${JSON.stringify({ version: 2, grants }, null, 2)}\n`);
+    writeFileAtomic(this.#path, `${JSON.stringify({ version: VERSION, grants }, null, 2)}\n`);
   }
 }
 
@@ -123,13 +145,16 @@ function grantsBeforeChats(path: string): number {
 }
 
 /**
- * Same tool, same place (folder, or SSH exec host: policy.ts `placeOf`), same chat, the same
- * command (a button's grant) or one the owner's pattern matches, and, when the grant names a
- * host, a call that names that host alone and nothing that could send it elsewhere (a proxy,
- * a config file, a second destination).
+ * Same tool, same chat; a connection as its reach says (connection-grants.ts); any other call in
+ * the same place (folder, or SSH exec host: policy.ts `placeOf`), the same command (a button's
+ * grant) or one the owner's pattern matches, and, when the grant names a host, a call that names
+ * that host alone and nothing that could send it elsewhere (a proxy, a config file, a second
+ * destination).
  */
 export function covers(g: Grant, facts: ActionFacts, chat: string): boolean {
-  if (g.tool !== facts.tool || g.folder !== facts.folder || g.chat !== chat) return false;
+  if (g.tool !== facts.tool || g.chat !== chat) return false;
+  if (g.tool === CONNECT) return coversConnection(g, facts);
+  if (g.folder !== facts.folder) return false;
   if (g.kind === "command" ? g.pattern !== facts.canonical : !patternMatches(g.pattern, facts.canonical)) return false;
   return g.host === null || (facts.hosts.length === 1 && facts.hosts[0] === g.host && !facts.reroutes);
 }
@@ -137,8 +162,20 @@ export function covers(g: Grant, facts: ActionFacts, chat: string): boolean {
 /** Where a grant holds, for people: "chat telegram:100", "session cron:backup". */
 export const chatText = (chat: string): string => (chat.startsWith("session:") ? `session ${chat.slice(8)}` : `chat ${chat}`);
 
-/** A grant for people: "rm -r build in ~/site (chat telegram:100)", "make * (your pattern) in ~/site …". */
-export const grantText = (g: Grant): string => `${g.tool === "exec" ? "" : `${g.tool}: `}${g.pattern}${g.kind === "pattern" ? " (your pattern)" : ""} ${placeText(g.folder)}${g.host ? ` → ${g.host}` : ""} (${chatText(g.chat)})`;
+/**
+ * A grant for people: "rm -r build in ~/site (chat telegram:100)", "make * (your pattern) in ~/site …",
+ * a connection's "exec: curl … in ~/site → example.com:443 (chat …)", "any command or fetch → example.com, any port (chat …)".
+ */
+export const grantText = (g: Grant): string => `${coverText(g)} (${chatText(g.chat)})`;
+
+/** What a grant covers, without its chat: the dashboard shows the chat on a line of its own. */
+export function coverText(g: Grant): string {
+  if (g.tool === CONNECT) {
+    if (g.kind === "destination" || g.kind === "host") return wideReachText(g.host ?? g.pattern, g.kind, g.port);
+    return `${g.pattern}${g.folder === g.chat ? "" : ` ${placeText(g.folder)}`} → ${destinationText(g.host ?? "", g.port)}`;
+  }
+  return `${g.tool === "exec" ? "" : `${g.tool}: `}${g.pattern}${g.kind === "pattern" ? " (your pattern)" : ""} ${placeText(g.folder)}${g.host ? ` → ${g.host}` : ""}`;
+}
 
 /** One line per grant, numbered as `revoke` takes them; `now` for "for 23 more min". */
 export function grantLines(grants: readonly Grant[], now: number, timezone: string): string[] {

@@ -15,10 +15,11 @@ import type { Message } from "../agent/messages.ts";
 import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
-import { chatKeyOf, GrantStore, placeText, type Grant } from "./grants.ts";
+import { CONNECT, connectionFacts, connectionGrant, destinationText, wideReachText, type GrantReach } from "./connection-grants.ts";
+import { chatKeyOf, GrantStore, grantText, placeText, type Grant } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { canonicalPattern, judge, patternProblem, toolFacts, type ActionFacts, type ExecMode } from "./policy.ts";
+import { canonicalPattern, judge, patternProblem, type ActionFacts, type ExecMode } from "./policy.ts";
 import { factsOf } from "./tool-facts.ts";
 import { shellReader } from "./shell.ts";
 
@@ -65,12 +66,24 @@ export interface RunFacts {
   view?: () => readonly Message[];
 }
 
+/**
+ * The buttons. "Allow for N min" and "Always" grant exactly what the question showed; a
+ * connection's question adds the wider reaches as choices of their own, worded as such, after
+ * "Allow for N min" and never first (Telegram's two-a-row keyboard gives them a row of their own;
+ * Discord's row takes five, so Deny goes to a second).
+ */
 const CHOICES = (minutes: number, tool: string) => [
   { id: "once", label: "Allow once" },
   { id: "for", label: `Allow for ${minutes} min` },
-  { id: "always", label: tool === CONNECT ? "Always (this host)" : "Always" },
+  ...(tool === CONNECT ? WIDE.map((w) => ({ id: w.id, label: w.label(minutes) })) : []),
+  { id: "always", label: "Always" },
   { id: "deny", label: "Deny" },
 ];
+/** A connection question's wider choices, each for approvals.grantMinutes. */
+const WIDE = [
+  { id: "dest", reach: "destination", label: (minutes: number) => `Any command, ${minutes} min` },
+  { id: "host", reach: "host", label: (minutes: number) => `Whole host, ${minutes} min` },
+] as const;
 /** A call a host grant could never cover (it may reach a proxy or a second destination): nothing lasting to offer. */
 const ONCE_CHOICES = [
   { id: "once", label: "Allow once" },
@@ -80,15 +93,17 @@ const ONCE_CHOICES = [
 /** What `/grant PATTERN` made, or why it refused. */
 export type PatternGrant = { type: "granted"; grant: Grant } | { type: "refused"; reason: string };
 
-/** The tool name under which connections are asked, granted and audited (egress, src/egress/). */
-export const CONNECT = "connect";
+export { CONNECT };
 
-type Outcome = { type: "press"; choice: "once" | "for" | "always" | "deny"; by: string } | { type: "timeout" } | { type: "stopped" };
+type Choice = "once" | "for" | "always" | "deny" | (typeof WIDE)[number]["id"];
+type Outcome = { type: "press"; choice: Choice; by: string } | { type: "timeout" } | { type: "stopped" };
 
 interface Waiter {
   session: string;
   summary: string;
   question: OpenQuestion;
+  /** The choices its question offered: a press of any other (an old or forged button) changes nothing. */
+  choices: readonly string[];
   resolve: (o: Outcome) => void;
 }
 
@@ -142,7 +157,7 @@ export class Approvals {
     const reason = patternProblem(reader, p.pattern);
     if (reason) return { type: "refused", reason };
     const at = this.#clock();
-    const grant: Grant = { tool: "exec", kind: "pattern", pattern: canonicalPattern(reader, p.pattern), folder: p.folder, chat: p.chat, host: null, expiresAt: at + this.#o.config.grantMinutes * 60_000, by: p.by, at };
+    const grant: Grant = { tool: "exec", kind: "pattern", pattern: canonicalPattern(reader, p.pattern), folder: p.folder, chat: p.chat, host: null, port: null, expiresAt: at + this.#o.config.grantMinutes * 60_000, by: p.by, at };
     this.grants.add(grant);
     this.audit.append({ at, decision: "allowed_for", tool: "exec", command: `/grant ${grant.pattern}`, folder: p.folder, host: null, session: p.session, by: p.by });
     return { type: "granted", grant };
@@ -179,9 +194,9 @@ export class Approvals {
       this.#o.log.info("approvals.press_refused", { key: p.key, by: p.by.id, channel: p.channel });
       return "Only the owner can approve.";
     }
-    if (!["once", "for", "always", "deny"].includes(p.choiceId)) return "Unknown choice.";
+    if (!waiter.choices.includes(p.choiceId)) return "Unknown choice.";
     this.#waiting.delete(p.key);
-    waiter.resolve({ type: "press", choice: p.choiceId as "once", by: p.by.name });
+    waiter.resolve({ type: "press", choice: p.choiceId as Choice, by: p.by.name });
     return p.choiceId === "deny" ? "Denied." : "Allowed.";
   }
 
@@ -204,10 +219,10 @@ export class Approvals {
         if (mode === "tainted" && !tainted) return null;
         // A link the run read (or someone wrote) was not built from workspace data.
         if (request.url && run.view && urlReadIn(run.view(), request.url)) return null;
-        // A connection acts in no folder: its place is the chat, where a grant for its host holds.
+        // A grant names the tool and action that connect, from where, to this host and port, in this chat.
         const chat = chatKeyOf(run.chat, run.sessionKey);
-        const facts: ActionFacts = { ...toolFacts(CONNECT, request.what, chat, [dest.host]), canonical: dest.host, port: dest.port };
-        const grant = this.grants.coveringHost(dest.host, chat);
+        const facts = await connectionFacts(dest, request, chat);
+        const grant = this.grants.covering(facts, chat);
         if (grant) {
           this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
           return null;
@@ -240,17 +255,22 @@ export class Approvals {
     const { config, host, log } = this.#o;
     const key = randomBytes(6).toString("base64url");
     const lasting = !(facts.reroutes && facts.hosts.length > 0);
-    const scopeLine = lasting
-      ? `Allow for ${config.grantMinutes} min / Always cover: ${scopeText(facts, run)}`
-      : "Allow once only: it may reach a proxy or another destination, so no grant could cover it";
-    const text = questionText(facts, reason, run, scopeLine);
+    const choices = lasting ? CHOICES(config.grantMinutes, facts.tool) : ONCE_CHOICES;
+    // What each lasting choice covers, one line each, as the settled question repeats it.
+    const scopeLines = lasting
+      ? [
+          `Allow for ${config.grantMinutes} min / Always cover: ${scopeText(facts, run, "command")}`,
+          ...(facts.tool === CONNECT ? WIDE.map((w) => `${w.label(config.grantMinutes)} covers: ${scopeText(facts, run, w.reach)}`) : []),
+        ]
+      : ["Allow once only: it may reach a proxy or another destination, so no grant could cover it"];
+    const text = questionText(facts, reason, run, scopeLines);
     const { promise: outcome, resolve } = Promise.withResolvers<Outcome>();
     const question: OpenQuestion = { key, tool: facts.tool, command: facts.command, folder: facts.folder, hosts: facts.hosts, reason, session: run.sessionKey, at: this.#clock() };
-    this.#waiting.set(key, { session: run.sessionKey, summary: actionLine(facts, facts.command), question, resolve });
+    this.#waiting.set(key, { session: run.sessionKey, summary: actionLine(facts, facts.command), question, choices: choices.map((c) => c.id), resolve });
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
-    const shown = await host.ask(run.chat, { key, text, choices: lasting ? CHOICES(config.grantMinutes, facts.tool) : ONCE_CHOICES });
+    const shown = await host.ask(run.chat, { key, text, choices });
     if (!shown) {
       this.#waiting.delete(key);
       this.#pending.remove(key);
@@ -278,7 +298,7 @@ export class Approvals {
   /** Records the outcome (and the grant it makes); the line the question shows, and the model's answer (null: run it). */
   #decide(o: Outcome, facts: ActionFacts, run: RunFacts): { line: string; answer: string | null } {
     const { config } = this.#o;
-    // A connection's answer is the refusal its program is told; its grant is for its host in its chat (facts.folder).
+    // A connection's answer is the refusal its program is told.
     const connection = facts.tool === CONNECT;
     const host = facts.hosts.length === 1 ? facts.hosts[0]! : null;
     if (o.type === "timeout") {
@@ -305,22 +325,24 @@ export class Approvals {
         this.#record("allowed_once", facts, run, { by: o.by });
         return { line: `✅ Allowed once by ${o.by}.`, answer: null };
       case "for":
-      case "always": {
-        const expiresAt = o.choice === "for" ? this.#clock() + config.grantMinutes * 60_000 : null;
-        // A call no grant could cover was offered no lasting choice; a press of one anyway (an old keyboard) is once.
-        if (facts.reroutes && facts.hosts.length > 0) {
-          this.#record("allowed_once", facts, run, { by: o.by });
-          return { line: `✅ Allowed once by ${o.by}.`, answer: null };
-        }
-        this.grants.add({ tool: facts.tool, kind: "command", pattern: facts.canonical, folder: facts.folder, chat: chatKeyOf(run.chat, run.sessionKey), host, expiresAt, by: o.by, at: this.#clock() });
-        this.#record(o.choice === "for" ? "allowed_for" : "always", facts, run, { by: o.by });
-        const scope = scopeText(facts, run);
-        return { line: o.choice === "for" ? `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}` : `✅ Always allowed by ${o.by}: ${scope}`, answer: null };
+      case "always":
+      case "dest":
+      case "host": {
+        // Only the choices the question offered reach here (press): a call no grant could cover had none of these.
+        const expiresAt = o.choice === "always" ? null : this.#clock() + config.grantMinutes * 60_000;
+        const reach: GrantReach = WIDE.find((w) => w.id === o.choice)?.reach ?? "command";
+        const chat = chatKeyOf(run.chat, run.sessionKey);
+        const made = { expiresAt, by: o.by, at: this.#clock() };
+        const grant: Grant = connection ? connectionGrant(facts, reach, chat, made) : { tool: facts.tool, kind: "command", pattern: facts.canonical, folder: facts.folder, chat, host, port: null, ...made };
+        this.grants.add(grant);
+        this.#record(o.choice === "always" ? "always" : "allowed_for", facts, run, { by: o.by, covers: grantText(grant) });
+        const scope = scopeText(facts, run, reach);
+        return { line: o.choice === "always" ? `✅ Always allowed by ${o.by}: ${scope}` : `✅ Allowed for ${config.grantMinutes} min by ${o.by}: ${scope}`, answer: null };
       }
     }
   }
 
-  #record(decision: Decision, facts: ActionFacts, run: RunFacts, extra: { by?: string; reason?: string }): void {
+  #record(decision: Decision, facts: ActionFacts, run: RunFacts, extra: { by?: string; reason?: string; covers?: string }): void {
     this.audit.append({ at: this.#clock(), decision, tool: facts.tool, command: facts.command, folder: facts.folder, host: facts.hosts[0] ?? null, ...(facts.port ? { port: facts.port } : {}), session: run.sessionKey, ...extra });
   }
 }
@@ -329,27 +351,34 @@ const STOPPED = "Not run: the run was stopped while waiting for the owner's appr
 
 const minutesText = (seconds: number) => (seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 
-/** The question the owner is shown, with the run's task when it is one, and what a lasting grant would cover. */
-function questionText(facts: ActionFacts, reason: string, run: RunFacts, scopeLine: string): string {
+/** The question the owner is shown, with the run's task when it is one, and what each lasting choice would cover. */
+function questionText(facts: ActionFacts, reason: string, run: RunFacts, scopeLines: string[]): string {
   const task = run.task ? [`task: ${run.task.label} (${run.task.id})`] : [];
   if (facts.tool === CONNECT) {
-    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `chat: ${facts.folder}`, `why: ${reason}`, scopeLine].join("\n");
+    return [`🌐 Allow a connection?`, ...task, shownCommand(facts.command), `to: ${facts.hosts[0]}, port ${facts.port}`, `chat: ${chatKeyOf(run.chat, run.sessionKey)}`, `why: ${reason}`, ...scopeLines].join("\n");
   }
-  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), ...(facts.notes ?? []), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, scopeLine].join("\n");
+  return [`🔐 Approve this?`, ...task, actionLine(facts, shownCommand(facts.command)), ...(facts.notes ?? []), placeText(facts.folder), ...(facts.hosts.length ? [`host: ${facts.hosts.join(", ")}`] : []), `why: ${reason}`, ...scopeLines].join("\n");
 }
 
 /** The longest command a grant's scope shows in full; a longer one is "this exact command". */
 const SCOPE_COMMAND_MAX = 200;
 
 /**
- * What a press on "Allow for N min" or "Always" covers, as the question shows it before the press
- * and the settled question after: "rm -r build in ~/site, in this chat" (a background run without
- * a chat: "only for cron:backup"), "… to status.example only" for a host grant.
+ * What a press of `reach` covers, as the question shows it before the press and the settled
+ * question after: "rm -r build in ~/site, in this chat" (a background run without a chat: "only
+ * for cron:backup"), "… to status.example only" for a host grant; a connection's "exec: curl …
+ * in ~/site → example.com:443, in this chat", or a wider reach's "any command or fetch →
+ * example.com:443, …" / "… → example.com, any port, …".
  */
-function scopeText(facts: ActionFacts, run: RunFacts): string {
+function scopeText(facts: ActionFacts, run: RunFacts, reach: GrantReach): string {
   const chat = run.chat ? "in this chat" : `only for ${run.sessionKey}`;
-  if (facts.tool === CONNECT) return `${facts.hosts[0]} (any port), ${chat}`;
   const command = facts.canonical.length <= SCOPE_COMMAND_MAX && !facts.canonical.includes("\n") ? facts.canonical : "this exact command";
+  if (facts.tool === CONNECT) {
+    const host = facts.hosts[0]!;
+    if (reach !== "command") return `${wideReachText(host, reach, facts.port ?? null)}, ${chat}`;
+    const place = facts.folder === chatKeyOf(run.chat, run.sessionKey) ? "" : ` ${placeText(facts.folder)}`;
+    return `${command}${place} → ${destinationText(host, facts.port ?? null)}, ${chat}`;
+  }
   const host = facts.hosts.length === 1 ? `, to ${facts.hosts[0]} only` : "";
   return `${command} ${placeText(facts.folder)}, ${chat}${host}`;
 }

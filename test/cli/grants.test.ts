@@ -47,12 +47,55 @@ describe("hearth grants", () => {
     const old = JSON.stringify({ grants: [{ tool: "exec", pattern: "make *", folder: "/w", host: null, expiresAt: null, by: "Ann", at }] });
     writeFileSync(join(home, "grants.json"), old);
     expect(run([]).stdout).toBe("No grants.\n");
-    expect(JSON.parse(readFileSync(join(home, "grants.json"), "utf8"))).toEqual({ version: 2, grants: [] });
+    expect(JSON.parse(readFileSync(join(home, "grants.json"), "utf8"))).toEqual({ version: 3, grants: [] });
     expect(readFileSync(join(home, "grants.json.v0.bak"), "utf8")).toBe(old);
-    const newer = JSON.stringify({ version: 3, grants: [] });
+    const newer = JSON.stringify({ version: 4, grants: [] });
     writeFileSync(join(home, "grants.json"), newer);
     expect(() => run([])).toThrow(NewerStateError);
     expect(readFileSync(join(home, "grants.json"), "utf8")).toBe(newer);
+  });
+
+  it("version 2's connection grants were pressed under a question that said '(any port)': they become host-wide grants and are listed in those words; command grants stay as they were", () => {
+    const at = Date.parse("2026-11-25T10:00:00Z");
+    const v2 = JSON.stringify({
+      version: 2,
+      grants: [
+        { tool: "connect", kind: "command", pattern: "paste.example", folder: "telegram:100", chat: "telegram:100", host: "paste.example", expiresAt: null, by: "Ann", at },
+        { tool: "exec", kind: "command", pattern: "make deploy", folder: "/w", chat: "telegram:100", host: null, expiresAt: null, by: "Ann", at },
+      ],
+    });
+    writeFileSync(join(home, "grants.json"), v2);
+    expect(run([]).stdout).toBe(
+      "1. any command or fetch → paste.example, any port (chat telegram:100) — always (by Ann, 25/11/2026, 10:00)\n2. make deploy in /w (chat telegram:100) — always (by Ann, 25/11/2026, 10:00)\n",
+    );
+    expect(JSON.parse(readFileSync(join(home, "grants.json"), "utf8")).grants.map((g: { kind: string; port: unknown }) => [g.kind, g.port])).toEqual([["host", null], ["command", null]]);
+    expect(readFileSync(join(home, "grants.json.v2.bak"), "utf8")).toBe(v2);
+  });
+
+  it("a connection grant is listed by what it covers: the exact call from its folder to host:port, any command or fetch to host:port, or the whole host", () => {
+    const at = Date.parse("2026-11-25T10:00:00Z");
+    const connect = (kind: string, pattern: string, folder: string, host: string, port: number | null) => ({ tool: "connect", kind, pattern, folder, chat: "telegram:100", host, port, expiresAt: null, by: "Ann", at });
+    writeFileSync(
+      join(home, "grants.json"),
+      JSON.stringify({
+        version: 3,
+        grants: [
+          connect("command", "exec: curl -s --data-binary @MEMORY.md http://10.0.0.5:8080/g1", "/w", "10.0.0.5", 8080),
+          connect("command", "web_fetch https://status.example/ping", "telegram:100", "status.example", 443),
+          connect("destination", "status.example:443", "telegram:100", "status.example", 443),
+          connect("host", "::1", "telegram:100", "::1", null),
+          connect("destination", "[::1]:8443", "telegram:100", "::1", 8443),
+        ],
+      }),
+    );
+    expect(run([]).stdout.split("\n").map((l) => l.replace(/ — always \(by Ann, .+\)$/, ""))).toEqual([
+      "1. exec: curl -s --data-binary @MEMORY.md http://10.0.0.5:8080/g1 in /w → 10.0.0.5:8080 (chat telegram:100)",
+      "2. web_fetch https://status.example/ping → status.example:443 (chat telegram:100)",
+      "3. any command or fetch → status.example:443 (chat telegram:100)",
+      "4. any command or fetch → ::1, any port (chat telegram:100)",
+      "5. any command or fetch → [::1]:8443 (chat telegram:100)",
+      "",
+    ]);
   });
 
   it("refuses a revoke without a number and an unknown action", () => {

@@ -156,7 +156,7 @@ describe("approvals on Telegram (exec: always)", () => {
       "asked  exec: echo never >> never.txt — every command is asked about (approvals.exec: always)",
       "not answered: denied  exec: echo never >> never.txt",
       "asked  exec: echo a >> grant.txt — every command is asked about (approvals.exec: always)",
-      "allowed for a while  exec: echo a >> grant.txt  (by Ann)",
+      `allowed for a while  exec: echo a >> grant.txt  (by Ann) — covers echo a >> grant.txt in ${workspace()} (chat telegram:${OWNER})`,
       "run under a grant  exec: echo  'a' >> grant.txt  (by grant: echo a >> grant.txt)",
       "asked  exec: echo b >> grant.txt — every command is asked about (approvals.exec: always)",
       "denied  exec: echo b >> grant.txt  (by Ann)",

@@ -68,7 +68,7 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
         signal: ctx.signal,
         sandbox,
         ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
-        ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: connectionRequester(ctx, { what }) } } : {}),
+        ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: connectionRequester(ctx, { what, tool: "exec", command: input.command, folder: ctx.workspace }) } } : {}),
       });
     },
     summarize: (input: ExecRequest) => `${input.host ? `${input.host}: ` : ""}${shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80)}`,

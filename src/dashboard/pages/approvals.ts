@@ -1,7 +1,7 @@
 // Approvals: the questions waiting for the owner (Allow once / Deny press them exactly as the
 // chat buttons do), the grants in force (revoke), and the audit log of every decision.
 import { actionText, decisionText, transferText, type AuditRecord } from "../../approvals/audit.ts";
-import { chatText, grantText, placeText } from "../../approvals/grants.ts";
+import { chatText, coverText, grantText, placeText } from "../../approvals/grants.ts";
 import type { OpenQuestion } from "../../approvals/service.ts";
 import { localDate, localTime } from "../../time.ts";
 import { actionButton, ago, badge, esc, named, table } from "../layout.ts";
@@ -27,7 +27,7 @@ export const page: Page = {
     ]);
     const grants = host.approvals.grants().map((g, i) => [
       esc(i + 1),
-      `<code class="cmd">${g.tool === "exec" ? "" : `${esc(g.tool)}: `}${esc(g.pattern)}</code>${g.kind === "pattern" ? " (your pattern)" : ""}<br><span class="muted">${esc(placeText(g.folder))}${g.host ? ` → ${esc(g.host)}` : ""} · ${esc(chatText(g.chat))}</span>`,
+      `<code class="cmd">${esc(coverText(g))}</code><br><span class="muted">${esc(chatText(g.chat))}</span>`,
       g.expiresAt === null ? badge("always", "warn") : badge(`${Math.max(1, Math.ceil((g.expiresAt - now) / 60_000))} more min`, "ok"),
       `${esc(g.by)}<br><span class="muted">${esc(ago(g.at, now))}</span>`,
       actionButton("Revoke", "approvals/revoke", { at: String(g.at), pattern: g.pattern }, { kind: "danger", confirm: `Revoke the grant for "${g.pattern}"? Hearth asks again next time.` }),

@@ -61,7 +61,7 @@ export function createWebFetchTool(opts: WebFetchToolOptions): Tool {
         const { extractContent, UnsupportedContentError } = await import("./extract.ts");
         // The URL asked for is what the run's link rule judges, for every hop: a redirect goes
         // where the server that URL named sends it, and each hop's host is still decided.
-        const requester = connectionRequester(ctx, { what: `web_fetch ${input.url}`, url: input.url });
+        const requester = connectionRequester(ctx, { what: `web_fetch ${input.url}`, url: input.url, tool: "web_fetch" });
         const target = async (url: URL) => {
           const dest = destinationOf(url);
           const decision = await opts.egress.decide(dest, requester, ctx.signal);
