@@ -15,6 +15,7 @@ import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../s
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startTelegramEmulator, type BotMessage, type TelegramEmulator } from "../support/telegram-emulator.ts";
 import { startLocalWeb, type LocalWeb } from "../support/web-fixtures.ts";
+import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
 
 const probe = probeBwrap();
 if (!probe.ok) console.warn(`egress grants e2e skipped: ${probe.detail} (.ci/run installs bubblewrap and socat)`);
@@ -187,6 +188,11 @@ describe.skipIf(!probe.ok)("a connection grant covers what was approved (break 4
 
     const grants = (await d.hearth(["grants"])).stdout.split("\n").filter(Boolean).map((l) => l.replace(/ — 30 more min \(by Ann, .+\)$/, ""));
     expect(grants.slice(1)).toEqual([`2. any command or fetch → 127.0.0.1:${ports[0]} (chat telegram:${OWNER})`, `3. any command or fetch → 127.0.0.1, any port (chat telegram:${OWNER})`]);
+    // The chat's /grants lists them in the same words.
+    await owner().send("/grants");
+    await waitFor("the grants", () => emu.botMessages(OWNER).at(-1)!.text.startsWith("Grants:"));
+    const listed = emu.botMessages(OWNER).at(-1)!.text.split("\n").map((l) => l.replace(/ — 30 more min \(by Ann, .+\)$/, ""));
+    expect(listed.slice(2, 4)).toEqual(grants.slice(1).map((l) => markdownToTelegramHtml(l)));
     const log = (await d.hearth(["grants", "--log"])).stdout;
     expect(log).toContain(`  allowed for a while  exec: curl -s -d hello ${url("/w1")} → 127.0.0.1:${ports[0]}  (by Ann) — covers any command or fetch → 127.0.0.1:${ports[0]} (chat telegram:${OWNER})\n`);
     expect(log).toContain(`  allowed for a while  exec: curl -s ${url("/w4", ports[1])} → 127.0.0.1:${ports[1]}  (by Ann) — covers any command or fetch → 127.0.0.1, any port (chat telegram:${OWNER})\n`);
