@@ -249,6 +249,51 @@ describe("recording", () => {
   });
 });
 
+describe("server web tools, as the API bills them", () => {
+  const page = "p".repeat(1_200_000); // 300,000 tokens at 4 characters a token
+  const fetchTool = (extra: Record<string, unknown> = {}) => ({ type: "web_fetch_20260318" as const, name: "web_fetch" as const, ...extra });
+  const fetches = (n: number) => ({ type: "message" as const, blocks: [...Array.from({ length: n }, (_, i) => ({ fetch: { url: `https://example.com/${i}`, page } })), { text: "Read." }] });
+
+  it("cuts a fetched page to max_content_tokens and bills it as input of the call", async () => {
+    fake.enqueue(fetches(1));
+    const stream = client.messages.stream({ ...params, tools: [fetchTool({ max_content_tokens: 1_000 })] });
+    const final = await stream.finalMessage();
+    expect(final.content.map((b) => b.type)).toEqual(["server_tool_use", "web_fetch_tool_result", "text"]);
+    expect(final.content[0]).toEqual({ type: "server_tool_use", id: "srvtoolu_1", name: "web_fetch", input: { url: "https://example.com/0" }, caller: { type: "direct" } });
+    const result = final.content[1] as Anthropic.WebFetchToolResultBlock;
+    expect(result.content).toMatchObject({ type: "web_fetch_result", url: "https://example.com/0", content: { type: "document", source: { type: "text", data: "p".repeat(4_000) } } });
+    // 10 of the request, 1,000 of the page read by the one step after it.
+    expect(final.usage).toMatchObject({ input_tokens: 1_010, server_tool_use: { web_search_requests: 0, web_fetch_requests: 1 } });
+  });
+
+  it("without max_content_tokens brings the whole page; each result is billed again by every later step", async () => {
+    fake.enqueue(fetches(1), fetches(2));
+    const one = await client.messages.create({ ...params, tools: [fetchTool()] });
+    expect(one.usage.input_tokens).toBe(10 + 300_000);
+    const two = await client.messages.create({ ...params, tools: [fetchTool({ max_content_tokens: 100 })] });
+    expect(two.usage.input_tokens).toBe(10 + 100 * 2 + 100 * 1);
+    expect(fake.requests.map((r) => r.usage?.input_tokens)).toEqual([300_010, 310]);
+  });
+
+  it("bounds the uses by max_uses (an error result past it, not billed), and makes none without the tool", async () => {
+    fake.enqueue(fetches(3), fetches(1), { type: "message", blocks: [{ search: { query: "q", results: [{ url: "https://a.example", title: "A", content: "x".repeat(400) }] } }, { text: "Found." }] });
+    const bounded = await client.messages.create({ ...params, tools: [fetchTool({ max_uses: 1, max_content_tokens: 10 })] });
+    expect(bounded.content.filter((b) => b.type === "web_fetch_tool_result").map((b) => (b as Anthropic.WebFetchToolResultBlock).content.type)).toEqual(["web_fetch_result", "web_fetch_tool_result_error", "web_fetch_tool_result_error"]);
+    expect((bounded.content[3] as Anthropic.WebFetchToolResultBlock).content).toEqual({ type: "web_fetch_tool_result_error", error_code: "max_uses_exceeded" });
+    expect(bounded.usage).toMatchObject({ input_tokens: 10 + 10 * 3, server_tool_use: { web_fetch_requests: 1 } });
+    const none = await client.messages.create(params);
+    expect(none.content).toEqual([{ type: "text", text: "Read.", citations: null }]);
+    expect(none.usage.server_tool_use).toBeNull();
+    const searched = await client.messages.create({ ...params, tools: [{ type: "web_search_20260318", name: "web_search", max_uses: 2 }] });
+    expect(searched.usage).toMatchObject({ input_tokens: 10 + 100, server_tool_use: { web_search_requests: 1, web_fetch_requests: 0 } });
+  });
+
+  it("never reports more output than the request's max_tokens", async () => {
+    fake.enqueue(text("long", { usage: { output_tokens: 5_000 } }));
+    expect((await client.messages.create(params)).usage.output_tokens).toBe(256);
+  });
+});
+
 /** Every `code` along an error's cause chain. */
 function causeCodes(error: unknown): unknown[] {
   const codes: unknown[] = [];

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { text as readText } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { E2E_WAIT_MS } from "./limits.ts";
+import { webInputTokens, webRequests, webUse, type FetchBlock, type SearchBlock, type WebUse } from "./fake-web-tools.ts";
 
 /** One request the fake received; `body` is the parsed JSON (null when it was not JSON). */
 export interface RecordedRequest {
@@ -44,6 +45,15 @@ export type FakeBlock =
    * input_json_delta after a start with `input: {}`; result blocks arrive whole in their start.
    */
   | { server: ServerContentBlock }
+  /**
+   * A provider web fetch as the API makes it: a `server_tool_use` and its `web_fetch_tool_result`,
+   * the page cut to the request's web_fetch `max_content_tokens` (4 characters a token). Past the
+   * tool's `max_uses` the result is a `max_uses_exceeded` error; a request without a web_fetch
+   * tool gets neither block (the model cannot call a tool it was not given).
+   */
+  | FetchBlock
+  /** A provider web search, likewise: its results whole (no parameter bounds them), `max_uses` as for a fetch. */
+  | SearchBlock
   | { tool: string; input: unknown; id?: string }
   | { thinking: string; signature?: string };
 
@@ -56,7 +66,11 @@ export interface ScriptedMessage {
   /**
    * Defaults: input_tokens 10, cache counters 0, output_tokens about (streamed chars / 4), at least 1.
    * `cache_creation` is the API's TTL split of the cache writes (null, as the API sends it for
-   * requests without cache_control, when absent).
+   * requests without cache_control, when absent). As the API bills them: output_tokens never
+   * exceeds the request's max_tokens (the model stops there), and the `fetch` and `search`
+   * blocks' results (4 characters a token) are input tokens on top, each billed once for every
+   * later step of the message (a step ends at each use; the last one answers), with
+   * server_tool_use counting the uses made.
    */
   usage?: {
     input_tokens?: number;
@@ -250,16 +264,16 @@ function answerMessage(ex: Exchange, msg: ScriptedMessage, model: string): void 
     const type = msg.failAfterChars.errorType ?? "overloaded_error";
     return sendError(ex.res, type === "overloaded_error" ? 529 : 500, type, msg.failAfterChars.message ?? "Overloaded");
   }
-  const content = msg.blocks.map((block) => toContent(block, ex.nextId));
-  const usage = usageFor(msg, content, ex);
+  const { content, uses } = contentOf(msg, ex);
+  const usage = usageFor(msg, content, uses, ex);
   const apiContent = content.map((c) => (c.type === "server" ? c.block : c)) as ContentBlock[];
-  sendJson(ex.res, 200, messageHead(ex, model, apiContent, stopReasonFor(msg), usage));
+  sendJson(ex.res, 200, messageHead(ex, model, apiContent, stopReasonFor(msg), usage, serverToolUse(msg, uses)));
 }
 
 async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string): Promise<void> {
   const { res } = ex;
-  const content = msg.blocks.map((block) => toContent(block, ex.nextId));
-  const usage = usageFor(msg, content, ex);
+  const { content, uses } = contentOf(msg, ex);
+  const usage = usageFor(msg, content, uses, ex);
   const cutAt = Math.min(msg.failAfterChars?.chars ?? Infinity, msg.dropAfterChars ?? Infinity);
   const cut = (): void => {
     // The earlier of the two limits wins; a drop wins a tie because it is the harsher failure.
@@ -296,12 +310,34 @@ async function streamMessage(ex: Exchange, msg: ScriptedMessage, model: string):
   if (msg.tailDelayMs && !(await pause(ex, msg.tailDelayMs))) return;
   const delta = { stop_reason: stopReasonFor(msg), stop_sequence: null, stop_details: null, container: null };
   const { cache_creation: _split, ...totals } = usage;
-  writeEvent(res, "message_delta", { delta, usage: { ...totals, output_tokens_details: null, server_tool_use: msg.usage?.server_tool_use ?? null } });
+  writeEvent(res, "message_delta", { delta, usage: { ...totals, output_tokens_details: null, server_tool_use: serverToolUse(msg, uses) } });
   writeEvent(res, "message_stop", {});
   res.end();
 }
 
-function toContent(block: FakeBlock, nextId: (prefix: string) => string): ContentBlock {
+/** The message's blocks as the API sends them, the fetch and search blocks made against the request's tool definitions. */
+function contentOf(msg: ScriptedMessage, ex: Exchange): { content: ContentBlock[]; uses: WebUse[] } {
+  const content: ContentBlock[] = [];
+  const uses: WebUse[] = [];
+  for (const block of msg.blocks) {
+    if (!("fetch" in block) && !("search" in block)) {
+      content.push(toContent(block, ex.nextId));
+      continue;
+    }
+    const made = webUse(block, ex.recorded.body, uses, ex.nextId);
+    if (!made) continue;
+    for (const b of made.blocks) content.push({ type: "server", block: b });
+    uses.push(made.use);
+  }
+  return { content, uses };
+}
+
+/** Scripted, else the uses made (null, as the API sends it, without any). */
+function serverToolUse(msg: ScriptedMessage, uses: WebUse[]): { web_search_requests: number; web_fetch_requests?: number } | null {
+  return msg.usage?.server_tool_use ?? webRequests(uses);
+}
+
+function toContent(block: Exclude<FakeBlock, FetchBlock | SearchBlock>, nextId: (prefix: string) => string): ContentBlock {
   if ("text" in block) return { type: "text", text: block.text, citations: block.citations ?? null };
   if ("server" in block) return { type: "server", block: block.server };
   if ("tool" in block) return { type: "tool_use", id: block.id ?? nextId("toolu"), name: block.tool, input: block.input ?? {}, caller: { type: "direct" } };
@@ -342,14 +378,20 @@ function split(s: string, size: number | undefined): string[] {
 
 type UsageTotals = Required<Omit<NonNullable<ScriptedMessage["usage"]>, "server_tool_use">>;
 
-/** Scripted figures win; then the simulated cache's account; then the defaults. Recorded on the request. */
-function usageFor(msg: ScriptedMessage, content: ContentBlock[], ex: Exchange): ReportedUsage {
+/**
+ * Scripted figures win; then the simulated cache's account; then the defaults. The web tools'
+ * results are added to the input, the output is cut at max_tokens. Recorded on the request.
+ */
+function usageFor(msg: ScriptedMessage, content: ContentBlock[], uses: WebUse[], ex: Exchange): ReportedUsage {
   const texts = content.map((block) => (block.type === "text" ? block.text : block.type === "thinking" ? block.thinking : block.type === "server" ? "" : JSON.stringify(block.input)));
   const chars = texts.join("").length;
   const cached = ex.cacheUsage?.() ?? null;
+  const webTokens = webInputTokens(uses);
+  const maxTokens: unknown = asRecord(ex.recorded.body).max_tokens;
+  const output = msg.usage?.output_tokens ?? Math.max(1, Math.round(chars / 4));
   const usage: ReportedUsage = {
-    input_tokens: msg.usage?.input_tokens ?? cached?.input ?? 10,
-    output_tokens: msg.usage?.output_tokens ?? Math.max(1, Math.round(chars / 4)),
+    input_tokens: (msg.usage?.input_tokens ?? cached?.input ?? 10) + webTokens,
+    output_tokens: typeof maxTokens === "number" ? Math.min(output, maxTokens) : output,
     cache_read_input_tokens: msg.usage?.cache_read_input_tokens ?? cached?.read ?? 0,
     cache_creation_input_tokens: msg.usage?.cache_creation_input_tokens ?? (cached ? cached.write5m + cached.write1h : 0),
     cache_creation: msg.usage?.cache_creation ?? (cached ? { ephemeral_5m_input_tokens: cached.write5m, ephemeral_1h_input_tokens: cached.write1h } : null),
@@ -362,9 +404,9 @@ function stopReasonFor(msg: ScriptedMessage): string {
   return msg.stopReason ?? (msg.blocks.some((block) => "tool" in block) ? "tool_use" : "end_turn");
 }
 
-function messageHead(ex: Exchange, model: string, content: ContentBlock[], stopReason: string | null, usage: ReportedUsage) {
+function messageHead(ex: Exchange, model: string, content: ContentBlock[], stopReason: string | null, usage: ReportedUsage, serverToolUse: object | null = null) {
   const nulls = { stop_sequence: null, stop_details: null, container: null, diagnostics: null };
-  const usageNulls = { inference_geo: null, output_tokens_details: null, server_tool_use: null, speed: null };
+  const usageNulls = { inference_geo: null, output_tokens_details: null, server_tool_use: serverToolUse, speed: null };
   const fullUsage = { ...usage, ...usageNulls, service_tier: "standard" };
   return { id: ex.nextId("msg"), type: "message", role: "assistant", model, content, stop_reason: stopReason, ...nulls, usage: fullUsage };
 }
