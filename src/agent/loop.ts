@@ -154,7 +154,9 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
         }
       }
       reply.startTurn();
-      const result = await streamReserved(deps.model, request, { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) }, spec.reserve);
+      // The budget may send it asking for a shorter answer than model.maxTokens (paid-call.ts).
+      let sentMaxTokens = request.maxTokens;
+      const result = await streamReserved(deps.model, request, { signal: spec.signal, onEvent: (e) => forwardModelEvent(e, reply, spec.emit) }, spec.reserve, (sent) => (sentMaxTokens = sent.maxTokens));
 
       const overflowed = result.type === "error" ? result.error.kind === "context_overflow" : result.message.stop === "context_window";
       if (overflowed && spec.budget && !overflowRecovered && !spec.signal.aborted) {
@@ -222,7 +224,7 @@ export async function runAgentLoop(deps: LoopDeps, spec: RunSpec): Promise<RunRe
           reply.notice("This conversation no longer fits the model's context window, even after compacting. Start a fresh one with /new; the history stays on disk.");
           return finish("error");
         case "max_tokens":
-          reply.notice(shared ? "(The answer was cut off at the length limit.)" : "(The answer was cut off at the length limit, model.maxTokens.)");
+          reply.notice(shared ? "(The answer was cut off at the length limit.)" : sentMaxTokens < spec.maxTokens ? "(The answer was cut off at the length the budget left room for.)" : "(The answer was cut off at the length limit, model.maxTokens.)");
           return finish("completed");
         default:
           break;

@@ -23,7 +23,11 @@ export interface CallHold {
 }
 
 export type Reservation =
-  | { type: "reserved"; hold: CallHold }
+  /**
+   * `request`: the request to send instead, asking for no more than was held (a lower
+   * max_tokens, fewer or shorter web tool uses); absent: the request as asked.
+   */
+  | { type: "reserved"; hold: CallHold; request?: ModelRequest }
   /** `reason` says why in words for the chat the run answers: "today's budget for this chat is spent". */
   | { type: "refused"; reason: string };
 
@@ -45,17 +49,23 @@ export const budgetError = (model: string, reason: string): ModelError => ({ kin
 
 /**
  * Streams `req` inside a reservation: refused → a `budget` error, nothing sent; reserved → the
- * call, each retry or fallback held on top (one that does not fit stops the call as a `budget`
- * error), and the hold settled however it ends. Without `reserve`, just the call.
+ * call (as the reservation asked it to be made), each retry or fallback held on top (one that
+ * does not fit stops the call as a `budget` error), and the hold settled however it ends.
+ * Without `reserve`, just the call. `onSend` hears the request as it is sent.
  */
-export async function streamReserved(model: ModelClient, req: ModelRequest, opts: ModelCallOptions, reserve: ReserveCall | undefined): Promise<ModelResult> {
-  if (!reserve) return model.stream(req, opts);
+export async function streamReserved(model: ModelClient, req: ModelRequest, opts: ModelCallOptions, reserve: ReserveCall | undefined, onSend?: (sent: ModelRequest) => void): Promise<ModelResult> {
+  if (!reserve) {
+    onSend?.(req);
+    return model.stream(req, opts);
+  }
   const r = reserve(req);
   if (r.type === "refused") return { type: "error", error: budgetError(model.model, r.reason), partial: [] };
+  const sent = r.request ?? req;
+  onSend?.(sent);
   const stop = new AbortController();
   let refused: string | null = null;
   try {
-    const result = await model.stream(req, {
+    const result = await model.stream(sent, {
       signal: AbortSignal.any([opts.signal, stop.signal]),
       onEvent: (e) => {
         // Emitted before the client waits to try again: the wait ends at once when it is stopped.

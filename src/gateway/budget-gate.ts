@@ -4,7 +4,7 @@
 // background task asks it each time its run is about to start (tasks/service.ts), so that a
 // refused task ends with a result that says so. Inside the run each paid call is reserved on its
 // own (paid-calls.ts); a limit a call did not fit is refused here from the next message on.
-import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, type BudgetCheck } from "../spending/budget.ts";
+import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, TOO_SMALL_TEXT, type BudgetCheck } from "../spending/budget.ts";
 import type { Logger } from "../log.ts";
 import type { Budget } from "../spending/budget.ts";
 
@@ -32,8 +32,8 @@ export function budgetGate(ctx: BudgetGateDeps, req: BudgetCheck): Gate {
     case "refuse":
       ctx.log.info("budget.refused", { session: req.sessionKey, scope: req.scope, limit: d.limit });
       if (req.scope === "main") return { type: "refused", text: hardStopText(d.reason) };
-      // A shared chat hears it once per period; after that, silence.
-      return { type: "refused", text: ctx.budget.firstRestingNotice(req.sessionKey, d.limit) ? RESTING_TEXT : "" };
+      // A shared chat hears it once per period; after that, silence. A limit too small for one answer was not spent.
+      return { type: "refused", text: ctx.budget.firstRestingNotice(req.sessionKey, d.limit) ? (d.tooSmall ? TOO_SMALL_TEXT : RESTING_TEXT) : "" };
     default:
       return d satisfies never;
   }

@@ -6,7 +6,8 @@
 import { emptyUsage, type Usage } from "../agent/messages.ts";
 import type { Held, ReserveCall } from "../agent/paid-call.ts";
 import type { ModelRequest } from "../agent/providers/model.ts";
-import { transcriptionPricePerMinute, worstCallUsd, type PricingTable } from "../spending/pricing.ts";
+import { boundOf, fitBound, leastBound, withBound, type CallPrice } from "../spending/call-fit.ts";
+import { transcriptionPricePerMinute, worstCallUsd } from "../spending/pricing.ts";
 import type { PaidCall, Refusal, ReserveDecision } from "../spending/reservations.ts";
 import type { UsageTag } from "../spending/usage-record.ts";
 import { isTaskSession } from "../tasks/requests.ts";
@@ -42,48 +43,39 @@ export function reservePaidCall(ctx: PaidCallDeps, call: PaidCall): ReserveDecis
     if (more) afterRefusal(ctx, call, more);
     return more;
   };
-  return { type: "reserved", hold: { extend, release: () => d.hold.release() } };
+  return { type: "reserved", usd: d.usd, hold: { extend, release: () => d.hold.release() } };
 }
 
 function afterRefusal(ctx: PaidCallDeps, call: PaidCall, r: Refusal): void {
-  ctx.log.info("budget.call_refused", { session: call.sessionKey, kind: call.kind, limit: r.limit, worstUsd: call.worstUsd });
+  ctx.log.info("budget.call_refused", { session: call.sessionKey, kind: call.kind, limit: r.limit, worstUsd: call.worstUsd, ...(call.leastUsd === undefined ? {} : { leastUsd: call.leastUsd }), ...(r.tooSmall ? { tooSmall: true } : {}) });
   // Only a model call ends its run; a refused search, transcription or spoken part leaves it going.
   if (call.kind !== "model") return;
-  if (r.exhausted && r.limit !== "cap") ctx.budget.markSpent(r.limit);
+  if (r.exhausted && r.limit !== "cap") ctx.budget.markSpent(r.limit, r.tooSmall ? (call.leastUsd ?? call.worstUsd) : undefined);
   if (isTaskSession(call.sessionKey)) ctx.tasks.noteStopped(call.sessionKey, r.limit === "cap" ? { end: "over-cost" } : { end: "over-budget", reason: r.reason });
 }
 
 /**
  * The loop's ReserveCall for one run: each request held at its worst case (pricing.ts
- * worstCallUsd on the model and its fallbacks, the input as the context budget estimates it),
- * each retry or fallback at the same again. `tag` (whose call it is) is read at each call:
- * compaction and the flush follow the run they serve, and are held under its purpose.
+ * worstCallUsd on the model and its fallbacks, the input as the context budget estimates it, the
+ * web tools' uses and pages as the request bounds them), each retry or fallback at the same again.
+ * Where that does not fit what the limits leave, the request is sent asking for less
+ * (spending/call-fit.ts: a lower max_tokens, fewer or shorter web tool uses), down to its input
+ * and a short answer. `tag` (whose call it is) is read at each call: compaction and the flush
+ * follow the run they serve, and are held under its purpose.
  */
-export function reserveModelCalls(
-  reserve: ReservePaidCall,
-  tag: () => UsageTag,
-  price: { models: readonly string[]; pricing: PricingTable },
-  estimate: (req: ModelRequest) => number,
-): ReserveCall {
+export function reserveModelCalls(reserve: ReservePaidCall, tag: () => UsageTag, price: CallPrice, estimate: (req: ModelRequest) => number): ReserveCall {
   return (req) => {
-    const cache = req.cache === false ? false : (req.cacheTtl ?? "5m");
-    const usd = worstCallUsd(price.models, { inputTokens: estimate(req), maxTokens: req.maxTokens, cache, webSearches: serverSearches(req) }, price.pricing);
+    const full = boundOf(req, estimate(req));
+    const worstUsd = worstCallUsd(price.models, full, price.pricing);
+    const leastUsd = worstCallUsd(price.models, leastBound(full), price.pricing);
     const t = tag();
-    const d = reserve({ sessionKey: t.session, scope: t.scope, purpose: t.purpose, kind: "model", worstUsd: usd });
+    const d = reserve({ sessionKey: t.session, scope: t.scope, purpose: t.purpose, kind: "model", worstUsd, leastUsd });
     if (d.type === "refused") return { type: "refused", reason: d.reason };
-    return { type: "reserved", hold: { extend: () => d.hold.extend(usd)?.reason ?? null, settle: () => d.hold.release() } };
+    // d.usd is at least leastUsd, so a bound fits it.
+    const bound = fitBound(full, d.usd, price) ?? leastBound(full);
+    const usd = worstCallUsd(price.models, bound, price.pricing);
+    return { type: "reserved", request: withBound(req, bound), hold: { extend: () => d.hold.extend(usd)?.reason ?? null, settle: () => d.hold.release() } };
   };
-}
-
-/**
- * The provider's web searches a request may make: its search tool's `max_uses`, each priced per
- * search. Its web fetches have no fee of their own, but the pages they bring are input tokens of
- * the same call that no estimate before it can bound (architecture.md §11).
- */
-function serverSearches(req: ModelRequest): number {
-  let n = 0;
-  for (const t of req.serverTools ?? []) if (t.name === "web_search") n += typeof t.max_uses === "number" ? t.max_uses : 0;
-  return n;
 }
 
 /**

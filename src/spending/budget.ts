@@ -28,7 +28,8 @@ export type BudgetDecision =
   | { type: "allow" }
   /** The owner's own message past the limit: it runs, and its reply is marked. */
   | { type: "allow-over-budget"; limit: LimitName }
-  | { type: "refuse"; limit: LimitName; reason: string };
+  /** `tooSmall`: the limit was marked too small for one answer (markSpent), not spent. */
+  | { type: "refuse"; limit: LimitName; reason: string; tooSmall?: true };
 
 export interface Limit {
   spentUsd: number;
@@ -60,6 +61,8 @@ interface StateFile {
    * "shared:2026-11-23", "monthly:2026-11". Absent in a file written before reservations.
    */
   spent?: string[];
+  /** Of those, the limits that were too small for one call even with nothing spent (same keys). */
+  tooSmall?: string[];
 }
 
 export interface BudgetOptions {
@@ -72,6 +75,8 @@ export interface BudgetOptions {
 }
 
 export const RESTING_TEXT = "I'm resting for today: my owner's budget for the day is spent. I'll be back tomorrow.";
+/** The resting note of a shared chat whose limit is too small for one answer: nothing was spent. */
+export const TOO_SMALL_TEXT = "I'm resting: my owner's budget for this chat is too small for one answer.";
 export const OVER_BUDGET_MARK = "(over budget)";
 
 export const budgetFile = (home: string): string => path.join(home, "budget.json");
@@ -97,28 +102,36 @@ export class Budget {
     // A shared scope's work (its chat runs, and the background tasks a group started) also stops at the shared limit.
     if (req.scope === "shared") {
       const limit = over ?? (reached(s.sharedToday) || this.#isSpent("shared", s) ? "shared" : null);
-      return limit ? { type: "refuse", limit, reason: reasonText(limit, s) } : { type: "allow" };
+      return limit ? this.#refuse(limit, s) : { type: "allow" };
     }
     if (req.purpose === "heartbeat" || req.purpose === "cron" || req.purpose === "task") {
-      return over ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow" };
+      return over ? this.#refuse(over, s) : { type: "allow" };
     }
     if (!over) return { type: "allow" };
-    return this.#o.config.hardStop ? { type: "refuse", limit: over, reason: reasonText(over, s) } : { type: "allow-over-budget", limit: over };
+    return this.#o.config.hardStop ? this.#refuse(over, s) : { type: "allow-over-budget", limit: over };
+  }
+
+  #refuse(limit: LimitName, s: BudgetStatus): BudgetDecision {
+    const tooSmall = this.#isTooSmall(limit, s);
+    return { type: "refuse", limit, reason: reasonText(limit, s, tooSmall), ...(tooSmall ? { tooSmall } : {}) };
   }
 
   /**
    * A model call did not fit `limit` even alone: the limit counts as spent until its period ends
-   * (or `/budget raise`), so the next run is refused before it calls the model. The owner hears
-   * the 100 % notice for the day or month, once, as if the ledger had reached it.
+   * (or `/budget raise`), so the next run is refused before it calls the model. With
+   * `tooSmallForUsd` (what the least such call could cost) it did not fit even with nothing
+   * spent, and is remembered as too small rather than spent. The owner hears the 100 % notice for
+   * the day or month once, as if the ledger had reached it, or the too-small one.
    */
-  markSpent(limit: LimitName): void {
+  markSpent(limit: LimitName, tooSmallForUsd?: number): void {
     const s = this.status();
     if (this.#isSpent(limit, s)) return;
     (this.#state.spent ??= []).push(spentKey(limit, s));
+    if (tooSmallForUsd !== undefined) (this.#state.tooSmall ??= []).push(spentKey(limit, s));
     this.#save();
     if (limit === "shared") return;
     const [period, l, id] = limit === "daily" ? (["today", s.today, s.day] as const) : (["this month", s.thisMonth, s.month] as const);
-    this.#notify(period, l, "100", limit === "daily" ? "day" : "month", id);
+    this.#notify(period, l, "100", limit === "daily" ? "day" : "month", id, tooSmallForUsd);
   }
 
   /** True the first time in the current period that this shared chat is refused: it gets the resting note. */
@@ -140,6 +153,7 @@ export class Budget {
     this.#state.resting = [];
     // The shared sub-limit is not raised: a group whose call did not fit it still does not.
     this.#state.spent = (this.#state.spent ?? []).filter((k) => k.startsWith("shared:"));
+    this.#state.tooSmall = (this.#state.tooSmall ?? []).filter((k) => k.startsWith("shared:"));
     this.#save();
     return this.status();
   }
@@ -174,13 +188,13 @@ export class Budget {
     }
   }
 
-  #notify(period: "today" | "this month", limit: Limit, at: "80" | "100", kind: "day" | "month", id: string): void {
+  #notify(period: "today" | "this month", limit: Limit, at: "80" | "100", kind: "day" | "month", id: string, tooSmallForUsd?: number): void {
     if (this.#state.notices.includes(`${at}:${kind}:${id}`)) return;
     // A run that jumps past 100 % gets only the 100 % notice; both count as sent.
     this.#state.notices.push(`${at}:${kind}:${id}`);
     if (at === "100") this.#state.notices.push(`80:${kind}:${id}`);
     this.#save();
-    void this.#o.notifyOwner(at === "80" ? eightyText(period, limit) : fullText(period, limit, this.#o.config.hardStop));
+    void this.#o.notifyOwner(at === "80" ? eightyText(period, limit) : fullText(period, limit, this.#o.config.hardStop, tooSmallForUsd));
   }
 
   /** Whether `limit` was marked spent in its current period (markSpent). */
@@ -188,8 +202,17 @@ export class Budget {
     return this.#isSpent(limit, this.status());
   }
 
+  /** Whether `limit` was marked too small for one call in its current period (markSpent). */
+  isTooSmall(limit: LimitName): boolean {
+    return this.#isTooSmall(limit, this.status());
+  }
+
   #isSpent(limit: LimitName, s: BudgetStatus): boolean {
     return this.#state.spent?.includes(spentKey(limit, s)) ?? false;
+  }
+
+  #isTooSmall(limit: LimitName, s: BudgetStatus): boolean {
+    return this.#state.tooSmall?.includes(spentKey(limit, s)) ?? false;
   }
 
   #overLimit(s: BudgetStatus): "daily" | "monthly" | null {
@@ -209,6 +232,7 @@ export class Budget {
       notices: this.#state.notices.filter((n) => n.endsWith(`:${month}`)),
       resting: this.#state.resting.filter((r) => r.startsWith(`${month}:`)),
       spent: (this.#state.spent ?? []).filter((k) => k === `monthly:${month}`),
+      tooSmall: (this.#state.tooSmall ?? []).filter((k) => k === `monthly:${month}`),
     };
     this.#save();
   }
@@ -217,7 +241,7 @@ export class Budget {
     const fresh: StateFile = { version: 1, day: this.#o.ledger.spent().day, raisedUsd: 0, notices: [], resting: [] };
     try {
       const parsed = JSON.parse(readFileSync(this.#file, "utf8")) as Partial<StateFile>;
-      if (parsed.version === 1 && typeof parsed.day === "string" && typeof parsed.raisedUsd === "number" && Array.isArray(parsed.notices) && Array.isArray(parsed.resting) && (parsed.spent === undefined || Array.isArray(parsed.spent))) {
+      if (parsed.version === 1 && typeof parsed.day === "string" && typeof parsed.raisedUsd === "number" && Array.isArray(parsed.notices) && Array.isArray(parsed.resting) && (parsed.spent === undefined || Array.isArray(parsed.spent)) && (parsed.tooSmall === undefined || Array.isArray(parsed.tooSmall))) {
         return parsed as StateFile;
       }
       this.#o.log.warn("budget.state_invalid", { file: this.#file, action: "starting fresh" });
@@ -241,10 +265,10 @@ const reached = (l: Limit) => l.limitUsd !== null && l.spentUsd >= l.limitUsd;
 const spentKey = (limit: LimitName, s: BudgetStatus): string => `${limit}:${limit === "monthly" ? s.month : s.day}`;
 
 
-function reasonText(limit: LimitName, s: BudgetStatus): string {
+function reasonText(limit: LimitName, s: BudgetStatus, tooSmall: boolean): string {
   const l = limit === "daily" ? s.today : limit === "monthly" ? s.thisMonth : s.sharedToday;
   const what = limit === "daily" ? "daily budget" : limit === "monthly" ? "monthly budget" : "daily budget for shared chats";
-  return `the ${what} of ${usdText(l.limitUsd ?? 0)} is spent (${usdText(l.spentUsd)})`;
+  return `the ${what} of ${usdText(l.limitUsd ?? 0)} is ${tooSmall ? "too small for one answer" : `spent (${usdText(l.spentUsd)})`}`;
 }
 
 const RAISE_HINT = "To raise today's limit send /budget raise 5 (dollars), or change budget.daily / budget.monthly in config.json.";
@@ -253,10 +277,12 @@ function eightyText(period: "today" | "this month", l: Limit): string {
   return `💰 Budget: ${usdText(l.spentUsd)} of ${period === "today" ? "today's" : "this month's"} ${usdText(l.limitUsd ?? 0)} is spent (${Math.floor((l.spentUsd / (l.limitUsd ?? 1)) * 100)} %).`;
 }
 
-function fullText(period: "today" | "this month", l: Limit, hardStop: boolean): string {
+/** The 100 % notice; with `tooSmallForUsd` the limit was too small for one answer that could cost that. */
+function fullText(period: "today" | "this month", l: Limit, hardStop: boolean, tooSmallForUsd?: number): string {
   const until = period === "today" ? "until tomorrow" : "until next month";
   const owner = hardStop ? "Your own messages are stopped too (budget.hardStop)." : `Your own messages still run, each reply marked "${OVER_BUDGET_MARK}".`;
-  return `💰 Budget: ${period === "today" ? "today's" : "this month's"} ${usdText(l.limitUsd ?? 0)} is spent (${usdText(l.spentUsd)}). Group chats, paired people, the heartbeat and scheduled jobs are paused ${until}. ${owner} ${RAISE_HINT}`;
+  const state = tooSmallForUsd === undefined ? `is spent (${usdText(l.spentUsd)})` : `is too small for one answer, which could cost up to ${usdText(tooSmallForUsd)}`;
+  return `💰 Budget: ${period === "today" ? "today's" : "this month's"} ${usdText(l.limitUsd ?? 0)} ${state}. Group chats, paired people, the heartbeat and scheduled jobs are paused ${until}. ${owner} ${RAISE_HINT}`;
 }
 
 /** The reply to the owner's message when hardStop stops it. */

@@ -78,22 +78,45 @@ export interface CallBound {
   cache: "5m" | "1h" | false;
   /** The provider's web searches it may make (the search tool's `max_uses`). */
   webSearches: number;
+  /** The provider's web fetches it may make (the fetch tool's `max_uses`); absent: none. */
+  webFetches?: number;
+  /** The most one fetch brings into the call (the fetch tool's `max_content_tokens`). */
+  fetchTokens?: number;
+}
+
+/**
+ * What one provider web search's results are counted as, in input tokens. No parameter of the
+ * API bounds them: this is an estimate that errs high (a page of results is a few thousand).
+ */
+export const WEB_SEARCH_RESULT_TOKENS = 20_000;
+
+/**
+ * The most input tokens the provider's web tools can add to one call. Inside the call the model
+ * may use them one after another, and each step after a result reads it again: the provider bills
+ * a result once for every later step of the same call. The dearest order is the largest results
+ * first, the k-th of n uses then billed n - k + 1 times.
+ */
+export function serverContentTokens(call: CallBound): number {
+  const sizes = [...Array<number>(call.webFetches ?? 0).fill(call.fetchTokens ?? 0), ...Array<number>(call.webSearches).fill(WEB_SEARCH_RESULT_TOKENS)].sort((a, b) => b - a);
+  return sizes.reduce((sum, size, k) => sum + size * (sizes.length - k), 0);
 }
 
 /**
  * The most one model call can cost (reservations.ts): its input at the dearest rate an input
- * token of it can be billed at (a cache write of its TTL when it writes the cache), its
- * `max_tokens` of output and its searches, on the dearest of `models` (the model and the
- * fallbacks the client may turn to). A cache read or plain input costs less than a write, so an
- * input under-estimated by less than that difference (a fifth for 5-minute writes) still fits.
+ * token of it can be billed at (a cache write of its TTL when it writes the cache), what its web
+ * tools may bring in (serverContentTokens, at the input price), its `max_tokens` of output and
+ * its searches' fee, on the dearest of `models` (the model and the fallbacks the client may turn
+ * to). A cache read or plain input costs less than a write, so an input under-estimated by less
+ * than that difference (a fifth for 5-minute writes) still fits.
  */
 export function worstCallUsd(models: readonly string[], call: CallBound, overrides: PricingTable = {}): number {
+  const content = serverContentTokens(call);
   let worst = 0;
   for (const model of models) {
     const p = priceOf(model, overrides);
     const write = call.cache === "1h" ? (p.cacheWrite1h ?? p.input * 2) : (p.cacheWrite5m ?? p.input * 1.25);
     const inputRate = call.cache === false ? p.input : Math.max(p.input, write);
-    worst = Math.max(worst, (call.inputTokens * inputRate + call.maxTokens * p.output) / 1_000_000);
+    worst = Math.max(worst, (call.inputTokens * inputRate + content * p.input + call.maxTokens * p.output) / 1_000_000);
   }
   return worst + call.webSearches * WEB_SEARCH_USD;
 }

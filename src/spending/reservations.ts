@@ -4,7 +4,12 @@
 // once the call's real cost is in the ledger (or the call failed or was aborted). A call is
 // refused when the ledger's total plus every hold in progress plus its own worst case would pass
 // a limit that applies to it, so the ledger's total can pass a limit only by what a call cost
-// beyond its worst case.
+// beyond its worst case. A call that can ask for less (a model call: a shorter answer, fewer web
+// tool uses) says so with `leastUsd`: it is held at what is left, down to that, and refused only
+// when not even that fits — with words that say whether the limit is spent, taken by calls in
+// progress, or too small for one such call at all. A call no limit applies to (the owner's own
+// chat without budget.hardStop, which may run past a limit) holds nothing against other calls:
+// its worst case, web tools and all, would otherwise leave them no room while it runs.
 //
 // One instance per gateway holds every reservation: runs in parallel for the same chat, for
 // other chats of the same day and for background work all see the same holds. Reserving is
@@ -26,6 +31,11 @@ export interface PaidCall {
   purpose: RunPurpose;
   /** The most it can cost, in USD; 0 for a call that is free or whose price is unknown before it is made. */
   worstUsd: number;
+  /**
+   * The least it can be made for, when it can ask for less (a model call's input and a short
+   * answer): where `worstUsd` does not fit, it is held at what is left, down to this. Absent: worstUsd.
+   */
+  leastUsd?: number | undefined;
   /** A cap on the session's own spending, all records and holds together (a background task's tasks.maxCostUsd). */
   capUsd?: number | undefined;
 }
@@ -49,14 +59,19 @@ export interface Refusal {
   reason: string;
   /** It would not fit even with no other call in progress: the limit is as good as spent. */
   exhausted: boolean;
+  /** It would not fit even with nothing spent: the limit is too small for one such call. */
+  tooSmall: boolean;
 }
 
-export type ReserveDecision = { type: "reserved"; hold: SpendHold } | Refusal;
+/** Reserved: `usd` is what is held, worstUsd when it fits, else what was left (at least leastUsd). */
+export type ReserveDecision = { type: "reserved"; hold: SpendHold; usd: number } | Refusal;
 
 interface Held {
   sessionKey: string;
   scope: Scope;
   usd: number;
+  /** Some limit applies to the call: its hold counts against the other calls' limits. */
+  bounded: boolean;
 }
 
 export class Reservations {
@@ -69,14 +84,21 @@ export class Reservations {
     this.#ledger = opts.ledger;
   }
 
-  /** Holds `call.worstUsd` when it fits every limit that applies to the call; never throws. */
+  /**
+   * Holds `call.worstUsd` when it fits every limit that applies to the call, else what is left
+   * when that is at least `call.leastUsd`; never throws.
+   */
   reserve(call: PaidCall): ReserveDecision {
-    const refusal = this.#refusal(call, call.worstUsd);
+    const least = Math.min(call.leastUsd ?? call.worstUsd, call.worstUsd);
+    const refusal = this.#refusal(call, least);
     if (refusal) return refusal;
-    const held: Held = { sessionKey: call.sessionKey, scope: call.scope, usd: call.worstUsd };
+    const usd = Math.max(least, Math.min(call.worstUsd, this.#headroom(call)));
+    const bounded = call.capUsd !== undefined || limitsFor(call, this.#budget.status(), { totalUsd: 0, sharedUsd: 0 }).length > 0;
+    const held: Held = { sessionKey: call.sessionKey, scope: call.scope, usd, bounded };
     this.#held.add(held);
     return {
       type: "reserved",
+      usd,
       hold: {
         extend: (usd) => {
           if (!this.#held.has(held)) return null;
@@ -90,24 +112,41 @@ export class Reservations {
     };
   }
 
-  /** What the calls in progress hold now, in USD: all of them, and those of shared scopes. */
+  /** What the calls in progress that a limit applies to hold now, in USD: all of them, and those of shared scopes. */
   heldUsd(): { totalUsd: number; sharedUsd: number } {
     let totalUsd = 0;
     let sharedUsd = 0;
     for (const h of this.#held) {
+      if (!h.bounded) continue;
       totalUsd += h.usd;
       if (h.scope === "shared") sharedUsd += h.usd;
     }
     return { totalUsd, sharedUsd };
   }
 
+  /** What the call could hold now beside everything spent and held: the least any of its limits leaves (Infinity: none applies). */
+  #headroom(call: PaidCall): number {
+    let left = Infinity;
+    if (call.capUsd !== undefined) left = call.capUsd - this.#ledger.spentBy(call.sessionKey) - this.#heldBy(call.sessionKey);
+    for (const { limit, heldUsd } of limitsFor(call, this.#budget.status(), this.heldUsd())) {
+      if (limit.limitUsd !== null) left = Math.min(left, limit.limitUsd - limit.spentUsd - heldUsd);
+    }
+    return left;
+  }
+
+  #heldBy(sessionKey: string): number {
+    let held = 0;
+    for (const h of this.#held) if (h.sessionKey === sessionKey) held += h.usd;
+    return held;
+  }
+
   #refusal(call: PaidCall, usd: number): Refusal | null {
     if (call.capUsd !== undefined) {
       const spent = this.#ledger.spentBy(call.sessionKey);
-      let held = 0;
-      for (const h of this.#held) if (h.sessionKey === call.sessionKey) held += h.usd;
+      const held = this.#heldBy(call.sessionKey);
       if (spent + held + usd > call.capUsd) {
-        return { type: "refused", limit: "cap", reason: capText(call.capUsd, spent, held, usd), exhausted: spent + usd > call.capUsd };
+        const tooSmall = usd > call.capUsd;
+        return { type: "refused", limit: "cap", reason: capText(call.capUsd, spent, held, usd, tooSmall), exhausted: spent + usd > call.capUsd, tooSmall };
       }
     }
     const s = this.#budget.status();
@@ -117,7 +156,10 @@ export class Reservations {
       // A limit a call already did not fit stays spent (Budget.markSpent), whatever a settled call left.
       const marked = this.#budget.isSpent(name);
       if (!marked && limit.spentUsd + heldUsd + usd <= limit.limitUsd) continue;
-      return { type: "refused", limit: name, reason: reasonText(call.scope, name, limit, heldUsd, usd), exhausted: marked || limit.spentUsd + usd > limit.limitUsd };
+      const tooSmall = usd > limit.limitUsd || this.#budget.isTooSmall(name);
+      const exhausted = marked || limit.spentUsd + usd > limit.limitUsd;
+      const why = tooSmall ? "too-small" : exhausted ? "spent" : "in-use";
+      return { type: "refused", limit: name, reason: reasonText(call.scope, name, limit, heldUsd, usd, why), exhausted, tooSmall };
     }
     return null;
   }
@@ -149,15 +191,25 @@ function limitsFor(call: PaidCall, s: BudgetStatus, held: { totalUsd: number; sh
   }
 }
 
-/** A shared chat hears which period, never an amount; the owner hears the amounts. */
-function reasonText(scope: Scope, name: LimitName, l: Limit, heldUsd: number, usd: number): string {
-  if (scope === "shared") return name === "monthly" ? "this month's budget for this chat is spent" : "today's budget for this chat is spent";
+/**
+ * Why a call does not fit: the limit is too small for one answer (it would not fit with nothing
+ * spent), spent (it would not fit beside what is spent), or in use (calls in progress hold the rest).
+ * A shared chat hears which period, never an amount; the owner hears the amounts.
+ */
+function reasonText(scope: Scope, name: LimitName, l: Limit, heldUsd: number, usd: number, why: "too-small" | "spent" | "in-use"): string {
+  if (scope === "shared") {
+    const period = name === "monthly" ? "this month's" : "today's";
+    const state = why === "too-small" ? "too small for one answer" : why === "spent" ? "spent" : "taken by answers in progress";
+    return `${period} budget for this chat is ${state}`;
+  }
   const what = name === "daily" ? "daily budget" : name === "monthly" ? "monthly budget" : "daily budget for shared chats";
-  return `the ${what} of ${usdText(l.limitUsd ?? 0)} is spent: ${amounts(l.spentUsd, heldUsd, usd)}`;
+  if (why === "too-small") return `the ${what} of ${usdText(l.limitUsd ?? 0)} is too small for one answer, which could cost up to ${usdText(usd)}`;
+  return `the ${what} of ${usdText(l.limitUsd ?? 0)} is ${why === "spent" ? "spent" : "in use"}: ${amounts(l.spentUsd, heldUsd, usd)}`;
 }
 
-function capText(capUsd: number, spent: number, held: number, usd: number): string {
-  return `this task's cost cap of ${usdText(capUsd)} (tasks.maxCostUsd) is reached: ${amounts(spent, held, usd)}`;
+function capText(capUsd: number, spent: number, held: number, usd: number, tooSmall: boolean): string {
+  const cap = `this task's cost cap of ${usdText(capUsd)} (tasks.maxCostUsd)`;
+  return tooSmall ? `${cap} is too small for one step, which could cost up to ${usdText(usd)}` : `${cap} is reached: ${amounts(spent, held, usd)}`;
 }
 
 const amounts = (spent: number, held: number, usd: number): string =>

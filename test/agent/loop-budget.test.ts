@@ -71,6 +71,15 @@ describe("the agent loop and the budget", () => {
     expect(b.settled()).toBe(1);
   });
 
+  it("sends the request as the reservation sized it; an answer cut at that length says the budget left no more room", async () => {
+    h = loopHarness(fake, [step]);
+    fake.enqueue(text("A long answer that", { stopReason: "max_tokens" }));
+    const reserve = (req: ModelRequest): Reservation => ({ type: "reserved", request: { ...req, maxTokens: 500 }, hold: { extend: () => null, settle: () => {} } });
+    const result = await h.run("go", { reserve });
+    expect(fake.requests[0]!.body.max_tokens).toBe(500);
+    expect(result.text).toBe("A long answer that\n\n(The answer was cut off at the length the budget left room for.)");
+  });
+
   it("without a budget every call is made", async () => {
     h = loopHarness(fake, [step]);
     fake.enqueue(toolCall("step", { n: 1 }), text("Done."));

@@ -47,7 +47,8 @@ describe("reservations", () => {
     open({ daily: 1, shared: { daily: 0.2 } });
     const first = held(reservations.reserve(group(0.12)));
     // Another run of the same group, and a run of another group: both meet the shared limit.
-    expect(reservations.reserve(group(0.12))).toEqual({ type: "refused", limit: "shared", reason: "today's budget for this chat is spent", exhausted: false });
+    // Nothing is spent yet: the limit is not "spent", it is taken by the call in progress.
+    expect(reservations.reserve(group(0.12))).toEqual({ type: "refused", limit: "shared", reason: "today's budget for this chat is taken by answers in progress", exhausted: false, tooSmall: false });
     expect(reservations.reserve(group(0.12, "group:telegram:-2"))).toMatchObject({ type: "refused", limit: "shared", exhausted: false });
     expect(reservations.heldUsd()).toEqual({ totalUsd: 0.12, sharedUsd: 0.12 });
     first.release();
@@ -72,20 +73,21 @@ describe("reservations", () => {
     const hold = held(reservations.reserve(group(0.08)));
     expect(hold.extend(0.08)).toBeNull();
     expect(reservations.heldUsd().sharedUsd).toBeCloseTo(0.16, 12);
-    expect(hold.extend(0.08)).toEqual({ type: "refused", limit: "shared", reason: "today's budget for this chat is spent", exhausted: false });
+    expect(hold.extend(0.08)).toEqual({ type: "refused", limit: "shared", reason: "today's budget for this chat is taken by answers in progress", exhausted: false, tooSmall: false });
     expect(reservations.heldUsd().sharedUsd).toBeCloseTo(0.16, 12);
     hold.release();
     expect(hold.extend(0.08)).toBeNull(); // released: nothing left to extend
     expect(reservations.heldUsd().sharedUsd).toBe(0);
   });
 
-  it("the owner's own chat is held but never refused without hardStop; with hardStop it is, with the amounts", () => {
+  it("the owner's own chat is never refused without hardStop, and holds nothing against other calls; with hardStop it is held and refused, with the amounts", () => {
     open({ daily: 0.5 });
     const owner: PaidCall = { kind: "model", sessionKey: "main", scope: "main", purpose: "chat", worstUsd: 0.4 };
     const a = held(reservations.reserve(owner));
     const b = held(reservations.reserve(owner));
-    // The owner's holds leave nothing for background work.
-    expect(reservations.reserve({ ...owner, purpose: "cron", sessionKey: "cron:1" })).toMatchObject({ type: "refused", limit: "daily" });
+    // It may run past the limit anyway: its worst case (web tools and all) does not shut out background work while it runs.
+    expect(reservations.heldUsd()).toEqual({ totalUsd: 0, sharedUsd: 0 });
+    held(reservations.reserve({ ...owner, purpose: "cron", sessionKey: "cron:1" })).release();
     a.release();
     b.release();
 
@@ -97,10 +99,19 @@ describe("reservations", () => {
       limit: "daily",
       reason: "the daily budget of $0.50 is spent: $0.20 so far, and the next step could cost up to $0.40",
       exhausted: true,
+      tooSmall: false,
     });
     const small = held(reservations.reserve({ ...owner, worstUsd: 0.25 }));
-    expect(reservations.reserve({ ...owner, worstUsd: 0.1 })).toMatchObject({ reason: "the daily budget of $0.50 is spent: $0.20 so far, $0.25 held for calls in progress, and the next step could cost up to $0.10" });
+    expect(reservations.reserve({ ...owner, worstUsd: 0.1 })).toMatchObject({ reason: "the daily budget of $0.50 is in use: $0.20 so far, $0.25 held for calls in progress, and the next step could cost up to $0.10" });
     small.release();
+    // A limit smaller than the call with nothing spent is too small for one answer.
+    expect(reservations.reserve({ ...owner, sessionKey: "cron:1", purpose: "cron", worstUsd: 0.6 })).toEqual({
+      type: "refused",
+      limit: "daily",
+      reason: "the daily budget of $0.50 is too small for one answer, which could cost up to $0.60",
+      exhausted: true,
+      tooSmall: true,
+    });
   });
 
   it("a background task's cap counts its own records and holds: a task with a $1.00 cap is refused the call that could pass it", () => {
@@ -114,6 +125,7 @@ describe("reservations", () => {
       limit: "cap",
       reason: "this task's cost cap of $1.00 (tasks.maxCostUsd) is reached: $0.50 so far, $0.30 held for calls in progress, and the next step could cost up to $0.30",
       exhausted: false,
+      tooSmall: false,
     });
     hold.release();
     spend("task:abc123", "main", 0.25);
@@ -152,7 +164,16 @@ describe("a model call's worst case", () => {
     expect(worstCallUsd(["cheap"], call, table)).toBeCloseTo((10_000 * 1.25 + 2_000 * 5) / 1e6, 12);
     expect(worstCallUsd(["cheap", "dear"], call, table)).toBeCloseTo((10_000 * 3.75 + 2_000 * 15) / 1e6, 12);
     expect(worstCallUsd(["cheap"], { ...call, cache: "1h" }, table)).toBeCloseTo((10_000 * 2 + 2_000 * 5) / 1e6, 12);
-    expect(worstCallUsd(["cheap"], { ...call, cache: false, webSearches: 5 }, table)).toBeCloseTo((10_000 * 1 + 2_000 * 5) / 1e6 + 0.05, 12);
+    // Each search: its fee, and its results (20,000 tokens, an estimate) read again by every later step of the call.
+    expect(worstCallUsd(["cheap"], { ...call, cache: false, webSearches: 1 }, table)).toBeCloseTo((10_000 * 1 + 20_000 * 1 + 2_000 * 5) / 1e6 + 0.01, 12);
+    expect(worstCallUsd(["cheap"], { ...call, cache: false, webSearches: 2 }, table)).toBeCloseTo((10_000 * 1 + 20_000 * (2 + 1) + 2_000 * 5) / 1e6 + 0.02, 12);
+  });
+
+  it("counts the pages its fetches may bring, at max_content_tokens each, the largest first, each billed once per later step", () => {
+    const table = { m: { input: 2, output: 10 } };
+    const call = { inputTokens: 1_000, maxTokens: 1_000, cache: false as const, webSearches: 1, webFetches: 2, fetchTokens: 30_000 };
+    // Three uses: the two 30,000-token pages read by 3 and 2 steps, the search's 20,000 tokens by 1.
+    expect(worstCallUsd(["m"], call, table)).toBeCloseTo((1_000 * 2 + (30_000 * 3 + 30_000 * 2 + 20_000 * 1) * 2 + 1_000 * 10) / 1e6 + 0.01, 12);
   });
 });
 
@@ -204,7 +225,7 @@ describe("streamReserved", () => {
     const signal = new AbortController().signal;
     let calls = 0;
     const refused = await streamReserved(fakeClient(async () => (calls++, ok)), request, { signal, onEvent: () => {} }, reserveWith(0.25));
-    expect(refused).toEqual({ type: "error", error: { kind: "budget", model: "test-model", message: "today's budget for this chat is spent" }, partial: [] });
+    expect(refused).toEqual({ type: "error", error: { kind: "budget", model: "test-model", message: "today's budget for this chat is too small for one answer" }, partial: [] });
     expect(calls).toBe(0);
 
     const events: string[] = [];
@@ -220,7 +241,7 @@ describe("streamReserved", () => {
       { signal, onEvent: (e) => events.push(e.type) },
       reserveWith(0.12),
     );
-    expect(retried).toEqual({ type: "error", error: { kind: "budget", model: "test-model", message: "today's budget for this chat is spent" }, partial: [{ type: "text", text: "Half" }] });
+    expect(retried).toEqual({ type: "error", error: { kind: "budget", model: "test-model", message: "today's budget for this chat is taken by answers in progress" }, partial: [{ type: "text", text: "Half" }] });
     expect(events).toEqual(["retry"]);
     expect(reservations.heldUsd().sharedUsd).toBe(0);
   });

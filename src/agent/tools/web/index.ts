@@ -65,7 +65,9 @@ export function createWebTools(opts: {
     server.push({ type: WEB_SEARCH_TOOL, name: "web_search", max_uses: search.maxUses, ...domains(search), user_location: { type: "approximate", timezone: opts.timezone } });
   }
   if (fetch.enabled && fetch.mode === "server") {
-    server.push({ type: WEB_FETCH_TOOL, name: "web_fetch", max_uses: fetch.maxUses, ...domains(fetch) });
+    // A page is cut where Hearth's own fetch cuts it (maxChars, about 4 to a token): without a
+    // bound one page could bring a call hundreds of thousands of input tokens.
+    server.push({ type: WEB_FETCH_TOOL, name: "web_fetch", max_uses: fetch.maxUses, max_content_tokens: Math.ceil(fetch.maxChars / 4), ...domains(fetch) });
   }
   if (search.enabled && search.mode === "local") {
     const provider = localProvider(search, fetch.timeoutMs);

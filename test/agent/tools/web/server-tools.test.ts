@@ -137,7 +137,8 @@ describe("server web tools", () => {
     await h.run("hi", { scope: "shared", serverTools: web.serverToolsFor("shared") });
     expect(fake.requests[0]!.body.tools).toEqual([
       { type: "web_search_20260318", name: "web_search", max_uses: 3, blocked_domains: ["spam.example"], user_location: { type: "approximate", timezone: "Europe/Berlin" } },
-      { type: "web_fetch_20260318", name: "web_fetch", max_uses: 10, allowed_domains: ["docs.example"] },
+      // A page is cut at tools.web.fetch.maxChars (100,000), about 4 characters a token.
+      { type: "web_fetch_20260318", name: "web_fetch", max_uses: 10, max_content_tokens: 25_000, allowed_domains: ["docs.example"] },
     ]);
     expect(fake.requests[1]!.body.tools).toBeUndefined();
   });
