@@ -1,6 +1,7 @@
-// `hearth backup create [--out FILE] [--include-secrets]`, `backup verify FILE` and
+// `hearth backup create [--out FILE] [--include-secrets]` (by default into `<home>/backups/`), `backup verify FILE` and
 // `backup restore FILE [--home DIR] [--force]`. They work on the files; the daemon may run
 // during create and verify, never on the home a restore replaces.
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { createBackup, restoreBackup, verifyBackup } from "../backup/archive.ts";
 import { backupDirOf, backupFileName, leftOutLine } from "../backup/naming.ts";
@@ -33,7 +34,6 @@ export async function runBackup(home: string, args: string[], io: BackupIo, hear
 async function create(home: string, args: string[], io: BackupIo, hearth: string): Promise<number> {
   const { values } = parse(args, { out: { type: "string" }, "include-secrets": { type: "boolean" } });
   const now = new Date();
-  const out = path.resolve(values.out ?? backupFileName(now));
   const dirs = [homePaths(home).backups];
   let outside: string | null = null;
   // A config that does not load still gets backed up; only its backup folder is then unknown.
@@ -43,6 +43,11 @@ async function create(home: string, args: string[], io: BackupIo, hearth: string
     const rel = path.relative(home, config.workspace);
     if (rel.startsWith("..") || path.isAbsolute(rel)) outside = config.workspace;
   } catch {}
+  // By default into the home's backups folder (the scheduled backups' when configured), never the
+  // current folder: that is often the Hearth checkout, where the owner's notes would sit beside
+  // the code, one `git add .` from being published.
+  const out = path.resolve(values.out ?? path.join(dirs.at(-1)!, backupFileName(now)));
+  if (values.out === undefined) mkdirSync(path.dirname(out), { recursive: true, mode: 0o700 });
   const made = await createBackup({ home, out, includeSecrets: values["include-secrets"] === true, backupDirs: dirs, hearth, now });
   io.stdout.write(`Backup written: ${made.file} (${made.files} files, ${formatBytes(made.bytes)})\n`);
   for (const l of made.left) io.stdout.write(`${leftOutLine(l)}\n`);

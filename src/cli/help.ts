@@ -111,7 +111,7 @@ function usageLines(): Record<CommandName, string[]> {
     ],
     backup: [
       "backup create [--out FILE] [--include-secrets]",
-      "                             one compressed archive of the home with a manifest (secrets left out unless asked)",
+      "                             one compressed archive of the home with a manifest, in <home>/backups/ (secrets left out unless asked)",
       "backup verify FILE           check every file of an archive against its manifest",
       "backup restore FILE [--home DIR] [--force]",
       "                             restore into an empty home (--force moves a non-empty one aside first)",

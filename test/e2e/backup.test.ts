@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, type Daemon } from "../support/daemon.ts";
 import { main } from "../../src/cli.ts";
 import { CONFIG_VERSION } from "../../src/config/migrations.ts";
@@ -65,6 +66,23 @@ afterAll(async () => {
 });
 
 describe("hearth backup", () => {
+  it("without --out writes into the home's backups folder, not the folder it is run from (the checkout, by the README)", async () => {
+    const checkout = join(work, "checkout");
+    mkdirSync(checkout);
+    const made = await runHearth(["backup", "create"], isolatedEnv({ HEARTH_HOME: home }), { cwd: checkout });
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
+    const written = /^Backup written: (\S+) \(/.exec(made.stdout)?.[1];
+    expect(written).toMatch(new RegExp(`^${join(home, "backups")}/hearth-backup-\\d{8}-\\d{6}\\.tar\\.gz$`));
+    expect(statSync(written!).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, "backups")).mode & 0o777).toBe(0o700);
+    expect(readdirSync(checkout)).toEqual([]);
+    // Not one of its own files: the next backup leaves the earlier ones out.
+    const again = await runHearth(["backup", "create"], isolatedEnv({ HEARTH_HOME: home }), { cwd: checkout });
+    expect(again.stdout).toContain("\nLeft out: backups (earlier backups)\n");
+    rmSync(join(home, "backups"), { recursive: true });
+  });
+
   it("round trip: create while running → verify → restore elsewhere → same bytes, and the daemon remembers", async () => {
     const archive = join(work, "home.tar.gz");
     const made = await hearth(["backup", "create", "--out", archive]);

@@ -29,11 +29,13 @@ export interface RunOptions {
   input?: string;
   /** The launcher to run (default this checkout's bin/hearth.js). */
   bin?: string;
+  /** The folder it runs in (default this checkout, as `npx hearth` from it). */
+  cwd?: string;
 }
 
 export function runHearth(args: string[], env: NodeJS.ProcessEnv, opts: RunOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [opts.bin ?? hearthBin, ...args], { env, cwd: repoRoot, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [opts.bin ?? hearthBin, ...args], { env, cwd: opts.cwd ?? repoRoot, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
     if (opts.input !== undefined) child.stdin!.end(opts.input);
     opts.onSpawn?.(child);
     let stdout = "";
