@@ -109,7 +109,9 @@ export async function routeInbound(ctx: RouterDeps, inbound: InboundMessage): Pr
   const log = ctx.log.child({ channel: m.channel, chat: m.chat.id, msg: m.id });
   try {
     if (ctx.inbox.has(inboxId(m))) {
-      log.debug("inbound.duplicate");
+      // A platform re-delivering what was taken (after a crash) is rare and never silent: a
+      // message dropped by a wrong key would otherwise vanish without a trace.
+      log.info("inbound.duplicate", { action: "dropped: a message with this id was accepted before" });
       return;
     }
     const decision = decideAccess(m, accessRules(ctx.config, m.channel), ctx.pairing);

@@ -173,7 +173,12 @@ export async function freePort(): Promise<number> {
  * `chatActions`: answer sendChatAction like Telegram (`true`) instead of the emulator's HTTP 500,
  * so a bot shows its typing and upload indicators; off by default, as the emulator is.
  */
-export async function startTelegramEmulator(opts: { token?: string; chatActions?: boolean } = {}): Promise<TelegramEmulator> {
+/**
+ * `botId`: the bot getMe names (default EMULATED_BOT's id, the emulator's own): another bot, as
+ * after a token change in BotFather. A new emulator numbers messages from 1 again, as Telegram
+ * does for each bot's chats.
+ */
+export async function startTelegramEmulator(opts: { token?: string; chatActions?: boolean; botId?: number } = {}): Promise<TelegramEmulator> {
   const token = opts.token ?? "123456789:AAE_TEST-token-for-the-emulator-0123";
   const ServerClass = TelegramServerClass as unknown as new (config: { port: number; host: string; storeTimeout: number }) => TelegramServer;
   const server = new ServerClass({ port: await freePort(), host: "127.0.0.1", storeTimeout: 3600 });
@@ -297,6 +302,9 @@ export async function startTelegramEmulator(opts: { token?: string; chatActions?
               : { document: { file_id: `sent-${messageId}`, file_unique_id: `u-${messageId}`, file_name: file.name } };
         return { status: 200, body: { ok: true, result: { message_id: messageId, date: Math.floor(Date.now() / 1000), chat, ...(body.caption ? { caption: body.caption } : {}), ...media } } };
       }
+      case "getMe":
+        if (opts.botId === undefined) return undefined;
+        return { status: 200, body: { ok: true, result: { id: opts.botId, is_bot: true, first_name: EMULATED_BOT.firstName, username: EMULATED_BOT.username, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false } } };
       // Not in the emulator: answered as Telegram does, and recorded in `calls` for the tests.
       case "setMessageReaction":
       case "setMyCommands":

@@ -107,7 +107,10 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
   const reply = replyOf(msg, rules);
 
   const base = {
-    id: `${msg.chat.id}:${msg.message_id}`,
+    // The dedupe key: message ids count per chat *and bot* (a private chat's id is the user's
+    // whichever bot they write to), so after a token change a new bot's first messages carry the
+    // ids the old bot's had, and without the bot in the key they were dropped as duplicates.
+    id: `${rules.me.id}:${msg.chat.id}:${msg.message_id}`,
     channel: "telegram" as const,
     chat,
     sender,

@@ -27,10 +27,10 @@ function inbound(m: Message, r: InboundRules = rules()) {
 }
 
 describe("telegram inbound normalisation", () => {
-  it("describes a DM: chat, sender, owner flag, id scoped by chat, raw reply data, time in ms", () => {
+  it("describes a DM: chat, sender, owner flag, id scoped by bot and chat, raw reply data, time in ms", () => {
     const m = inbound(msg({ message_id: 5, chat: dmChat(ann), from: ann, text: "hello" }));
     expect(m).toEqual({
-      id: "100:5",
+      id: "666:100:5",
       channel: "telegram",
       chat: { id: "100", type: "dm" },
       sender: { id: "100", name: "Ann Lee", isOwner: true },
