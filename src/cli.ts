@@ -228,7 +228,7 @@ async function runChat(home: string, args: string[], io: Io): Promise<number> {
   const text = values.message ?? (files.length > 0 ? "" : undefined);
   if (text !== undefined && !text.trim() && files.length === 0) throw new UsageError("The message is empty.");
   if (text !== undefined && text.length > MAX_MESSAGE_CHARS) throw new UsageError(tooLongText(text.length));
-  const client = await openClient(home, io.stderr);
+  const client = await openClient(home, io.stderr, text === undefined);
   try {
     return text !== undefined ? await chatOnce(client, text, io, files) : await chatInteractive(client, io);
   } finally {

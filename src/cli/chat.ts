@@ -6,7 +6,8 @@ import { clearLine, createInterface, cursorTo } from "node:readline";
 import { UsageError } from "./args.ts";
 import type { CliEvent, KeptLetter } from "../channels/terminal/channel.ts";
 import { homePaths } from "../config/home.ts";
-import { connectDaemon, DaemonGoneError, embeddedClient, type ChatEnd, type GatewayClient } from "./client.ts";
+import { connectDaemon, DaemonGoneError, embeddedClient, NotSentError, type ChatEnd, type GatewayClient } from "./client.ts";
+import { connectDaemonLink } from "./daemon-link.ts";
 import { ReplyPrinter } from "./reply-printer.ts";
 
 export interface ChatIO {
@@ -20,9 +21,13 @@ export function exitCodeFor(end: ChatEnd): number {
   return end.outcome === "answered" ? 0 : end.outcome === "stopped" ? 130 : 1;
 }
 
-/** The daemon when it runs, otherwise an embedded gateway (started with the CLI channel only). */
-export async function openClient(home: string, stderr: NodeJS.WritableStream): Promise<GatewayClient> {
-  const daemon = await connectDaemon(homePaths(home).socket);
+/**
+ * The daemon when it runs, otherwise an embedded gateway (started with the CLI channel only).
+ * `interactive`: a connection to the daemon that outlives its restarts (daemon-link.ts).
+ */
+export async function openClient(home: string, stderr: NodeJS.WritableStream, interactive = false): Promise<GatewayClient> {
+  const socket = homePaths(home).socket;
+  const daemon = await (interactive ? connectDaemonLink(socket) : connectDaemon(socket));
   if (daemon) return daemon;
   // The daemon's whole graph, loaded only now that no daemon answers.
   const { startEmbeddedGateway } = await import("./embedded.ts");
@@ -62,7 +67,11 @@ export async function chatOnce(client: GatewayClient, text: string, io: ChatIO, 
  * Interactive chat. Lines typed while an answer streams are sent at once (they steer it);
  * replies print one at a time, in the order the lines were typed. A message that joined a run
  * already shown (the daemon says so with its `joined` event) prints nothing of its own: its
- * answer is that run's answer. Ctrl+C stops the answer, Ctrl+D quits.
+ * answer is that run's answer. Ctrl+C stops the answer, Ctrl+D quits. On a terminal, what is
+ * typed while an answer is on its way is not echoed into it: the line shows again at the next
+ * prompt, and a line sent meanwhile is shown once that answer is whole. When the daemon goes away the
+ * chat says so at once and connects again when it is back; a line typed meanwhile is sent then,
+ * or said to be not sent (Ctrl+C, Ctrl+D). Returns 1 when it quit with a typed line not sent, else 0.
  */
 export async function chatInteractive(client: GatewayClient, io: ChatIO): Promise<number> {
   const tty = (io.stdin as { isTTY?: boolean }).isTTY === true;
@@ -91,7 +100,14 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   });
   // What came for the terminal while no chat was open, first; before readline takes any input.
   io.stdout.write(formatLetters(await client.listen()));
-  const rl = createInterface({ input: io.stdin, output: io.stdout, terminal: tty });
+  let inFlight = 0;
+  /** False while the daemon is away (a reconnecting client only). */
+  let connected = true;
+  /** An answer is on its way to this screen (while the daemon is away, none is). */
+  const answering = () => inFlight > 0 && connected;
+  // readline echoes what is typed; while an answer is on its way that echo would land inside
+  // the answer's text, so it is held back and the line is drawn again at the next prompt.
+  const rl = createInterface({ input: io.stdin, output: tty ? heldWhile(io.stdout, answering) : io.stdout, terminal: tty });
   if (tty) {
     // One key answers a waiting question: readline has put the digit on the (empty) line by
     // the time this listener runs, so it is taken off again (Ctrl+U); the prompt that redraws
@@ -104,12 +120,40 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
     });
   }
   if (tty) io.stderr.write(`Connected to ${client.kind === "daemon" ? "the Hearth daemon" : "Hearth (no daemon running: embedded)"}. Ctrl+C stops an answer, Ctrl+D quits.\n`);
-  let inFlight = 0;
   let chain: Promise<void> = Promise.resolve();
   const shownRuns = new Set<string>();
   let lastError: string | null = null;
-  const prompt = () => tty && inFlight === 0 && rl.prompt();
+  /** Lines the chat quit without sending (the daemon away at Ctrl+D): the exit code says so. */
+  let notSent = 0;
+  let quitting = false;
+  // The cursor stays where it was: a line typed while an answer came is drawn again with it at its end.
+  const prompt = () => tty && !answering() && rl.prompt(true);
+  /**
+   * A line of Hearth's own on stderr. On a terminal it takes the place of the prompt's line
+   * (drawn again after it), or, while an answer is being shown, starts below the answer's text.
+   */
+  const tell = (line: string, wasAnswering: boolean) => {
+    if (tty && !wasAnswering) clearLine(io.stdout, 0), cursorTo(io.stdout, 0);
+    io.stderr.write(`${tty && wasAnswering ? "\n" : ""}${line}\n`);
+    prompt();
+  };
   rl.setPrompt("› ");
+
+  client.onLink?.((e) => {
+    const was = answering();
+    if (e.type === "lost") {
+      connected = false;
+      // Its questions went with it: a restarted daemon asks again, in a chat that is open then.
+      question = null;
+      const waiting = e.answers === 0 ? "" : e.answers === 1 ? " The answer you were waiting for comes when it is back." : ` The ${e.answers} answers you were waiting for come when it is back.`;
+      tell(`hearth: The Hearth daemon went away (stopped or crashed). Waiting for it to come back; what you type meanwhile is sent then.${waiting}`, was);
+    } else {
+      connected = true;
+      tell("Connected to the Hearth daemon again.", was);
+      // What it kept for the terminal meanwhile (an answer that came after its chat closed).
+      void client.listen().then((letters) => io.stdout.write(formatLetters(letters)));
+    }
+  });
 
   // On a terminal readline turns Ctrl+C into its own event; otherwise it arrives as a signal.
   let printing: ReplyPrinter | null = null;
@@ -122,7 +166,9 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
     }
     if (inFlight > 0) {
       printing?.stopRequested();
-      client.abort();
+      // Lines waiting for the daemon to come back are dropped (each is said to be not sent).
+      if (!connected) client.dropUnsent?.();
+      else client.abort();
     }
     else if (tty) io.stderr.write("\n(Ctrl+D quits)\n"), prompt();
     else rl.close();
@@ -161,20 +207,31 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
     }
     const files = staged;
     staged = [];
+    // Typed while an answer was on its way: not echoed then (heldWhile), so shown once that
+    // answer is whole (above its own answer, or below the one it steered).
+    const unseen = tty && answering() ? `› ${line}   (typed during the answer above)\n` : "";
     inFlight++;
+    if (!connected) io.stderr.write("(The daemon is not running: this goes when it is back; Ctrl+C drops it.)\n");
     const events = new EventQueue();
     client.chat(text, events.push, files).then(() => events.close(), (err: Error) => events.close(err));
     // Replies print in order: this one starts printing when the previous one is done.
     chain = chain.then(async () => {
       try {
+        if (unseen) io.stdout.write(unseen);
         printing = new ReplyPrinter(io);
         await printReply(events, shownRuns, printing);
         // The gateway's list is every chat's; this command is the terminal's own.
         if (/^\/help$/i.test(text)) io.stdout.write(`${TERMINAL_COMMANDS}\n`);
       } catch (err) {
+        if (err instanceof NotSentError) {
+          if (quitting) notSent++;
+          io.stderr.write(`hearth: ${err.message}\n`);
+          return;
+        }
+        // Said already, the moment it went (onLink).
+        if (err instanceof DaemonGoneError && client.onLink) return;
         // A daemon that went away fails every waiting request with the same error: say it once.
         const message = (err as Error).message;
-        // Its questions went with it: a restarted daemon asks again, in a chat that is open then.
         if (err instanceof DaemonGoneError) question = null;
         if (message !== lastError) io.stderr.write(`hearth: ${message}\n`);
         lastError = message;
@@ -187,9 +244,34 @@ export async function chatInteractive(client: GatewayClient, io: ChatIO): Promis
   });
   prompt();
   await new Promise<void>((resolve) => rl.once("close", resolve));
+  // Ctrl+D while the daemon is away: what waits for it is not sent, and said so.
+  quitting = true;
+  client.dropUnsent?.();
   await chain;
   process.off("SIGINT", onInterrupt);
-  return 0;
+  return notSent > 0 ? 1 : 0;
+}
+
+/**
+ * `out` as readline sees it: while `held()` is true its writes (the echo of what is typed, the
+ * prompt's redraws) are dropped; everything else about the terminal (its size, its events) is
+ * the real one's.
+ */
+function heldWhile(out: NodeJS.WritableStream, held: () => boolean): NodeJS.WritableStream {
+  return new Proxy(out, {
+    get(target, prop) {
+      if (prop === "write") {
+        return (chunk: unknown, ...rest: unknown[]) => {
+          if (!held()) return (target.write as (...a: unknown[]) => boolean)(chunk, ...rest);
+          const done = rest.at(-1);
+          if (typeof done === "function") queueMicrotask(() => (done as () => void)());
+          return true;
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** What /help adds in the terminal: the commands this client handles itself. */

@@ -31,8 +31,21 @@ export interface GatewayClient {
   onQuestion(fn: (e: QuestionEvent) => void): void;
   /** Answers question `key` with choice `choiceId`. */
   choose(key: string, choiceId: string): void;
+  /**
+   * A client that reconnects (daemon-link.ts; an interactive chat): told the moment the daemon
+   * goes away and when it answers again. Absent on the others, which end with the connection.
+   */
+  onLink?(fn: (e: LinkEvent) => void): void;
+  /**
+   * Messages typed while the daemon was away, not sent yet: each one's `chat` rejects with
+   * NotSentError. Returns their texts, oldest first ([] when none wait).
+   */
+  dropUnsent?(): string[];
   close(): Promise<void>;
 }
+
+/** `lost`: the connection ended; `answers`: how many messages it had taken whose answers come after it is back. */
+export type LinkEvent = { type: "lost"; answers: number } | { type: "back" };
 
 export class DaemonGoneError extends Error {
   constructor() {
@@ -41,9 +54,39 @@ export class DaemonGoneError extends Error {
   }
 }
 
+/** A message typed while the daemon was away, dropped before it could be sent (Ctrl+C, Ctrl+D). */
+export class NotSentError extends Error {
+  readonly text: string;
+  constructor(text: string) {
+    super(`Not sent (the daemon is not running): "${clip(text)}"`);
+    this.name = "NotSentError";
+    this.text = text;
+  }
+}
+
+const clip = (text: string): string => {
+  const one = text.replace(/\s+/g, " ").trim();
+  return one.length > 60 ? `${one.slice(0, 59)}…` : one;
+};
+
+type ChatRequest = Extract<ClientRequest, { type: "chat" }>;
+
+/**
+ * A chat request waiting for its answer: `sent` once written to a live connection (a
+ * reconnecting client queues it while there is none), `accepted` once the daemon said it has it.
+ */
+export interface PendingChat {
+  request: ChatRequest;
+  sent: boolean;
+  accepted: boolean;
+  onEvent: (e: CliEvent) => void;
+  resolve: (e: ChatEnd) => void;
+  reject: (e: Error) => void;
+}
+
 /** Routes server events to the requests waiting for them. */
-class Dispatcher {
-  readonly chats = new Map<string, { onEvent: (e: CliEvent) => void; resolve: (e: ChatEnd) => void; reject: (e: Error) => void }>();
+export class Dispatcher {
+  readonly chats = new Map<string, PendingChat>();
   readonly rpcs = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   readonly statusWaiters: Array<(s: GatewayStatus) => void> = [];
   readonly mailboxWaiters: Array<(letters: KeptLetter[]) => void> = [];
@@ -88,8 +131,11 @@ class Dispatcher {
         else rpc?.reject(new Error(e.error));
         break;
       }
-      case "accepted":
+      case "accepted": {
+        const chat = this.chats.get(e.requestId);
+        if (chat) chat.accepted = true;
         break;
+      }
       case "error": {
         // An error naming a request fails that request; one without fails all that wait.
         const err = new Error(e.message);
@@ -120,14 +166,55 @@ class Dispatcher {
     for (const w of this.mailboxWaiters.splice(0)) w([]);
   }
 
-  client(kind: GatewayClient["kind"], send: (r: ClientRequest) => void, close: () => Promise<void>, statusDirect?: () => GatewayStatus): GatewayClient {
+  /**
+   * The connection ended, and another will be tried (daemon-link.ts): requests the daemon had
+   * taken fail with `err` (their answers reach the chat after the restart), the chats it had not
+   * taken stay, to be sent again on the next connection. Returns how many failed.
+   */
+  connectionLost(err: Error): number {
+    let answers = 0;
+    for (const [id, c] of this.chats) {
+      if (!c.accepted) {
+        c.sent = false;
+        continue;
+      }
+      this.chats.delete(id);
+      c.reject(err);
+      answers++;
+    }
+    for (const r of this.rpcs.values()) r.reject(err);
+    this.rpcs.clear();
+    for (const w of this.mailboxWaiters.splice(0)) w([]);
+    return answers;
+  }
+
+  /** The chats waiting for a connection to be sent on, oldest first. */
+  unsent(): PendingChat[] {
+    return [...this.chats.values()].filter((c) => !c.sent);
+  }
+
+  /** Fails every chat waiting for a connection with NotSentError; their texts, oldest first. */
+  dropUnsent(): string[] {
+    const texts: string[] = [];
+    for (const [id, c] of this.chats) {
+      if (c.sent) continue;
+      this.chats.delete(id);
+      texts.push(c.request.text);
+      c.reject(new NotSentError(c.request.text));
+    }
+    return texts;
+  }
+
+  /** `send` returns false when the request could not go out now (no connection: a chat then waits). */
+  client(kind: GatewayClient["kind"], send: (r: ClientRequest) => boolean | void, close: () => Promise<void>, statusDirect?: () => GatewayStatus): GatewayClient {
     return {
       kind,
       chat: (text, onEvent, files = []) =>
         new Promise<ChatEnd>((resolve, reject) => {
-          const requestId = randomUUID();
-          this.chats.set(requestId, { onEvent, resolve, reject });
-          send({ type: "chat", text, requestId, ...(files.length > 0 ? { files } : {}) });
+          const request: ChatRequest = { type: "chat", text, requestId: randomUUID(), ...(files.length > 0 ? { files } : {}) };
+          const chat: PendingChat = { request, sent: true, accepted: false, onEvent, resolve, reject };
+          this.chats.set(request.requestId!, chat);
+          chat.sent = send(request) !== false;
         }),
       abort: () => send({ type: "abort" }),
       status: () =>
@@ -162,11 +249,7 @@ class Dispatcher {
 
 /** Connects to the daemon's socket; null when no daemon is listening there. */
 export async function connectDaemon(socketPath: string): Promise<GatewayClient | null> {
-  const socket = await new Promise<Socket | null>((resolve) => {
-    const s = connect(socketPath);
-    s.once("connect", () => resolve(s));
-    s.once("error", () => resolve(null));
-  });
+  const socket = await openSocket(socketPath);
   if (!socket) return null;
   const d = new Dispatcher();
   socket.on("data", lineDecoder((v) => d.handle(v as ServerEvent), () => {}));
@@ -174,9 +257,32 @@ export async function connectDaemon(socketPath: string): Promise<GatewayClient |
   socket.on("close", () => d.failAll(new DaemonGoneError()));
   return d.client(
     "daemon",
-    (r) => socket.write(`${JSON.stringify(r)}\n`),
-    () => new Promise<void>((resolve) => socket.end(resolve)),
+    (r) => void (socket.writable && socket.write(`${JSON.stringify(r)}\n`)),
+    () => closeSocket(socket),
   );
+}
+
+/** Connects to a Unix socket; null when nothing listens there. */
+export function openSocket(socketPath: string): Promise<Socket | null> {
+  return new Promise<Socket | null>((resolve) => {
+    const s = connect(socketPath);
+    s.once("connect", () => resolve(s));
+    s.once("error", () => resolve(null));
+  });
+}
+
+/** Ends the connection; at once when it is closed already (its end callback would never come). */
+export function closeSocket(socket: Socket): Promise<void> {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return Promise.resolve();
+  }
+  return new Promise<void>((resolve) => {
+    // A daemon that does not answer the end within a second is not waited for.
+    const timer = setTimeout(() => socket.destroy(), 1_000);
+    socket.once("close", () => (clearTimeout(timer), resolve()));
+    socket.end();
+  });
 }
 
 /** A client for a gateway running in this process. */
