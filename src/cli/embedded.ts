@@ -1,7 +1,6 @@
 // A gateway inside the CLI process, for `hearth chat` when no daemon runs: the CLI channel only.
 import { assertModelCredentials } from "../config/credentials.ts";
-import { loadConfig } from "../config/config.ts";
-import { applySecrets } from "../config/secrets.ts";
+import { applyHomeEnv, loadConfig } from "../config/config.ts";
 import { startGateway, type Gateway } from "../gateway/gateway.ts";
 import { createRpcHandler } from "../gateway/control/rpc.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
@@ -9,7 +8,7 @@ import { createLogger, parseLevel } from "../log.ts";
 import { terminalLogFormat } from "./terminal-log.ts";
 
 export async function startEmbeddedGateway(home: string, stderr: NodeJS.WritableStream): Promise<{ gateway: Gateway; rpc: (m: string, p: unknown) => Promise<unknown> }> {
-  applySecrets(home);
+  applyHomeEnv(home);
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   // The terminal is for the conversation: only warnings, as short lines, unless HEARTH_LOG says otherwise.

@@ -8,7 +8,7 @@ import { McpManager } from "../agent/mcp/manager.ts";
 import type { ServerView } from "../agent/mcp/server-view.ts";
 import type { AskPerson } from "../agent/tool.ts";
 import { McpAuthStore } from "../agent/mcp/oauth-store.ts";
-import { loadConfig } from "../config/config.ts";
+import { applyHomeEnv, loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
 import { hearthCmd } from "../hearth-command.ts";
@@ -24,6 +24,8 @@ export interface McpIO {
 
 function serverConfig(home: string, name: string | undefined, action: string): { config: Config; name: string } {
   if (!name) throw new UsageError(`mcp ${action} needs one server NAME.`);
+  // As the daemon has them: `${VAR}` in the server's auth and headers expands from the same variables.
+  applyHomeEnv(home);
   const config = loadConfig({ home });
   if (!config.mcp.servers[name]) throw new UsageError(`No MCP server "${name}" is configured. \`${hearthCmd("mcp")}\` lists them.`);
   return { config, name };

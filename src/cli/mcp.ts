@@ -3,7 +3,7 @@
 import { McpManager } from "../agent/mcp/manager.ts";
 import type { ServerView } from "../agent/mcp/server-view.ts";
 import { READ_RESOURCE_TOOL, type Catalog } from "../agent/mcp/resources.ts";
-import { loadConfig } from "../config/config.ts";
+import { applyHomeEnv, homeEnv, loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
 import { silentLogger } from "../log.ts";
@@ -22,6 +22,9 @@ type ToolLine = { name: string; description: string };
 
 export async function runMcp(home: string, args: string[], io: McpIO): Promise<number> {
   const [action, ...rest] = args;
+  // The servers started here see the variables the daemon's would (.env, and secrets an
+  // upgrade of config.json moves there), so a server that runs under `hearth start` runs here.
+  if (action === undefined || action === "list" || action === "tools") applyHomeEnv(home);
   if (action === undefined || action === "list") {
     if (rest.length) throw new UsageError(`Unexpected arguments: ${rest.join(" ")}`);
     const config = loadConfig({ home });
@@ -91,7 +94,9 @@ export async function probeServers(config: Config, only?: string[], home?: strin
  */
 async function probeWith(config: Config, only?: string[], home?: string, catalogOf?: string): Promise<{ manager: McpManager; views: ServerView[]; catalog?: Catalog | { error: string } | null }> {
   const servers = Object.fromEntries(Object.entries(config.mcp.servers).filter(([n]) => !only || only.includes(n)));
-  const manager = new McpManager({ config: { servers }, log: silentLogger, ...(home ? { authDir: homePaths(home).mcpAuth } : {}) });
+  // The daemon's environment, as `hearth start` makes it (doctor leaves its own alone).
+  const env = home ? homeEnv(home) : process.env;
+  const manager = new McpManager({ config: { servers }, log: silentLogger, env, ...(home ? { authDir: homePaths(home).mcpAuth } : {}) });
   manager.start();
   try {
     await manager.settled();

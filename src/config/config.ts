@@ -13,7 +13,7 @@ import { expandHome, homePaths } from "./home.ts";
 import { ConfigError } from "./config-error.ts";
 import { logLevels } from "../config-fields.ts";
 import { migrateConfigText } from "./migrations.ts";
-import { withSecrets } from "./secrets.ts";
+import { readSecrets, withSecrets } from "./secrets.ts";
 import { configSchema, type Config } from "./schema.ts";
 
 type Env = Record<string, string | undefined>;
@@ -38,6 +38,24 @@ export function loadConfig({ home, env = process.env }: LoadConfigOptions): Conf
   const file = homePaths(home).config;
   const { raw, secrets } = readConfigFile(file);
   return parseConfig(raw, { home, env: { ...secrets, ...withSecrets(home, env) }, file });
+}
+
+/**
+ * The variables a command runs with, as `hearth start` has them once it migrated config.json:
+ * the home's `.env`, and the secrets a migration of an older config.json moves there (this
+ * command migrates in memory only, and the file keeps `${VAR}` references to them), under `env`,
+ * which wins. Throws ConfigError for a config.json that cannot be read.
+ */
+export function homeEnv(home: string, env: Env = process.env): Env {
+  return { ...readConfigFile(homePaths(home).config).secrets, ...readSecrets(home), ...env };
+}
+
+/**
+ * Puts homeEnv's variables into `env` (the process's) where it has none: what runs servers or a
+ * gateway here (`hearth mcp`, chat's embedded gateway) then expands `${VAR}` as the daemon does.
+ */
+export function applyHomeEnv(home: string, env: NodeJS.ProcessEnv = process.env): void {
+  for (const [name, value] of Object.entries(homeEnv(home, {}))) if (value !== undefined && !env[name]?.trim()) env[name] = value;
 }
 
 /**
