@@ -134,7 +134,20 @@ export async function runMcpCall(home: string, args: string[], io: McpIO): Promi
       return 1;
     }
     const terminal = terminalAsker(io);
-    const out = await conn.call(tool, input, new AbortController().signal, { ask: terminal.ask, scope: "main" }).finally(() => terminal.close());
+    const url = config.mcp.servers[name]!.url;
+    const stepUp = () => (url ? new McpAuthStore(homePaths(home).mcpAuth).read(name, url).scope : undefined);
+    const asked = stepUp();
+    const callOnce = () => conn.call(tool, input, new AbortController().signal, { ask: terminal.ask, scope: "main" });
+    let out = await callOnce();
+    // A 403 naming more scope (step-up): the owner is at this terminal, so the login that
+    // grants it happens here, as the first one did, and the call is made once more.
+    if (out.isError && stepUp() !== asked) {
+      io.stderr.write(`${tool} on the MCP server "${name}" needs more permission (scope "${stepUp()}"): log in again to grant it.\n`);
+      if (!(await login(home, config, name, io, values["no-browser"] !== true))) return (terminal.close(), 1);
+      await conn.reconnect();
+      out = await callOnce();
+    }
+    terminal.close();
     const text = [out.content, ...(out.images ?? []).map((i) => `[image: ${i.mediaType}, ${Math.round((i.data.length * 3) / 4)} bytes]`)].filter(Boolean).join("\n");
     (out.isError ? io.stderr : io.stdout).write(`${text}\n`);
     return out.isError ? 1 : 0;
