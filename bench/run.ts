@@ -8,6 +8,7 @@ import { cachePrefixBench } from "./cache-prefix.bench.ts";
 import { execBench } from "./exec.bench.ts";
 import { meetsTarget, type Figure } from "./harness.ts";
 import { gatewayBench } from "./gateway.bench.ts";
+import { mcpConformanceBench } from "./mcp-conformance.bench.ts";
 import { heartbeatBench } from "./heartbeat.bench.ts";
 import { memoryContextBench } from "./memory-context.bench.ts";
 import { memorySearchBench } from "./memory-search.bench.ts";
@@ -35,6 +36,7 @@ const benchmarks: Array<[string, () => Promise<Figure[]>]> = [
   ["parsers", parsersBench],
   ["recall", recallBench],
   ["backup", backupBench],
+  ["mcp-conformance", mcpConformanceBench],
 ];
 
 /** Run only when named. */
