@@ -1,6 +1,8 @@
 // Structured logging: one line per event. JSON lines when the output is not a terminal,
 // a short readable line when it is. Every line passes through the redactor, so a secret that
 // was registered (API key, bot tokens) never reaches a log, whatever field it hides in.
+import { mkdirSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -134,13 +136,42 @@ export const SPLIT_LOG_ENV = "HEARTH_SPLIT_LOG";
 /**
  * The daemon's log: JSON lines on stderr; under pm2, which shows stderr as errors (in red), and
  * in the background start of `hearth restart` (the same two files), info goes to stdout and only
- * warnings and errors to stderr.
+ * warnings and errors to stderr. Started any other way (`npm start` in a terminal), it also
+ * writes the JSON lines into the files pm2 would, in `logsDir`, so that `hearth logs` reads
+ * every daemon's log however it was started.
  */
-export function daemonLogger(level: LogLevel, tail?: LogTail): Logger {
-  const tap = tail ? { tap: tail.push } : {};
-  return underPm2() || process.env[SPLIT_LOG_ENV] === "1"
-    ? createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) }, ...tap })
-    : createLogger({ level, ...tap });
+export function daemonLogger(level: LogLevel, tail?: LogTail, logsDir?: string): Logger {
+  if (underPm2() || process.env[SPLIT_LOG_ENV] === "1") {
+    return createLogger({ level, sink: { write: (l) => process.stdout.write(l) }, problemSink: { write: (l) => process.stderr.write(l) }, ...(tail ? { tap: tail.push } : {}) });
+  }
+  const file = logsDir ? splitLogFiles(logsDir) : undefined;
+  const taps = [tail?.push, file].filter((t) => t !== undefined);
+  return createLogger({ level, ...(taps.length ? { tap: (line: string) => taps.forEach((t) => t(line)) } : {}) });
+}
+
+/** The two files pm2 writes in `dir`: info and debug lines in hearth.out.log, warnings and errors in hearth.err.log. */
+export const LOG_FILE_NAMES = { out: "hearth.out.log", problems: "hearth.err.log" } as const;
+const PROBLEM_LINE = /^\{"t":"[^"]*","level":"(warn|error)"/;
+
+/**
+ * A tap appending each JSON line to its file (opened at the first line, 0600, in append mode,
+ * so the daemon's rotation truncating it in place is fine). A failed write (a full disk) loses
+ * that line there, never the daemon: the terminal still has it.
+ */
+function splitLogFiles(dir: string): (line: string) => void {
+  const fds: Partial<Record<keyof typeof LOG_FILE_NAMES, number>> = {};
+  return (line) => {
+    const which = PROBLEM_LINE.test(line) ? "problems" : "out";
+    try {
+      if (fds[which] === undefined) {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        fds[which] = openSync(join(dir, LOG_FILE_NAMES[which]), "a", 0o600);
+      }
+      writeSync(fds[which], line.endsWith("\n") ? line : `${line}\n`);
+    } catch {
+      // The terminal shows the line; the file misses it.
+    }
+  };
 }
 
 /** The newest log lines (JSON), kept in memory for the dashboard's live tail. */

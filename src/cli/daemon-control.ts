@@ -207,7 +207,7 @@ export async function runLogs(home: string, io: Io, opts: { follow: boolean; lin
   if (sizes.every((s) => s === null)) {
     const { holder, supervisor } = current(home);
     if (supervisor.kind === "systemd") return failed(io, `Hearth runs as the systemd unit ${supervisor.unit}, which logs to the journal: journalctl --user -u ${supervisor.unit} -f`);
-    return failed(io, `no log file at ${logFile(home)}: ${holder ? `Hearth (pid ${holder.pid}) logs to the terminal it was started in` : "Hearth has not run under pm2 or \`hearth restart\` yet"}`);
+    return failed(io, `no log file at ${logFile(home)}: ${holder ? `Hearth (pid ${holder.pid}) logs to the terminal it was started in` : "Hearth has not run with this home yet"}`);
   }
   const show = (line: string) => `${opts.json ? line : readableLogLine(line)}\n`;
   io.stdout.write(mergedLines(files).slice(-opts.lines).map(show).join(""));

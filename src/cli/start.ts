@@ -4,6 +4,7 @@
 // `agent.shutdownGraceMs`, then everything closes and the process exits 0. A second signal
 // while stopping exits at once (1).
 import module from "node:module";
+import path from "node:path";
 import { assertModelCredentials } from "../config/credentials.ts";
 import { loadConfig } from "../config/config.ts";
 import { assertHomePrivate } from "../config/home-modes.ts";
@@ -28,14 +29,16 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
   loadConfig({ home });
   // Keys others may read are refused before anything reads them into the daemon (exit 2).
   assertHomePrivate(home);
-  migrateConfigFile(home, daemonLogger(parseLevel(process.env.HEARTH_LOG, "info")));
+  // Also into <home>/logs, where `hearth logs` reads it, however the daemon was started.
+  const logsDir = path.join(home, "logs");
+  migrateConfigFile(home, daemonLogger(parseLevel(process.env.HEARTH_LOG, "info"), undefined, logsDir));
   applySecrets(home);
   const config = loadConfig({ home });
   assertModelCredentials(config, home);
   const level = parseLevel(process.env.HEARTH_LOG, config.log.level);
   // The dashboard's Logs page shows the newest lines; kept only when it is enabled.
   const logTail = config.dashboard.enabled ? new LogTail() : undefined;
-  const log = daemonLogger(level, logTail);
+  const log = daemonLogger(level, logTail, logsDir);
 
   const { promise: stopped, resolve: exitWith } = Promise.withResolvers<number>();
   const starting = new AbortController();

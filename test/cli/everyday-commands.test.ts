@@ -79,7 +79,7 @@ describe("hearth completion", () => {
 describe("hearth logs and stop without a daemon", () => {
   it("logs says where the log would be when there is none", async () => {
     const r = await hearth("logs");
-    expect(r).toEqual({ code: 1, stdout: "", stderr: `hearth: no log file at ${path.join(home, "logs", "hearth.err.log")}: Hearth has not run under pm2 or \`hearth restart\` yet\n` });
+    expect(r).toEqual({ code: 1, stdout: "", stderr: `hearth: no log file at ${path.join(home, "logs", "hearth.err.log")}: Hearth has not run with this home yet\n` });
   });
 
   it("logs -n prints the last lines of the two files pm2 writes, in time order, readable as in a terminal", async () => {

@@ -1,11 +1,11 @@
 // `hearth start` in a terminal says, once, that it is ready and how to talk to it; started by a
 // program (stdout not a terminal, or under pm2) it prints nothing but its log.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { hearthBin, isolatedEnv, repoRoot } from "../support/cli-process.ts";
+import { hearthBin, isolatedEnv, repoRoot, runHearth } from "../support/cli-process.ts";
 import { waitFor } from "../support/daemon.ts";
 
 const READY = "ready — talk to it with `npx hearth chat`";
@@ -71,6 +71,26 @@ describe("hearth start in a terminal (e2e)", () => {
     expect(d.lines().filter((l) => l.includes("not_configured"))).toEqual([]);
     process.kill(daemonPid(home)!, "SIGTERM");
     expect(await d.exited).toBe(0);
+  }, 60_000);
+
+  it.skipIf(!existsSync("/usr/bin/script"))("hearth logs shows the log of a daemon started in a terminal, as it shows pm2's", async () => {
+    home = mkdtempSync(join(tmpdir(), "hearth-tty-"));
+    writeFileSync(join(home, "config.json"), "{}", { mode: 0o600 });
+    const d = startIn(home, true);
+    await waitFor("the ready line", () => d.lines().includes(READY), 30_000);
+    const env = isolatedEnv({ HEARTH_HOME: home });
+    const logs = await runHearth(["logs", "-n", "1000"], env);
+    expect(logs.code).toBe(0);
+    expect(logs.stderr).toBe("");
+    const ready = logs.stdout.split("\n").filter((l) => / info  gateway\.ready /.test(l));
+    expect(ready.map((l) => l.slice(24))).toEqual([`info  gateway.ready component=gateway home=${home} channels=["cli"] pid=${daemonPid(home)}`]);
+    expect(ready[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} /);
+    // The files are the owner's alone, as pm2's are.
+    expect(statSync(join(home, "logs", "hearth.out.log")).mode & 0o777).toBe(0o600);
+    process.kill(daemonPid(home)!, "SIGTERM");
+    expect(await d.exited).toBe(0);
+    // Its last words are there too.
+    expect((await runHearth(["logs", "-n", "1"], env)).stdout).toMatch(/ info  gateway\.stopped /);
   }, 60_000);
 
   it("prints no such line when its output is not a terminal", async () => {
