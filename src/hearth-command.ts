@@ -32,6 +32,12 @@ export function hearthCommand(): string {
 /** `hearth <args>` the way the user runs it, e.g. hearthCmd("start") → "npx hearth start". */
 export const hearthCmd = (args: string): string => `${hearthCommand()} ${args}`;
 
+/**
+ * How the owner starts the daemon in the foreground: `npm start` from the project folder, as the
+ * README's quick start has it (it passes the daemon's node arguments), else `hearth start`.
+ */
+export const startCmd = (): string => (hearthCommand() === "npx hearth" ? "npm start" : hearthCmd("start"));
+
 /** The real path of the first executable `name` on `pathVar`, or null. */
 function onPath(name: string, pathVar: string): string | null {
   for (const dir of pathVar.split(path.delimiter)) {

@@ -3,12 +3,13 @@
 import * as p from "@clack/prompts";
 import type { Readable, Writable } from "node:stream";
 import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { homePaths } from "../config/home.ts";
+import { liveHolder } from "../gateway/upkeep/lock.ts";
 import type { Io } from "../cli.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
 import { checkModelKey } from "./setup-checks.ts";
-import { describeSender, ensurePackages, finish, installPm2, OWNER_GREETING } from "./setup.ts";
+import { describeSender, ensurePackages, finish, installPm2, nextSteps, OWNER_GREETING } from "./setup.ts";
 
 class Cancelled extends Error {}
 
@@ -19,6 +20,8 @@ export interface Endpoints {
   apis: Record<string, string>;
   /** The model provider's address, for Anthropic (a proxy) and as the default for the others. */
   baseUrl?: string;
+  /** config.json has the dashboard on already (then setup does not offer it). */
+  dashboardEnabled?: boolean;
 }
 
 export async function interactiveSetup(home: string, io: Io, env: NodeJS.ProcessEnv, at: Endpoints): Promise<number> {
@@ -111,9 +114,16 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
       }
     }
 
+    if (!at.dashboardEnabled && (await yes("Turn on the web dashboard (a page on this machine only: chats, memory, schedule, approvals, logs)?", false))) answers.dashboard = true;
+
     finish(home, answers, io);
-    if (await yes("Run Hearth as a service with pm2 now (restarts on crash and at boot)?", false)) return installPm2(home, io);
-    p.outro(`Start it with: ${hearthCmd("start")}`, streams);
+    const running = liveHolder(homePaths(home).lock);
+    if (!running && (await yes("Run Hearth as a service with pm2 now (restarts on crash and at boot)?", false))) {
+      const code = installPm2(home, io);
+      if (code === 0 && answers.dashboard) p.outro(nextSteps(home, answers).at(-1)!, streams);
+      return code;
+    }
+    p.outro(nextSteps(home, answers).join("\n").replace(/^Next: /, "Start it with: "), streams);
     return 0;
   } catch (err) {
     if (!(err instanceof Cancelled)) throw err;
@@ -133,9 +143,13 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         ...streams,
       }),
     );
+    let m: ModelAnswer | undefined;
+    let unlisted = false;
     for (;;) {
-      let m: ModelAnswer;
-      if (kind === "anthropic") {
+      if (m && unlisted) {
+        // The key and the address were accepted: only the model is asked again.
+        m = { ...m, model: await ask("Model (one of those listed)") };
+      } else if (kind === "anthropic") {
         const apiKey = env.ANTHROPIC_API_KEY?.trim() || (await ask("Anthropic API key (Console → Settings → API keys)", { secret: true }));
         // The daemon reads ANTHROPIC_BASE_URL too: the key is checked where it will be sent.
         const baseUrl = at.baseUrl ?? (env.ANTHROPIC_BASE_URL?.trim() || undefined);
@@ -155,6 +169,7 @@ export async function interactiveSetup(home: string, io: Io, env: NodeJS.Process
         return m;
       }
       spin.error(r.problem);
+      unlisted = "unlisted" in r;
     }
   }
 }

@@ -15,7 +15,9 @@ import { loadConfig } from "../config/config.ts";
 import { parseDuration } from "../config-fields.ts";
 import { homePaths } from "../config/home.ts";
 import { ENDPOINT_KEY_ENV, modelName, writeSetup, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd, startCmd } from "../hearth-command.ts";
+import { liveHolder } from "../gateway/upkeep/lock.ts";
+import { withSecrets } from "../config/secrets.ts";
 import { createLogger } from "../log.ts";
 import { parse, UsageError } from "./args.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
@@ -35,6 +37,7 @@ const OPTIONS = {
   "base-url": { type: "string" },
   "handshake-timeout": { type: "string" },
   pm2: { type: "boolean" },
+  dashboard: { type: "boolean" },
 } as const;
 
 /** The channels linked rather than given a token (Signal, WhatsApp), answered from flags; one without `flags` has a path of its own (email: setup-email.ts). */
@@ -64,13 +67,17 @@ export async function runSetup(home: string, args: string[], io: Io, env: Env = 
   if (!handshakeMs) throw new UsageError(`--handshake-timeout takes a duration such as 5m`);
   // A config.json with a mistake (or from a newer Hearth) is reported as it is: setup edits a
   // file it can read, or none.
-  loadConfig({ home, env });
+  const before = loadConfig({ home, env });
+  // The keys and tokens an earlier run put in .env are given already: a run that adds a
+  // channel needs only that channel's token.
+  env = withSecrets(home, env);
   if (values["non-interactive"]) return await nonInteractive(home, values, handshakeMs, io, env);
   if (!(io.stdin as NodeJS.ReadStream).isTTY) throw new UsageError("setup asks its questions in a terminal; in a script, use --non-interactive with flags (see below)");
   return await (await import("./setup-interactive.ts")).interactiveSetup(home, io, env, {
     handshakeMs,
     apis: Object.fromEntries(SETUP_CHANNELS.map((c) => [c.id, text(values, c.setup!.apiFlag) ?? c.setup!.defaultApi])),
     ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}),
+    dashboardEnabled: before.dashboard.enabled,
   });
 }
 
@@ -91,7 +98,7 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
     more: Object.fromEntries(c.credentials!.slice(1).map((k) => [k.variable, need(env, k.variable, `--${c.id}`)])),
   }));
   say(io, `Hearth setup: home ${home}`);
-  const answers: SetupAnswers = { model, channels: {} };
+  const answers: SetupAnswers = { model, channels: {}, ...(v.dashboard ? { dashboard: true } : {}) };
   // Messages without the code are told on stderr, one log line each, so stdout stays the story.
   const log = createLogger({ level: "info", sink: { write: (l) => io.stderr.write(l) } });
 
@@ -150,8 +157,21 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
   if (!(await connectEmailFromFlags(home, v, answers, io, env, handshakeMs, text(v, "handshake-timeout") ?? "5m"))) return 1;
   finish(home, answers, io);
   if (v.pm2) return installPm2(home, io);
-  say(io, `Next: ${hearthCmd("start")}   (or as a service: ${hearthCmd("setup --non-interactive … --pm2")}, or npx pm2 start ecosystem.config.cjs)`);
+  for (const line of nextSteps(home, answers, `   (or as a service: ${hearthCmd("setup --non-interactive … --pm2")}, or npx pm2 start ecosystem.config.cjs)`)) say(io, line);
   return 0;
+}
+
+/**
+ * What to do once setup wrote its answers: start Hearth, or restart the one running (a daemon
+ * reads config.json and .env when it starts, so it does not have what setup changed), and where
+ * the dashboard is once it was turned on. `asService` follows the start command.
+ */
+export function nextSteps(home: string, answers: SetupAnswers, asService = ""): string[] {
+  const running = liveHolder(homePaths(home).lock);
+  return [
+    running ? `Hearth is running (pid ${running.pid}) with the settings it started with: \`${hearthCmd("restart")}\` makes it read these.` : `Next: ${startCmd()}${asService}`,
+    ...(answers.dashboard ? [`The dashboard: \`${hearthCmd("dashboard")}\` opens it, once Hearth ${running ? "has restarted" : "runs"}.`] : []),
+  ];
 }
 
 /** A link setup's questions answered from `--<id>-<flag>` (else the question's default); what it shows goes to stdout. */

@@ -36,6 +36,8 @@ export interface SetupAnswers {
   linked?: Partial<Record<ConfigurableId, Record<string, unknown>>>;
   /** Further variables for `.env` by name (a linked channel's password). */
   secrets?: Record<string, string>;
+  /** Turn the web dashboard on (dashboard.enabled). */
+  dashboard?: boolean;
 }
 
 /** The provider name an OpenAI-compatible endpoint gets, and its key's variable. */
@@ -105,6 +107,10 @@ export function writeSetup(home: string, answers: SetupAnswers, log: Logger): st
     if (!section) continue;
     text = liveTemplateKey(text, ["channels", id], Object.keys(section));
     for (const [key, value] of Object.entries(section)) set(["channels", id, key], value);
+  }
+  if (answers.dashboard) {
+    text = liveTemplateKey(text, ["dashboard"], ["enabled"]);
+    set(["dashboard", "enabled"], true);
   }
   Object.assign(secrets, answers.secrets);
   // Secrets first: a config naming a channel whose token is missing would not start.

@@ -63,7 +63,7 @@ describe("hearth setup --non-interactive with Discord", () => {
         `… ${codeRequest(code)} (waiting up to 5m).\n` +
         `✓ discord owner: dana (@dana, id ${dana.id})\n` +
         `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
-        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+        `Next: npm start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
     );
     expect(r.code).toBe(0);
     // Connected with the daemon's DM intents, greeted the owner in the DM, then closed cleanly.
@@ -138,7 +138,7 @@ describe("hearth setup --non-interactive with Discord", () => {
         modelLine() +
         `✓ discord: the bot is Hearth\n` +
         `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
-        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+        `Next: npm start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
     );
     expect(r.code).toBe(0);
     expect(discord.gateway.connections).toBe(connections);
@@ -225,13 +225,14 @@ describe("hearth setup in a terminal, with Discord", () => {
         const offer = c.setup?.offer ?? c.linkSetup?.offer;
         if (offer) await answer(offer, "\r");
       }
+      await answer("Turn on the web dashboard", "\r");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {
       child.kill("SIGKILL");
     }
     expect(screen).toContain("The bot is Hearth");
-    expect(screen).toContain("Start it with: npx hearth start");
+    expect(screen).toContain("Start it with: npm start");
     expect((parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any).channels.discord).toEqual({ ownerIds: [erin.id], apiBase: discord.apiBase });
     expect(discord.botMessages(discord.dmChannel(erin)).map((m) => m.content)).toEqual([OWNER_GREETING]);
     expect(discord.botMessages(discord.dmChannel(mallory))).toEqual([]);

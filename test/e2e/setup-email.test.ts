@@ -74,7 +74,7 @@ describe.skipIf(missing !== undefined)(`hearth setup --non-interactive --email${
         codeRequest(code) +
         `✓ email owner: ann@owner.test, vouched for by mx.test (dkim=pass for owner.test)\n` +
         `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
-        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+        `Next: npm start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
     );
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('"event":"setup.owner_code_missing"');

@@ -128,6 +128,7 @@ describe("hearth setup in a terminal, with Slack", () => {
         const offer = c.setup?.offer ?? c.linkSetup?.offer;
         if (offer) await answer(offer, "\r", "Is this you (the owner)?");
       }
+      await answer("Turn on the web dashboard", "\r");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {

@@ -166,7 +166,7 @@ describe("hearth setup --non-interactive", () => {
         `… ${codeRequest(code)} (waiting up to 5m).\n` +
         `✓ telegram owner: Ann (@ann, id ${OWNER})\n` +
         `✓ wrote ${join(home, "config.json")} (model claude-sonnet-5-5); keys and tokens in ${join(home, ".env")} (mode 600)\n` +
-        `Next: npx hearth start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
+        `Next: npm start   (or as a service: npx hearth setup --non-interactive … --pm2, or npx pm2 start ecosystem.config.cjs)\n`,
     );
     expect(r.code).toBe(0);
     expect((await emu.waitForBotMessages(owner.chatId, 1)).map((m) => m.text)).toEqual([OWNER_GREETING]);
@@ -345,6 +345,7 @@ describe("hearth setup in a terminal", () => {
         const offer = c.setup?.offer ?? c.linkSetup?.offer;
         if (offer) await answer(offer, "\r");
       }
+      await answer("Turn on the web dashboard", "\r");
       await answer("Run Hearth as a service with pm2 now", "\r");
       expect(await exited).toBe(0);
     } finally {
@@ -352,7 +353,7 @@ describe("hearth setup in a terminal", () => {
     }
     expect(screen).toContain("accepted the key; model claude-sonnet-5-5 is there");
     expect(screen).toContain("A private message with the code from Bea (@bea, id 5151)");
-    expect(screen).toContain("Start it with: npx hearth start");
+    expect(screen).toContain("Start it with: npm start");
     const raw = parseJsonc(readFileSync(join(home, "config.json"), "utf8")) as any;
     expect(raw.channels.telegram).toEqual({ ownerIds: ["5151"], apiRoot: emu.apiRoot });
     expect(raw.model.baseUrl).toBe(fake.url);
