@@ -16,7 +16,7 @@ import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-f
 import { systemTimeZone } from "../config-fields.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
-import { readSecrets } from "../config/secrets.ts";
+import { readSecrets, withSecrets } from "../config/secrets.ts";
 import { CONFIG_VERSION } from "../config/migrations.ts";
 import { liveHolder, readLock } from "../gateway/upkeep/lock.ts";
 import { JobStore } from "../scheduler/job-store.ts";
@@ -62,7 +62,10 @@ export async function runDoctor(home: string, io: { stdout: NodeJS.WritableStrea
     if (c.fix) io.stdout.write(`    fix: ${c.fix}\n`);
   }
   const failed = checks.filter((c) => !c.ok).length;
-  io.stdout.write(failed ? `\n${failed} problem${failed === 1 ? "" : "s"} found.\n` : "\nEverything looks fine.\n");
+  // A "!" line works but carries a risk: not "fine", though not a problem for the exit code.
+  const warned = checks.filter((c) => c.ok && c.fix).length;
+  const warnings = warned ? `${warned} warning${warned === 1 ? "" : "s"} (!)` : "";
+  io.stdout.write(failed ? `\n${failed} problem${failed === 1 ? "" : "s"} found${warned ? `, and ${warnings}` : ""}.\n` : warned ? `\nNo problems; ${warnings} above.\n` : "\nEverything looks fine.\n");
   // An invalid config.json is a configuration error, as for `start`: exit 2.
   if (checks.some((c) => c.name === "config" && !c.ok)) return 2;
   return failed ? 1 : 0;
@@ -83,10 +86,11 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     checks.push(problem("config", err.message.replace(/\n/g, "\n    "), `edit ${paths.config}; every key and its default is described by \`${hearthCmd("init")}\`'s template`));
-    config = parseConfig({}, { home, env });
+    // With the keys of .env, as loadConfig would have had them: a key there is still found.
+    config = parseConfig({}, { home, env: withSecrets(home, env) });
   }
 
-  checks.push(checkApiKey(config, paths.config, env, readSecrets(home)));
+  checks.push(checkApiKey(config, paths, env, readSecrets(home)));
   checks.push(...checkModes(home), ...checkConfigVersion(paths.config));
   checks.push(checkExecSandbox(config, home));
   checks.push(...checkUnconfinedServers(config));
@@ -128,15 +132,15 @@ function checkNode(): Check {
 }
 
 /** `secrets`: the home's .env, which loadConfig merged into `config` like the environment. */
-function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv, secrets: Record<string, string>): Check {
+function checkApiKey(config: Config, paths: { config: string; secrets: string }, env: NodeJS.ProcessEnv, secrets: Record<string, string>): Check {
   const used = [config.model.name, ...config.model.fallbacks].map((n) => splitModelName(n).provider);
-  if (!used.includes("anthropic")) return checkProviderKeys(config, used);
-  const key = config.model.apiKey ?? rawApiKey(configPath);
+  if (!used.includes("anthropic")) return checkProviderKeys(config, used, paths.secrets);
+  const key = config.model.apiKey ?? rawApiKey(paths.config);
   // The environment wins over .env, which wins over config.json (config/secrets.ts).
   const source = env.ANTHROPIC_API_KEY?.trim() ? "ANTHROPIC_API_KEY" : secrets.ANTHROPIC_API_KEY ? ".env" : key ? "config.json" : null;
   if (!key && config.model.baseUrl) return ok("api key", `none set; requests go to ${config.model.baseUrl}`);
   if (!key) {
-    return problem("api key", "no Anthropic API key", `export ANTHROPIC_API_KEY=sk-ant-… (or "model": { "apiKey": "…" } in ${configPath})`);
+    return problem("api key", "no Anthropic API key", keysFix(["ANTHROPIC_API_KEY=sk-ant-…"], paths.secrets, true));
   }
   if (!config.model.baseUrl && !key.startsWith("sk-ant-")) {
     return problem("api key", `the key from ${source} does not look like an Anthropic key (they start with "sk-ant-")`, "copy the key again from the Anthropic Console");
@@ -145,11 +149,15 @@ function checkApiKey(config: Config, configPath: string, env: NodeJS.ProcessEnv,
 }
 
 /** Without an Anthropic model: the hosted providers in use need their keys; local servers do not. */
-function checkProviderKeys(config: Config, used: string[]): Check {
+/** Keys live in the home's .env (never in config.json, which setup and an upgrade keep free of them). */
+const keysFix = (assignments: string[], secretsFile: string, bySetup = false) =>
+  `${bySetup ? `\`${hearthCmd("setup")}\` puts it in ${secretsFile}, or add ${assignments.join(" ")} there yourself` : `add ${assignments.join(" ")} to ${secretsFile}`} (or export it)`;
+
+function checkProviderKeys(config: Config, used: string[], secretsFile: string): Check {
   const missing = [...new Set(used)].filter((name) => missingKeyOf(name, config.providers[name]) !== null);
   if (missing.length === 0) return ok("api key", `not needed for Anthropic; providers in use: ${[...new Set(used)].join(", ")}`);
   const envs = missing.map((name) => missingKeyOf(name, config.providers[name])!.keyEnv ?? `${name.toUpperCase()}_API_KEY`);
-  return problem("api key", `no key for ${missing.join(", ")}`, `export ${envs.map((e) => `${e}=…`).join(" ")} (or providers.<name>.apiKey in config.json)`);
+  return problem("api key", `no key for ${missing.join(", ")}`, keysFix(envs.map((e) => `${e}=…`), secretsFile));
 }
 
 /** model.apiKey from a config.json that does not validate as a whole. */

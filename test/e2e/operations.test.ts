@@ -32,9 +32,9 @@ describe("hearth doctor", () => {
     const r = await runHearth(["doctor"], isolatedEnv({ HEARTH_HOME: home }));
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/✗ config: .*config\.json[\s\S]*agent\.maxTurns[\s\S]*?\n {4}fix: edit .*config\.json/);
-    expect(r.stdout).toMatch(/✗ api key: no Anthropic API key\n {4}fix: export ANTHROPIC_API_KEY=/);
+    expect(r.stdout).toContain(`✗ api key: no Anthropic API key\n    fix: \`npx hearth setup\` puts it in ${join(home, ".env")}, or add ANTHROPIC_API_KEY=sk-ant-… there yourself (or export it)\n`);
     expect(r.stdout).toMatch(/✗ cron: .*jobs\.json is invalid: .*\n {4}fix: /);
-    expect(r.stdout).toMatch(/3 problems found\./);
+    expect(r.stdout).toMatch(/\n3 problems found, and 1 warning \(!\)\.\n$/);
     expect(r.stdout).toMatch(/✓ node: Node /);
   });
 
