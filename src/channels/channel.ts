@@ -111,6 +111,12 @@ export interface ReplySink {
   toolStarted(name: string, summary: string): void;
   toolFinished(name: string, ok: boolean): void;
   /**
+   * Optional: the model failed and is asked again; `text` says why and when ("Could not reach the
+   * model API at … (ECONNREFUSED). Trying again in 2 s…"). It names addresses: only for a chat
+   * that is the owner's alone (the terminal shows it, so a model that is down is not silence).
+   */
+  modelRetrying?(text: string): void;
+  /**
    * Optional: the run's text is complete and finish or fail follows. A streaming reply shows no
    * more previews, so a complete answer is first shown by the final delivery (recorded first).
    */
@@ -138,6 +144,7 @@ export function relaySink(sink: ReplySink, own: Partial<ReplySink>): ReplySink {
     textReset: (text) => sink.textReset(text),
     toolStarted: (name, summary) => sink.toolStarted(name, summary),
     toolFinished: (name, ok) => sink.toolFinished(name, ok),
+    ...(sink.modelRetrying ? { modelRetrying: (text: string) => sink.modelRetrying!(text) } : {}),
     ...(sink.textComplete ? { textComplete: () => sink.textComplete!() } : {}),
     ...(sink.turnCapReached ? { turnCapReached: () => sink.turnCapReached!() } : {}),
     finish: (text, outcome) => sink.finish(text, outcome),

@@ -1,6 +1,7 @@
 // The log of a gateway embedded in `hearth chat`: it shares the terminal with the conversation,
-// so it speaks in short sentences on stderr, never in JSON. Model retries and fallbacks are the
-// events a person waiting for an answer wants to hear about.
+// so it speaks in short sentences on stderr, never in JSON. Model fallbacks are an event a person
+// waiting for an answer wants to hear about; a retry is said by the reply itself, as a note
+// (ReplySink.modelRetrying), the same with a daemon or without.
 import { formatFields, type LogFields, type LogFormat } from "../log.ts";
 
 const WHY: Record<string, string> = {
@@ -14,7 +15,7 @@ const WHY: Record<string, string> = {
 export const terminalLogFormat: LogFormat = (level, event, fields) => {
   switch (event) {
     case "model.retry":
-      return `(the model ${why(fields)}; trying again in ${seconds(fields.delayMs)}, attempt ${Number(fields.attempt) + 1})\n`;
+      return null; // the reply's note says it (gateway/delivery/reply-fanout.ts)
     case "model.fallback":
       return `(the model ${why(fields)}; switching to ${String(fields.to)})\n`;
     case "model.failed":
@@ -30,9 +31,4 @@ export const terminalLogFormat: LogFormat = (level, event, fields) => {
 function why(fields: LogFields): string {
   const status = typeof fields.status === "number" ? ` (HTTP ${fields.status})` : "";
   return `${WHY[String(fields.kind)] ?? "did not answer"}${status}`;
-}
-
-function seconds(ms: unknown): string {
-  const s = Math.max(0, Number(ms) || 0) / 1000;
-  return s < 10 ? `${s.toFixed(1).replace(/\.0$/, "")} s` : `${Math.round(s)} s`;
 }

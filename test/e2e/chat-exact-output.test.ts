@@ -133,11 +133,11 @@ for (const mode of ["daemon", "embedded"] as const) {
 }
 
 describe("hearth chat without a daemon (embedded gateway)", () => {
-  it("shows a model retry as one short line on stderr, not a JSON log line", async () => {
+  it("shows a model retry as one short line on stderr, not a JSON log line, as with a daemon", async () => {
     fake.enqueue({ type: "http_error", status: 529 }, text("Recovered."));
     const r = await runHearth(["chat", "-m", "hello"], env());
     expect(r.stdout).toEqual("Recovered.\n");
-    expect(r.stderr).toMatch(/^\(the model is overloaded \(HTTP 529\); trying again in \d(\.\d)? s, attempt 2\)\n$/);
+    expect(r.stderr).toMatch(/^\(The model API is overloaded \(HTTP 529\)\. Trying again in [1-3] s…\)\n$/);
     expect(r.code).toBe(0);
   });
 });

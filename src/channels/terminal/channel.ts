@@ -231,6 +231,8 @@ export class CliChannel implements Channel {
       textReset: (text) => write({ type: "text_reset", requestId, text }),
       toolStarted: (name, summary) => write({ type: "tool_start", requestId, name, summary }),
       toolFinished: (name, ok) => write({ type: "tool_end", requestId, name, ok }),
+      // The terminal is the owner's: why the model is silent, the moment it is retried.
+      modelRetrying: (text) => write({ type: "note", requestId, text: `(${text})` }),
       finish: async (text, outcome = "answered") => {
         if (done) return;
         done = true;

@@ -199,6 +199,7 @@ function redactingSink(sink: ReplySink): ReplySink {
     textDelta: (text, notice) => sink.textDelta(redact(text), notice),
     textReset: (text) => sink.textReset(redact(text)),
     toolStarted: (name, summary) => sink.toolStarted(name, redact(summary)),
+    ...(sink.modelRetrying ? { modelRetrying: (text: string) => sink.modelRetrying!(redact(text)) } : {}),
     finish: (text, outcome) => sink.finish(redact(text), outcome),
     fail: (message) => sink.fail(redact(message)),
   });

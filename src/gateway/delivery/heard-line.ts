@@ -88,6 +88,7 @@ export function holdUntil(ready: Promise<void>, sink: ReplySink): ReplySink {
     textReset: (t) => later(() => sink.textReset(t)),
     toolStarted: (n, s) => later(() => sink.toolStarted(n, s)),
     toolFinished: (n, ok) => later(() => sink.toolFinished(n, ok)),
+    ...(sink.modelRetrying ? { modelRetrying: (t: string) => later(() => sink.modelRetrying!(t)) } : {}),
     ...(sink.textComplete ? { textComplete: () => later(() => sink.textComplete!()) } : {}),
     finish: async (text, outcome) => {
       await ready.catch(() => {});

@@ -57,6 +57,11 @@ export class ReplyFanout {
       case "tool_end":
         this.#each((s) => s.toolFinished(e.name, e.ok));
         break;
+      case "model_retry": {
+        const seconds = Math.max(1, Math.round(e.delayMs / 1000));
+        this.#each((s) => s.modelRetrying?.(`${e.error.message} Trying again in ${seconds} s…`));
+        break;
+      }
       case "run_end":
         // Nothing more will stream: the final text follows once the run's bookkeeping is done.
         if (e.status === "max_turns") this.#each((s) => s.turnCapReached?.());
@@ -65,7 +70,6 @@ export class ReplyFanout {
       case "run_start":
       case "turn_start":
       case "turn_end":
-      case "model_retry":
       case "model_fallback":
       case "steered":
         break;
