@@ -25,7 +25,8 @@ export interface SdkErrors {
 }
 
 /** Where the key for an endpoint is set, for the 401/403 message. */
-export const ANTHROPIC_KEY_HINT = "ANTHROPIC_API_KEY or in model.apiKey in config.json";
+/** Keys live in the home's .env (setup writes them there; an upgrade moves one out of config.json). */
+export const ANTHROPIC_KEY_HINT = "ANTHROPIC_API_KEY (in Hearth's .env, or the environment)";
 
 export type ModelErrorKind =
   | "auth" // 401/403: not retried, not worth a fallback
@@ -62,7 +63,7 @@ export const allowsFallback = (e: ModelError): boolean => isRetryable(e) || e.ki
 const overflowText = /prompt is too long|context window|context_length|too many tokens/i;
 
 /** `baseURL`: the API address the request went to, named in connection errors. */
-/** `keyHint`: where the key is set ("OPENROUTER_API_KEY or providers.openrouter.apiKey in config.json"). */
+/** `keyHint`: where the key is set ("OPENROUTER_API_KEY (in Hearth's .env, or the environment)"). */
 export function classifyModelError(err: unknown, model: string, sdk: SdkErrors, baseURL: string, keyHint = ANTHROPIC_KEY_HINT): ModelError {
   const { APIConnectionError, APIError, APIUserAbortError } = sdk;
   if (err instanceof APIUserAbortError) return { kind: "aborted", model, message: "The request was stopped." };

@@ -22,8 +22,11 @@ function modelsToCheck(config: Config): Map<string, string | undefined> {
   return out;
 }
 
-/** `env`: where the Anthropic address came from (ANTHROPIC_BASE_URL or a config key), for the hints. */
-export async function checkProvidersOnline(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+/**
+ * `env`: where the Anthropic address came from (ANTHROPIC_BASE_URL or a config key), for the hints.
+ * `secretsFile`: the home's .env, where a missing key goes.
+ */
+export async function checkProvidersOnline(config: Config, env: NodeJS.ProcessEnv = process.env, secretsFile = "the home's .env"): Promise<Check[]> {
   const checks: Check[] = [];
   for (const [provider, model] of modelsToCheck(config)) {
     const p = config.providers[provider];
@@ -31,7 +34,7 @@ export async function checkProvidersOnline(config: Config, env: NodeJS.ProcessEn
     const missing = p.type === "openai" ? missingKeyOf(provider, p) : null;
     if (missing) {
       // Asking without the key would only earn a 401 (or teach a server a made-up key).
-      const fix = missing.keyEnv ? `export ${missing.keyEnv}=… (or set providers.${provider}.apiKey)` : `set providers.${provider}.apiKey`;
+      const fix = missing.keyEnv ? `add ${missing.keyEnv}=… to ${secretsFile} (or export it)` : `set providers.${provider}.apiKeyEnv to a variable in ${secretsFile} that holds it`;
       checks.push({ name: `provider ${provider}`, ok: false, detail: `no key: ${missing.keyEnv ? `${missing.keyEnv} is not set` : "none configured"}`, fix });
       continue;
     }

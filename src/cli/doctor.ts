@@ -102,7 +102,7 @@ export async function doctor(home: string, env: NodeJS.ProcessEnv, opts: { onlin
   checks.push(...listDamaged(home).map((d) => problem("state", describeDamaged(d), DAMAGED_FIX)));
   checks.push(...checkSkills(config.workspace), ...(await checkMcpServers(config, home)));
   checks.push(...(await checkExecHosts(config, home)));
-  if (opts.online) checks.push(...(await checkProvidersOnline(config, env)), ...(await checkChannelsOnline(config)));
+  if (opts.online) checks.push(...(await checkProvidersOnline(config, env, paths.secrets)), ...(await checkChannelsOnline(config)));
   return checks;
 }
 

@@ -160,7 +160,7 @@ ${usage.join("\n")}
 
 Environment:
   HEARTH_HOME          the home folder (default ~/.hearth)
-  ANTHROPIC_API_KEY    the model API key (or model.apiKey in config.json)
+  ANTHROPIC_API_KEY    the model API key (setup keeps it in <home>/.env)
   ANTHROPIC_BASE_URL   another Messages API endpoint (a proxy)
   ${tokenVars}   channel tokens
   HEARTH_LOG           log level: debug, info, warn or error

@@ -254,7 +254,7 @@ describe("agent loop", () => {
     const result = await h.run("hi");
     expect(result.status).toBe("error");
     expect(result.error?.kind).toBe("auth");
-    expect(result.text).toBe("The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.");
+    expect(result.text).toBe("The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY (in Hearth's .env, or the environment), then restart Hearth.");
     expect(h.recorded).toHaveLength(1);
   });
 

@@ -23,7 +23,7 @@ describe("modelErrorNotice", () => {
   });
 
   it("gives the owner the detail; 'try again' only where waiting can help", () => {
-    const auth: ModelError = { kind: "auth", model: "m", status: 401, message: "The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth." };
+    const auth: ModelError = { kind: "auth", model: "m", status: 401, message: "The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY (in Hearth's .env, or the environment), then restart Hearth." };
     expect(modelErrorNotice(auth, "main")).toBe(auth.message);
     const stalled: ModelError = { kind: "stalled", model: "m", message: "The model stopped responding: nothing arrived for 60 s, on 2 tries." };
     expect(modelErrorNotice(stalled, "main")).toBe("The model stopped responding: nothing arrived for 60 s, on 2 tries. Please try again in a moment.");

@@ -40,8 +40,8 @@ describe("a provider whose key variable is unset", () => {
   it("doctor says the key is missing, offline and online, and sends no made-up key", async () => {
     home = labHome();
     const r = await runHearth(["doctor", "--online"], isolatedEnv({ HEARTH_HOME: home }), { timeoutMs: 40_000 });
-    expect(r.stdout).toContain("✗ api key: no key for lab\n    fix: export LAB_KEY=… (or providers.<name>.apiKey in config.json)\n");
-    expect(r.stdout).toContain("✗ provider lab: no key: LAB_KEY is not set\n    fix: export LAB_KEY=… (or set providers.lab.apiKey)\n");
+    expect(r.stdout).toContain(`✗ api key: no key for lab\n    fix: add LAB_KEY=… to ${join(home, ".env")} (or export it)\n`);
+    expect(r.stdout).toContain(`✗ provider lab: no key: LAB_KEY is not set\n    fix: add LAB_KEY=… to ${join(home, ".env")} (or export it)\n`);
     expect(r.stdout).not.toContain("no key needed");
     expect(oai.requests).toHaveLength(0);
     expect(oai.modelListings).toHaveLength(0);

@@ -115,7 +115,7 @@ describe("router: strangers cost nothing", () => {
     strangers.gateway.deliver(mine);
     await waitFor("the owner's reply", () => ch.replies.has(mine.id));
     expect(ch.replies.get(mine.id)).toEqual([
-      "The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.",
+      "The model API rejected the API key (HTTP 401). Set a valid key in ANTHROPIC_API_KEY (in Hearth's .env, or the environment), then restart Hearth.",
     ]);
   });
 });

@@ -140,7 +140,7 @@ export class ModelRegistry {
       const baseURL = settings?.baseUrl ?? preset?.baseUrl;
       if (!baseURL) throw new UnknownModelError(name, r.provider);
       const keyEnv = settings?.apiKeyEnv ?? preset?.keyEnv;
-      const keyHint = `${keyEnv ? `${keyEnv} or in ` : ""}providers.${r.provider}.apiKey in config.json`;
+      const keyHint = keyEnv ? `${keyEnv} (in Hearth's .env, or the environment)` : `providers.${r.provider}.apiKey in config.json`;
       const connect = this.#connection(r.provider, () => openaiConnection({ apiKey: settings?.apiKey, baseURL, headers: settings?.headers }));
       target = openaiTarget(connect, { name, model: r.model, capabilities: r.capabilities, keyHint });
     }

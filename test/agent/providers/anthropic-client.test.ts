@@ -152,7 +152,7 @@ describe("model client: retries", () => {
     expect(fake.requests).toHaveLength(1);
     expect(result.type === "error" && result.error).toMatchObject({ kind: "auth", status });
     expect(result.type === "error" && result.error.message).toBe(
-      `The model API rejected the API key (HTTP ${status}). Set a valid key in ANTHROPIC_API_KEY or in model.apiKey in config.json, then restart Hearth.`,
+      `The model API rejected the API key (HTTP ${status}). Set a valid key in ANTHROPIC_API_KEY (in Hearth's .env, or the environment), then restart Hearth.`,
     );
   });
 
