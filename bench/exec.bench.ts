@@ -21,7 +21,7 @@ const DOWNLOAD_BYTES = 50 * 1024 * 1024;
 
 const ITERATIONS = 40;
 
-const egress = new Egress({ rules: () => ({ allow: [], deny: [], allowPrivate: ["127.0.0.1"], ask: "never" }), record: () => {}, log: silentLogger });
+const egress = new Egress({ rules: () => ({ allow: [], deny: [], allowPrivate: ["127.0.0.1"], ask: "never", own: [] }), record: () => {}, log: silentLogger });
 const requester = { what: "exec: bench", session: "bench", permit: async () => null };
 
 async function roundTrip(sandbox: ExecSandbox, workspace: string, withProxy = false): Promise<number[]> {

@@ -153,6 +153,12 @@ export interface ToolResultMessage {
   /** Images that follow `content` in the result; absent when there are none. */
   images?: ImageBlock[];
   isError: boolean;
+  /**
+   * Set when the call brought outside content in (ToolContext.tookIn), in words for an approval
+   * question: "a response from evil.example:443". Stored with the result, so the session stays
+   * tainted while it is in the model's view. Never sent to the model.
+   */
+  outside?: string;
   ts: number;
 }
 

@@ -43,7 +43,7 @@ export function urlReadIn(view: readonly Message[], url: string): boolean {
       case "user":
         return (m.kind === "message" || m.kind === "steer") && m.text.includes(url);
       case "tool_result":
-        return outsideContentOfTool(m.toolName) !== null && m.content.includes(url) && !given(m.toolCallId);
+        return (m.outside !== undefined || outsideContentOfTool(m.toolName) !== null) && m.content.includes(url) && !given(m.toolCallId);
       case "assistant":
         return m.content.some((b) => b.type === "server" && b.raw.type !== "server_tool_use" && JSON.stringify(b.raw).includes(escaped) && !given(b.raw.tool_use_id));
       default:
@@ -66,7 +66,7 @@ export function outsideContentIn(view: readonly Message[]): string | null {
         if (m.outside) return m.outside;
         break;
       case "tool_result": {
-        const what = outsideContentOfTool(m.toolName);
+        const what = m.outside ?? outsideContentOfTool(m.toolName);
         if (what) return what;
         break;
       }

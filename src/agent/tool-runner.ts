@@ -71,7 +71,8 @@ export async function runToolCalls(calls: ToolCallBlock[], env: ToolRunEnv, guar
     const prepared = group.map((call) => prepareToolCall(call, env, guard));
     const outputs = await Promise.all(prepared.map((p) => executeToolCall(p, env)));
     for (const [i, p] of prepared.entries()) {
-      results.push(resultMessage(p.call, outputs[i]!, env.clock));
+      const { output, outside } = outputs[i]!;
+      results.push(resultMessage(p.call, output, env.clock, outside));
       if (p.type === "done" && p.doomLoop) doomLoop = p.call.name;
     }
   }
@@ -129,26 +130,32 @@ function prepareToolCall(call: ToolCallBlock, env: ToolRunEnv, guard: DoomLoopGu
   return { type: "run", call, tool, input: parsed.data };
 }
 
-async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<ToolOutput> {
+/** A call's output, and the first outside content it brought in (ToolContext.tookIn), if any. */
+async function executeToolCall(p: Prepared, env: ToolRunEnv): Promise<{ output: ToolOutput; outside: string | null }> {
   const { call } = p;
   const summary = p.type === "run" && p.tool.summarize ? p.tool.summarize(p.input) : summarizeInput(call.input);
   env.emit({ type: "tool_start", id: call.id, name: call.name, summary: redact(summary) });
   let output: ToolOutput;
+  let outside: string | null = null;
   if (p.type === "done") {
     output = p.output;
   } else {
-    const ctx = toolContext(call, env);
+    const tookIn = (what: string) => {
+      outside ??= what;
+      env.gate?.observeOutside(what);
+    };
+    const ctx = toolContext(call, env, tookIn);
     // What the tool refuses by itself is never put to the owner. While the owner is asked, the
     // call's progress line already shows what waits.
-    const refusal = precheck(p.tool, p.input, ctx) ?? (env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input, ...(p.tool.mcp ? { mcp: p.tool.mcp } : {}) }, { workspace: env.workspace, signal: env.signal }) : null);
+    const refusal = precheck(p.tool, p.input, ctx) ?? (env.gate ? await env.gate.admit({ id: call.id, name: call.name, input: p.input, ...(p.tool.mcp ? { mcp: p.tool.mcp } : {}) }, { workspace: env.workspace, signal: env.signal, tookIn }) : null);
     output = refusal !== null ? { isError: true, content: refusal } : await executeTool(p.tool, p.input, call, ctx, env);
     if (refusal === null) env.gate?.observe(call.name);
   }
   env.emit({ type: "tool_end", id: call.id, name: call.name, ok: !output.isError });
-  return output;
+  return { output, outside };
 }
 
-function toolContext(call: ToolCallBlock, env: ToolRunEnv): ToolContext {
+function toolContext(call: ToolCallBlock, env: ToolRunEnv, tookIn: (what: string) => void): ToolContext {
   return {
     signal: env.signal,
     workspace: env.workspace,
@@ -160,6 +167,7 @@ function toolContext(call: ToolCallBlock, env: ToolRunEnv): ToolContext {
     ...(env.sendFile ? { sendFile: (f: OutgoingFile) => env.sendFile!(f, call.id) } : {}),
     ...(env.ask ? { ask: env.ask } : {}),
     ...(env.gate?.permitConnection ? { permitConnection: env.gate.permitConnection } : {}),
+    ...(env.gate ? { tookIn, taintedBy: () => env.gate!.taint() } : {}),
   };
 }
 
@@ -182,7 +190,7 @@ async function executeTool(tool: Tool, input: unknown, call: ToolCallBlock, ctx:
   }
 }
 
-function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => number): ToolResultMessage {
+function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => number, outside: string | null = null): ToolResultMessage {
   return {
     role: "tool_result",
     toolCallId: call.id,
@@ -192,6 +200,7 @@ function resultMessage(call: ToolCallBlock, output: ToolOutput, clock: () => num
     content: truncateMiddle(redact(output.content)),
     ...(output.images?.length ? { images: output.images } : {}),
     isError: output.isError === true,
+    ...(outside ? { outside } : {}),
     ts: clock(),
   };
 }

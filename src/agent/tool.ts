@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { ImageBlock, Scope } from "./messages.ts";
-import type { Destination, Requester } from "../egress/policy.ts";
+import { destinationName, type Destination, type Requester } from "../egress/policy.ts";
 
 /** What a tool returns. Failures are values: `isError` results go back to the model. */
 export interface ToolOutput {
@@ -49,6 +49,17 @@ export interface ToolContext {
    * to this run). Absent when the run has no gate: the rules alone decide.
    */
   permitConnection?: PermitConnection;
+  /**
+   * The tool brought outside content into the run (a response from a host that is not the
+   * owner's, a file that came from outside), in words for an approval question: "a response from
+   * evil.example:443". Call it the moment the content enters, before the tool returns: the run is
+   * tainted from then on (ToolGate.observeOutside), and the call's result carries it
+   * (ToolResultMessage.outside), so the session stays tainted while the result is in view.
+   * Absent when the run has no gate.
+   */
+  tookIn?: (what: string) => void;
+  /** The run's taint now (ToolGate.taint): why it is tainted, or null; for a tool that must refuse or ask in a tainted run. Absent: no gate. */
+  taintedBy?: () => string | null;
 }
 
 /**
@@ -83,6 +94,7 @@ export function connectionRequester(ctx: ToolContext, request: ConnectionRequest
     what: request.what,
     session: ctx.sessionKey,
     permit: (dest, mode, signal) => (ctx.permitConnection ? ctx.permitConnection(dest, request, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`)),
+    tookIn: (dest) => ctx.tookIn?.(`a response from ${destinationName(dest)}`),
   };
 }
 
@@ -112,11 +124,24 @@ export interface ToolGate {
   /**
    * Resolves null to run the call, or the text the model gets in place of its result (it was not
    * approved). May wait for the owner for minutes; must resolve soon after `signal` aborts, and
-   * must not throw.
+   * must not throw. Calls `ctx.tookIn` (see ToolContext.tookIn) before resolving null for a call
+   * whose result will bring outside content the proxy cannot see (a command on an SSH host).
    */
-  admit(call: { id: string; name: string; input: unknown; mcp?: McpToolOrigin }, ctx: { workspace: string; signal: AbortSignal }): Promise<string | null>;
+  admit(call: { id: string; name: string; input: unknown; mcp?: McpToolOrigin }, ctx: { workspace: string; signal: AbortSignal; tookIn?: (what: string) => void }): Promise<string | null>;
   /** Tool `name` returned content into the run (a web page, an MCP result): it may taint the run. */
   observe(name: string): void;
+  /**
+   * Outside content entered the run, in words for a question ("a response from evil.example:443",
+   * "a file downloaded from outside"): the run is tainted from this moment, also for the rest of
+   * the call that brought it. Must not throw.
+   */
+  observeOutside(what: string): void;
+  /**
+   * The clause a question gives for the run's taint now: what this run read, what it started
+   * with, or what its view holds ("this run read a web page"); null when it is untainted. Cheap
+   * enough to call per connection; must not throw.
+   */
+  taint(): string | null;
   /** See ToolContext.permitConnection; `signal` is the run's or the connection's. */
   permitConnection?: PermitConnection;
 }

@@ -107,6 +107,20 @@ export async function reachesNetwork(command: string, folder = process.cwd()): P
   return findingsOf(await shellReader(), command, folder, execHostOf).some((f) => f.type === "network" || f.type === "unparsed");
 }
 
+/**
+ * What a command whose connections the egress proxy does not see (on an SSH exec host, or where
+ * commands run unconfined: `walled` false) may bring into the run, as a taint clause; null when
+ * its line reads as commands Hearth knows none of which reaches the network. A line that does not
+ * read, or code Hearth cannot read, may fetch anything: it counts.
+ */
+export async function outsideBeyondProxy(facts: ActionFacts, walled: boolean): Promise<string | null> {
+  const host = execHostOf(facts.folder);
+  if (host === null && walled) return null;
+  const findings = findingsOf(await shellReader(), facts.command, facts.folder, execHostOf);
+  if (!findings.some((f) => f.type === "network" || f.type === "unparsed" || f.type === "unreadable")) return null;
+  return host === null ? "the output of a command that may reach the network" : `the output of a command on ${host} that may reach the network`;
+}
+
 /** The hosts a command or URL names (lower case, no port), in order, without repeats. */
 export function hostsIn(text: string): string[] {
   const out: string[] = [];

@@ -19,7 +19,7 @@ import { CONNECT, connectionFacts, connectionGrant, destinationText, wideReachTe
 import { chatKeyOf, GrantStore, grantText, placeText, type Grant } from "./grants.ts";
 import type { ApprovalHost } from "./host.ts";
 import { PendingQuestions } from "./pending.ts";
-import { canonicalPattern, judge, patternProblem, type ActionFacts, type ExecMode } from "./policy.ts";
+import { canonicalPattern, judge, outsideBeyondProxy, patternProblem, type ActionFacts, type ExecMode } from "./policy.ts";
 import { factsOf } from "./tool-facts.ts";
 import { shellReader } from "./shell.ts";
 
@@ -214,6 +214,10 @@ export class Approvals {
       observe: (name) => {
         read ??= outsideContentOfTool(name);
       },
+      observeOutside: (what) => {
+        read ??= what;
+      },
+      taint,
       permitConnection: async (dest, request, mode, signal) => {
         const tainted = taint();
         if (mode === "tainted" && !tainted) return null;
@@ -233,21 +237,32 @@ export class Approvals {
         const facts = await factsOf(call, ctx.workspace);
         if (!facts) return null;
         const tainted = taint();
-        // A shared chat's run holds nothing of the owner's: it sends only files of its own folder
-        // (the outgoing-file rule), its tasks run in its own scope and an MCP server the owner
-        // opened to it sees only what its members could tell it. Nothing private leaves, so there
-        // is nothing to ask. Its commands are judged like any.
-        if (facts.tool !== "exec" && run.scope !== "main") return null;
-        const verdict = await judge(facts, this.#o.config, tainted);
-        if (verdict.type === "run") return null;
-        const grant = this.grants.covering(facts, chatKeyOf(run.chat, run.sessionKey));
-        if (grant) {
-          this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
-          return null;
+        const refusal = await this.#admit(facts, run, tainted, ctx.signal);
+        // A command whose network the proxy does not see (on an SSH host, or unconfined) may
+        // bring outside content in: its output taints the run, read as the line is, failing closed.
+        if (refusal === null && facts.tool === "exec" && ctx.tookIn) {
+          const beyond = await outsideBeyondProxy(facts, this.#o.config.networkWalled === true);
+          if (beyond) ctx.tookIn(beyond);
         }
-        return this.#ask(facts, verdict.reason, run, ctx.signal);
+        return refusal;
       },
     };
+  }
+
+  async #admit(facts: ActionFacts, run: RunFacts, tainted: string | null, signal: AbortSignal): Promise<string | null> {
+    // A shared chat's run holds nothing of the owner's: it sends only files of its own folder
+    // (the outgoing-file rule), its tasks run in its own scope and an MCP server the owner
+    // opened to it sees only what its members could tell it. Nothing private leaves, so there
+    // is nothing to ask. Its commands are judged like any.
+    if (facts.tool !== "exec" && run.scope !== "main") return null;
+    const verdict = await judge(facts, this.#o.config, tainted);
+    if (verdict.type === "run") return null;
+    const grant = this.grants.covering(facts, chatKeyOf(run.chat, run.sessionKey));
+    if (grant) {
+      this.#record("granted", facts, run, { by: `grant: ${grant.pattern}` });
+      return null;
+    }
+    return this.#ask(facts, verdict.reason, run, signal);
   }
 
   async #ask(facts: ActionFacts, reason: string, run: RunFacts, signal: AbortSignal): Promise<string | null> {

@@ -15,6 +15,7 @@ import { logLevels } from "../config-fields.ts";
 import { migrateConfigText } from "./migrations.ts";
 import { readSecrets, withSecrets } from "./secrets.ts";
 import { configSchema, type Config } from "./schema.ts";
+import type { EgressRules } from "../egress/policy.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -250,4 +251,13 @@ function registerSecrets(value: unknown): void {
       registerSecret(at.value.replace(/^(?:Bearer|Basic)\s+/i, ""));
     }
   }
+}
+
+/**
+ * The egress rules the daemon applies: `config.egress`, with every SSH exec host
+ * (`tools.exec.hosts`, its address and port) among the owner's own destinations.
+ */
+export function egressRules(config: Config): EgressRules {
+  const hosts = Object.values(config.tools.exec.hosts).map((h) => `${h.host.includes(":") ? `[${h.host}]` : h.host}:${h.port}`);
+  return hosts.length === 0 ? config.egress : { ...config.egress, own: [...config.egress.own, ...hosts] };
 }

@@ -185,6 +185,7 @@ export function configTemplate(): string {
     "allow": [],                              // always allowed, no question
     "deny": [],                               // always refused
     "allowPrivate": [],                       // LAN/loopback hosts that may be reached, e.g. "nas.local", "127.0.0.1"
+    "own": [],                                // your own services: what they answer does not count as outside content
     "ask": "tainted"                          // tainted: a conversation that read outside content asks per new host | always | never
   },
 

@@ -186,6 +186,8 @@ export const configSchema = strict({
     allowPrivate: z.array(hostPattern).default([]),
     /** tainted: a run that read outside content asks for each host without a grant; always: every such host asks; never: none asks. */
     ask: z.enum(askModes).default("tainted"),
+    /** The owner's own services: what they answer a command does not taint its run (every other answer does). The SSH exec hosts count as own. */
+    own: z.array(hostPattern).default([]),
   }).prefault({}),
   /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
   cron: strict({ fallback: z.enum(CONFIGURABLE_IDS).optional() }).prefault({}),

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Logger } from "../log.ts";
 import { systemResolver, type Resolver } from "./addresses.ts";
-import { decideEgress, type Destination, type EgressDecision, type EgressRules, type Requester } from "./policy.ts";
+import { decideEgress, isOwnDestination, type Destination, type EgressDecision, type EgressRules, type Requester } from "./policy.ts";
 import { EgressProxy, type ConnectionRecord } from "./proxy.ts";
 import { findSocat } from "./relay.ts";
 
@@ -78,6 +78,10 @@ export class Egress {
         socketPath: path.join(dir, PROXY_SOCKET_NAME),
         decide: (dest, signal) => this.decide(dest, requester, signal),
         record: (r) => this.#o.record({ ...r, what: requester.what, session: requester.session }),
+        // The allow list says where a run may connect unasked, not whose words it may trust.
+        opened: (dest) => {
+          if (!isOwnDestination(this.#o.rules(), dest)) requester.tookIn?.(dest);
+        },
         log: this.#o.log,
         socat: this.#socat,
       });

@@ -25,6 +25,11 @@ export interface EgressRules {
   allowPrivate: readonly string[];
   /** tainted: a run that took in outside content asks for each new host; always: every new host asks; never: none asks. */
   ask: AskMode;
+  /**
+   * The owner's own destinations (`egress.own`, and the SSH exec hosts): what they answer is the
+   * owner's, so it does not taint the run that reads it. Every other answer does, allowed or not.
+   */
+  own: readonly string[];
 }
 
 /** Where a connection goes, as the connecting side named it: a host name or an address, and a port. */
@@ -48,6 +53,13 @@ export interface Requester {
    * `signal` aborts; never rejects.
    */
   permit(dest: Destination, mode: "tainted" | "always", signal: AbortSignal): Promise<string | null>;
+  /**
+   * A connection to `dest`, not one of the owner's own (EgressRules.own), is open: from now on
+   * whatever it answers reaches the requester. Called before the first byte is relayed back, so
+   * the run is tainted before the program can read it. Must not throw. Absent: nobody to taint
+   * (an MCP server: its results taint the run that reads them).
+   */
+  tookIn?(dest: Destination): void;
 }
 
 export type EgressDecision =
@@ -80,6 +92,12 @@ export function hostPatternMatches(pattern: string, dest: Destination): boolean 
   if (ipaddr.isValid(hostPart) && ipaddr.isValid(host)) return ipaddr.parse(hostPart).toNormalizedString() === ipaddr.parse(host).toNormalizedString();
   return hostPart === host;
 }
+
+/** Whether `dest` is one of the owner's own destinations, whose answers do not taint. */
+export const isOwnDestination = (rules: EgressRules, dest: Destination): boolean => rules.own.some((p) => hostPatternMatches(p, { host: normalHost(dest.host), port: dest.port }));
+
+/** `127.0.0.1:8080`, `[::1]:443`: a destination as questions and taint clauses name it. */
+export const destinationName = (dest: Destination): string => `${dest.host.includes(":") ? `[${dest.host}]` : dest.host}:${dest.port}`;
 
 const listed = (patterns: readonly string[], dest: Destination) => patterns.some((p) => hostPatternMatches(p, dest));
 

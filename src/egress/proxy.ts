@@ -33,6 +33,8 @@ export interface ProxyOptions {
   decide(dest: Destination, signal: AbortSignal): Promise<EgressDecision>;
   /** Called once per connection when it has ended. Must not throw. */
   record(r: ConnectionRecord): void;
+  /** A connection to `dest` is open, before anything it answers is passed on to the client. Must not throw. */
+  opened(dest: Destination): void;
   log: Logger;
   /** socat, to carry the bytes of allowed tunnels (relay.ts); null: Node pipes them. */
   socat: string | null;
@@ -124,6 +126,7 @@ export class EgressProxy {
       this.#o.record({ ...dest, protocol: "connect", decision: "failed", reason: upstream.error, sent: 0, received: 0 });
       return void answerHttp(client, 502, `Could not connect to ${dest.host}:${dest.port}: ${upstream.error}`);
     }
+    this.#o.opened(dest);
     client.setTimeout(0);
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     this.#splice(client, upstream.socket, head, dest, "connect");
@@ -162,6 +165,7 @@ export class EgressProxy {
     });
     req.on("data", (c: Buffer) => (sent += c.length));
     upstream.on("response", (answer) => {
+      this.#o.opened(dest);
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
       answer.on("data", (c: Buffer) => (received += c.length));
       answer.pipe(res);
@@ -204,6 +208,7 @@ export class EgressProxy {
       this.#o.record({ ...dest, protocol: "socks5", decision: "failed", reason: upstream.error, sent: 0, received: 0 });
       return void client.end(socksReply(0x05));
     }
+    this.#o.opened(dest);
     client.setTimeout(0);
     client.write(socksReply(0x00));
     this.#splice(client, upstream.socket, reader.rest(), dest, "socks5");

@@ -24,7 +24,7 @@ import { Egress } from "../egress/egress.ts";
 import type { Logger } from "../log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import { heartbeatModel, purposeModels } from "../config/config.ts";
+import { egressRules, heartbeatModel, purposeModels } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
 import { assertModelCredentials } from "../config/credentials.ts";
@@ -185,7 +185,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   // The home's lock is held: commands still running with this home's marker were left by a
   // daemon that was killed (kill -9, a crash) before it could end them.
   const execMarkerPrefix = markerPrefixFor(opts.home);
-  const egress = opts.egress ?? new Egress({ rules: () => config.egress, record: () => {}, log: log.child({ component: "egress" }) });
+  const egress = opts.egress ?? new Egress({ rules: () => egressRules(config), record: () => {}, log: log.child({ component: "egress" }) });
   const orphans = killOrphanedCommands(execMarkerPrefix);
   if (orphans > 0) log.warn("exec.orphans_killed", { count: orphans });
   const skills = opts.skills ?? null;

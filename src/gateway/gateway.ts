@@ -23,6 +23,7 @@ import { startControlSocket, type ControlSocket } from "./control/socket.ts";
 import { refusePeer } from "./control/peer.ts";
 import { DiskRetry } from "./upkeep/disk-retry.ts";
 import { homePaths } from "../config/home.ts";
+import { egressRules } from "../config/config.ts";
 import { Inbox } from "./inbox.ts";
 import { ensureHome } from "../config/init.ts";
 import { LaneManager } from "./lanes.ts";
@@ -157,7 +158,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // The egress policy: every connection a command, web_fetch or a stdio MCP server makes is
     // decided there and written to the approvals' audit log.
     const audit = new AuditLog(join(home, "approvals.jsonl"), log.child({ component: "approvals" }));
-    const egress = new Egress({ rules: () => config.egress, record: (r) => audit.append(connectionRecord(r, clock())), log: log.child({ component: "egress" }) });
+    const egress = new Egress({ rules: () => egressRules(config), record: (r) => audit.append(connectionRecord(r, clock())), log: log.child({ component: "egress" }) });
     const mcp = new McpManager({
       config: config.mcp,
       log,

@@ -58,7 +58,7 @@ describe("loadConfig", () => {
       log: { level: "info" },
       budget: { hardStop: false, shared: {} },
       approvals: { exec: "risky", timeoutSeconds: 300, grantMinutes: 30, ask: [], allow: [] },
-      egress: { allow: [], deny: [], allowPrivate: [], ask: "tainted" },
+      egress: { allow: [], deny: [], allowPrivate: [], ask: "tainted", own: [] },
       pricing: {},
       compaction: {},
       media: { maxBytes: 20 * 1024 * 1024, keepTurns: 3 },

@@ -100,13 +100,13 @@ const fetch = (u: string) => ({ tool: "web_fetch", input: { url: u } });
 const deny = (chat = OWNER) => (q: BotMessage) => owner(chat).press(q.messageId, "Deny");
 
 /** The question's text for `shown` connecting to host:port from the owner's chat, before it is settled. */
-function question(shown: string, host: string, port: number, exact: string, chat = OWNER): string {
+function question(shown: string, host: string, port: number, exact: string, chat = OWNER, why = WHY): string {
   return [
     "🌐 Allow a connection?",
     shown,
     `to: ${host}, port ${port}`,
     `chat: telegram:${chat}`,
-    WHY,
+    why,
     `Allow for 30 min / Always cover: ${exact} → ${host}:${port}, in this chat`,
     `Any command, 30 min covers: any command or fetch → ${host}:${port}, in this chat`,
     `Whole host, 30 min covers: any command or fetch → ${host}, any port, in this chat`,
@@ -157,7 +157,9 @@ describe.skipIf(!probe.ok)("a connection grant covers what was approved (break 4
     ]);
     expect(questions().find((q) => q.messageId === first!.messageId)!.text).toBe(`${first!.text}\n\n✅ Allowed for 30 min by Ann: exec: ${approved} in ${ws} → 127.0.0.1:${ports[0]}, in this chat`);
     const fetchQuestion = questions().find((q) => q.text.startsWith(`🌐 Allow a connection?\nweb_fetch ${url("/g1")}\n`))!;
-    expect(fetchQuestion.text).toBe(`${question(`web_fetch ${url("/g1")}`, "127.0.0.1", ports[0]!, `web_fetch ${url("/g1")}`)}\n\n❌ Denied by Ann.`);
+    // By then the listener's own answer ("thanks") to the granted curl was the newest outside content in view.
+    const answered = `why: earlier in this conversation it read a response from 127.0.0.1:${ports[0]}, still in its context (/new clears it)`;
+    expect(fetchQuestion.text).toBe(`${question(`web_fetch ${url("/g1")}`, "127.0.0.1", ports[0]!, `web_fetch ${url("/g1")}`, OWNER, answered)}\n\n❌ Denied by Ann.`);
     expect(questionsIn(OTHER).at(-1)!.text).toBe(`${question(`exec: ${approved}`, "127.0.0.1", ports[0]!, `exec: ${approved} in ${ws}`, OTHER)}\n\n❌ Denied by Ann.`);
     const grants = await d.hearth(["grants"]);
     expect(grants.stdout).toMatch(new RegExp(`^1\\. exec: ${escape(approved)} in ${escape(ws)} → 127\\.0\\.0\\.1:${ports[0]} \\(chat telegram:${OWNER}\\) — 30 more min \\(by Ann, .+\\)\\n$`));

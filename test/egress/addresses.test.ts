@@ -10,7 +10,7 @@ const noDns: Resolver = async (host) => {
 };
 
 const nobody: Requester = { what: "test", permit: async () => "asked" };
-const rules = { allow: [], deny: [], allowPrivate: [], ask: "never" as const };
+const rules = { allow: [], deny: [], allowPrivate: [], ask: "never" as const, own: [] };
 const decide = (url: URL, dns = noDns) => decideEgress({ host: url.hostname, port: 80 }, nobody, rules, dns, new AbortController().signal);
 
 /** The IPv6 forms of `v4` ("a.b.c.d"), each as a URL host would carry it. */

@@ -5,7 +5,7 @@ import type { Resolver } from "../../src/egress/addresses.ts";
 import { decideEgress, hostPatternMatches, type EgressRules, type Requester } from "../../src/egress/policy.ts";
 
 const signal = new AbortController().signal;
-const rules = (r: Partial<EgressRules> = {}): EgressRules => ({ allow: [], deny: [], allowPrivate: [], ask: "tainted", ...r });
+const rules = (r: Partial<EgressRules> = {}): EgressRules => ({ allow: [], deny: [], allowPrivate: [], ask: "tainted", own: [], ...r });
 
 function fakeDns(map: Record<string, string[]>): Resolver & { asked: string[] } {
   const asked: string[] = [];

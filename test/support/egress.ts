@@ -7,7 +7,7 @@ import { silentLogger } from "../../src/log.ts";
 /** `socat`: the relay for tunnels, as Egress takes it (default: found on PATH; null: Node's pipes). */
 export function testEgress(rules: Partial<EgressRules> = {}, resolve?: Resolver, socat?: string | null): Egress & { records: EgressRecord[] } {
   const records: EgressRecord[] = [];
-  const full: EgressRules = { allow: [], deny: [], allowPrivate: [], ask: "never", ...rules };
+  const full: EgressRules = { allow: [], deny: [], allowPrivate: [], ask: "never", own: [], ...rules };
   const egress = new Egress({ rules: () => full, record: (r) => records.push(r), log: silentLogger, ...(resolve ? { resolve } : {}), ...(socat !== undefined ? { socat } : {}) });
   return Object.assign(egress, { records });
 }
