@@ -106,7 +106,8 @@ const domainOf = (addressOrDomain: string): string => addressOrDomain.slice(addr
 /**
  * Whether the server named `authservId` vouched for mail from `address`: its topmost
  * Authentication-Results header (of `headers`, top first, as they stand in the mail) says DKIM
- * passed with a signature of the address's domain, or SPF passed for a sender of that domain.
+ * passed with a signature by the address's domain (`header.d`), or SPF passed for a sender of
+ * that domain.
  * Headers of other servers are not read; headers below the first of this server are not read.
  */
 export function vouchedFor(headers: readonly string[], authservId: string | null, address: string): { ok: true; by: string } | { ok: false; why: string } {
@@ -119,11 +120,10 @@ export function vouchedFor(headers: readonly string[], authservId: string | null
     if (parsed.authservId.toLowerCase() !== authservId.toLowerCase()) continue;
     for (const r of parsed.results) {
       if (r.result !== "pass") continue;
-      if (r.method === "dkim") {
-        const d = r.props["header.d"];
-        const i = r.props["header.i"];
-        if ((d && d.toLowerCase() === domain) || (i && domainOf(i) === domain)) return { ok: true, by: `dkim=pass for ${domain}` };
-      }
+      // The domain that signed is `header.d`; `header.i` (the signer's agent or user) is a
+      // claim inside the signature, which a verifier need not check against `d`, so it never
+      // vouches on its own.
+      if (r.method === "dkim" && r.props["header.d"]?.toLowerCase() === domain) return { ok: true, by: `dkim=pass for ${domain}` };
       if (r.method === "spf") {
         const from = r.props["smtp.mailfrom"];
         if (from && domainOf(from) === domain) return { ok: true, by: `spf=pass for ${domain}` };

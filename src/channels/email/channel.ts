@@ -116,7 +116,7 @@ class EmailChannel implements Channel {
     if (to.chatId.startsWith("<")) {
       const thread = this.#state.thread(to.chatId);
       if (!thread) throw new Error(`no thread ${to.chatId} is known to the email channel (a forgotten or foreign thread)`);
-      const mail = answerMail(thread, text, from);
+      const mail = answerMail(thread, text, from, meta?.messageKey);
       await this.#deliver(mail);
       this.#state.noteMail(to.chatId, { to: thread.to, subject: thread.subject, messageId: mail.messageId, references: thread.references });
       await this.#markSeen(to.chatId, thread.unseen ?? []);
@@ -127,7 +127,7 @@ class EmailChannel implements Channel {
     if (!this.#c.ownerAddresses.includes(address) && !this.#c.allowFrom.includes(address)) {
       throw new Error(`${address} is not in channels.email.ownerAddresses or allowFrom: Hearth does not start mail to it`);
     }
-    const mail = newMail(address, text, from, meta?.from ?? "Hearth");
+    const mail = newMail(address, text, from, meta?.from ?? "Hearth", meta?.messageKey);
     await this.#deliver(mail);
     this.#state.noteMail(mail.messageId, { to: address, subject: mail.subject, messageId: mail.messageId, references: [] });
   }
@@ -310,6 +310,11 @@ class EmailChannel implements Channel {
       return null;
     }
     const from = mail.from;
+    if (mail.repeated.length > 0) {
+      // Left unread in the folder for the owner to look at; only this mail is skipped.
+      this.#log.warn("email.ambiguous", { uid, from: from?.address, headers: mail.repeated, why: `the mail has more than one ${mail.repeated.join(", ")} header: which one was signed and which one is shown cannot be told, so it is not read` });
+      return null;
+    }
     const ignored = (why: string) => (this.#log.info("email.ignored", { uid, from: from?.address, why }), null);
     if (!from) return ignored("no single From: address");
     if (from.address === this.#c.address) return ignored("sent by Hearth's own address");
@@ -318,6 +323,10 @@ class EmailChannel implements Channel {
     if (!vouched.ok) {
       const event = this.#c.ownerAddresses.includes(from.address) ? "email.owner_unverified" : "email.unverified";
       this.#log.warn(event, { uid, from: from.address, why: vouched.why });
+      return null;
+    }
+    if (this.#state.replayed(from.address, mail.messageId, uid)) {
+      this.#log.warn("email.replayed", { uid, from: from.address, messageId: mail.messageId, why: "a mail with this Message-ID from this sender was read before: it is not answered again" });
       return null;
     }
     const isOwner = this.#c.ownerAddresses.includes(from.address);

@@ -19,6 +19,12 @@ export interface Mail {
   from: { address: string; name: string } | null;
   /** The Authentication-Results header values, top first, as they stand in the mail. */
   authResults: string[];
+  /**
+   * Headers RFC 5322 allows once that the mail has more than once ("subject", "from"), in the
+   * order they first appear; [] for a mail that follows the grammar. Which of two Subject lines
+   * a signature covered, and which one a client shows, cannot be told: such a mail is not read.
+   */
+  repeated: string[];
   /** Whether the mail says it was sent by a program (Auto-Submitted, a bulk Precedence): never answered. */
   automatic: boolean;
   text: string;
@@ -29,6 +35,8 @@ export interface Mail {
 /** The most of a mail's words the model is given. */
 const MAX_TEXT_CHARS = 100_000;
 const MESSAGE_ID = /<[^<>\s]+>/g;
+/** The header fields RFC 5322 (§3.6) allows at most once in a message. */
+const ONCE = new Set(["date", "from", "sender", "reply-to", "to", "cc", "bcc", "message-id", "in-reply-to", "references", "subject"]);
 const ids = (v: string | string[] | undefined): string[] => (Array.isArray(v) ? v : v ? [v] : []).flatMap((s) => s.match(MESSAGE_ID) ?? []);
 
 /** Parses a raw mail (bounded by the caller's size limit). `fallbackId`: the Message-ID of a mail without one. */
@@ -40,6 +48,8 @@ export async function readMail(source: Buffer, fallbackId: string): Promise<Mail
   const chain = references.length > 0 ? references : inReplyTo ? [inReplyTo] : [];
   const sender = parsed.from?.value.length === 1 ? parsed.from.value[0] : undefined;
   const header = (key: string) => parsed.headerLines.filter((h) => h.key === key).map((h) => h.line.slice(h.line.indexOf(":") + 1).trim());
+  const counts = new Map<string, number>();
+  for (const h of parsed.headerLines) if (ONCE.has(h.key)) counts.set(h.key, (counts.get(h.key) ?? 0) + 1);
   const autoSubmitted = header("auto-submitted")[0]?.toLowerCase();
   const precedence = header("precedence")[0]?.toLowerCase();
   return {
@@ -49,6 +59,7 @@ export async function readMail(source: Buffer, fallbackId: string): Promise<Mail
     subject: printable((parsed.subject ?? "").trim()),
     from: sender?.address ? { address: printable(sender.address.toLowerCase()), name: printable(sender.name?.trim() || sender.address) } : null,
     authResults: header("authentication-results"),
+    repeated: [...counts].filter(([, n]) => n > 1).map(([key]) => key),
     automatic: (autoSubmitted !== undefined && autoSubmitted !== "no") || precedence === "bulk" || precedence === "junk" || precedence === "list",
     text: parsed.text ?? "",
     html: typeof parsed.html === "string" ? parsed.html : null,

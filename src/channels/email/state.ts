@@ -2,7 +2,9 @@
 // stopped reading (the folder's UIDVALIDITY and the last UID handed to the gateway, written only
 // once the gateway's inbox has the message) and, per thread, whom answers go to and what they
 // reference. A crash between the inbox and this file delivers the mail again, and the inbox,
-// which has it, drops the repeat: nothing is lost and nothing answered twice.
+// which has it, drops the repeat: nothing is lost and nothing answered twice. It also remembers
+// which mail each sender's Message-ID was first read as, so the same mail appended again (a
+// replay of a signed mail keeps its valid signature) is not read a second time.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NewerStateError } from "../../state-versions.ts";
@@ -27,12 +29,16 @@ interface StateFile {
   uidValidity: string | null;
   lastUid: number;
   threads: Record<string, Thread>;
+  /** `<sender> <Message-ID>` → the mail it was read as (`<UIDVALIDITY>:<UID>`), oldest first. */
+  read?: Record<string, string>;
 }
 
 /** Threads remembered; the oldest are forgotten first (an answer into one opens a new thread instead). */
 const MAX_THREADS = 2_000;
 const STATE_VERSION = 1;
 const MAX_REFERENCES = 20;
+/** Message-IDs remembered per mailbox (as many as the gateway's inbox remembers ids for). */
+const MAX_READ = 5_000;
 
 function readState(path: string): StateFile | "damaged" {
   try {
@@ -105,6 +111,24 @@ export class MailState {
       for (const r of oldest) delete this.#file.threads[r];
     }
     this.#save();
+  }
+
+  /**
+   * Whether the vouched-for mail `uid` of `sender` carries a Message-ID that an earlier mail of
+   * theirs had: a replay. Otherwise it is recorded as that mail (written before this returns);
+   * the same mail read again (after a restart) is not a replay.
+   */
+  replayed(sender: string, messageId: string, uid: number): boolean {
+    const key = `${sender} ${messageId}`;
+    const as = `${this.#file.uidValidity ?? ""}:${uid}`;
+    const read = (this.#file.read ??= {});
+    const before = read[key];
+    if (before !== undefined) return before !== as;
+    read[key] = as;
+    const keys = Object.keys(read);
+    for (const k of keys.slice(0, Math.max(0, keys.length - MAX_READ))) delete read[k];
+    this.#save();
+    return false;
   }
 
   /** `uids` of thread `root` are marked seen on the server. */

@@ -38,6 +38,12 @@ describe("whether the owner's server vouched for a sender", () => {
     expect(vouchedFor(["mx.test; dkim=pass header.d=mail.owner.test"], "mx.test", "ann@owner.test").ok).toBe(false);
   });
 
+  it("judges the domain that signed (header.d), never header.i: an agent of the owner's domain in another domain's signature vouches for nothing", () => {
+    expect(vouchedFor(["mx.test; dkim=pass header.d=evil.test header.i=ann@owner.test"], "mx.test", "ann@owner.test")).toEqual({ ok: false, why: "mx.test did not see DKIM or SPF pass for owner.test" });
+    expect(vouchedFor(["mx.test; dkim=pass header.i=@owner.test"], "mx.test", "ann@owner.test").ok).toBe(false);
+    expect(vouchedFor(["mx.test; dkim=pass header.d=owner.test header.i=@evil.test"], "mx.test", "ann@owner.test")).toEqual({ ok: true, by: "dkim=pass for owner.test" });
+  });
+
   it("reads only the topmost header of the configured server: a sender's forged one below it counts for nothing", () => {
     const forgedBelow = "mx.test; dkim=pass header.d=owner.test";
     expect(vouchedFor(["mx.test; dkim=none; spf=fail smtp.mailfrom=a@evil.test", forgedBelow], "mx.test", "ann@owner.test")).toEqual({ ok: false, why: "mx.test did not see DKIM or SPF pass for owner.test" });

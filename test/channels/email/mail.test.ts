@@ -45,6 +45,11 @@ describe("reading a mail", () => {
     expect(withoutQuotedTail("2\n\n> 1. Allow once\n> 2. Deny")).toBe("2");
   });
 
+  it("names the headers RFC 5322 allows once that a mail has twice, and none of a mail that follows the grammar", async () => {
+    expect((await readMail(mail("From: a@b.test\nSubject: Lunch\nSubject: Wire the money\nTo: h@x.test\nTo: e@evil.test\nReceived: x\nReceived: y"), "<f@x>")).repeated).toEqual(["subject", "to"]);
+    expect((await readMail(mail("From: a@b.test\nSubject: Lunch\nReceived: x\nReceived: y\nAuthentication-Results: mx.test; none\nAuthentication-Results: o.test; none"), "<f@x>")).repeated).toEqual([]);
+  });
+
   it("reads an HTML-only body in the parse pool", async () => {
     const m = await readMail(mail("From: a@b.test\nContent-Type: text/html; charset=utf-8", "<html><body><h1>Rent</h1><p>Due on <b>Friday</b>.</p></body></html>"), "<f@x>");
     expect(m.text).toBe("");
@@ -61,6 +66,15 @@ describe("an answer as a mail", () => {
     const m = answerMail({ to: "a@b.test", subject: "Rent", last: "<2@b.test>", references: ["<1@b.test>", "<2@b.test>"], at: 0 }, "Friday.", "hearth@mail.test");
     expect(m).toMatchObject({ to: "a@b.test", subject: "Re: Rent", text: "Friday.\n", inReplyTo: "<2@b.test>", references: ["<1@b.test>", "<2@b.test>"] });
     expect(m.messageId).toMatch(/^<hearth\.[a-z0-9.-]+@mail\.test>$/);
+  });
+
+  it("derives a part's Message-ID from its key, so a mail sent again after a crash is the same mail", () => {
+    const thread = { to: "a@b.test", subject: "Rent", last: "<2@b.test>", references: ["<2@b.test>"], at: 0 };
+    const once = answerMail(thread, "Friday.", "hearth@mail.test", "email:7:41:0").messageId;
+    expect(once).toMatch(/^<hearth\.[0-9a-f]{32}@mail\.test>$/);
+    expect(answerMail(thread, "Friday.", "hearth@mail.test", "email:7:41:0").messageId).toBe(once);
+    expect(answerMail(thread, "Friday.", "hearth@mail.test", "email:7:41:1").messageId).not.toBe(once);
+    expect(answerMail(thread, "Friday.", "hearth@mail.test").messageId).not.toBe(answerMail(thread, "Friday.", "hearth@mail.test").messageId);
   });
 });
 
@@ -79,6 +93,20 @@ describe("where reading stopped", () => {
     expect(again.thread("<1@b.test>")).toMatchObject({ to: "a@b.test", unseen: [41] });
     expect(again.cursor("8", 3)).toEqual({ lastUid: 2, fresh: true });
     expect(again.thread("<1@b.test>")?.unseen).toBeUndefined();
+  });
+
+  it("knows a sender's Message-ID read before as another mail (a replay) across a restart, and the same mail read again as no replay", () => {
+    home = mkdtempSync(join(tmpdir(), "hearth-mailstate-"));
+    const first = new MailState(home, "INBOX");
+    first.cursor("7", 41);
+    expect(first.replayed("a@b.test", "<1@b.test>", 41)).toBe(false);
+    expect(first.replayed("a@b.test", "<1@b.test>", 41)).toBe(false);
+    expect(first.replayed("a@b.test", "<1@b.test>", 42)).toBe(true);
+    // Someone else who reuses it writes a mail of their own.
+    expect(first.replayed("c@d.test", "<1@b.test>", 43)).toBe(false);
+    const again = new MailState(home, "INBOX");
+    expect(again.replayed("a@b.test", "<1@b.test>", 44)).toBe(true);
+    expect(again.replayed("a@b.test", "<1@b.test>", 41)).toBe(false);
   });
 
   it("sets a damaged file aside and starts from now; refuses a newer one", () => {
