@@ -165,6 +165,12 @@ export interface ReplyJournal {
   /** Ids of the messages the reply had before a restart, by position (0: the preview, which becomes the first part). */
   readonly messageIds: ReadonlyArray<string | undefined>;
   /**
+   * The reply's message was still open when the daemon started: a message of the reply may be
+   * on the platform without its id in `messageIds` (created in the instant before a crash let it
+   * be recorded). A platform that can find its messages again looks before creating one.
+   */
+  readonly recovered?: boolean;
+  /**
    * Message `index` of the reply now exists on the platform with `id`. Synchronous: the record
    * is on disk when it returns. Must not throw.
    */

@@ -32,9 +32,12 @@ import { splitMessage } from "./chunk.ts";
 export interface ReplyTransport {
   /**
    * Sends a new message and resolves with its id. `final` = this is final text (render the
-   * markdown), else a plain-text preview. Rejects when the message was not sent.
+   * markdown), else a plain-text preview. Rejects when the message was not sent. `part` (a
+   * reply with a journal): the message's stable name, its journal key and index; `lookUp`: the
+   * reply was open at a restart, so the message may exist already — a transport that can find
+   * it by that name resolves with its id instead of sending it again (the caller edits it).
    */
-  send(text: string, opts: { final: boolean }): Promise<string>;
+  send(text: string, opts: { final: boolean; part?: { key: string; lookUp: boolean } }): Promise<string>;
   /** Replaces a message's text. The transport swallows "message is not modified". */
   edit(id: string, text: string, opts: { final: boolean }): Promise<void>;
   /**
@@ -251,7 +254,7 @@ export class StreamingReply implements ReplySink {
     const text = placeholder ?? rendered;
     const request =
       id === undefined
-        ? attempt(() => this.#transport.send(text, { final: false })).then((newId) => {
+        ? attempt(() => this.#transport.send(text, { final: false, ...this.#part(0) })).then((newId) => {
             this.#previewId = newId;
             this.#journal?.messageCreated(0, newId);
             if (placeholder !== undefined) {
@@ -383,11 +386,18 @@ export class StreamingReply implements ReplySink {
     }
   }
 
+  /** The stable name of message `index` of a reply with a journal (ReplyTransport.send's `part`). */
+  #part(index: number, retry = false): { part?: { key: string; lookUp: boolean } } {
+    const j = this.#journal;
+    return j ? { part: { key: `${j.key}:${index}`, lookUp: retry || j.recovered === true } } : {};
+  }
+
   /** Sends one final chunk, retrying transient failures; throws ReplyDeliveryError at the end. */
   async #sendFinal(text: string, index: number, count: number): Promise<void> {
     for (let tryNo = 0; ; tryNo++) {
       try {
-        const id = await this.#transport.send(text, { final: true });
+        // A retry may follow a send the platform took but did not confirm: it looks first too.
+        const id = await this.#transport.send(text, { final: true, ...this.#part(index, tryNo > 0) });
         if (index === 0) this.#previewId = id;
         this.#journal?.messageCreated(index, id);
         return;

@@ -78,12 +78,15 @@ export class Outbox {
   readonly #clock: () => number;
   readonly #replies = new Map<string, ReplyRecord>();
   readonly #replyOfEntry = new Map<string, string>();
+  /** Inbox ids open when the outbox was opened: their replies may have messages that were never recorded. */
+  readonly #openAtStart: ReadonlySet<string>;
   #appends = 0;
 
-  private constructor(path: string, log: Logger, clock: () => number) {
+  private constructor(path: string, log: Logger, clock: () => number, openAtStart: ReadonlySet<string>) {
     this.#path = path;
     this.#log = log;
     this.#clock = clock;
+    this.#openAtStart = openAtStart;
   }
 
   /**
@@ -92,7 +95,7 @@ export class Outbox {
    * record a newer Hearth wrote throws NewerStateError before anything is rewritten.
    */
   static open(path: string, log: Logger, openEntries: ReadonlySet<string>, clock: () => number = Date.now): Outbox {
-    const outbox = new Outbox(path, log, clock);
+    const outbox = new Outbox(path, log, clock, new Set(openEntries));
     const { values } = readVersionedJsonLines(path, isRecord, OUTBOX_VERSIONS, log);
     for (const r of values) {
       switch (r.type) {
@@ -159,6 +162,7 @@ export class Outbox {
     const journal: ReplyJournal = {
       key: replyId,
       messageIds: [...reply.messageIds],
+      recovered: this.#openAtStart.has(replyId),
       messageCreated: (index, id) => {
         if (reply.messageIds[index] === id) return;
         reply.messageIds[index] = id;

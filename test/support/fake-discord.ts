@@ -172,7 +172,8 @@ export interface InjectedFailure {
   when?: (body: any) => boolean;
   /**
    * Never answer and never apply: the request hangs until the client gives up or dies (a bot
-   * killed while its message is on the way). `status` is then unused.
+   * killed while its message is on the way). `status` is then unused. With `afterEffect`: the
+   * work is done (the message created), and then nothing is answered.
    */
   hang?: boolean;
 }
@@ -814,7 +815,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
 
     const failure = failures.find((f) => f.left > 0 && f.method === method && f.path.test(path) && (!f.withFiles || Boolean(body?.__uploads?.length)) && (!f.when || f.when(body)));
     if (failure) failure.left--;
-    if (failure?.hang) return; // never applied, never answered: close() ends the connection
+    if (failure?.hang && !failure.afterEffect) return; // never applied, never answered: close() ends the connection
     const fail = () => {
       const retryAfter = failure!.retryAfterS ?? 0.05;
       if (failure!.status === 429) {
@@ -825,6 +826,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if (failure && !failure.afterEffect) return fail();
     try {
       const [status, payload] = route(method, path, body);
+      if (failure?.hang) return; // applied, never answered
       return failure ? fail() : answer(status, payload);
     } catch (err) {
       if (err instanceof HttpError) return answer(err.status, err.body);

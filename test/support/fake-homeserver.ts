@@ -53,12 +53,12 @@ export interface RecordedRequest {
   at: number;
 }
 
-/** A fault: the next matching request is answered by `reply` instead ("hang": never answered). */
+/** A fault: the next matching request is answered by `reply` instead ("hang": never answered; "apply_then_hang": done, never answered). */
 export interface Injected {
   method: string;
   path: RegExp;
   when?(body: any): boolean;
-  reply: "hang" | { status: number; body: unknown; headers?: Record<string, string> };
+  reply: "hang" | "apply_then_hang" | { status: number; body: unknown; headers?: Record<string, string> };
   times?: number;
 }
 
@@ -297,8 +297,10 @@ export async function startFakeHomeserver(): Promise<FakeHomeserver> {
 
   // ── HTTP ──────────────────────────────────────────────────────────────────────────────────
 
+  /** Requests done whose answer is never sent (a fault's "apply_then_hang"). */
+  const unanswered = new WeakSet<ServerResponse>();
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    if (res.destroyed || res.headersSent) return;
+    if (res.destroyed || res.headersSent || unanswered.has(res)) return;
     res.writeHead(status, { "content-type": "application/json", ...headers });
     res.end(JSON.stringify(body));
   };
@@ -371,7 +373,8 @@ export async function startFakeHomeserver(): Promise<FakeHomeserver> {
       if (fault.times !== undefined && --fault.times <= 0) faults.splice(faults.indexOf(fault), 1);
       else if (fault.times === undefined) faults.splice(faults.indexOf(fault), 1);
       if (fault.reply === "hang") return;
-      return json(res, fault.reply.status, fault.reply.body, fault.reply.headers);
+      if (fault.reply === "apply_then_hang") unanswered.add(res);
+      else return json(res, fault.reply.status, fault.reply.body, fault.reply.headers);
     }
     const m = (r: { method: string; re: RegExp }) => (method === r.method ? r.re.exec(url.pathname) : null);
     let g: RegExpExecArray | null;

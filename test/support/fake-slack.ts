@@ -9,10 +9,12 @@
  * and `<@bot>` mentions) delivered as `message` events; the bot's messages with every version of
  * their text (`&amp;`, `&lt;`, `&gt;` shown as the characters they stand for) and their Block
  * Kit buttons; ephemeral answers; reactions; files uploaded through the external upload flow
- * and served at `url_private` to the bot token only. An envelope stays pending until acked: a
+ * and served at `url_private` to the bot token only; message metadata, which
+ * conversations.history and conversations.replies list with `include_all_metadata`, as Slack
+ * does. An envelope stays pending until acked: a
  * new connection gets every pending one again (as Slack retries), `redeliver` sends one again
  * with the next `retry_attempt`. Injected failures answer a Web API method with an error, a 429
- * with Retry-After, or never.
+ * with Retry-After, or never (before or after applying it).
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -46,6 +48,8 @@ export interface FakeSlackMessage {
   buttons: FakeSlackButton[];
   files: Array<{ id: string; name: string; bytes: Uint8Array }>;
   reactions: string[];
+  /** Its message metadata, as posted. */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
 
 /** One Web API call as the fake saw it. */
@@ -59,8 +63,11 @@ export interface SlackCall {
 
 export interface SlackFailure {
   method: string;
-  /** `error`: `{ok: false, error}`; `rate_limited`: HTTP 429 with Retry-After; `hang`: never answered. */
-  kind: "error" | "rate_limited" | "hang";
+  /**
+   * `error`: `{ok: false, error}`; `rate_limited`: HTTP 429 with Retry-After; `hang`: never
+   * applied, never answered; `apply_then_hang`: applied (the message is posted), never answered.
+   */
+  kind: "error" | "rate_limited" | "hang" | "apply_then_hang";
   error?: string;
   retryAfterSeconds?: number;
   /** Only calls whose arguments match. */
@@ -221,7 +228,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     const method = url.pathname.replace(/^\/api\//, "");
     const type = req.headers["content-type"] ?? "";
     const args: Record<string, any> = type.includes("json") ? JSON.parse(String(raw) || "{}") : Object.fromEntries(new URLSearchParams(String(raw)));
-    for (const k of ["blocks", "files"]) if (typeof args[k] === "string") args[k] = JSON.parse(args[k]);
+    for (const k of ["blocks", "files", "metadata"]) if (typeof args[k] === "string") args[k] = JSON.parse(args[k]);
     const call: SlackCall = { method, args, token: auth, status: 200, at: Date.now() };
     calls.push(call);
     const failure = failures.find((f) => f.left > 0 && f.method === method && (!f.when || f.when(args)));
@@ -229,6 +236,10 @@ export async function startFakeSlack(): Promise<FakeSlack> {
       failure.left--;
       switch (failure.kind) {
         case "hang":
+          hung.push(res);
+          return;
+        case "apply_then_hang":
+          if (auth === botToken) web(method, args);
           hung.push(res);
           return;
         case "rate_limited":
@@ -254,10 +265,27 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         const channel = resolveChannel(String(a.channel));
         if (!channel) return { ok: false, error: "channel_not_found" };
         const ts = newTs();
-        const m: FakeSlackMessage = { ts, channel, threadTs: a.thread_ts ? String(a.thread_ts) : undefined, user: bot.id, text: "", history: [], buttons: [], files: [], reactions: [] };
+        const metadata = a.metadata && typeof a.metadata.event_type === "string" ? { metadata: { event_type: String(a.metadata.event_type), event_payload: { ...(a.metadata.event_payload ?? {}) } } } : {};
+        const m: FakeSlackMessage = { ts, channel, threadTs: a.thread_ts ? String(a.thread_ts) : undefined, user: bot.id, text: "", history: [], buttons: [], files: [], reactions: [], ...metadata };
         view(m, String(a.text ?? ""), a.blocks);
         messages.set(ts, m);
         return { ok: true, channel, ts, message: { text: a.text, ts } };
+      }
+      case "conversations.history":
+      case "conversations.replies": {
+        // What the bot's own messages look like in a listing; people's messages are not kept here.
+        const channel = resolveChannel(String(a.channel));
+        if (!channel) return { ok: false, error: "channel_not_found" };
+        const withMetadata = a.include_all_metadata === true || a.include_all_metadata === "true";
+        const limit = Math.min(Number(a.limit ?? 100) || 100, 999);
+        const listed = (m: FakeSlackMessage) => ({ type: "message", user: m.user, bot_id: "BFAKE", text: m.text, ts: m.ts, ...(m.threadTs ? { thread_ts: m.threadTs } : {}), ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}) });
+        const inChannel = [...messages.values()].filter((m) => m.channel === channel);
+        if (method === "conversations.history") {
+          const top = inChannel.filter((m) => m.threadTs === undefined || m.threadTs === m.ts).sort((x, y) => Number(y.ts) - Number(x.ts));
+          return { ok: true, messages: top.slice(0, limit).map(listed), has_more: top.length > limit };
+        }
+        const thread = inChannel.filter((m) => m.ts === String(a.ts) || m.threadTs === String(a.ts)).sort((x, y) => Number(x.ts) - Number(y.ts));
+        return { ok: true, messages: thread.slice(0, limit).map(listed), has_more: thread.length > limit };
       }
       case "chat.update": {
         const m = messages.get(String(a.ts));

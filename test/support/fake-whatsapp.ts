@@ -47,6 +47,8 @@ export interface FakeWhatsApp {
   messages(jid: string): FakeWhatsAppSent[];
   readonly presences: Array<{ jid: string; state: string }>;
   holdSend(when: (body: { jid: string; what: { kind: string; text?: string } }) => boolean): Promise<void>;
+  /** The next send `when` accepts is delivered, but never answered (the device dies before the answer). */
+  holdAnswer(when: (body: { jid: string; what: { kind: string; text?: string } }) => boolean): Promise<void>;
   /** The connection breaks and new ones are refused until `restore`. */
   drop(): void;
   restore(): void;
@@ -63,7 +65,7 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
   const media = new Map<string, Uint8Array>();
   const presences: FakeWhatsApp["presences"] = [];
   const pairingAsked: string[] = [];
-  const holds: Array<{ when: Parameters<FakeWhatsApp["holdSend"]>[0]; arrived: () => void }> = [];
+  const holds: Array<{ when: Parameters<FakeWhatsApp["holdSend"]>[0]; deliver: boolean; arrived: () => void }> = [];
   const sockets = new Set<Socket>();
   let stream: ServerResponse | null = null;
   let waitingLink: ServerResponse | null = null;
@@ -113,11 +115,12 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
       }
       if (url.pathname !== "/send") return void res.writeHead(404).end();
       if (!stream) return void res.writeHead(503).end();
-      const hold = holds.findIndex((h) => h.when(body));
-      if (hold >= 0) return void holds.splice(hold, 1)[0]!.arrived();
+      const at = holds.findIndex((h) => h.when(body));
+      const hold = at >= 0 ? holds.splice(at, 1)[0] : undefined;
+      if (hold && !hold.deliver) return void hold.arrived();
       // A message sent again with the id it had is the same message to the recipient (their
       // client keeps one message per id), as WhatsApp does.
-      if (body.id && sent.some((m) => m.jid === body.jid && m.id === body.id)) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: body.id }));
+      if (body.id && sent.some((m) => m.jid === body.jid && m.id === body.id)) return void (hold ? hold.arrived() : res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: body.id })));
       const id = body.id ?? `BOT${++ids}`;
       const w = body.what;
       sent.push({
@@ -127,6 +130,7 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
         ...(w.kind === "file" ? { file: { name: w.name, mime: w.mime, bytes: new Uint8Array(Buffer.from(w.data, "base64")), voice: w.voice, asPhoto: w.asPhoto } } : {}),
         quote: body.quote ? { id: body.quote.id, sender: body.quote.sender } : null,
       });
+      if (hold) return void hold.arrived(); // delivered, never answered
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id }));
     });
   };
@@ -180,7 +184,10 @@ export async function startFakeWhatsApp(): Promise<FakeWhatsApp> {
     messages: (jid) => sent.filter((s) => s.jid === jid),
     presences,
     async holdSend(when) {
-      await new Promise<void>((arrived) => holds.push({ when, arrived }));
+      await new Promise<void>((arrived) => holds.push({ when, deliver: false, arrived }));
+    },
+    async holdAnswer(when) {
+      await new Promise<void>((arrived) => holds.push({ when, deliver: true, arrived }));
     },
     drop() {
       refused = true;

@@ -9,7 +9,8 @@
 //   server would add (authserv-id `mx.test`; dkim=pass for the From: domain when the session
 //   logged in as the From: address, else spf=fail) and is appended over IMAP into Dovecot; a
 //   mail for anyone else is kept, as that person's mailbox (what the tests read Hearth's answers
-//   from).
+//   from), one mail per Message-ID as Gmail keeps it: a mail sent again with the Message-ID it
+//   had is the same mail.
 // - A TCP proxy in front of Dovecot's IMAP port, so a test can cut Hearth's connection.
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -61,6 +62,8 @@ export interface MailServers {
   flagsOf(messageId: string): Promise<string[] | null>;
   /** Holds the next mail for a person whose text (trimmed) is `text`: it is never delivered and the sender never hears back. Resolves once it arrived. */
   hold(text: string): Promise<void>;
+  /** The next mail for a person whose text (trimmed) is `text` is delivered, but the sender never hears back (no 250). Resolves once it is in the mailbox. */
+  holdAnswer(text: string): Promise<void>;
   /** Cuts every IMAP connection through the proxy and refuses new ones until `restore`. */
   cut(): Promise<void>;
   restore(): void;
@@ -170,7 +173,7 @@ service stats {
 
   // ── SMTP ──
   const received: ReceivedMail[] = [];
-  const holds: Array<{ text: string; arrived: () => void }> = [];
+  const holds: Array<{ text: string; deliver: boolean; arrived: () => void }> = [];
   const smtp = new SMTPServer({
     authOptional: true,
     allowInsecureAuth: true,
@@ -195,9 +198,10 @@ service stats {
   const route = async (raw: Buffer, session: { user?: unknown; envelope: { mailFrom: false | { address: string }; rcptTo: Array<{ address: string }> } }): Promise<boolean> => {
     const parsed = await simpleParser(raw);
     const text = (parsed.text ?? "").trim();
-    const hold = holds.findIndex((h) => h.text === text);
-    if (hold >= 0) {
-      holds.splice(hold, 1)[0]!.arrived();
+    const at = holds.findIndex((h) => h.text === text);
+    const hold = at >= 0 ? holds.splice(at, 1)[0] : undefined;
+    if (hold && !hold.deliver) {
+      hold.arrived();
       return true;
     }
     const from = parsed.from?.value[0]?.address?.toLowerCase() ?? "";
@@ -213,6 +217,7 @@ service stats {
         await appendRaw(Buffer.concat([Buffer.from(header), raw]));
       } else {
         const ids = (v: string | string[] | undefined) => (Array.isArray(v) ? v : v ? [v] : []);
+        if (parsed.messageId && received.some((m) => m.to === to && m.messageId === parsed.messageId)) continue;
         received.push({
           to,
           from,
@@ -227,7 +232,8 @@ service stats {
         });
       }
     }
-    return false;
+    hold?.arrived();
+    return hold !== undefined;
   };
   const smtpPort = await freePort();
   await new Promise<void>((r) => smtp.listen(smtpPort, "127.0.0.1", r));
@@ -269,7 +275,8 @@ service stats {
         lock.release();
       }
     },
-    hold: (text) => new Promise<void>((arrived) => holds.push({ text, arrived })),
+    hold: (text) => new Promise<void>((arrived) => holds.push({ text, deliver: false, arrived })),
+    holdAnswer: (text) => new Promise<void>((arrived) => holds.push({ text, deliver: true, arrived })),
     async cut() {
       cutOff = true;
       for (const s of live) s.destroy();

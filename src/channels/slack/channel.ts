@@ -188,10 +188,11 @@ class SlackChannel implements Channel {
   // ── outbound ──────────────────────────────────────────────────────────────────────────────
 
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
-    const reply = new StreamingReply(slackTransport(this.#web, targetOf(to)), {
+    const reply = new StreamingReply(slackTransport(this.#web, targetOf(to), this.#conn?.bot.id), {
       ...this.#replyOptions(),
       // chat.postMessage has no idempotency key: a preview Slack creates in the instant before
-      // its id is on disk cannot be found again after a crash, so it starts as a neutral text.
+      // its id is on disk is found again after a crash only by a look-up (reply.ts), so it starts
+      // as a neutral text, and never shows a half-written answer should the look-up miss it.
       ...(journal ? { journal, previewPlaceholder: PREVIEW_PLACEHOLDER } : {}),
     });
     // Only answers (a journal: a run answers an inbox message) show 👀.

@@ -10,6 +10,7 @@ import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } 
 export const DISCORD_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("discord")!.capabilities,
   holdsDeliveries: true,
+  sameAfterCrash: true,
 };
 
 export async function startDiscordPlatform(): Promise<FakePlatform> {
@@ -82,6 +83,11 @@ export function discordPlatform(discord: FakeDiscord): FakePlatform {
       discord.injectFailure({ method: "POST", path: MESSAGES, status: 0, hang: true, when });
       discord.injectFailure({ method: "PATCH", path: MESSAGE, status: 0, hang: true, when });
       await discord.waitFor(`the delivery of "${text}" to be held`, () => held);
+    },
+    async holdAnswer(text) {
+      let held = false;
+      discord.injectFailure({ method: "POST", path: MESSAGES, status: 0, hang: true, afterEffect: true, when: (body: { content?: unknown } | null) => !held && body?.content === text && (held = true) });
+      await discord.waitFor(`the part "${text.slice(0, 40)}…" to be created`, () => held);
     },
     async loseConnection() {
       discord.pauseGateway();

@@ -12,6 +12,7 @@ import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } 
 export const EMAIL_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("email")!.capabilities,
   holdsDeliveries: true,
+  sameAfterCrash: true,
 };
 
 export const EMAIL_OWNER: Person = { role: "owner", id: "ann@owner.test", name: "Ann" };
@@ -119,6 +120,7 @@ export function emailPlatform(servers: MailServers): FakePlatform {
     },
     sentFiles: () => [],
     holdDelivery: (text) => servers.hold(text),
+    holdAnswer: (text) => servers.holdAnswer(text),
     async loseConnection() {
       await servers.cut();
     },

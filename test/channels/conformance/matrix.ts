@@ -11,6 +11,7 @@ import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } 
 export const MATRIX_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("matrix")!.capabilities,
   holdsDeliveries: true,
+  sameAfterCrash: true,
 };
 
 export async function startMatrixPlatform(): Promise<FakePlatform> {
@@ -121,6 +122,11 @@ export function matrixPlatform(hs: FakeHomeserver): FakePlatform {
       const when = (body: any) => !held && final(body) && (held = true);
       hs.inject({ method: "PUT", path: /\/rooms\/[^/]+\/send\/m\.room\.message\//, when, reply: "hang" });
       await hs.waitFor(`the delivery of "${text}" to be held`, () => held);
+    },
+    async holdAnswer(text) {
+      let held = false;
+      hs.inject({ method: "PUT", path: /\/rooms\/[^/]+\/send\/m\.room\.message\//, when: (body: any) => !held && body?.body === text && (held = true), reply: "apply_then_hang" });
+      await hs.waitFor(`the part "${text.slice(0, 40)}…" to be sent`, () => held);
     },
     async loseConnection() {
       hs.loseConnection();

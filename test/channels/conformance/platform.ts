@@ -61,6 +61,14 @@ export interface PlatformTraits {
    * be sent either, so the outage scenario, which expects an answer sent during it, cannot run.
    */
   oneConnection?: boolean;
+  /**
+   * It implements `holdAnswer`, and a message the platform took before a crash let its id be
+   * recorded is recognised when sent again (the same id, or found before posting again): true.
+   * Otherwise why that crash scenario cannot run.
+   */
+  sameAfterCrash?: true | string;
+  /** It implements `logOut` (the platform can unlink the bot's device). */
+  logsOut?: boolean;
 }
 
 /** What a daemon for this platform needs: its `channels` entries and its environment. */
@@ -106,6 +114,17 @@ export interface FakePlatform {
    * delivery has reached the platform. Later deliveries of the same text pass.
    */
   holdDelivery?(text: string): Promise<void>;
+  /**
+   * Optional: the next delivery whose text is exactly `text` reaches the platform and shows
+   * there, but the platform's answer to it never comes (the bot dies before it arrives).
+   * Resolves once it shows.
+   */
+  holdAnswer?(text: string): Promise<void>;
+  /**
+   * Optional: the platform logs the bot's device out (removed on the phone). After the next
+   * restart, `connected` links it again.
+   */
+  logOut?(): Promise<void>;
   /** The connection to the platform breaks and stays broken until `restoreConnection`. */
   loseConnection(): Promise<void>;
   restoreConnection(): Promise<void>;

@@ -11,6 +11,7 @@ import { expect } from "vitest";
 import { inboxSettled, waitFor, type Daemon } from "../../support/daemon.ts";
 import { lastUserContent, requestText, text, toolCall, type FakeModel, type RecordedRequest } from "../../support/fake-model.ts";
 import { pdf, picture } from "../../support/media-files.ts";
+import { onceScenarios } from "./scenarios-once.ts";
 import { ownerDm, type BotMessage, type ChatRef, type FakePlatform, type Person, type PlatformTraits } from "./platform.ts";
 
 /** The daemon a channel's scenarios run against, with what they need to crash and restart it. */
@@ -488,6 +489,7 @@ export const scenarios: readonly Scenario[] = [
   lostConnection,
   crashBeforeDelivery,
   crashAtRandom,
+  ...onceScenarios,
 ];
 
 export const scenario = {

@@ -12,6 +12,7 @@ import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } 
 export const SIGNAL_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("signal")!.capabilities,
   holdsDeliveries: true,
+  sameAfterCrash: "signal-cli's send has no idempotency key and cannot list sent messages: a message it sent in the instant before its timestamp was recorded is sent again",
 };
 
 export const SIGNAL_OWNER: Person = { role: "owner", id: "+4915111111111", name: "Ann" };

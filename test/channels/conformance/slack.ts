@@ -11,6 +11,7 @@ import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } 
 export const SLACK_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("slack")!.capabilities,
   holdsDeliveries: true,
+  sameAfterCrash: true,
 };
 
 export async function startSlackPlatform(): Promise<FakePlatform> {
@@ -76,6 +77,11 @@ export function slackPlatform(slack: FakeSlack): FakePlatform {
       slack.injectFailure({ method: "chat.postMessage", kind: "hang", when });
       slack.injectFailure({ method: "chat.update", kind: "hang", when });
       await slack.waitFor(`the delivery of "${text}" to be held`, () => held);
+    },
+    async holdAnswer(text) {
+      let held = false;
+      slack.injectFailure({ method: "chat.postMessage", kind: "apply_then_hang", when: (args) => !held && args.text === text && (held = true) });
+      await slack.waitFor(`the part "${text.slice(0, 40)}…" to be posted`, () => held);
     },
     async loseConnection() {
       slack.dropConnection();

@@ -16,6 +16,7 @@ import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits } from "
 export const TERMINAL_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("cli")!.capabilities,
   holdsDeliveries: false,
+  sameAfterCrash: "a terminal client is a connection to the daemon itself: the crash ends it, and it shows an answer cut off as interrupted",
 };
 
 const OWNER: Person = { role: "owner", id: "terminal", name: "you" };

@@ -14,6 +14,7 @@ export const WHATSAPP_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("whatsapp")!.capabilities,
   holdsDeliveries: true,
   oneConnection: true,
+  sameAfterCrash: true,
 };
 
 export const WA_OWNER: Person = { role: "owner", id: "4915111111111", name: "Ann" };
@@ -82,6 +83,10 @@ export function whatsappPlatform(wa: FakeWhatsApp): FakePlatform {
     async holdDelivery(text) {
       let held = false;
       await wa.holdSend((b) => !held && b.what.kind === "text" && b.what.text === text && (held = true));
+    },
+    async holdAnswer(text) {
+      let held = false;
+      await wa.holdAnswer((b) => !held && b.what.kind === "text" && b.what.text === text && (held = true));
     },
     async loseConnection() {
       wa.drop();
