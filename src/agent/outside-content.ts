@@ -19,14 +19,16 @@ export function outsideContentOfTool(name: string): string | null {
 }
 
 /**
- * Whether `url` appears, as written, in what the model read from outside (a link on a page, a
- * search result) or in a message someone wrote: a URL it did not build itself, so it cannot
- * carry workspace data. Not counted: the model's own text, workspace files, turns Hearth or a
- * model wrote (a summary, a task's result), and a result that only repeats its own call's input
- * (a search result page naming the query it was given).
+ * Where `url` appears, as written, in the model's view: `person` in a message the person the run
+ * answers wrote (a user turn not marked `outside`: what they asked for), `outside` in what the
+ * model read from outside (a link on a page, a search result, a command's download, another
+ * person's message); null when in neither — a URL the model built, which may carry workspace
+ * data. Not counted: the model's own text, workspace files, turns Hearth or a model wrote (a
+ * summary, a task's result), and a result that only repeats its own call's input (a search
+ * result page naming the query it was given).
  */
-export function urlReadIn(view: readonly Message[], url: string): boolean {
-  if (url.length < 8) return false;
+export function linkSource(view: readonly Message[], url: string): "person" | "outside" | null {
+  if (url.length < 8) return null;
   const escaped = JSON.stringify(url).slice(1, -1);
   // What each call (a tool's, or a server tool's) was given: a result repeating it proves nothing.
   const inputs = new Map<string, string>();
@@ -38,18 +40,26 @@ export function urlReadIn(view: readonly Message[], url: string): boolean {
     }
   }
   const given = (id: unknown) => typeof id === "string" && (inputs.get(id)?.includes(escaped) ?? false);
-  return view.some((m) => {
+  let found: "outside" | null = null;
+  for (const m of view) {
     switch (m.role) {
       case "user":
-        return (m.kind === "message" || m.kind === "steer") && m.text.includes(url);
+        if ((m.kind === "message" || m.kind === "steer") && m.text.includes(url)) {
+          if (!m.outside) return "person";
+          found = "outside";
+        }
+        break;
       case "tool_result":
-        return (m.outside !== undefined || outsideContentOfTool(m.toolName) !== null) && m.content.includes(url) && !given(m.toolCallId);
+        if ((m.outside !== undefined || outsideContentOfTool(m.toolName) !== null) && m.content.includes(url) && !given(m.toolCallId)) found = "outside";
+        break;
       case "assistant":
-        return m.content.some((b) => b.type === "server" && b.raw.type !== "server_tool_use" && JSON.stringify(b.raw).includes(escaped) && !given(b.raw.tool_use_id));
+        if (m.content.some((b) => b.type === "server" && b.raw.type !== "server_tool_use" && JSON.stringify(b.raw).includes(escaped) && !given(b.raw.tool_use_id))) found = "outside";
+        break;
       default:
-        return m satisfies never;
+        m satisfies never;
     }
-  });
+  }
+  return found;
 }
 
 /**

