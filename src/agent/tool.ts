@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { Logger } from "../log.ts";
 import type { ImageBlock, Scope } from "./messages.ts";
-import { destinationName, type Destination, type Requester } from "../egress/policy.ts";
+import { destinationName, normalHost, type Destination, type Requester } from "../egress/policy.ts";
 
 /** What a tool returns. Failures are values: `isError` results go back to the model. */
 export interface ToolOutput {
@@ -87,14 +87,28 @@ export type PermitConnection = (dest: Destination, request: ConnectionRequest, m
 /**
  * The egress requester for connections a tool call makes (exec's proxy, web_fetch's hops): the
  * run's permit, or without a gate (a tool tested alone) the rules alone — an open host passes
- * under "tainted" and is refused under "always", as nobody can be asked.
+ * under "tainted" and is refused under "always", as nobody can be asked. Make one per call, when
+ * it starts. Whatever a destination that is not the owner's answers taints the run (tookIn). In a
+ * run that was clean when the call started, the call's own further connections to a destination
+ * it already reached are not asked on account of that taint: the call was written before anything
+ * came in, and goes back only where it already went (git clone's and npm's next requests). Any
+ * other destination is asked.
  */
 export function connectionRequester(ctx: ToolContext, request: ConnectionRequest): Requester & { session: string } {
+  const cleanAtStart = (ctx.taintedBy?.() ?? null) === null;
+  const reached = new Set<string>();
+  const key = (dest: Destination) => `${normalHost(dest.host)}:${dest.port}`;
   return {
     what: request.what,
     session: ctx.sessionKey,
-    permit: (dest, mode, signal) => (ctx.permitConnection ? ctx.permitConnection(dest, request, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`)),
-    tookIn: (dest) => ctx.tookIn?.(`a response from ${destinationName(dest)}`),
+    permit: (dest, mode, signal) => {
+      if (mode === "tainted" && cleanAtStart && reached.has(key(dest))) return Promise.resolve(null);
+      return ctx.permitConnection ? ctx.permitConnection(dest, request, mode, signal) : Promise.resolve(mode === "tainted" ? null : `${dest.host} is not in egress.allow`);
+    },
+    tookIn: (dest) => {
+      reached.add(key(dest));
+      ctx.tookIn?.(`a response from ${destinationName(dest)}`);
+    },
   };
 }
 
