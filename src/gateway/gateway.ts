@@ -33,6 +33,7 @@ import { acquireLock, type GatewayLock } from "./upkeep/lock.ts";
 import { LOG_KEEP, LOG_MAX_BYTES, startLogRotation } from "./upkeep/log-rotation.ts";
 import { PairingStore } from "./access/pairing.ts";
 import { embeddingPricePerMillionTokens, localSearchPricePerThousand, pricingFor, speechPricePerMillionChars, transcriptionPricePerMinute } from "../spending/pricing.ts";
+import { HeldReplies } from "./delivery/held-replies.ts";
 import { openAnswerReply } from "./delivery/reply-files.ts";
 import { speakerFor } from "./media/voice-replies.ts";
 import { RecentChats, routeInbound, submitEntry } from "./router.ts";
@@ -240,11 +241,22 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     // Messages kept when the disk was full run again once it has space (disk-retry.ts).
     const diskRetry = new DiskRetry({ home, log, resubmit: (ids) => inbox.pending().filter((e) => ids.includes(e.id)).forEach((e) => submitEntry(ctx, e)) });
     undo.push(["disk retry", () => diskRetry.stop()]);
+    // An answer whose channel is not connected waits for it, its entry open (delivery/held-replies.ts).
+    const held = new HeldReplies({
+      outbox,
+      entry: (id) => inbox.get(id),
+      // A "done" record that cannot be written (disk full) must not take the lanes down.
+      markDone: (id) => bestEffort(log, "inbox.done_write_failed", id, () => inbox.markDone(id)),
+      status: (id) => (channels.get(id) ? channels.status(id) : undefined),
+      openReply: (to, journal) => (isTaskEntry(ctx, journal.key) ? openTaskDelivery(ctx, to, journal) : openAnswerReply(ctx, to, journal)),
+      tellOwner: (from, text) => void tellOwnerElsewhere(ctx, from, text),
+      log,
+    });
+    undo.push(["held answers", () => held.stop()]);
     ctx.lanes = new LaneManager({
       execute: createRunExecutor(ctx),
       maxConcurrentRuns: config.agent.maxConcurrentRuns,
-      // A "done" record that cannot be written (disk full) must not take the lanes down.
-      onItemsDone: (ids) => ids.forEach((id) => bestEffort(log, "inbox.done_write_failed", id, () => inbox.markDone(id))),
+      onItemsDone: (ids) => held.runEnded(ids),
       onItemsKept: (ids) => diskRetry.keep(ids),
       onItemsAbandoned: (ids, reason) => ids.forEach((id) => bestEffort(log, "inbox.abandoned_write_failed", id, () => inbox.markAbandoned(id, reason))),
       // A lost "started" record costs at most one uncounted attempt: never fail a run over it.
@@ -322,6 +334,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         const timer = setTimeout(fn, ms);
         return () => clearTimeout(timer);
       },
+      redeliver: (reply, entries, to) => held.redeliver(reply, entries, to),
     });
     undo.push(["suspect retries", () => recovering.cancel()]);
     if (opts.schedule) {

@@ -176,13 +176,10 @@ export class Outbox {
     const sink = open(journal);
     const deliver = async (final: FinalRecord, go: () => Promise<void>) => {
       this.#recordFinal(reply, final);
-      try {
-        await go();
-        reply.delivered = true;
-        this.#append({ type: "delivered", reply: replyId, ts: this.#clock() }, false);
-      } finally {
-        this.#forget(reply);
-      }
+      await go();
+      reply.delivered = true;
+      this.#append({ type: "delivered", reply: replyId, ts: this.#clock() }, false);
+      this.#forget(reply);
     };
     return relaySink(sink, {
       // A notice for a message kept for later (a full disk) is not the reply's final text: the
@@ -216,6 +213,16 @@ export class Outbox {
     reply.files.push(...keys);
     this.#append({ type: "file", reply: replyId, keys, id, ts: this.#clock() }, true);
     return "sent";
+  }
+
+  /**
+   * The reply of inbox entry `entryId` will not be delivered from here (its entry is closing): it
+   * leaves memory. A delivery that failed keeps its reply in memory until then, with the messages
+   * it recorded, so it can be delivered again (held-replies.ts).
+   */
+  release(entryId: string): void {
+    const reply = this.replyOf(entryId);
+    if (reply) this.#forget(reply);
   }
 
   #recordFinal(reply: ReplyRecord, final: FinalRecord): void {

@@ -108,6 +108,12 @@ export interface RecoveryDeps {
   withdrawTurns: (entry: InboxEntry, note?: string) => void;
   /** Schedules `fn` after `ms`; returns a cancel function (the gateway clears it on stop). */
   later: (ms: number, fn: () => void) => () => void;
+  /**
+   * Optional: delivers a reply from its final record and closes its entries (HeldReplies: at
+   * once when its channel runs, else once it does). Without it the reply is delivered now and
+   * its entries closed, delivered or not.
+   */
+  redeliver?: (reply: ReplyRecord, entries: InboxEntry[], to: InboundMessage) => Promise<void>;
 }
 
 /**
@@ -121,8 +127,12 @@ export function recoverInbox(plan: RecoveryPlan, deps: RecoveryDeps): { done: Pr
   for (const e of plan.delivered) inbox.markDone(e.id);
   const work: Array<Promise<void>> = [];
   for (const { reply, entries } of plan.redeliver) {
-    log.info("outbox.redelivering", { reply: reply.id, entries: entries.map((e) => e.id), messages: reply.messageIds.length });
     const to = (inbox.get(reply.id) ?? entries[0]!).message;
+    if (deps.redeliver) {
+      work.push(deps.redeliver(reply, entries, to));
+      continue;
+    }
+    log.info("outbox.redelivering", { reply: reply.id, entries: entries.map((e) => e.id), messages: reply.messageIds.length });
     work.push(
       outbox
         .redeliver(reply, to, deps.openReply)

@@ -99,11 +99,17 @@ export class ChannelRegistry {
     return this.#channels.get(id)?.status() ?? { state: "stopped" };
   }
 
-  /** A reply on the message's channel; when that channel is gone, a sink that only logs. */
+  /**
+   * A reply on the message's channel. When that channel failed, a reply with a journal (an
+   * answer, which must not be lost) is refused at its delivery, so its record waits for the
+   * channel (held-replies.ts); any other gets a sink that only logs. Without the channel, too.
+   */
   openReply(to: InboundMessage | DeliveryTarget, journal?: ReplyJournal): ReplySink {
     const id = isDeliveryTarget(to) ? to.channel : to.channel;
     const ch = this.#channels.get(id);
-    if (ch && this.status(id).state !== "failed") return redactingSink(ch.openReply(to, journal));
+    const status = this.status(id);
+    if (ch && status.state !== "failed") return redactingSink(ch.openReply(to, journal));
+    if (ch && journal && status.state === "failed") return this.#refusingSink(id, status.reason);
     return this.#discardingSink(id);
   }
 
@@ -157,6 +163,13 @@ export class ChannelRegistry {
   terminalWaiting(): number {
     const cli = this.#channels.get("cli");
     return cli instanceof CliChannel ? cli.waiting() : 0;
+  }
+
+  #refusingSink(id: ChannelId, reason: string): ReplySink {
+    const refuse = async () => {
+      throw Object.assign(new Error(`${id} is not connected: ${reason}`), { retryable: true });
+    };
+    return { textDelta: () => {}, textReset: () => {}, toolStarted: () => {}, toolFinished: () => {}, finish: refuse, fail: refuse };
   }
 
   #discardingSink(id: ChannelId): ReplySink {

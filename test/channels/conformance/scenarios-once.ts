@@ -1,7 +1,7 @@
 // The conformance scenarios about a message that must go out once and only once: a crash between
 // a part's sending and the platform's answer to it (at the chosen instant, and at a random moment
-// of a long answer's delivery). Run by every channel whose platform can show them
-// (PlatformTraits), after the other crash scenarios.
+// of a long answer's delivery), and a device logged out while an answer is being written. Run by
+// every channel whose platform can show them (PlatformTraits), after the other crash scenarios.
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
 import { splitMessage } from "../../../src/channels/chunk.ts";
@@ -97,5 +97,32 @@ const crashDuringTheParts: Scenario = {
   },
 };
 
+const logoutWithAnswerPending: Scenario = {
+  name: "the device is logged out while an answer is written: it is sent once after the device is linked again, with no second model call",
+  skipReason: (t) => (t.logsOut ? undefined : "the platform cannot log the bot's device out"),
+  async run(stage) {
+    const { platform: p, model } = stage;
+    const chat = ownerDm(p);
+    const answer = "Written while you were logged out, sent once you linked again.";
+    const fresh = freshIn(p, chat);
+    const requests = model.requests.length;
+    model.enqueue(text(answer, { headDelayMs: 1_500 }));
+    await p.send(chat, p.person("owner"), "conformance: answer me across a logout");
+    await model.waitForRequests(requests + 1);
+    await p.logOut!();
+    // The run ends while the device is gone: its answer could not go out…
+    await waitFor("the answer's delivery to fail", () => stage.daemon.log().includes('"reply.undelivered"'));
+    expect(fresh()).toEqual([]);
+    await stage.daemon.stop();
+    // …and waits: its message is still open for the next start.
+    expect(inboxSettled(stage.home), "the message whose answer was not sent is closed").toBe(false);
+    await stage.restart();
+    await waitFor("the answer after the link", () => fresh().some((m) => m.text === answer));
+    await settled(stage);
+    expect(fresh().map((m) => m.text)).toEqual([answer]);
+    expect(model.requests).toHaveLength(requests + 1);
+  },
+};
+
 /** In the order they run, after the other crash scenarios. */
-export const onceScenarios: readonly Scenario[] = [crashBeforeTheAnswer, crashDuringTheParts];
+export const onceScenarios: readonly Scenario[] = [crashBeforeTheAnswer, crashDuringTheParts, logoutWithAnswerPending];

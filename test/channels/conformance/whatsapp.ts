@@ -15,6 +15,7 @@ export const WHATSAPP_TRAITS: PlatformTraits = {
   holdsDeliveries: true,
   oneConnection: true,
   sameAfterCrash: true,
+  logsOut: true,
 };
 
 export const WA_OWNER: Person = { role: "owner", id: "4915111111111", name: "Ann" };
@@ -87,6 +88,9 @@ export function whatsappPlatform(wa: FakeWhatsApp): FakePlatform {
     async holdAnswer(text) {
       let held = false;
       await wa.holdAnswer((b) => !held && b.what.kind === "text" && b.what.text === text && (held = true));
+    },
+    async logOut() {
+      wa.logout();
     },
     async loseConnection() {
       wa.drop();
