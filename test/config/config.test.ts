@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
-import { ConfigError, loadConfig, parseConfig } from "../../src/config/config.ts";
+import { ConfigError, egressRules, loadConfig, parseConfig } from "../../src/config/config.ts";
+import { isOwnDestination } from "../../src/egress/policy.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { parseDuration, systemTimeZone } from "../../src/config-fields.ts";
 import { expandHome, homePaths, resolveHome } from "../../src/config/home.ts";
@@ -340,6 +341,22 @@ describe("media config", () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe("egress rules", () => {
+  it("the owner's own destinations are egress.own and every SSH exec host's address and port", () => {
+    const config = parseConfig(
+      { egress: { own: ["git.example.com:443"] }, tools: { exec: { hosts: { nas: { type: "ssh", host: "nas.lan", user: "me" }, box: { type: "ssh", host: "::1", port: 2222, user: "me" } } } } },
+      { home, env: {} },
+    );
+    const rules = egressRules(config);
+    expect(rules.own).toEqual(["git.example.com:443", "nas.lan:22", "[::1]:2222"]);
+    expect(isOwnDestination(rules, { host: "NAS.lan", port: 22 })).toBe(true);
+    expect(isOwnDestination(rules, { host: "nas.lan", port: 80 })).toBe(false);
+    expect(isOwnDestination(rules, { host: "::1", port: 2222 })).toBe(true);
+    expect(isOwnDestination(rules, { host: "git.example.com", port: 443 })).toBe(true);
+    expect(egressRules(parseConfig({}, { home, env: {} })).own).toEqual([]);
   });
 });
 

@@ -69,6 +69,29 @@ describe("the egress proxy", () => {
     ]);
   });
 
+  it("tells the requester what it took in: every connection opened to a destination not in egress.own (egress.allow included), before its answer; not one refused, nor one to an own destination", async () => {
+    const took: string[] = [];
+    const taking = { ...requester, tookIn: (d: { host: string; port: number }) => took.push(`${d.host}:${d.port}`) };
+    const egress = testEgress({ allowPrivate: ["127.0.0.1", "localhost"], allow: [`localhost:${port}`], deny: ["denied.example"], own: [] });
+    const proxy = await egress.open(taking);
+    const socket = path.join(proxy.dir, proxy.socketName);
+    const name = Buffer.from("localhost");
+    const socks = Buffer.concat([Buffer.from([5, 1, 0, 3, name.length]), name, Buffer.from([port >> 8, port & 255])]);
+    await talk(socket, [Buffer.from([5, 1, 0]), socks, Buffer.from("GET /s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")]);
+    expect(took).toEqual([`localhost:${port}`]);
+    await talk(socket, [Buffer.from(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nHost: x\r\n\r\n`), Buffer.from("GET /c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")]);
+    expect(await talk(socket, [Buffer.from(`GET http://127.0.0.1:${port}/p HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)])).toBeTruthy();
+    await talk(socket, [Buffer.from("CONNECT denied.example:443 HTTP/1.1\r\nHost: denied.example:443\r\n\r\n")]);
+    expect(took).toEqual([`localhost:${port}`, `127.0.0.1:${port}`, `127.0.0.1:${port}`]);
+    await proxy.close();
+
+    const own = testEgress({ allowPrivate: ["127.0.0.1"], own: [`127.0.0.1:${port}`] });
+    const ownProxy = await own.open(taking);
+    await talk(path.join(ownProxy.dir, ownProxy.socketName), [Buffer.from(`GET http://127.0.0.1:${port}/own HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)]);
+    await ownProxy.close();
+    expect(took).toHaveLength(3);
+  });
+
   it("a SOCKS5 command other than CONNECT is refused (7), and a client that offers no method without authentication gets 0xff", async () => {
     const egress = testEgress({ allowPrivate: ["127.0.0.1"] });
     const proxy = await egress.open(requester);
