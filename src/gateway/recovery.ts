@@ -150,7 +150,10 @@ export function recoverInbox(plan: RecoveryPlan, deps: RecoveryDeps): { done: Pr
       sink
         .finish(GIVEN_UP_TEXT, "failed")
         .catch((error: unknown) => log.error("inbox.give_up_notice_failed", { reply: entry.id, error }))
-        .finally(() => inbox.markAbandoned(entry.id, reason)),
+        .finally(() => {
+          outbox.release(entry.id);
+          inbox.markAbandoned(entry.id, reason);
+        }),
     );
   }
   // What runs now keeps its order (oldest first); later retries wait for their timers.
