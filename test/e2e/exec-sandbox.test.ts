@@ -94,7 +94,7 @@ describe("secrets (daemon e2e)", () => {
 
     const status = await d.hearth(["status"]);
     expect(status.stdout.split("\n")[1]).toBe(
-      "Commands (exec): bubblewrap: commands see the workspace (read-write) and the rest of the system read-only; Hearth's home is hidden; network only through Hearth's egress proxy",
+      "Commands (exec): bubblewrap: commands see the workspace (read-write, its notes read-only) and the rest of the system read-only; Hearth's home is hidden; network only through Hearth's egress proxy",
     );
   });
 

@@ -85,7 +85,7 @@ export interface ExecRequest {
 /** What the model must know to not waste calls: where it may write, whether there is a network. */
 function sandboxNote(sb: ExecSandbox): string {
   if (sb.kind === "none") return "";
-  return ` Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible${sb.network ? "; the network only through Hearth's proxy (HTTP_PROXY, ALL_PROXY are set; tools that ignore them cannot connect), which may ask the owner" : "; no network"}.`;
+  return ` Sandboxed: only the workspace is writable, except its notes (SOUL.md, IDENTITY.md, AGENTS.md, USER.md, MEMORY.md, HEARTBEAT.md, memory/, skills/), which are read-only (change them with the file tools); a private /tmp is emptied afterwards; Hearth's own files are not visible${sb.network ? "; the network only through Hearth's proxy (HTTP_PROXY, ALL_PROXY are set; tools that ignore them cannot connect), which may ask the owner" : "; no network"}.`;
 }
 
 /** The model's override if given, else the configured default; never above 10 minutes. */

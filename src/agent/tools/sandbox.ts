@@ -5,10 +5,11 @@
 // and bridged to 127.0.0.1:3128 by socat, with the proxy variables set so that ordinary tools use
 // it. Without bubblewrap no command runs, unless the owner turned the sandbox off.
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { CONTEXT_DIRS, CONTEXT_FILES } from "../../memory/context-paths.ts";
 
 export const sandboxModes = ["auto", "bwrap", "off"] as const;
 export type SandboxMode = (typeof sandboxModes)[number];
@@ -113,7 +114,7 @@ export function execRefusal(sb: ExecSandbox): string | null {
 /** One line for `hearth status` and `hearth doctor`; `withFix`: name the install command when bwrap is missing. */
 export function describeSandbox(sb: ExecSandbox, withFix = true): string {
   if (sb.kind === "bwrap") {
-    return `bubblewrap: commands see the workspace (read-write) and the rest of the system read-only; Hearth's home is hidden; network ${sb.network ? "only through Hearth's egress proxy" : "off"}`;
+    return `bubblewrap: commands see the workspace (read-write, its notes read-only) and the rest of the system read-only; Hearth's home is hidden; network ${sb.network ? "only through Hearth's egress proxy" : "off"}`;
   }
   if (sb.why === "off") return "off: commands run unconfined as your user: they can reach any address, and read Hearth's config.json, grants and transcripts; approvals are advice, not a wall";
   const fix = withFix ? `; ${sb.fix ?? `install it: ${BWRAP_INSTALL}`}` : "";
@@ -132,7 +133,7 @@ export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, 
   // Order matters: bwrap applies mounts in sequence. The home goes under a tmpfs, then the
   // workspace (usually inside it) is bound back; a home inside the workspace is hidden again.
   for (const dir of sb.hidden) args.push("--tmpfs", dir);
-  args.push("--bind", sb.workspace, sb.workspace);
+  args.push(...workspaceMounts(sb.workspace));
   for (const dir of sb.hidden) if (isInside(dir, sb.workspace)) args.push("--tmpfs", dir);
   // Hearth's own install (its Node, the MCP servers among its packages) stays readable where it
   // lies under a folder the sandbox empties (/tmp, /run): a checkout in /tmp runs its servers too.
@@ -144,6 +145,60 @@ export function sandboxedCommand(sb: ExecSandbox, command: string, cwd: string, 
   const socket = path.join(proxy.dir, proxy.socketName);
   args.push("--ro-bind", proxy.dir, proxy.dir, "--", "bash", "-c", BRIDGE, "bash", sb.socat, socket, command);
   return { file: sb.bwrap, args, env: proxyEnv() };
+}
+
+/**
+ * The workspace read-write, except the files and folders whose words enter a context
+ * (memory/context-paths.ts), bound read-only over themselves: a command cannot write, truncate,
+ * remove or rename them (a mount point is busy), so a tainted run cannot plant a line in what a
+ * later run is told. A name can only be kept from being created where it exists: the context
+ * folders are made when missing (empty, they mean nothing), and where a context file is missing
+ * or is a link (which could be removed and replaced), the workspace's top level is bound
+ * read-only and each of its other real entries read-write over it. Links to context files are
+ * followed, so the file they name is read-only too. Computed per command: a note the owner
+ * creates counts at the next one.
+ */
+export function workspaceMounts(workspace: string): string[] {
+  const kind = (rel: string): "file" | "dir" | "link" | "missing" | "other" => {
+    try {
+      const st = lstatSync(path.join(workspace, rel));
+      return st.isSymbolicLink() ? "link" : st.isFile() ? "file" : st.isDirectory() ? "dir" : "other";
+    } catch {
+      return "missing";
+    }
+  };
+  for (const dir of CONTEXT_DIRS) {
+    if (kind(dir) !== "missing") continue;
+    try {
+      mkdirSync(path.join(workspace, dir), { mode: 0o700 });
+    } catch {
+      // left missing: the top level goes read-only below
+    }
+  }
+  const context = [...CONTEXT_FILES, ...CONTEXT_DIRS];
+  const kinds = new Map(context.map((rel) => [rel, kind(rel)]));
+  const sealed = [...kinds].every(([rel, k]) => k === (CONTEXT_FILES.includes(rel) ? "file" : "dir"));
+  const args: string[] = [];
+  if (sealed) {
+    args.push("--bind", workspace, workspace);
+  } else {
+    args.push("--ro-bind", workspace, workspace);
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(workspace);
+    } catch {
+      // an unreadable top level: all of it read-only
+    }
+    // Links are left as they are: what they lead to is read-only outside the workspace, or bound inside it.
+    for (const name of entries) {
+      if (context.includes(name)) continue;
+      const k = kind(name);
+      if (k === "file" || k === "dir") args.push("--bind", path.join(workspace, name), path.join(workspace, name));
+    }
+  }
+  // -try: a link whose file is gone binds nothing (and the top level is read-only: it cannot be made).
+  for (const [rel, k] of kinds) if (k !== "missing") args.push("--ro-bind-try", path.join(workspace, rel), path.join(workspace, rel));
+  return args;
 }
 
 /**

@@ -34,6 +34,12 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
 
+/** The notes at the workspace's top level whose words enter a context (memory/context-paths.ts). */
+const NOTES = ["SOUL.md", "IDENTITY.md", "AGENTS.md", "USER.md", "MEMORY.md", "HEARTBEAT.md"];
+const writeNotes = () => {
+  for (const n of NOTES) writeFileSync(path.join(workspace, n), `# ${n}\n`);
+};
+
 const sandbox = (network = true): ExecSandbox => resolveExecSandbox({ mode: "bwrap", network, home, workspace });
 const unsandboxed = (): ExecSandbox => resolveExecSandbox({ mode: "off", network: true, home, workspace });
 const run = (sb: ExecSandbox, command: string, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) =>
@@ -117,14 +123,16 @@ describe("resolveExecSandbox", () => {
     });
   });
 
-  it("hides the home under a tmpfs, then binds the workspace inside it back, and Hearth's own install read-only", () => {
+  it("hides the home under a tmpfs, then binds the workspace inside it back with its notes read-only, and Hearth's own install read-only", () => {
     // Hearth's folder stays readable even where it lies under /tmp (a checkout there runs its own Node and MCP servers).
     const installRoot = realpathSync(fileURLToPath(new URL("../../../", import.meta.url)));
+    writeNotes();
     const sb: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home], socat: null };
     const { file, args } = sandboxedCommand(sb, "ls", workspace);
     expect(file).toBe("/usr/bin/bwrap");
+    const ro = [...NOTES, "memory", "skills"].map((n) => `--ro-bind-try ${workspace}/${n} ${workspace}/${n}`).join(" ");
     expect(args.join(" ")).toBe(
-      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} --ro-bind ${installRoot} ${installRoot} --unshare-net --chdir ${workspace} -- bash -c ls`,
+      `--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --unshare-pid --die-with-parent --tmpfs ${home} --bind ${workspace} ${workspace} ${ro} --ro-bind ${installRoot} ${installRoot} --unshare-net --chdir ${workspace} -- bash -c ls`,
     );
   });
 });
@@ -135,7 +143,7 @@ describe("the exec tool's description", () => {
       "Run a bash command in the workspace folder; returns stdout and stderr interleaved, then the exit code. Killed after 120 s unless timeoutMs is given. Background processes end with the command.";
     const boxed: ExecSandbox = { kind: "bwrap", bwrap: "/usr/bin/bwrap", network: false, workspace, hidden: [home], socat: null };
     expect(createExecTool({ defaultTimeoutMs: 120_000, sandbox: boxed }).description).toBe(
-      `${base} Sandboxed: only the workspace is writable (and a private /tmp, emptied afterwards); Hearth's own files are not visible; no network.`,
+      `${base} Sandboxed: only the workspace is writable, except its notes (SOUL.md, IDENTITY.md, AGENTS.md, USER.md, MEMORY.md, HEARTBEAT.md, memory/, skills/), which are read-only (change them with the file tools); a private /tmp is emptied afterwards; Hearth's own files are not visible; no network.`,
     );
     expect(createExecTool({ defaultTimeoutMs: 120_000 }).description).toBe(base);
   });
@@ -143,10 +151,12 @@ describe("the exec tool's description", () => {
 
 describe.skipIf(noBwrap)("exec in bubblewrap", () => {
   it("cannot see Hearth's home outside the workspace, but can use the workspace", async () => {
+    writeNotes();
     writeFileSync(path.join(workspace, "note.md"), "hello\n");
     // One stream (2>&1): the order of two pipes' output is not fixed on a loaded machine.
     const out = await run(sandbox(), `cat ${home}/config.json 2>&1; ls -A ${home}; cat note.md; echo new > made.txt`);
     expect(out.content).toBe(`cat: ${home}/config.json: No such file or directory\nworkspace\nhello\n[exit code 0]`);
+    expect(readdirSync(workspace).sort()).toEqual([...NOTES, "made.txt", "memory", "note.md", "skills"].sort());
     expect(readFileSync(path.join(workspace, "made.txt"), "utf8")).toBe("new\n");
   });
 
