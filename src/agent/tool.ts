@@ -64,8 +64,9 @@ export interface ToolContext {
 
 /**
  * What asks for a connection: the call as the owner is shown it, and for web_fetch the URL itself
- * (a link the run read passes). `tool` and its action are what a connection grant names: exec's
- * whole `command` and the `folder` it runs in, web_fetch's `url`. Without a tool (an MCP server),
+ * (a URL the person wrote passes, and in a shared scope the first links from outside). `tool`
+ * and its action are what a connection grant names: exec's whole `command` and the `folder` it
+ * runs in, web_fetch's `url`. Without a tool (an MCP server),
  * `what` is the action.
  */
 export interface ConnectionRequest {
