@@ -61,7 +61,7 @@ const QUOTED = 80;
 export function heldNotice(channel: ChannelId, status: ChannelStatus, answered: string): string {
   const words = answered.replace(/\s+/g, " ").trim();
   const quoted = words.length > QUOTED ? `${words.slice(0, QUOTED - 1)}…` : words;
-  const why = status.state === "failed" ? status.reason : `it is ${status.state}`;
+  const why = status.state === "failed" ? status.reason.replace(/\.$/, "") : `it is ${status.state}`;
   return `Not sent yet on ${channel}: the answer to "${quoted}". ${channel} is not connected (${why}); the answer goes out once it is connected again.`;
 }
 
