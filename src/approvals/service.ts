@@ -304,7 +304,7 @@ export class Approvals {
     this.#record("asked", facts, run, { reason });
     // On disk before it is sent: a crash in between still finds it (if not its message).
     this.#pending.add({ key, text, session: run.sessionKey, tool: facts.tool, command: facts.command, folder: facts.folder, at: this.#clock() });
-    const shown = await host.ask(run.chat, { key, text, choices });
+    const shown = await host.ask(run.chat, { key, kind: "approval", text, choices });
     if (!shown) {
       this.#waiting.delete(key);
       this.#pending.remove(key);

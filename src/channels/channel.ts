@@ -21,6 +21,11 @@ export interface InboundMessage {
   text: string;
   /** A DM, an @mention, a reply to the bot, or the configured name pattern. */
   addressed: boolean;
+  /**
+   * The message this one replies to (a quote, a mail's In-Reply-To). `id` names it as the channel
+   * names the messages it sends (`SendReceipt.messageIds`), so a reply to one of Hearth's
+   * questions names that question (channels/answers.ts).
+   */
   replyTo?: { id: string; text?: string; fromBot: boolean };
   /**
    * Set when the message held only what the channel cannot pass on (a photo, a sticker); `text`
@@ -237,8 +242,13 @@ export interface SendMeta {
   messageKey?: string;
 }
 
-/** How a proactive message went: shown in the chat, or kept until a client of the chat connects. */
-export type SendReceipt = { type: "delivered" } | { type: "kept" };
+/**
+ * How a proactive message went: shown in the chat, or kept until a client of the chat connects.
+ * `messageIds`: the platform's names of the messages it was sent as, in order, in the form
+ * `InboundMessage.replyTo.id` names a message (a reply quoting one of them names it); absent
+ * where the channel does not say them.
+ */
+export type SendReceipt = { type: "delivered"; messageIds?: string[] } | { type: "kept" };
 
 /** A button under a question (Channel.askChoices). `id`: a few letters, unique within the question. */
 export interface Choice {
@@ -247,11 +257,22 @@ export interface Choice {
 }
 
 /**
+ * What answering a question decides: `approval`, whether a tool call runs; `access`, who may talk
+ * to Hearth (a pairing request); `setting`, the owner's own settings (`/model`, a budget raise);
+ * `question`, a tool's question to the person its run answers.
+ */
+export type QuestionKind = "approval" | "access" | "setting" | "question";
+
+/**
  * A question with buttons. `key` names it across presses and restarts; it travels inside each
  * button (Telegram allows 64 bytes of callback data), so keep it short: [A-Za-z0-9_-], ≤ 24.
+ * Where a platform has no buttons, an answer in words must name the question (a quoted reply, a
+ * reaction, a mail's In-Reply-To); a bare number is taken only when it is the one question open
+ * in its chat, and never for an `access` question (channels/answers.ts).
  */
 export interface ChoiceQuestion {
   key: string;
+  kind: QuestionKind;
   text: string;
   choices: Choice[];
 }

@@ -1,8 +1,10 @@
 // Where a platform lacks a capability, Hearth falls back here and nowhere else, so that
 // approvals, pairing, `/model` and budget notices work on every channel:
-// - no buttons: a question is sent as numbered choices ("reply 1 to allow once"), and a reply
-//   that is just one of the numbers, in that chat, is the press (the handler decides whose
-//   answer counts, exactly as for a button: only the owner's, for approvals);
+// - no buttons: a question is sent as numbered choices, and a reply to it that is just one of the
+//   numbers is the press (the handler decides whose answer counts, exactly as for a button: only
+//   the owner's, for approvals). The reply names its question as the platform lets it (a quoted
+//   message, a mail's In-Reply-To: `InboundMessage.replyTo`); a bare number only where it cannot
+//   mean another question (answers.ts);
 // - no edits: the answer is sent once it is complete, split at the platform's message length,
 //   each part recorded in the reply's journal so a restart does not send it again.
 // An adapter that has what a capability needs is returned as it is.
@@ -19,10 +21,8 @@ import type {
   ReplySink,
 } from "./channel.ts";
 import { isDeliveryTarget } from "./channel.ts";
+import { OpenQuestions, asked, type AnswerReading } from "./answers.ts";
 import { splitMessage } from "./chunk.ts";
-
-/** Questions waiting for a numbered reply, per chat; the newest is the one a number answers. Bounded. */
-const MAX_OPEN_PER_CHAT = 20;
 
 /** `channel` with the fallbacks its capabilities call for (itself when it needs none). */
 export function withFallbacks(channel: Channel, capabilities: ChannelCapabilities): Channel {
@@ -36,21 +36,16 @@ export function withFallbacks(channel: Channel, capabilities: ChannelCapabilitie
 export function numberedQuestion(q: ChoiceQuestion): string {
   const lines = q.choices.map((c, i) => `${i + 1}. ${c.label}`);
   const first = q.choices[0];
-  return `${q.text}\n\n${lines.join("\n")}\n\n${first ? `Reply with a number (e.g. 1 to ${first.label.toLowerCase()}).` : ""}`.trimEnd();
+  return `${q.text}\n\n${lines.join("\n")}\n\n${first ? `Reply to this message with a number (e.g. 1 to ${first.label.toLowerCase()}).` : ""}`.trimEnd();
 }
 
 const chatKey = (channel: string, chatId: string, threadId?: string) => `${channel}:${chatId}:${threadId ?? ""}`;
-
-interface OpenQuestion {
-  question: ChoiceQuestion;
-  messageId: string;
-}
 
 class FallbackChannel implements Channel {
   readonly id: Channel["id"];
   readonly #inner: Channel;
   readonly #caps: ChannelCapabilities;
-  readonly #open = new Map<string, OpenQuestion[]>();
+  readonly #open = new OpenQuestions();
   #handler: ChoiceHandler | undefined;
   #asked = 0;
   readonly askChoices?: Channel["askChoices"];
@@ -101,37 +96,45 @@ class FallbackChannel implements Channel {
     return new FinalReply(this.#inner, target, this.#caps.maxMessageLength, journal, answering);
   }
 
+  /**
+   * The question as one message with its numbered choices; the platform's names of what it was
+   * sent as (its receipt's `messageIds`) are what a reply to it names. A platform that does not
+   * say them gets bare answers only.
+   */
   async #ask(to: DeliveryTarget, q: ChoiceQuestion): Promise<string> {
-    await this.#inner.send(to, numberedQuestion(q), { from: "Hearth", keep: false });
-    const messageId = `numbered-${++this.#asked}-${q.key}`;
-    const key = chatKey(to.channel, to.chatId, to.threadId);
-    const open = [...(this.#open.get(key) ?? []), { question: q, messageId }].slice(-MAX_OPEN_PER_CHAT);
-    this.#open.set(key, open);
-    return messageId;
+    const receipt = await this.#inner.send(to, numberedQuestion(q), { from: "Hearth", keep: false });
+    const id = `numbered-${++this.#asked}-${q.key}`;
+    const names = receipt?.type === "delivered" ? (receipt.messageIds ?? []) : [];
+    this.#open.add(asked(id, chatKey(to.channel, to.chatId, to.threadId), q, q.choices, names));
+    return id;
   }
 
   async #settle(to: DeliveryTarget, messageId: string, text: string): Promise<void> {
-    const key = chatKey(to.channel, to.chatId, to.threadId);
-    const open = (this.#open.get(key) ?? []).filter((o) => o.messageId !== messageId);
-    if (open.length > 0) this.#open.set(key, open);
-    else this.#open.delete(key);
+    this.#open.settle(messageId);
     await this.#inner.send(to, text, { from: "Hearth", keep: false });
   }
 
-  /** A bare number answering the chat's newest open question: the press, answered here and not passed on. */
+  /** A number answering a question: the press (or what the sender is told instead), handled here and not passed on. */
   #answered(m: InboundMessage): boolean {
-    const number = /^\s*(\d{1,2})\s*$/.exec(m.text)?.[1];
-    if (!number || !this.#handler) return false;
-    const open = this.#open.get(chatKey(m.channel, m.chat.id, m.chat.threadId));
-    const q = open?.at(-1)?.question;
-    const choice = q?.choices[Number(number) - 1];
-    if (!q || !choice) return false;
+    if (!this.#handler || (m.attachments?.length ?? 0) > 0) return false;
+    const reading: AnswerReading = this.#open.read(chatKey(m.channel, m.chat.id, m.chat.threadId), m.text, m.replyTo?.id);
     const to: DeliveryTarget = { channel: m.channel, chatId: m.chat.id, ...(m.chat.threadId ? { threadId: m.chat.threadId } : {}) };
-    // The handler must not throw; its answer (shown to the presser alone on a platform with buttons) is a message here.
-    void this.#handler({ key: q.key, choiceId: choice.id, by: m.sender, channel: m.channel })
-      .then((answer) => (answer ? this.#inner.send(to, answer, { from: "Hearth", keep: false }) : undefined))
-      .catch(() => undefined);
-    return true;
+    const tell = (text: string) => (text ? this.#inner.send(to, text, { from: "Hearth", keep: false, answering: m }) : undefined);
+    switch (reading.type) {
+      case "none":
+        return false;
+      case "refused":
+        void Promise.resolve(tell(reading.text)).catch(() => undefined);
+        return true;
+      case "press":
+        // The handler must not throw; its answer (shown to the presser alone on a platform with buttons) is a message here.
+        void this.#handler({ key: reading.question.key, choiceId: reading.choice.id, by: m.sender, channel: m.channel })
+          .then(tell)
+          .catch(() => undefined);
+        return true;
+      default:
+        return reading satisfies never;
+    }
   }
 }
 

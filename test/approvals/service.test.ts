@@ -68,6 +68,7 @@ describe("approvals", () => {
     const { q } = host.asked[0]!;
     expect(q.text).toBe("🔐 Approve this?\nexec: git push origin main\nin /w\nwhy: every command is asked about (approvals.exec: always)\nAllow for 30 min / Always cover: git push origin main in /w, in this chat");
     expect(q.choices.map((c) => c.label)).toEqual(["Allow once", "Allow for 30 min", "Always", "Deny"]);
+    expect(q.kind).toBe("approval");
     expect(a.waitingIn("main")).toBe("exec: git push origin main");
     expect(await a.press({ key: q.key, choiceId: "once", channel: "telegram", by: bob })).toBe("Only the owner can approve.");
     expect(host.settled).toEqual([]);

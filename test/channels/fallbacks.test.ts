@@ -1,15 +1,16 @@
-// A platform without buttons gets numbered choices answered by a reply, one without edits gets
-// the answer whole, in parts of its length, once: the one place the channel-neutral code falls back.
+// A platform without buttons gets numbered choices answered by a reply that names its question (a
+// bare number only where it cannot mean another), one without edits gets the answer whole, in
+// parts of its length, once: the one place the channel-neutral code falls back.
 import { describe, expect, it, vi } from "vitest";
-import type { Channel, ChoicePress, DeliveryTarget, InboundMessage, ReplyJournal } from "../../src/channels/channel.ts";
+import type { Channel, ChoicePress, ChoiceQuestion, DeliveryTarget, InboundMessage, ReplyJournal } from "../../src/channels/channel.ts";
 import type { ChannelCapabilities } from "../../src/channels/capabilities.ts";
 import { numberedQuestion, withFallbacks } from "../../src/channels/fallbacks.ts";
 
 const PLAIN: ChannelCapabilities = { edits: false, buttons: false, reactions: false, threads: false, filesIn: false, filesOut: false, voiceIn: false, voiceOut: false, maxMessageLength: 40, groups: true, strangers: true };
 
-/** A platform that can only send whole messages: what it sent, and a way to deliver inbound ones. */
+/** A platform that can only send whole messages: what it sent (each named `sent-N`, as a quote of it names it), and a way to deliver inbound ones. */
 function plainPlatform() {
-  const sent: Array<{ to: DeliveryTarget; text: string }> = [];
+  const sent: Array<{ to: DeliveryTarget; text: string; id: string }> = [];
   let deliver: ((m: InboundMessage) => void | Promise<void>) | undefined;
   const channel: Channel = {
     id: "telegram",
@@ -21,11 +22,13 @@ function plainPlatform() {
       throw new Error("this platform's adapter has no replies of its own");
     },
     async send(to, text) {
-      sent.push({ to, text });
+      const id = `sent-${sent.length + 1}`;
+      sent.push({ to, text, id });
+      return { type: "delivered", messageIds: [id] };
     },
     status: () => ({ state: "running" }),
   };
-  const message = (text: string, sender: { id: string; isOwner: boolean }, chat = "500"): InboundMessage => ({
+  const message = (text: string, sender: { id: string; isOwner: boolean }, chat = "500", replyTo?: string): InboundMessage => ({
     id: `m${Math.random()}`,
     channel: "telegram",
     chat: { id: chat, type: "group" },
@@ -33,6 +36,7 @@ function plainPlatform() {
     text,
     addressed: true,
     receivedAt: 0,
+    ...(replyTo ? { replyTo: { id: replyTo, fromBot: true } } : {}),
   });
   return { channel, sent, inbound: (m: InboundMessage) => deliver!(m), message };
 }
@@ -40,21 +44,29 @@ function plainPlatform() {
 const owner = { id: "1", isOwner: true };
 const stranger = { id: "2", isOwner: false };
 const to: DeliveryTarget = { channel: "telegram", chatId: "500" };
-const question = { key: "ap-1", text: "Allow `rm -r build`?", choices: [{ id: "once", label: "Allow once" }, { id: "deny", label: "Deny" }] };
+const question: ChoiceQuestion = { key: "ap-1", kind: "approval", text: "Allow `rm -r build`?", choices: [{ id: "once", label: "Allow once" }, { id: "deny", label: "Deny" }] };
+const pairing: ChoiceQuestion = { key: "pair-1", kind: "access", text: "🤝 Sam asks to talk with you privately.", choices: [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }] };
+
+/** The fallback over a plain platform, its presses recorded (the owner's answered "Pressed <choice>."), and what it passed on. */
+async function numbered() {
+  const p = plainPlatform();
+  const ch = withFallbacks(p.channel, PLAIN);
+  const presses: ChoicePress[] = [];
+  ch.onChoice!(async (press) => {
+    presses.push(press);
+    return press.by.isOwner ? `Pressed ${press.choiceId}.` : "Only the owner can answer this.";
+  });
+  const passed: string[] = [];
+  await ch.start((m) => void passed.push(`${m.chat.id}:${m.text}`));
+  const pressed = () => presses.map((x) => `${x.key}:${x.choiceId}`);
+  return { p, ch, presses, pressed, passed };
+}
 
 describe("no buttons: numbered choices", () => {
-  it("asks with the choices numbered; the owner's bare number is the press, not a message", async () => {
-    const p = plainPlatform();
-    const ch = withFallbacks(p.channel, PLAIN);
-    const presses: ChoicePress[] = [];
-    ch.onChoice!(async (press) => {
-      presses.push(press);
-      return press.by.isOwner ? "Allowed once." : "Only the owner can answer this.";
-    });
-    const passed: string[] = [];
-    await ch.start((m) => void passed.push(m.text));
+  it("asks with the choices numbered; with one question open, the owner's bare number is the press, not a message", async () => {
+    const { p, ch, presses, passed } = await numbered();
     const id = await ch.askChoices!(to, question);
-    expect(p.sent.map((s) => s.text)).toEqual(["Allow `rm -r build`?\n\n1. Allow once\n2. Deny\n\nReply with a number (e.g. 1 to allow once)."]);
+    expect(p.sent.map((s) => s.text)).toEqual(["Allow `rm -r build`?\n\n1. Allow once\n2. Deny\n\nReply to this message with a number (e.g. 1 to allow once)."]);
     expect(numberedQuestion(question)).toBe(p.sent[0]!.text);
 
     await p.inbound(p.message("2", stranger));
@@ -64,28 +76,66 @@ describe("no buttons: numbered choices", () => {
       ["ap-1", "deny", "2", false],
       ["ap-1", "once", "1", true],
     ]);
-    expect(p.sent.slice(1).map((s) => s.text)).toEqual(["Only the owner can answer this.", "Allowed once."]);
+    expect(p.sent.slice(1).map((s) => s.text)).toEqual(["Only the owner can answer this.", "Pressed once."]);
     expect(passed).toEqual([]);
 
-    // Settled: the number means nothing any more and passes on as an ordinary message.
+    // Settled: a bare number means nothing any more and passes on as an ordinary message.
     await ch.settleChoices!(to, id, "✅ Allowed once by the owner");
     expect(p.sent.at(-1)!.text).toBe("✅ Allowed once by the owner");
     await p.inbound(p.message("1", owner));
-    expect(passed).toEqual(["1"]);
+    expect(passed).toEqual(["500:1"]);
   });
 
-  it("a number out of range, other text, or another chat's reply passes on untouched", async () => {
-    const p = plainPlatform();
-    const ch = withFallbacks(p.channel, PLAIN);
-    const presses: ChoicePress[] = [];
-    ch.onChoice!(async (press) => (presses.push(press), "ok"));
-    const passed: string[] = [];
-    await ch.start((m) => void passed.push(`${m.chat.id}:${m.text}`));
+  it("an approval, then a pairing request: the owner's bare 1 is asked back and settles neither; a reply to the approval settles the approval", async () => {
+    const { p, ch, pressed, passed } = await numbered();
+    const approval = await ch.askChoices!(to, question);
+    await ch.askChoices!(to, pairing);
+    const [approvalMessage, pairingMessage] = p.sent.map((s) => s.id);
+    await p.inbound(p.message("1", owner));
+    await expect.poll(() => p.sent.length).toBe(3);
+    expect(p.sent[2]!.text).toBe("Which one? Reply to the question you mean.");
+    expect(pressed()).toEqual([]);
+    expect(passed).toEqual([]);
+
+    await p.inbound(p.message("1", owner, "500", approvalMessage));
+    await expect.poll(() => pressed()).toEqual(["ap-1:once"]);
+    await ch.settleChoices!(to, approval, "✅ Allowed once by the owner.");
+    // The pairing request is still open, and still takes no bare number (now the only one open).
+    await p.inbound(p.message("1", owner));
+    await expect.poll(() => p.sent.length).toBe(6);
+    expect(p.sent.slice(3).map((s) => s.text)).toEqual(["Pressed once.", "✅ Allowed once by the owner.", "Reply to the question itself to answer it: who may talk to Hearth is never decided by a bare number."]);
+    expect(pressed()).toEqual(["ap-1:once"]);
+    await p.inbound(p.message("2", owner, "500", pairingMessage));
+    await expect.poll(() => pressed()).toEqual(["ap-1:once", "pair-1:deny"]);
+  });
+
+  it("a reply to the older of two questions settles it, whoever's the newer; a reply to a settled one is told so and answers no other", async () => {
+    const { p, ch, pressed } = await numbered();
+    const older = await ch.askChoices!(to, question);
+    await ch.askChoices!(to, { ...question, key: "ap-2" });
+    const [olderMessage] = p.sent.map((s) => s.id);
+    await p.inbound(p.message("2", owner, "500", olderMessage));
+    await expect.poll(() => pressed()).toEqual(["ap-1:deny"]);
+    await ch.settleChoices!(to, older, "❌ Denied by the owner.");
+    await p.inbound(p.message("1", owner, "500", olderMessage));
+    await expect.poll(() => p.sent.at(-1)!.text).toBe("This request is no longer open.");
+    // A number the question does not offer, quoting it: told which it offers.
+    await p.inbound(p.message("7", owner, "500", p.sent[1]!.id));
+    await expect.poll(() => p.sent.at(-1)!.text).toBe("Reply with one of its numbers, 1 to 2.");
+    expect(pressed()).toEqual(["ap-1:deny"]);
+    // Now the only one open: a bare number takes it.
+    await p.inbound(p.message("1", owner));
+    await expect.poll(() => pressed()).toEqual(["ap-1:deny", "ap-2:once"]);
+  });
+
+  it("a number out of range, other text, a message with a file, or another chat's reply passes on untouched", async () => {
+    const { p, ch, presses, passed } = await numbered();
     await ch.askChoices!(to, question);
     await p.inbound(p.message("3", owner));
     await p.inbound(p.message("1 please", owner));
     await p.inbound(p.message("1", owner, "600"));
-    expect(passed).toEqual(["500:3", "500:1 please", "600:1"]);
+    await p.inbound({ ...p.message("1", owner), attachments: [{ kind: "image", name: "a.jpg", mime: "image/jpeg", fetch: async () => new Uint8Array() }] });
+    expect(passed).toEqual(["500:3", "500:1 please", "600:1", "500:1"]);
     expect(presses).toEqual([]);
   });
 });

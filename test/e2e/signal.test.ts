@@ -85,7 +85,7 @@ describe("Signal (daemon e2e)", () => {
     const q = question()!.text;
     const asked = q.slice(0, q.indexOf("\n\n1. ✅ Allow once"));
     expect(asked).toContain("exec: echo ran >> group.txt");
-    expect(q).toBe(`${asked}\n\n1. ✅ Allow once\n2. ⏳ Allow for 30 min\n3. ♾️ Always\n4. ❌ Deny\n\nReact with your choice, or reply with its number.`);
+    expect(q).toBe(`${asked}\n\n1. ✅ Allow once\n2. ⏳ Allow for 30 min\n3. ♾️ Always\n4. ❌ Deny\n\nReact with your choice, or reply to this message with its number.`);
     const react = (from: typeof OWNER, emoji: string) => signal.receive({ from, groupId: FAMILY, reaction: { emoji, targetAuthor: signal.account, targetTimestamp: question()!.timestamp } });
 
     react(MEMBER, "✅");

@@ -104,7 +104,7 @@ describe("WhatsApp (daemon e2e)", () => {
     const question = () => wa.messages(FAMILY).find((m) => m.text.startsWith("🔐 Approve this?"));
     await waitFor("the question in the group", () => question() !== undefined);
     const q = question()!.text;
-    expect(q.endsWith("\n\n1. Allow once\n2. Allow for 30 min\n3. Always\n4. Deny\n\nReply with a number (e.g. 1 to allow once).")).toBe(true);
+    expect(q.endsWith("\n\n1. Allow once\n2. Allow for 30 min\n3. Always\n4. Deny\n\nReply to this message with a number (e.g. 1 to allow once).")).toBe(true);
 
     wa.receive({ from: MEMBER, group: FAMILY, text: "1" });
     await waitFor("the member's answer", () => texts(FAMILY).includes("Only the owner can approve."));

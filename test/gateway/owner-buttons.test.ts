@@ -31,6 +31,7 @@ describe("owner buttons", () => {
     const { q, to } = channel.questions[0]!;
     expect(to).toEqual({ channel: "telegram", chatId: "1" });
     expect(q.choices).toEqual([{ id: "raise", label: "Raise today's limit by $1.00" }]);
+    expect(q.kind).toBe("setting");
     const press = (isOwner: boolean) => channel.handler!({ key: q.key, choiceId: "raise", channel: "telegram", by: { id: isOwner ? "1" : "2", name: isOwner ? "Ann" : "Bob", isOwner } });
     expect(await press(false)).toBe("Only the owner can decide this.");
     expect(gw.gateway.context.budget.status().today.limitUsd).toBe(2);
@@ -38,6 +39,20 @@ describe("owner buttons", () => {
     expect(channel.questions[0]!.settled).toBe(`${q.text}\n\n✅ Ann raised today's limit by $1.00, until midnight.`);
     expect(gw.gateway.context.budget.status().today.limitUsd).toBe(3);
     expect(await press(true)).toBe("This request is no longer open.");
+  });
+
+  it("a stranger's pairing request is asked as a question about access, which no bare number may settle where there are no buttons", async () => {
+    const channel = new ButtonChannel();
+    gw = await startTestGateway(fake.url, { memory: false, channel });
+    fake.enqueue(text("Hi Ann."));
+    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
+    await waitFor("the answer", () => channel.replies.has("m1"));
+    channel.deliver({ id: "m2", channel: "telegram", chat: { id: "7", type: "dm" }, sender: { id: "7", name: "Sam", isOwner: false }, text: "let me in", addressed: true, receivedAt: Date.now() });
+    await waitFor("the pairing request", () => channel.questions.length === 1);
+    const { q, to } = channel.questions[0]!;
+    expect(to).toEqual({ channel: "telegram", chatId: "1" });
+    expect(q.text).toMatch(/^🤝 Sam \(telegram:7\) asks to talk with you privately\. Their pairing code: [A-Z0-9]{8}$/);
+    expect(q.kind).toBe("access");
   });
 
   it("other notices to the owner (a failed scheduled backup) come as plain messages, without the raise button", async () => {

@@ -8,11 +8,11 @@
 import { ImapFlow } from "imapflow";
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "../../log.ts";
-import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink, SendMeta } from "../channel.ts";
+import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
 import { vouchedFor } from "./auth-results.ts";
 import type { EmailConfig } from "./descriptor.ts";
 import { attachmentsOf, readMail, wordsOf, type Mail } from "./mail-reading.ts";
-import { answerMail, newMail, type OutgoingMail } from "./outbound.ts";
+import { answerMail, isOwnMessageId, newMail, type OutgoingMail } from "./outbound.ts";
 import { serversOf, type Account } from "./servers.ts";
 import { MailState } from "./state.ts";
 
@@ -111,7 +111,8 @@ class EmailChannel implements Channel {
     throw new Error("email cannot edit a sent mail: its replies are the channel-neutral FinalReply (fallbacks.ts); openReply is not called");
   }
 
-  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<void> {
+  /** Resolves with the mail's Message-ID, which a reply to it names (In-Reply-To: `replyTo.id`). */
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
     const from = this.#c.address;
     if (to.chatId.startsWith("<")) {
       const thread = this.#state.thread(to.chatId);
@@ -120,7 +121,7 @@ class EmailChannel implements Channel {
       await this.#deliver(mail);
       this.#state.noteMail(to.chatId, { to: thread.to, subject: thread.subject, messageId: mail.messageId, references: thread.references });
       await this.#markSeen(to.chatId, thread.unseen ?? []);
-      return;
+      return { type: "delivered", messageIds: [mail.messageId] };
     }
     // A mail of its own goes only to the owner's addresses and the allowed ones: never to whoever asked for it.
     const address = to.chatId.toLowerCase();
@@ -130,6 +131,7 @@ class EmailChannel implements Channel {
     const mail = newMail(address, text, from, meta?.from ?? "Hearth", meta?.messageKey);
     await this.#deliver(mail);
     this.#state.noteMail(mail.messageId, { to: address, subject: mail.subject, messageId: mail.messageId, references: [] });
+    return { type: "delivered", messageIds: [mail.messageId] };
   }
 
   /**
@@ -350,6 +352,8 @@ class EmailChannel implements Channel {
         // A bare number answers a numbered question (fallbacks.ts): it is passed on as it is.
         text: /^\d{1,2}$/.test(words) ? words : mail.subject ? `Subject: ${mail.subject}\n\n${words}`.trim() : words,
         addressed: true,
+        // The mail it answers names a question of Hearth's exactly (fallbacks.ts, answers.ts).
+        ...(mail.parent ? { replyTo: { id: mail.parent, fromBot: isOwnMessageId(mail.parent, this.#c.address) } } : {}),
         ...(attachments.length > 0 ? { attachments } : {}),
         receivedAt: Date.now(),
         outside: "an email",

@@ -14,6 +14,8 @@ export interface Mail {
   /** The thread's first mail as its References name it (this mail itself when it starts one). */
   root: string;
   references: string[];
+  /** The mail it answers: its In-Reply-To, else the last of its References; undefined for a mail that starts a thread. */
+  parent?: string;
   /** The subject and the sender's name and address as printable text (printable.ts). */
   subject: string;
   from: { address: string; name: string } | null;
@@ -39,6 +41,13 @@ const MESSAGE_ID = /<[^<>\s]+>/g;
 const ONCE = new Set(["date", "from", "sender", "reply-to", "to", "cc", "bcc", "message-id", "in-reply-to", "references", "subject"]);
 const ids = (v: string | string[] | undefined): string[] => (Array.isArray(v) ? v : v ? [v] : []).flatMap((s) => s.match(MESSAGE_ID) ?? []);
 
+/** A header line is at most 998 characters (RFC 5322): a longer Message-ID names nothing Hearth sent. */
+const MAX_ID_CHARS = 998;
+const parentOf = (inReplyTo: string | undefined, references: string[]): { parent?: string } => {
+  const parent = inReplyTo ?? references.at(-1);
+  return parent !== undefined && parent.length <= MAX_ID_CHARS ? { parent } : {};
+};
+
 /** Parses a raw mail (bounded by the caller's size limit). `fallbackId`: the Message-ID of a mail without one. */
 export async function readMail(source: Buffer, fallbackId: string): Promise<Mail> {
   const parsed: ParsedMail = await simpleParser(source, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
@@ -56,6 +65,7 @@ export async function readMail(source: Buffer, fallbackId: string): Promise<Mail
     messageId,
     root: chain[0] ?? messageId,
     references: inReplyTo && !chain.includes(inReplyTo) ? [...chain, inReplyTo] : chain,
+    ...(parentOf(inReplyTo, references)),
     subject: printable((parsed.subject ?? "").trim()),
     from: sender?.address ? { address: printable(sender.address.toLowerCase()), name: printable(sender.name?.trim() || sender.address) } : null,
     authResults: header("authentication-results"),

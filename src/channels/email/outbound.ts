@@ -39,6 +39,9 @@ export const keyedMessageId = (key: string, from: string): string => `<hearth.${
 /** The Message-ID of a mail sent from `from`: derived from `key` when it has one. */
 const messageIdOf = (from: string, key: string | undefined) => (key === undefined ? newMessageId(from) : keyedMessageId(key, from));
 
+/** Whether `messageId` has the form of Hearth's own (newMessageId, keyedMessageId) for the address `from`. */
+export const isOwnMessageId = (messageId: string, from: string): boolean => messageId.startsWith("<hearth.") && messageId.toLowerCase().endsWith(`@${domainOf(from).toLowerCase()}>`);
+
 /** An answer into `thread`; `key`: the stable name of this mail (SendMeta.messageKey). */
 export function answerMail(thread: Thread, text: string, from: string, key?: string): OutgoingMail {
   return {

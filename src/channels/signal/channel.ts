@@ -10,8 +10,8 @@
 // on Signal's servers instead of being received into nothing. A stopped or restarted signal-cli
 // is waited for with backoff and the stream resumed.
 //
-// Questions with choices are answered by a reaction (or a reply of the choice's number); see
-// choices.ts. A press is no inbox message: it goes to the handler directly.
+// Questions with choices are answered by a reaction, or a reply quoting them with the choice's
+// number (a bare number only where it cannot mean another question); see choices.ts. A press is no inbox message: it goes to the handler directly.
 import type { Logger } from "../../log.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";
@@ -163,7 +163,7 @@ class SignalChannel implements Channel {
       const rules = { account: this.#account, ownerIds: this.#o.ownerIds, namePattern: this.#namePattern };
       const reaction = reactionToOwn(parsed.envelope, rules);
       if (reaction) {
-        const picked = this.#questions.byReaction(reaction.targetTimestamp, reaction.emoji);
+        const picked = this.#questions.byReaction(this.#account, reaction.targetTimestamp, reaction.emoji);
         if (picked) this.#press(picked, reaction.sender, reaction.chatId, !reaction.sender.isOwner, reaction.targetTimestamp);
         return;
       }
@@ -173,10 +173,19 @@ class SignalChannel implements Channel {
         return;
       }
       const { message } = result;
-      const numbered = result.attachments.length === 0 ? this.#questions.byNumber(message.chat.id, message.text) : null;
-      if (numbered) {
-        this.#press(numbered, message.sender, message.chat.id, true);
-        return;
+      const numbered = result.attachments.length === 0 ? this.#questions.byNumber(message.chat.id, message.text, message.replyTo?.id) : ({ type: "none" } as const);
+      switch (numbered.type) {
+        case "none":
+          break;
+        case "press":
+          this.#press({ key: numbered.question.key, choiceId: numbered.choice.id }, message.sender, message.chat.id, true);
+          return;
+        case "refused":
+          // Which question, or why none: said in the chat, quoting the number it answers.
+          await this.#rpc("send", { ...recipientOf(message), message: numbered.text, ...quoteOf(message) }).catch((error: unknown) => this.#log.warn("signal.press_failed", { error }));
+          return;
+        default:
+          numbered satisfies never;
       }
       const attachments = result.attachments.map((a) => this.#attachment(a, message));
       await onMessage(attachments.length > 0 ? { ...message, attachments } : message);
@@ -275,7 +284,8 @@ class SignalChannel implements Channel {
     const result = (await this.#rpc("send", { ...recipientOf(to), message: questionText(question) })) as { timestamp?: unknown } | null;
     const timestamp = Number(result?.timestamp);
     if (!Number.isSafeInteger(timestamp)) throw new Error("signal-cli sent the question but returned no timestamp for it");
-    this.#questions.add(timestamp, to.chatId, question);
+    if (!this.#account) throw new Error("signal-cli sent the question before Hearth knew its own number, so no reply could name it");
+    this.#questions.add(this.#account, timestamp, to.chatId, question);
     return String(timestamp);
   }
 

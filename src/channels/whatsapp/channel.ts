@@ -2,11 +2,11 @@
 // interface of socket.ts (the library behind it is baileys.ts; the tests' fake sits at the
 // interface). This file keeps one connection open — reconnecting with backoff, reporting a
 // logged-out device once and for good — turns messages into InboundMessages (inbound.ts) and
-// sends. Replies are sent whole (WhatsApp's edits are limited) and choices are numbered replies:
-// both come from the channel-neutral fallbacks.
+// sends. Replies are sent whole (WhatsApp's edits are limited) and choices are numbered replies
+// quoting the question: both come from the channel-neutral fallbacks.
 import { createHash } from "node:crypto";
 import type { Logger } from "../../log.ts";
-import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta } from "../channel.ts";
+import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";
 import { chatIdOf, digitsOf, jidOf, normalizeWhatsApp, type WhatsAppMessageRef } from "./inbound.ts";
@@ -214,14 +214,20 @@ class WhatsAppChannel implements Channel {
     throw new Error("The WhatsApp channel has no streaming replies (capabilities.edits is false); wrap it with withFallbacks (channels/fallbacks.ts), which sends replies whole.");
   }
 
-  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<void> {
+  /** Resolves with the messages' names as a quote of them names them (`<chat>:<WhatsApp's id>`, inbound.ts). */
+  async send(to: DeliveryTarget, text: string, meta?: SendMeta): Promise<SendReceipt> {
     const mark = this.#selfChat(to.chatId) ? SELF_CHAT_MARK : "";
+    const jid = jidOf(to.chatId);
     let quote = meta?.answering ? quoteOf(meta.answering) : undefined;
+    const messageIds: string[] = [];
     for (const [i, part] of splitMessage(text.trim() || "(no answer)", MAX_MESSAGE - mark.length).entries()) {
       const id = meta?.messageKey ? messageIdOf(`${meta.messageKey}:${i}`) : undefined;
-      this.#remember(await this.#live().send(jidOf(to.chatId), { kind: "text", text: `${mark}${part}` }, quote, id));
+      const sent = await this.#live().send(jid, { kind: "text", text: `${mark}${part}` }, quote, id);
+      this.#remember(sent);
+      messageIds.push(`${chatIdOf(jid)}:${sent}`);
       quote = undefined;
     }
+    return { type: "delivered", messageIds };
   }
 
   async sendFile(to: InboundMessage | DeliveryTarget, file: OutboundFile): Promise<string> {

@@ -3,7 +3,7 @@
 // $N"). Kept in memory: after a restart the buttons answer "no longer open" and the command
 // still works as text. Only the owner's press counts.
 import { randomBytes } from "node:crypto";
-import type { Choice, ChoicePress, DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
+import type { Choice, ChoicePress, DeliveryTarget, InboundMessage, QuestionKind } from "../../channels/channel.ts";
 import { ownerTarget } from "../sessions.ts";
 import { usdText } from "../../spending/budget.ts";
 import { approvePairing } from "../access/pairing-approval.ts";
@@ -56,14 +56,15 @@ export class OwnerQuestions {
 
   /**
    * Shows `text` with `choices` in `to` when its channel has buttons; resolves false when it
-   * cannot (the caller then says it in words). Never rejects.
+   * cannot (the caller then says it in words). `kind`: what a press decides (a pairing request is
+   * `access`: never settled by a bare number where a platform has no buttons). Never rejects.
    */
-  async ask(to: DeliveryTarget, text: string, choices: Choice[], onPress: Open["onPress"]): Promise<boolean> {
+  async ask(to: DeliveryTarget, kind: QuestionKind, text: string, choices: Choice[], onPress: Open["onPress"]): Promise<boolean> {
     const { channels, log } = this.#ctx;
     if (!channels.canAsk(to.channel)) return false;
     const key = `o${randomBytes(6).toString("base64url")}`;
     try {
-      const messageId = await channels.askChoices(to, { key, text, choices });
+      const messageId = await channels.askChoices(to, { key, kind, text, choices });
       this.#open.set(key, { to, messageId, text, onPress });
       if (this.#open.size > MAX_OPEN) this.#open.delete(this.#open.keys().next().value!);
       return true;
@@ -90,7 +91,7 @@ export class OwnerQuestions {
 export async function askAboutPairing(ctx: OwnerQuestionDeps, m: InboundMessage, code: string): Promise<void> {
   const to = ownerTarget(ctx.sessions);
   const text = `🤝 ${m.sender.name} (${m.channel}:${m.sender.id}) asks to talk with you privately. Their pairing code: ${code}`;
-  await ctx.ownerQuestions.ask(to, text, [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }], (choice, by) => {
+  await ctx.ownerQuestions.ask(to, "access", text, [{ id: "approve", label: "Approve" }, { id: "deny", label: "Deny" }], (choice, by) => {
     ctx.pairing.reload(ctx.log);
     if (choice === "approve") {
       const approved = approvePairing(ctx, code);
@@ -105,7 +106,7 @@ export async function askAboutPairing(ctx: OwnerQuestionDeps, m: InboundMessage,
 export async function askModel(ctx: OwnerQuestionDeps, to: DeliveryTarget, sessionKey: string, scope: "main" | "shared", text: string): Promise<boolean> {
   const names = ctx.runtime.modelChoices().slice(0, 10);
   if (names.length < 2) return false;
-  return ctx.ownerQuestions.ask(to, text, names.map((name, i) => ({ id: String(i), label: name })), (choice, by) => {
+  return ctx.ownerQuestions.ask(to, "setting", text, names.map((name, i) => ({ id: String(i), label: name })), (choice, by) => {
     const name = names[Number(choice)];
     if (name === undefined) return { answer: "Unknown choice." };
     ctx.sessions.choose(sessionKey, scope, { model: name === ctx.config.model.name ? undefined : name });
@@ -117,7 +118,7 @@ export async function askModel(ctx: OwnerQuestionDeps, to: DeliveryTarget, sessi
 export async function notifyOwnerWithRaise(ctx: OwnerQuestionDeps, to: DeliveryTarget, text: string): Promise<boolean> {
   const daily = ctx.config.budget.daily;
   const amount = daily === undefined ? 5 : Math.max(1, Math.ceil(daily / 2));
-  return ctx.ownerQuestions.ask(to, text, [{ id: "raise", label: `Raise today's limit by ${usdText(amount)}` }], (_choice, by) => {
+  return ctx.ownerQuestions.ask(to, "setting", text, [{ id: "raise", label: `Raise today's limit by ${usdText(amount)}` }], (_choice, by) => {
     const s = ctx.budget.raise(amount);
     ctx.log.info("budget.raised", { usd: amount, day: s.day, by });
     return { answer: "Raised.", settled: `✅ ${by} raised today's limit by ${usdText(amount)}, until midnight.` };

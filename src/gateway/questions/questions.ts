@@ -110,7 +110,7 @@ export class PendingQuestions {
     });
     try {
       if (buttons) {
-        shown = await this.#channels.askChoices(to, { key: buttons, text, choices: choices.map((c, i) => ({ id: String(i), label: c.label })) }).catch(async (err: unknown) => {
+        shown = await this.#channels.askChoices(to, { key: buttons, kind: "question", text, choices: choices.map((c, i) => ({ id: String(i), label: c.label })) }).catch(async (err: unknown) => {
           // No buttons after all (the platform refused them): the question in words.
           this.#log.warn("question.buttons_failed", { channel: to.channel, error: err });
           await this.#channels.send(to, text, { from: "Hearth" });

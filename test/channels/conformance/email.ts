@@ -2,31 +2,22 @@
 // imapflow and nodemailer. People write through the SMTP server logged in as themselves (so the
 // server vouches for them); what they see is their mailbox there. A person's "chat" is every mail
 // Hearth sent them; each mail they write starts a thread, and a numbered choice is answered by a
-// reply into the question's thread. The connection that breaks is Hearth's IMAP one.
+// reply to the question's mail (In-Reply-To it). The connection that breaks is Hearth's IMAP one.
 import nodemailer from "nodemailer";
 import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { waitFor, type Daemon } from "../../support/daemon.ts";
 import { AUTHSERV_ID, PASSWORD, startMailServers, type MailServers, type ReceivedMail } from "../../support/mail-servers.ts";
 import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } from "./platform.ts";
+import { numberedChoices } from "./signal.ts";
 
 export const EMAIL_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("email")!.capabilities,
   holdsDeliveries: true,
   sameAfterCrash: true,
+  answersInWords: true,
 };
 
 export const EMAIL_OWNER: Person = { role: "owner", id: "ann@owner.test", name: "Ann" };
-const NUMBERED = /^(\d+)\. (.+)$/;
-
-/** The numbered choices a question mail offers ([] for any other mail). */
-const choicesOf = (text: string): string[] =>
-  /Reply with a number/.test(text)
-    ? text
-        .split("\n")
-        .map((l) => NUMBERED.exec(l.trim()))
-        .filter((m) => m !== null)
-        .map((m) => m[2]!)
-    : [];
 
 export async function startEmailPlatform(): Promise<FakePlatform> {
   return emailPlatform(await startMailServers());
@@ -75,12 +66,26 @@ export function emailPlatform(servers: MailServers): FakePlatform {
   let people = 0;
   let threads = 0;
   const mailsTo = (chat: ChatRef): ReceivedMail[] => (chat.kind === "dm" ? servers.received.filter((m) => m.to === chat.with.id) : []);
+  const rootOf = (m: ReceivedMail) => m.references[0] ?? m.messageId;
   const view = (m: ReceivedMail, all: ReceivedMail[]): BotMessage => {
-    // A question's choices are gone once a later mail came into its thread (how it was settled).
-    const root = m.references[0] ?? m.messageId;
-    const later = all.slice(all.indexOf(m) + 1).some((o) => (o.references[0] ?? o.messageId) === root);
-    return { id: m.messageId, text: m.text, versions: [m.text], choices: later ? [] : choicesOf(m.text) };
+    // A question's choices are gone once its outcome came into its thread: its text and the outcome, no choices.
+    const asked = numberedChoices(m.text.trimEnd());
+    const settled = asked !== null && all.slice(all.indexOf(m) + 1).some((o) => rootOf(o) === rootOf(m) && o.text.startsWith(`${asked.question}\n\n`) && numberedChoices(o.text.trimEnd()) === null);
+    return { id: m.messageId, text: m.text, versions: [m.text], choices: asked && !settled ? asked.choices : [] };
   };
+  const mailIn = (chat: ChatRef, id: string): ReceivedMail => {
+    const mail = mailsTo(chat).find((m) => m.messageId === id);
+    if (!mail) throw new Error(`no mail ${id} in the chat`);
+    return mail;
+  };
+  /** `by` answers `mail` (In-Reply-To it), quoting it below the answer as mail programs do. */
+  const answer = (mail: ReceivedMail, text: string, by: Person, parent = mail.messageId) =>
+    mailFrom(servers, by, {
+      subject: mail.subject.startsWith("Re:") ? mail.subject : `Re: ${mail.subject}`,
+      text: `${text}\n\nOn Saturday, Hearth wrote:\n> ${mail.text.split("\n").join("\n> ")}\n`,
+      inReplyTo: parent,
+      references: parent === mail.messageId ? [...mail.references, mail.messageId] : [rootOf(mail)],
+    });
   return {
     name: "email",
     capabilities: EMAIL_TRAITS.capabilities,
@@ -103,20 +108,21 @@ export function emailPlatform(servers: MailServers): FakePlatform {
     },
     deletedMessages: () => [],
     async choose(chat, message, label, by) {
-      const all = mailsTo(chat);
-      const mail = all.find((m) => m.messageId === message.id);
-      if (!mail) throw new Error(`no mail ${message.id} in the chat`);
+      const mail = mailIn(chat, message.id);
       const number = message.choices.indexOf(label) + 1;
       if (number === 0) throw new Error(`no choice "${label}" in ${JSON.stringify(message.choices)}`);
-      const count = all.length;
-      await mailFrom(servers, by, {
-        subject: mail.subject.startsWith("Re:") ? mail.subject : `Re: ${mail.subject}`,
-        text: `${number}\n\nOn Saturday, Hearth wrote:\n> ${mail.text.split("\n").join("\n> ")}\n`,
-        inReplyTo: mail.messageId,
-        references: [...mail.references, mail.messageId],
-      });
+      const count = mailsTo(chat).length;
+      await answer(mail, String(number), by);
       if (by.role === "owner") await waitFor("the question to be settled", () => mailsTo(chat).length > count);
       return "";
+    },
+    async replyTo(chat, message, text, by) {
+      await answer(mailIn(chat, message.id), text, by);
+    },
+    async writeBeside(chat, message, text, by) {
+      // Into the question's thread, answering its first mail: the person's own, which started it.
+      const mail = mailIn(chat, message.id);
+      await answer(mail, text, by, rootOf(mail));
     },
     sentFiles: () => [],
     holdDelivery: (text) => servers.hold(text),

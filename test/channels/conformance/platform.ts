@@ -69,6 +69,12 @@ export interface PlatformTraits {
   sameAfterCrash?: true | string;
   /** It implements `logOut` (the platform can unlink the bot's device). */
   logsOut?: boolean;
+  /**
+   * Its questions are answered in words, not by buttons of their own (WhatsApp, Signal, email):
+   * a reply quoting the question (or a reaction on it) names it, and a bare number may arrive
+   * that names none. Absent: every answer is a press, whose key names its question.
+   */
+  answersInWords?: boolean;
 }
 
 /** What a daemon for this platform needs: its `channels` entries and its environment. */
@@ -101,11 +107,25 @@ export interface FakePlatform {
   /** The bot's messages in the chat that it deleted. */
   deletedMessages(chat: ChatRef): BotMessage[];
   /**
-   * `by` picks the choice labelled `label` under `message`: presses the button, or answers with
-   * the choice's number. Resolves once the bot has acknowledged it, with what `by` was told (a
+   * `by` picks the choice labelled `label` under `message`: presses the button, or answers the
+   * way that names that question (a reaction on it, a reply quoting it or answering its mail with
+   * the choice's number). Resolves once the bot has acknowledged it, with what `by` was told (a
    * button's answer: "Only the owner can approve."); "" where the platform shows no such answer.
    */
   choose(chat: ChatRef, message: BotMessage, label: string, by: Person): Promise<string>;
+  /**
+   * Optional: `by` replies to `message` with `text`, naming it as the platform does (WhatsApp's
+   * and Signal's quote, a mail's In-Reply-To). Resolves once the platform has the reply.
+   */
+  replyTo?(chat: ChatRef, message: BotMessage, text: string, by: Person): Promise<void>;
+  /** Optional: `by` reacts to `message` with `emoji` (Signal). Resolves once the platform has the reaction. */
+  react?(chat: ChatRef, message: BotMessage, emoji: string, by: Person): Promise<void>;
+  /**
+   * Optional: `by` writes `text` into the conversation `message` is in, naming none of the bot's
+   * messages (email: a mail into its thread answering the thread's first mail, the person's own).
+   * Absent: `send` into the chat does it.
+   */
+  writeBeside?(chat: ChatRef, message: BotMessage, text: string, by: Person): Promise<void>;
   /** Files the bot sent into the chat, oldest first (needs `filesOut`). */
   sentFiles(chat: ChatRef): SentFile[];
   /**

@@ -11,6 +11,7 @@ import { expect } from "vitest";
 import { inboxSettled, waitFor, type Daemon } from "../../support/daemon.ts";
 import { lastUserContent, requestText, text, toolCall, type FakeModel, type RecordedRequest } from "../../support/fake-model.ts";
 import { pdf, picture } from "../../support/media-files.ts";
+import { answerScenarios } from "./scenarios-answers.ts";
 import { onceScenarios } from "./scenarios-once.ts";
 import { ownerDm, type BotMessage, type ChatRef, type FakePlatform, type Person, type PlatformTraits } from "./platform.ts";
 
@@ -49,7 +50,7 @@ export function prepareHome(home: string): void {
 // ── what a person sees ─────────────────────────────────────────────────────────────────────
 
 /** What appears in a chat from now on: the messages that were not there when it was called. */
-function watch(p: FakePlatform, chat: ChatRef) {
+export function watch(p: FakePlatform, chat: ChatRef) {
   const seen = new Set(p.botMessages(chat).map((m) => m.id));
   const fresh = (): BotMessage[] => p.botMessages(chat).filter((m) => !seen.has(m.id));
   /** How many new complete messages show exactly `answer`. */
@@ -62,7 +63,7 @@ function watch(p: FakePlatform, chat: ChatRef) {
 }
 
 /** Every message the daemon accepted has its outcome recorded: nothing more is sent for them. */
-const settled = (stage: Stage) => waitFor("every accepted message's outcome to be recorded", () => inboxSettled(stage.home));
+export const settled = (stage: Stage) => waitFor("every accepted message's outcome to be recorded", () => inboxSettled(stage.home));
 
 const userText = (req: RecordedRequest): string =>
   lastUserContent(req)
@@ -73,13 +74,13 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 const PAIRING_CODE = /\b([A-HJ-KM-NP-Z2-9]{8})\b/;
 
 /** Waits for a pairing code in `stranger`'s DM and returns it. */
-async function pairingCode(p: FakePlatform, chat: ChatRef): Promise<string> {
+export async function pairingCode(p: FakePlatform, chat: ChatRef): Promise<string> {
   await waitFor("the pairing code", () => p.botMessages(chat).some((m) => PAIRING_CODE.test(m.text)));
   return PAIRING_CODE.exec(p.botMessages(chat).find((m) => PAIRING_CODE.test(m.text))!.text)![1]!;
 }
 
 /** The owner's question (an approval, a pairing request) whose text starts with `start` and names `needle`. */
-async function question(p: FakePlatform, start: string, needle: string): Promise<BotMessage> {
+export async function question(p: FakePlatform, start: string, needle: string): Promise<BotMessage> {
   const find = () => p.botMessages(ownerDm(p)).find((m) => m.text.startsWith(start) && m.text.includes(needle) && m.choices.length > 0);
   await waitFor(`the owner's question about ${needle}`, () => find() !== undefined);
   return find()!;
@@ -205,7 +206,7 @@ const ownerApprovesStranger: Scenario = {
 };
 
 /** The owner asks for a command that needs approval; returns the question once it is shown. */
-async function askApproval(stage: Stage, file: string, answer: string): Promise<BotMessage> {
+export async function askApproval(stage: Stage, file: string, answer: string): Promise<BotMessage> {
   const { platform: p, model } = stage;
   model.enqueue(toolCall("exec", { command: `echo ran >> ${file}` }), text(answer));
   await p.send(ownerDm(p), p.person("owner"), `conformance: please write ${file}`);
@@ -481,6 +482,7 @@ export const scenarios: readonly Scenario[] = [
   ownerApprovesStranger,
   ownerApproves,
   onlyOwnerAnswerCounts,
+  ...answerScenarios,
   longAnswerSplit,
   streaming,
   filesIn,

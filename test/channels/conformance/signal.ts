@@ -1,7 +1,8 @@
 // Signal as a fake platform: the fake signal-cli daemon (test/support/fake-signal-cli.ts), which
 // the daemon's real Signal channel reads events from and calls by JSON-RPC. People are phone
 // numbers; the group is one allowed group id, where a message is addressed by mentioning the
-// bot; a choice is a reaction with its emoji (the question is settled by an edit); the connection is the event stream, cut and refused until
+// bot; a choice is a reaction with its emoji (the question is settled by an edit), a reply quotes
+// a message by its timestamp and Hearth's number; the connection is the event stream, cut and refused until
 // restored (RPC keeps working, as when signal-cli's stream alone is lost). A message's versions are
 // its edits (`send` with `editTimestamp`).
 import { channelDescriptor } from "../../../src/channels/registry.ts";
@@ -13,6 +14,7 @@ export const SIGNAL_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("signal")!.capabilities,
   holdsDeliveries: true,
   sameAfterCrash: "signal-cli's send has no idempotency key and cannot list sent messages: a message it sent in the instant before its timestamp was recorded is sent again",
+  answersInWords: true,
 };
 
 export const SIGNAL_OWNER: Person = { role: "owner", id: "+4915111111111", name: "Ann" };
@@ -22,9 +24,9 @@ export async function startSignalPlatform(): Promise<FakePlatform> {
   return signalPlatform(await startFakeSignalCli());
 }
 
-/** A numbered question's choices ("1. Allow once" lines before "Reply with a number…"), and its text before them. */
+/** A numbered question's choices ("1. Allow once" lines before "Reply to this message with a number…"), and its text before them. */
 export function numberedChoices(text: string): { question: string; choices: string[] } | null {
-  const at = text.lastIndexOf("\n\nReply with a number");
+  const at = text.lastIndexOf("\n\nReply to this message with a number");
   if (at < 0) return null;
   const [question, list] = [text.slice(0, text.lastIndexOf("\n\n", at - 1)), text.slice(text.lastIndexOf("\n\n", at - 1) + 2, at)];
   const choices = list.split("\n").map((l) => /^\d+\. (.+)$/.exec(l)?.[1]);
@@ -34,7 +36,7 @@ export function numberedChoices(text: string): { question: string; choices: stri
 /** A question's choices as its text lists them ("1. ✅ Allow once" lines above the hint): emoji and label. */
 export function reactionChoices(text: string): Array<{ emoji: string; label: string }> {
   const blocks = text.split("\n\n");
-  if (blocks.at(-1) !== "React with your choice, or reply with its number." || blocks.length < 3) return [];
+  if (blocks.at(-1) !== "React with your choice, or reply to this message with its number." || blocks.length < 3) return [];
   return blocks.at(-2)!.split("\n").map((line) => {
     const [, emoji, label] = /^\d+\. (\S+) (.+)$/.exec(line) ?? [];
     return { emoji: emoji ?? "", label: label ?? line };
@@ -97,6 +99,12 @@ export function signalPlatform(signal: FakeSignalCli): FakePlatform {
       const told = () => signal.messages(where).slice(where === chatId ? before : 0).find((m) => m.quote?.timestamp === targetTimestamp);
       await waitFor(`the bot to answer ${by.name}'s reaction`, () => told() !== undefined);
       return told()!.text;
+    },
+    async replyTo(chat, message, text, by) {
+      signal.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { groupId: SIGNAL_GROUP } : {}), text, quote: { timestamp: Number(message.id), author: signal.account, text: message.text } });
+    },
+    async react(chat, message, emoji, by) {
+      signal.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { groupId: SIGNAL_GROUP } : {}), reaction: { emoji, targetAuthor: signal.account, targetTimestamp: Number(message.id) } });
     },
     sentFiles: (chat) => visible(chat).flatMap((m) => m.attachments.map((a) => ({ name: a.name, bytes: a.bytes }))),
     async holdDelivery(text) {

@@ -1,12 +1,12 @@
 // WhatsApp as a fake platform: the fake WhatsApp (test/support/fake-whatsapp.ts) reached through
 // the fake library at Hearth's socket interface (fake-whatsapp-socket.ts; WhatsApp itself cannot
 // be faked at the network edge). Above that interface everything is the daemon's real code:
-// normalising, choices as numbered replies, delivery, reconnecting, the credential store. The
+// normalising, choices as numbered replies quoting the question (a swipe on the phone), delivery, reconnecting, the credential store. The
 // device is linked on the first start; people are numbers; the group is one allowed group JID,
 // addressed by a mention; the connection is dropped and refused until restored.
 import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { waitFor, type Daemon } from "../../support/daemon.ts";
-import { personJid, startFakeWhatsApp, type FakeWhatsApp } from "../../support/fake-whatsapp.ts";
+import { personJid, startFakeWhatsApp, WA_BOT, type FakeWhatsApp } from "../../support/fake-whatsapp.ts";
 import type { BotMessage, ChatRef, FakePlatform, Person, PlatformTraits, Role } from "./platform.ts";
 import { numberedChoices } from "./signal.ts";
 
@@ -16,6 +16,7 @@ export const WHATSAPP_TRAITS: PlatformTraits = {
   oneConnection: true,
   sameAfterCrash: true,
   logsOut: true,
+  answersInWords: true,
 };
 
 export const WA_OWNER: Person = { role: "owner", id: "4915111111111", name: "Ann" };
@@ -44,6 +45,9 @@ export function whatsappPlatform(wa: FakeWhatsApp): FakePlatform {
       return { id: m.id, text: m.text, versions: [m.text], choices: asked && !settled ? asked.choices : [] };
     });
   };
+  /** A reply quoting `message` (a swipe on it, on the phone). */
+  const replyTo = (chat: ChatRef, message: BotMessage, text: string, by: Person) =>
+    void wa.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { group: WA_GROUP } : {}), text, quote: { id: message.id, sender: WA_BOT, text: message.text } });
 
   return {
     name: "whatsapp",
@@ -77,9 +81,10 @@ export function whatsappPlatform(wa: FakeWhatsApp): FakePlatform {
     async choose(chat, message, label, by) {
       const number = message.choices.indexOf(label) + 1;
       if (number === 0) throw new Error(`no choice "${label}" in ${JSON.stringify(message.choices)}`);
-      wa.receive({ from: { number: by.id, name: by.name }, ...(chat.kind === "group" ? { group: WA_GROUP } : {}), text: String(number) });
+      replyTo(chat, message, String(number), by);
       return "";
     },
+    replyTo: async (chat, message, text, by) => replyTo(chat, message, text, by),
     sentFiles: (chat) => wa.messages(jidOf(chat)).flatMap((m) => (m.file ? [{ name: m.file.name, bytes: m.file.bytes }] : [])),
     async holdDelivery(text) {
       let held = false;

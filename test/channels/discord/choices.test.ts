@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { actionRows } from "../../../src/channels/discord/choices.ts";
 
-const question = (n: number) => ({ key: "k1", text: "Which model?", choices: Array.from({ length: n }, (_, i) => ({ id: `m${i}`, label: `model-${i}` })) });
+const question = (n: number) => ({ key: "k1", kind: "setting" as const, text: "Which model?", choices: Array.from({ length: n }, (_, i) => ({ id: `m${i}`, label: `model-${i}` })) });
 
 describe("Discord action rows", () => {
   it("four choices make one row: the first green, the last red, the others grey", () => {
