@@ -28,6 +28,11 @@ export async function factsOf(call: JudgedCall, workspace: string): Promise<Acti
       return { ...toolFacts(call.name, cronAddText(i), workspace, []), risk: "this sets up a job that acts later, on its own" };
     case "cron_remove":
       return { ...toolFacts(call.name, `cron_remove ${str(i.id)}`, workspace, []), risk: "this deletes a scheduled job" };
+    case "memory_write": {
+      // What a tainted run notes speaks in every later context, where nothing marks it as outside content.
+      const to = i.target === "memory" ? "MEMORY.md" : i.target === "person" ? "the notes about the person writing" : "today's log";
+      return { ...toolFacts(call.name, `memory_write → ${to}: ${typeof i.text === "string" ? i.text.trim() : ""}`, workspace, []), risk: "this writes a note that every later conversation is told" };
+    }
     case "spawn_task":
       return { ...toolFacts(call.name, spawnText(i), workspace, []), risk: "this starts a background task that acts on its own" };
   }

@@ -46,6 +46,8 @@ export interface HomePaths {
   memoryDb: string;
   /** The memory history: a bare git repository of the workspace's markdown files (memory/history/). */
   history: string;
+  /** `provenance.jsonl`: which workspace files carry outside content (memory/provenance.ts). */
+  provenance: string;
   /** The default folder of scheduled backups (config `backup.dir`). */
   backups: string;
   /** The control socket. Unix sockets allow about 100 bytes of path: keep homes short. */
@@ -83,6 +85,7 @@ export function homePaths(home: string): HomePaths {
     index: at("index"),
     memoryDb: at("index", "memory.db"),
     history: at("history.git"),
+    provenance: at("provenance.jsonl"),
     backups: at("backups"),
     socket: at("gateway.sock"),
     lock: at("gateway.lock"),

@@ -211,7 +211,7 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
   });
   const lastWebReads = new Map<string, string[]>();
   const allTools = [
-    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, egress, ...(opts.execHosts ? { execHosts: opts.execHosts } : {}), ...(sharedReadRoots ? { sharedReadRoots } : {}) }),
+    ...createWorkspaceTools({ execTimeoutMs: config.tools.exec.timeoutMs, execSandbox, execMarkerPrefix, egress, ...(opts.execHosts ? { execHosts: opts.execHosts } : {}), ...(sharedReadRoots ? { sharedReadRoots } : {}), ...(memory?.provenance ? { origins: memory.provenance } : {}) }),
     ...web.tools,
     ...(memory?.tools() ?? []),
     sendFileTool,

@@ -36,6 +36,7 @@ import type { PaidCallDeps } from "./paid-calls.ts";
 import type { OwnerQuestionDeps } from "./questions/owner-questions.ts";
 import type { PendingQuestions } from "./questions/questions.ts";
 import type { SessionStore } from "./sessions.ts";
+import { RECEIVED } from "../memory/provenance.ts";
 
 /** What the router uses of the gateway: the stores a message passes, and what the commands, the budget gate, paid calls and the owner's questions use. */
 export interface RouterDeps extends CommandDeps, BudgetGateDeps, PaidCallDeps, OwnerQuestionDeps {
@@ -195,6 +196,7 @@ export async function routeInbound(ctx: RouterDeps, inbound: InboundMessage): Pr
           reserveTranscription: (stated: number | null) => reserveTranscription(ctx, usageTag, stated),
           log,
           ...(ctx.runtime.memory ? { onTextStored: (rel: string) => ctx.runtime.memory?.indexOwnFile(rel) } : {}),
+          ...(ctx.runtime.memory?.provenance ? { onReceived: (rels: string[]) => ctx.runtime.memory?.provenance?.record(rels, RECEIVED) } : {}),
         }),
       );
       if (intake.type === "refused") {

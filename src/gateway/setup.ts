@@ -73,6 +73,7 @@ export function gatewayOptions(home: string, config: Config, log: Logger, opts: 
         ...(opts.clock ? { clock: opts.clock } : {}),
         restoreWorkspace: () => ensureHome(home, { workspace: config.workspace }),
         historyDir: homePaths(home).history,
+        provenanceFile: homePaths(home).provenance,
         ...(embeddings ? { embeddings: { config: embeddings, file: join(homePaths(home).index, "vectors.db") } } : {}),
       }),
   };

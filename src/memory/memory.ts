@@ -5,6 +5,7 @@ import path from "node:path";
 import { localDate } from "../time.ts";
 import type { Tool } from "../agent/tool.ts";
 import type { Logger } from "../log.ts";
+import { Provenance } from "./provenance.ts";
 import { ContextCache, contextFiles } from "./context.ts";
 import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";
 import { ContextEpochs } from "./epochs.ts";
@@ -39,6 +40,8 @@ export interface MemoryService {
   /** Appends a finished exchange to the scope's daily log. Never throws. */
   logExchange(scope: MemoryScope, exchange: Exchange): void;
   tools(): Tool[];
+  /** Which workspace files carry outside content; null where no record is kept (tests without a home). */
+  readonly provenance: Provenance | null;
   /** When a workspace markdown file last changed (a hand edit or the daemon's own write); 0 when none did since start. */
   lastChangeAt(): number;
   /**
@@ -78,6 +81,8 @@ export interface MemoryOptions {
   historyDir?: string;
   /** Hybrid recall (search/hybrid.ts): the embeddings service and `<home>/index/vectors.db`; absent: keywords alone. */
   embeddings?: { config: EmbeddingsConfig; file: string };
+  /** `<home>/provenance.jsonl`: which workspace files carry outside content; absent, none is kept. */
+  provenanceFile?: string;
 }
 
 export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
@@ -86,6 +91,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const cache = new ContextCache({ workspace, timezone, log });
   const epochs = new ContextEpochs(cache);
   const index = SearchIndex.open(opts.indexPath, log);
+  const provenance = opts.provenanceFile ? new Provenance({ file: opts.provenanceFile, workspace, log, clock }) : null;
   const history = opts.historyDir ? new MemoryHistory({ gitdir: opts.historyDir, workspace, log, clock }) : null;
   // Loaded only when embeddings are configured: without them nothing of hybrid recall runs.
   const hybrid = opts.embeddings ? (await import("./search/hybrid.ts")).HybridSearch.open({ index, ...opts.embeddings, log }) : null;
@@ -168,7 +174,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
     epochs.noteOwnWrite(relPath);
     history?.note(relPath, "hearth");
   };
-  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log, ...(hybrid ? { hybrid } : {}) });
+  const tools = createMemoryTools({ workspace, timezone, index, clock, onOwnWrite: noteOwnWrite, log, ...(hybrid ? { hybrid } : {}), ...(provenance ? { origins: provenance } : {}) });
 
   let closing = false;
   const shouldStop = () => closing;
@@ -253,6 +259,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
       refresh(relPath);
     },
     tools: () => tools,
+    provenance,
     lastChangeAt: () => lastChangeAt,
     onWorkspaceEvent(listener) {
       listeners.add(listener);

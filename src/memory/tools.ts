@@ -32,6 +32,8 @@ export interface MemoryToolDeps {
   log?: Logger;
   /** Keyword and vector search fused (hybrid.ts), when embeddings are configured; absent: keywords alone. */
   hybrid?: { search(query: string, scope: MemoryScope, limit: number): Promise<SearchHit[]> };
+  /** Why a file carries outside content (provenance.ts Provenance.taintOf), or null; a run that reads one is tainted. Absent: nothing is. */
+  origins?: { taintOf(relPath: string): string | null };
 }
 
 const DEFAULT_HITS = 8;
@@ -71,6 +73,8 @@ function memorySearchTool(deps: MemoryToolDeps): Tool {
       // for a fact about the notes.
       const building = deps.index.building ? `\n${INDEX_BUILDING_NOTE}` : "";
       if (hits.length === 0) return { content: `No matches.${building}` };
+      const outside = deps.origins ? hits.map((h) => deps.origins!.taintOf(h.path)).find((w) => w !== null) : null;
+      if (outside) ctx.tookIn?.(outside);
       return {
         content: hits.map((h) => `${h.path}:${h.line}${hitLabel(h)} ${h.snippet}`).join("\n") + building,
       };
@@ -93,6 +97,9 @@ function memoryGetTool(deps: MemoryToolDeps): Tool {
       const scope = scopeOf(ctx);
       const opened = openVisible(deps.workspace, input.path, scope, problemLogFor(deps.log ?? ctx.log));
       if (opened.type !== "ok") return failure(opened.reason);
+      const rel = relativeToWorkspace(deps.workspace, input.path);
+      const outside = rel === null ? null : (deps.origins?.taintOf(rel) ?? null);
+      if (outside) ctx.tookIn?.(outside);
       try {
         const tooLarge = sizeProblem(opened.stat.size, input.path);
         const loaded = tooLarge ?? decodeText(readAll(opened.fd, opened.stat.size), input.path);

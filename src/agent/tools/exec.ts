@@ -12,6 +12,18 @@ import type { Egress, ProxySession, Requester } from "../../egress/egress.ts";
 import { OutputCapture } from "./output-capture.ts";
 import type { ExecHosts } from "./hosts/ssh-hosts.ts";
 import { PROVIDER_KEY_ENVS } from "../providers/presets.ts";
+import type { FileOrigins } from "./files.ts";
+
+/** What the workspace tools know of where files came from (memory/provenance.ts Provenance). */
+export interface WorkspaceOrigins extends FileOrigins {
+  /** The first recorded file a command names, as a taint clause; null for none. Must not throw. */
+  namedIn(command: string): string | null;
+  /** Records the workspace files changed since `sinceMs` as carrying outside content. Must not throw. */
+  recordChangedSince(sinceMs: number, why: string): void;
+}
+
+/** What a file a command of a tainted run changed is recorded as. */
+export const CHANGED_TAINTED = "a file a command wrote in a run that had read outside content";
 
 export { OutputCapture };
 
@@ -33,7 +45,7 @@ export const UNSANDBOXED: ExecSandbox = { kind: "none", mode: "off", why: "off",
  * same as ever. `egress`: the daemon's egress policy; a sandboxed command with the network on reaches out only
  * through a proxy opened from it for that command. Absent (tests of the tool alone): no network.
  */
-export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string; hosts?: ExecHosts; egress?: Egress }): Tool {
+export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecSandbox; markerPrefix?: string; hosts?: ExecHosts; egress?: Egress; origins?: WorkspaceOrigins }): Tool {
   const defaultSeconds = formatSeconds(opts.defaultTimeoutMs);
   const hosts = opts.hosts && opts.hosts.names().length > 0 ? opts.hosts : undefined;
   const base = {
@@ -49,7 +61,7 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
       ? z.object({ ...base, host: z.string().optional().describe("A configured host to run on; absent: this machine") })
       : z.object(base),
     readOnly: false,
-    execute: (input: ExecRequest, ctx) => {
+    execute: async (input: ExecRequest, ctx) => {
       const timeoutMs = effectiveTimeoutMs(input.timeoutMs, opts.defaultTimeoutMs);
       if (input.host !== undefined) {
         if (!hosts) return Promise.resolve({ content: "No hosts are configured (tools.exec.hosts): commands run on this machine only.", isError: true });
@@ -61,7 +73,12 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
       const refusal = execRefusal(sandbox);
       if (refusal) return Promise.resolve({ content: refusal, isError: true });
       const what = `exec: ${shorten(input.command.trim(), 300)}`;
-      return runCommand({
+      // A command that names a file from outside reads it (as far as Hearth can tell): the run is
+      // tainted before it starts. What a tainted run's command changed carries its taint on.
+      const named = opts.origins?.namedIn(input.command);
+      if (named) ctx.tookIn?.(named);
+      const started = Date.now();
+      const output = await runCommand({
         command: input.command,
         cwd: ctx.workspace,
         timeoutMs,
@@ -70,6 +87,8 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
         ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
         ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: connectionRequester(ctx, { what, tool: "exec", command: input.command, folder: ctx.workspace }) } } : {}),
       });
+      if (opts.origins && ctx.taintedBy?.()) opts.origins.recordChangedSince(started, CHANGED_TAINTED);
+      return output;
     },
     summarize: (input: ExecRequest) => `${input.host ? `${input.host}: ` : ""}${shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80)}`,
   });

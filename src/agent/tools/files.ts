@@ -5,8 +5,9 @@ import { constants } from "node:fs";
 import { chmod, type FileHandle, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { defineTool, type ToolOutput } from "../tool.ts";
+import { defineTool, type ToolContext, type ToolOutput } from "../tool.ts";
 import { descriptorIsAt, resolveInWorkspace } from "./workspace-path.ts";
+import { CONTEXT_DIRS, CONTEXT_FILES, isContextPath } from "../../memory/context-paths.ts";
 
 export const DEFAULT_READ_LINES = 2000;
 export const MAX_LINE_CHARS = 2000;
@@ -15,7 +16,19 @@ export const MAX_TEXT_FILE_BYTES = 10 * 1024 * 1024;
 
 const pathField = z.string().describe("Path relative to the workspace");
 
+/** What the file tools know of where files came from (memory/provenance.ts); absent: nothing is recorded or checked. */
+export interface FileOrigins {
+  /** Why the file at `relPath` carries outside content, or null. Must not throw. */
+  taintOf(relPath: string): string | null;
+  /** Records files as carrying outside content. Must not throw. */
+  record(relPaths: readonly string[], why: string): void;
+}
+
+/** What a file a tainted run wrote is recorded as. */
+export const WRITTEN_TAINTED = "a file written by a run that had read outside content";
+
 export interface ReadToolOptions {
+  origins?: FileOrigins;
   /**
    * When given, a shared-scope call may only open files inside these real absolute folders
    * (the shared skills' folders). Called per call; returns [] when there are none.
@@ -48,6 +61,9 @@ export const createReadTool = (opts: ReadToolOptions = {}) => defineTool({
       const st = await lstat(where.path).catch(() => undefined);
       if (st?.isFile() && st.nlink > 1) return failure(`Refused ${quote(input.path)}: it is a hard link (a second name of another file); shared skills must hold plain files.`);
     }
+    // Words from outside taint the run that reads them, whatever the file is called now.
+    const outside = opts.origins?.taintOf(where.relative);
+    if (outside) ctx.tookIn?.(outside);
     if (ctx.scope === "main" && IMAGE_FILE.test(input.path)) return readImage(where.path, input.path);
     return readLineWindow(where.path, { shown: input.path, offset: input.offset, limit: input.limit ?? DEFAULT_READ_LINES });
   },
@@ -89,7 +105,7 @@ const isWithin = (root: string, p: string): boolean => {
   return rel !== "" && rel !== ".." && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
 };
 
-export const writeTool = defineTool({
+export const createWriteTool = (opts: { origins?: FileOrigins } = {}) => defineTool({
   name: "write",
   description:
     "Create or overwrite a file in the workspace with the given content, creating folders as needed. To change part of an existing file, prefer edit.",
@@ -101,6 +117,8 @@ export const writeTool = defineTool({
   async execute(input, ctx) {
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
+    const laundering = contextRefusal(ctx, input.path, where.relative);
+    if (laundering) return failure(laundering);
     const existing = await stat(where.path).catch(() => undefined);
     if (existing?.isDirectory()) return failure(`${quote(input.path)} is a directory; give a file path.`);
     try {
@@ -110,6 +128,7 @@ export const writeTool = defineTool({
       if (code === "EEXIST" || code === "ENOTDIR") return failure(`A parent of ${quote(input.path)} is a file, not a folder.`);
       return failure(describeFsError(err, input.path, "write"));
     }
+    recordIfTainted(ctx, opts.origins, where.relative);
     try {
       await writeFileAtomic(where.path, input.content);
     } catch (err) {
@@ -121,7 +140,7 @@ export const writeTool = defineTool({
   summarize: (input) => input.path,
 });
 
-export const editTool = defineTool({
+export const createEditTool = (opts: { origins?: FileOrigins } = {}) => defineTool({
   name: "edit",
   description:
     "Replace exact text in a workspace file. old_text must match the file exactly, whitespace included, and occur once unless replace_all is set.",
@@ -137,6 +156,8 @@ export const editTool = defineTool({
     if (input.old_text === input.new_text) return failure("old_text and new_text are the same; nothing would change.");
     const where = await resolveInWorkspace(ctx.workspace, input.path);
     if (!where.ok) return failure(where.reason);
+    const laundering = contextRefusal(ctx, input.path, where.relative);
+    if (laundering) return failure(laundering);
     const loaded = await loadTextFile(where.path, input.path);
     if (!loaded.ok) return loaded.output;
     const text = loaded.text;
@@ -166,6 +187,7 @@ export const editTool = defineTool({
     const updated = input.replace_all
       ? text.split(oldText).join(newText)
       : text.replace(oldText, () => newText);
+    recordIfTainted(ctx, opts.origins, where.relative);
     try {
       await writeFileAtomic(where.path, updated);
     } catch (err) {
@@ -175,6 +197,27 @@ export const editTool = defineTool({
   },
   summarize: (input) => input.path,
 });
+
+export const writeTool = createWriteTool();
+export const editTool = createEditTool();
+
+/** A tainted run's write is recorded before it is made: a crash between the two leaves the file counted as outside. */
+function recordIfTainted(ctx: ToolContext, origins: FileOrigins | undefined, relative: string): void {
+  if (origins && ctx.taintedBy?.()) origins.record([relative], WRITTEN_TAINTED);
+}
+
+/**
+ * Why a write to `requested` (real path `relative`) is refused: a run that read outside content
+ * changing a note that enters every later context (memory/context-paths.ts) would launder its
+ * taint, as the name asked or as the file really is (a link to USER.md is USER.md). Null: go on.
+ */
+function contextRefusal(ctx: ToolContext, requested: string, relative: string): string | null {
+  const lexical = path.relative(path.resolve(ctx.workspace), path.resolve(ctx.workspace, requested));
+  if (!isContextPath(lexical) && !isContextPath(relative)) return null;
+  const tainted = ctx.taintedBy?.() ?? null;
+  if (tainted === null) return null;
+  return `Refused ${quote(requested)}: ${tainted}, and a conversation that read outside content cannot change the notes that enter every conversation's context (${[...CONTEXT_FILES, ...CONTEXT_DIRS.map((d) => `${d}/`)].join(", ")}). Tell the owner what you would change; they can edit the file themselves, or ask again after /new.`;
+}
 
 export interface LineWindowOptions {
   /** The path as the caller named it, for messages. */

@@ -1,7 +1,8 @@
 // The main-scope workspace tools: a shell and the file tools, all rooted at ctx.workspace.
 import type { Tool } from "../tool.ts";
 import { createExecTool } from "./exec.ts";
-import { createReadTool, editTool, writeTool } from "./files.ts";
+import { createEditTool, createReadTool, createWriteTool } from "./files.ts";
+import type { WorkspaceOrigins } from "./exec.ts";
 import type { ExecSandbox } from "./sandbox.ts";
 import type { ExecHosts } from "./hosts/ssh-hosts.ts";
 import type { Egress } from "../../egress/egress.ts";
@@ -27,7 +28,10 @@ export function createWorkspaceTools(opts: {
   sharedReadRoots?: () => readonly string[];
   /** The egress policy a sandboxed command's proxy asks; absent: sandboxed commands have no network. */
   egress?: Egress;
+  /** Where the workspace's files came from (memory/provenance.ts); absent: nothing recorded or checked. */
+  origins?: WorkspaceOrigins;
 }): Tool[] {
+  const origins = opts.origins ? { origins: opts.origins } : {};
   return [
     createExecTool({
       defaultTimeoutMs: opts.execTimeoutMs,
@@ -35,9 +39,10 @@ export function createWorkspaceTools(opts: {
       ...(opts.execMarkerPrefix ? { markerPrefix: opts.execMarkerPrefix } : {}),
       ...(opts.execHosts ? { hosts: opts.execHosts } : {}),
       ...(opts.egress ? { egress: opts.egress } : {}),
+      ...origins,
     }),
-    createReadTool(opts.sharedReadRoots ? { sharedRoots: opts.sharedReadRoots } : {}),
-    writeTool,
-    editTool,
+    createReadTool({ ...(opts.sharedReadRoots ? { sharedRoots: opts.sharedReadRoots } : {}), ...origins }),
+    createWriteTool(origins),
+    createEditTool(origins),
   ];
 }

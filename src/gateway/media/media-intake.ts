@@ -35,6 +35,12 @@ export interface IntakeOptions {
    */
   onTextStored?: (relPath: string) => void;
   /**
+   * Called with each file stored from an attachment or made from one (a transcript, a PDF's
+   * text), relative to the workspace, before it is indexed: words that came from outside, which
+   * taint the run that reads them later (memory/provenance.ts). Must not throw.
+   */
+  onReceived?: (relPaths: string[]) => void;
+  /**
    * Asked before each transcription with the length the platform states (null: none stated):
    * the budget's hold, settled once with the audio's length as billed (the service's measure,
    * else the stated length, else null) or null when the service answered nothing. Refused: the
@@ -79,6 +85,7 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
   if (fetched.type === "refused") return fetched;
   const dir = mediaDir(memoryScopeFor(o.scope, o.sessionKey), m.receivedAt);
   const rel = storeBytes(o.workspace, dir, { bytes: fetched.bytes, name: a.name, mime: a.mime }, m.receivedAt);
+  o.onReceived?.([rel]);
   const apiKey = o.transcription.apiKey ?? process.env[TRANSCRIPTION_KEY_ENV]?.trim();
   const held = o.reserveTranscription?.(a.durationSeconds ?? null);
   if (held?.type === "refused") {
@@ -127,6 +134,7 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
     if (r.type === "stored") {
       o.log.info("media.stored", { path: r.ref.path, kind: r.ref.kind, bytes: bytes.length, ms: Date.now() - startedAt });
       const derived = relative(o.workspace, r.ref.file).split(sep).join("/");
+      o.onReceived?.([...new Set([r.ref.path, derived])]);
       for (const rel of new Set([r.ref.path, derived])) noteText(o, rel);
       if (r.ref.kind === "document" && o.onTextStored) {
         // For search only: the model reads the PDF itself. After this message, in the background.
@@ -145,6 +153,7 @@ async function takeInOne(a: Attachment, m: InboundMessage, o: IntakeOptions): Pr
 
 /** Tells the search index about a stored text file; its failure never costs the message. */
 function noteText(o: IntakeOptions, rel: string): void {
+  o.onReceived?.([rel]);
   if (!o.onTextStored || !isIndexablePath(rel)) return;
   try {
     o.onTextStored(rel);
