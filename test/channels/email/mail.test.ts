@@ -20,6 +20,12 @@ describe("reading a mail", () => {
     expect((await readMail(mail("From: a@b.test"), "<f@x>")).messageId).toBe("<f@x>");
   });
 
+  it("names the mail it answers by In-Reply-To, else the last of its References (a question's mail is named either way)", async () => {
+    expect((await readMail(mail("From: a@b.test\nMessage-ID: <3@b.test>\nIn-Reply-To: <2@b.test>\nReferences: <1@b.test> <9@b.test>"), "<f@x>")).parent).toBe("<2@b.test>");
+    expect((await readMail(mail("From: a@b.test\nMessage-ID: <3@b.test>\nReferences: <1@b.test> <2@b.test>"), "<f@x>")).parent).toBe("<2@b.test>");
+    expect((await readMail(mail("From: a@b.test\nMessage-ID: <3@b.test>"), "<f@x>")).parent).toBeUndefined();
+  });
+
   it("keeps the Authentication-Results headers top first, and knows mail sent by a program", async () => {
     const m = await readMail(mail("Authentication-Results: mx.test; dkim=pass header.d=b.test\nAuthentication-Results: other.test; spf=fail\nFrom: A <A@B.test>\nAuto-Submitted: auto-replied"), "<f@x>");
     expect(m.authResults).toEqual(["mx.test; dkim=pass header.d=b.test", "other.test; spf=fail"]);
