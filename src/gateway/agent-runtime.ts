@@ -290,6 +290,11 @@ export function createAgentRuntime(opts: AgentRuntimeOptions): AgentRuntime {
 
   /** The silent turn before a summary: the agent may save what must outlive the old turns. */
   const flush = (key: string, scope: Scope, model: ModelClient, modelId: string, maxTokens: number) => async (view: Message[], signal: AbortSignal) => {
+    // A view that holds outside content would launder it: what the flush saves is told to every
+    // later conversation as the owner's, and nobody is there to confirm it. The summary (marked
+    // outside, as it may repeat the page) keeps what the old turns said.
+    const outside = outsideContentIn(view);
+    if (outside) return void log.info("compaction.memory_flush_skipped", { session: key, outside });
     const transcript = transcriptFor(key);
     const result = await runAgentLoop(
       { model: meteredModel(summaryModelFor(model), tagFor(key, scope, "flush"), recordUsage), tools: flushTools, clock, log },

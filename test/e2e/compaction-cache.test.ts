@@ -42,7 +42,8 @@ async function start() {
 let asked = 0;
 async function ask(channel: TestChannel, text: string): Promise<void> {
   // Ids unique across restarts: a new channel's own counter would repeat them (and be deduplicated).
-  const id = channel.say({ chat: "1", type: "dm", sender: "1", text, id: `m${++asked}` });
+  // The owner's own words: another person's would be outside content, whose flush is skipped.
+  const id = channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text, id: `m${++asked}` });
   await waitFor(`the answer to ${text.slice(0, 20)}`, () => channel.replies.has(id), 15_000);
 }
 

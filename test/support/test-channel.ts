@@ -47,7 +47,8 @@ export class TestChannel implements Channel {
   }
 
   /** Delivers a message built from the essentials; returns its id. `isOwner`: the platform's reading of its owner ids (default: not the owner). */
-  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string; isOwner?: boolean }): string {
+  /** `outside`: the message carries outside content (InboundMessage.outside, as every mail does). */
+  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string; isOwner?: boolean; outside?: string }): string {
     const id = opts.id ?? `t${++this.#seq}`;
     this.deliver({
       id,
@@ -57,6 +58,7 @@ export class TestChannel implements Channel {
       text: opts.text,
       addressed: true,
       receivedAt: Date.now(),
+      ...(opts.outside ? { outside: opts.outside } : {}),
     });
     return id;
   }
