@@ -92,6 +92,7 @@ export async function openMemory(opts: MemoryOptions): Promise<MemoryService> {
   const epochs = new ContextEpochs(cache);
   const index = SearchIndex.open(opts.indexPath, log);
   const provenance = opts.provenanceFile ? new Provenance({ file: opts.provenanceFile, workspace, log, clock }) : null;
+  provenance?.recover();
   const history = opts.historyDir ? new MemoryHistory({ gitdir: opts.historyDir, workspace, log, clock }) : null;
   // Loaded only when embeddings are configured: without them nothing of hybrid recall runs.
   const hybrid = opts.embeddings ? (await import("./search/hybrid.ts")).HybridSearch.open({ index, ...opts.embeddings, log }) : null;

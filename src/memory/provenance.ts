@@ -4,7 +4,7 @@
 // per path (a folder covers what is under it), outside the workspace, where no command or tool
 // reaches it. Reading a recorded file (read, memory_get, a memory_search hit, a command naming
 // it) taints the run that reads it; a record that cannot be read taints every such read.
-import { appendFileSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, lstatSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../log.ts";
@@ -13,6 +13,9 @@ import { isContextPath } from "./context-paths.ts";
 
 const entrySchema = z.object({ path: z.string(), why: z.string(), at: z.number() });
 type Entry = z.infer<typeof entrySchema>;
+
+/** What the files a command changed before the daemon stopped are recorded as: whether its run was tainted is not known. */
+export const INTERRUPTED = "a file a command changed before Hearth stopped, in a run whose taint is not known";
 
 /** What an attachment, and what is made of one (a transcript, a PDF's text), is recorded as. */
 export const RECEIVED = "a file received as an attachment";
@@ -37,9 +40,59 @@ export interface ProvenanceOptions {
 export class Provenance {
   readonly #o: ProvenanceOptions;
   #cache: { size: number; mtimeMs: number; entries: Map<string, string> | null } | null = null;
+  /** The start times of the commands running now (`<file>.running`), so a crash leaves them to recover. */
+  readonly #running = new Map<number, number>();
+  #nextRun = 0;
 
   constructor(opts: ProvenanceOptions) {
     this.#o = opts;
+  }
+
+  /**
+   * A command starts (its start time, the daemon's clock): kept in `<file>.running` until
+   * `ended`, so what a command changed before a crash is recorded at the next start (`recover`).
+   * Returns its id for `ended`. Never throws.
+   */
+  started(atMs: number): number {
+    const id = this.#nextRun++;
+    this.#running.set(id, atMs);
+    this.#writeRunning();
+    return id;
+  }
+
+  /** The command `id` ended; `why` when its run was tainted: what it changed is recorded. Never throws. */
+  ended(id: number, why: string | null): void {
+    const at = this.#running.get(id);
+    if (at === undefined) return;
+    if (why !== null) this.recordChangedSince(at, why);
+    this.#running.delete(id);
+    this.#writeRunning();
+  }
+
+  /** At start: what the commands a stopped daemon left running changed is recorded, since their runs' taint is not known. Never throws. */
+  recover(): void {
+    let text: string;
+    try {
+      text = readFileSync(`${this.#o.file}.running`, "utf8");
+    } catch {
+      return;
+    }
+    const times = text.split("\n").map(Number).filter((n) => Number.isFinite(n) && n > 0);
+    // A file that does not read: scan from the oldest time it could name, the file's own birth.
+    const since = times.length > 0 ? Math.min(...times) : 0;
+    this.recordChangedSince(since, INTERRUPTED);
+    this.#o.log.warn("provenance.recovered", { commands: times.length, since });
+    this.#writeRunning();
+  }
+
+  #writeRunning(): void {
+    const file = `${this.#o.file}.running`;
+    try {
+      if (this.#running.size === 0) rmSync(file, { force: true });
+      else writeFileAtomic(file, [...this.#running.values()].map((t) => `${t}\n`).join(""));
+    } catch (err) {
+      this.#o.log.error("provenance.write_failed", { err, file });
+    }
   }
 
   /**

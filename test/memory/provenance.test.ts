@@ -4,7 +4,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmS
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_ENTRIES, Provenance } from "../../src/memory/provenance.ts";
+import { existsSync } from "node:fs";
+import { INTERRUPTED, MAX_ENTRIES, Provenance } from "../../src/memory/provenance.ts";
 import { silentLogger } from "../../src/log.ts";
 
 let home: string;
@@ -89,5 +90,21 @@ describe("Provenance", () => {
     // Gone files are dropped; what is left still covers every live file.
     expect(kept.sort()).toEqual(["clone/src", ...lines.slice(0, 10)].sort());
     expect(p.taintOf("g3/f.txt")).toBe("v (g3/f.txt)");
+  });
+
+  it("records what a command changed before a crash at the next start, as of unknown taint; a command that ended leaves nothing to recover", () => {
+    const p = open();
+    const clean = p.started(Date.now());
+    writeFileSync(path.join(ws, "mine.txt"), "mine\n");
+    p.ended(clean, null);
+    expect(existsSync(`${file}.running`)).toBe(false);
+    expect(p.taintOf("mine.txt")).toBeNull();
+    p.started(Date.now());
+    writeFileSync(path.join(ws, "half.tar"), "…");
+    // The daemon is killed here: a new one starts on the same home.
+    const next = open();
+    next.recover();
+    expect(next.taintOf("half.tar")).toBe(`${INTERRUPTED} (half.tar)`);
+    expect(existsSync(`${file}.running`)).toBe(false);
   });
 });

@@ -18,8 +18,10 @@ import type { FileOrigins } from "./files.ts";
 export interface WorkspaceOrigins extends FileOrigins {
   /** The first recorded file a command names, as a taint clause; null for none. Must not throw. */
   namedIn(command: string): string | null;
-  /** Records the workspace files changed since `sinceMs` as carrying outside content. Must not throw. */
-  recordChangedSince(sinceMs: number, why: string): void;
+  /** A command starts at `atMs`; kept until `ended`, so a crash leaves what it changed to be recorded. Returns an id. Must not throw. */
+  started(atMs: number): number;
+  /** Command `id` ended; `why` (its run was tainted): the workspace files it changed are recorded. Must not throw. */
+  ended(id: number, why: string | null): void;
 }
 
 /** What a file a command of a tainted run changed is recorded as. */
@@ -77,7 +79,7 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
       // tainted before it starts. What a tainted run's command changed carries its taint on.
       const named = opts.origins?.namedIn(input.command);
       if (named) ctx.tookIn?.(named);
-      const started = Date.now();
+      const running = opts.origins?.started(Date.now());
       const output = await runCommand({
         command: input.command,
         cwd: ctx.workspace,
@@ -87,7 +89,7 @@ export function createExecTool(opts: { defaultTimeoutMs: number; sandbox?: ExecS
         ...(opts.markerPrefix ? { markerPrefix: opts.markerPrefix } : {}),
         ...(opts.egress && sandbox.kind === "bwrap" && sandbox.network ? { egress: { egress: opts.egress, requester: connectionRequester(ctx, { what, tool: "exec", command: input.command, folder: ctx.workspace }) } } : {}),
       });
-      if (opts.origins && ctx.taintedBy?.()) opts.origins.recordChangedSince(started, CHANGED_TAINTED);
+      if (running !== undefined) opts.origins!.ended(running, ctx.taintedBy?.() ? CHANGED_TAINTED : null);
       return output;
     },
     summarize: (input: ExecRequest) => `${input.host ? `${input.host}: ` : ""}${shorten(input.command.trimStart().split("\n", 1)[0] ?? "", 80)}`,
