@@ -1,8 +1,8 @@
 // Executes one lane run: the agent loop for the session, usage accounting, and the daily-log
 // entry for the exchange once the run is over.
-import { contextTokens } from "../agent/messages.ts";
+import { contextTokens, type Scope } from "../agent/messages.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
-import type { RunExecutor } from "./lane-item.ts";
+import type { LaneItem, RunExecutor } from "./lane-item.ts";
 import { budgetGate } from "./budget-gate.ts";
 import type { Approvals } from "../approvals/service.ts";
 import type { Logger } from "../log.ts";
@@ -48,6 +48,16 @@ export function createRunExecutor(ctx: RunExecutorDeps): RunExecutor {
     // A heartbeat runs in its own session: its context size is not main's.
     const usageKey = purpose === "heartbeat" ? "heartbeat" : run.sessionKey;
     const startedAt = ctx.clock();
+    const toolGate = ctx.approvals.gateFor({
+      sessionKey: run.sessionKey,
+      scope,
+      chat: first?.chat ?? task?.target ?? null,
+      taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
+      ...(task ? { task: { id: task.id, label: task.label } } : {}),
+      // Taint belongs to the session's context, not to one run: a page read two turns ago is
+      // still in the model's view ("ok, go on"). A heartbeat (lane main) sees main's talk.
+      view: () => ctx.runtime.viewOf(run.sessionKey),
+    });
     const result = await ctx.runtime.run({
       key: run.sessionKey,
       model: run.items[0]?.model ?? ctx.sessions.get(run.sessionKey)?.model,
@@ -55,16 +65,7 @@ export function createRunExecutor(ctx: RunExecutorDeps): RunExecutor {
       purpose,
       ...(first ? { origin: { channel: first.source.channel, sender: first.source.sender } } : {}),
       ...(first?.sendFile ? { sendFile: first.sendFile } : {}),
-      gate: ctx.approvals.gateFor({
-        sessionKey: run.sessionKey,
-        scope,
-        chat: first?.chat ?? task?.target ?? null,
-        taintedBy: run.items.find((i) => i.taintedBy)?.taintedBy ?? null,
-        ...(task ? { task: { id: task.id, label: task.label } } : {}),
-        // Taint belongs to the session's context, not to one run: a page read two turns ago is
-        // still in the model's view ("ok, go on"). A heartbeat (lane main) sees main's talk.
-        view: () => ctx.runtime.viewOf(run.sessionKey),
-      }),
+      gate: toolGate,
       ...(first?.tools ? { tools: first.tools } : {}),
       ...(scope === "shared" && person !== undefined ? { person } : {}),
       ...(chatKey !== run.sessionKey ? { chatKey } : {}),
@@ -103,10 +104,21 @@ export function createRunExecutor(ctx: RunExecutorDeps): RunExecutor {
         at: ctx.clock(),
         channel: first.source.channel,
         sender: first.source.sender,
-        userText: run.items.map((i) => i.source.text).join("\n"),
-        replyText: result.text,
+        ...loggedWords(scope, run.items, toolGate.taint(), result.text),
       });
     }
     return { status: result.status, text };
   };
+}
+
+/**
+ * What the owner's daily log keeps of an exchange. The log is part of every later context of the
+ * main scope, so the words of outside content (a mail, another person's message) and the answer of
+ * a run that read some stay out of it: `/new` would otherwise hand them to a clean run as notes.
+ * The transcript keeps them, marked. A shared chat's log is that chat's own, whose members wrote it.
+ */
+function loggedWords(scope: Scope, items: readonly LaneItem[], tainted: string | null, reply: string): { userText: string; replyText: string } {
+  const userText = items.map((i) => (scope === "main" && i.turn.outside ? `(${i.turn.outside}: not kept in the log)` : i.source.text)).join("\n");
+  if (scope !== "main" || tainted === null) return { userText, replyText: reply };
+  return { userText, replyText: `(the answer is not kept in the log: ${tainted}, and notes here reach every later conversation)` };
 }

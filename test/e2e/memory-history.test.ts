@@ -27,7 +27,8 @@ afterAll(async () => {
 });
 
 async function ask(chat: string, type: "dm" | "group", sender: string, message: string): Promise<string> {
-  const id = t.channel.say({ chat, type, sender, text: message });
+  // The owner writes in the DM: another person's message would be outside content (its memory_write asked).
+  const id = t.channel.say({ chat, type, sender, text: message, isOwner: type === "dm" });
   await waitFor(`the answer to "${message}"`, () => t.channel.replies.has(id));
   return t.channel.replies.get(id)!.at(-1)!;
 }

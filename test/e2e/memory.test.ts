@@ -162,7 +162,7 @@ describe("daily log", () => {
         return text("Good night.");
       },
     });
-    const dm = channel.say({ chat: "1", type: "dm", sender: "1", text: "still up?" });
+    const dm = channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "still up?" });
     await until("the DM answer", () => channel.replies.has(dm));
     const next = readFileSync(join(workspace, "memory", "2026-03-15.md"), "utf8");
     expect(next).toMatch(/### 00:00 · telegram · user1\n> still up\?\n\nGood night\./);
@@ -178,11 +178,11 @@ describe("daily log", () => {
   it("keeps a hand edit made between two appends", async () => {
     const { channel, workspace } = await startInProcess();
     fake.enqueue(text("First answer."), text("Second answer."));
-    const a = channel.say({ chat: "1", type: "dm", sender: "1", text: "first" });
+    const a = channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "first" });
     await until("first", () => channel.replies.has(a));
     const file = join(workspace, "memory", `${localDate(Date.now(), "UTC")}.md`);
     writeFileSync(file, `My own note at the top.\n\n${readFileSync(file, "utf8")}`);
-    const b = channel.say({ chat: "1", type: "dm", sender: "1", text: "second" });
+    const b = channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "second" });
     await until("second", () => channel.replies.has(b));
     const log = readFileSync(file, "utf8");
     expect(log.startsWith("My own note at the top.")).toBe(true);
