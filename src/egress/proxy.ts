@@ -59,7 +59,12 @@ export class EgressProxy {
     this.#http = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => void this.#plain(req, res));
     this.#http.on("connect", (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.#tunnel(req, socket, head));
     this.#http.on("clientError", (_err, socket) => socket.destroy());
-    this.#server = net.createServer((socket) => this.#accept(socket));
+    // A client may shutdown(SHUT_WR) once its request is sent (`nc -N`, a script that closes its
+    // writing side): its end is not the end of the connection. Half-open sockets keep the
+    // answer's way open, and the HTTP server then answers the request it has instead of aborting it.
+    // (http.Server reads this field on a client end; Node has no option for it.)
+    (this.#http as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+    this.#server = net.createServer({ allowHalfOpen: true }, (socket) => this.#accept(socket));
   }
 
   /** Listens on `opts.socketPath`; resolves once connections are taken. */

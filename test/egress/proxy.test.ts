@@ -103,6 +103,32 @@ describe("the egress proxy", () => {
     await proxy.close();
     expect(egress.records).toEqual([]);
   });
+
+  it("answers a client that half-closes (shutdown(SHUT_WR)) right after its request: a plain request, and SOCKS5 sent in one piece", async () => {
+    const egress = testEgress({ allowPrivate: ["127.0.0.1", "localhost"] });
+    const proxy = await egress.open(requester);
+    const socket = path.join(proxy.dir, proxy.socketName);
+    const halfClosed = async (bytes: Buffer): Promise<string> => {
+      const s = net.connect(socket);
+      await once(s, "connect");
+      const got: Buffer[] = [];
+      s.on("data", (c: Buffer) => got.push(c));
+      s.end(bytes);
+      await once(s, "close");
+      return Buffer.concat(got).toString("latin1");
+    };
+    const plain = await halfClosed(Buffer.from(`GET http://127.0.0.1:${port}/half HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
+    expect(plain).toMatch(/^HTTP\/1.1 200 OK\r\n[^]*\r\n\r\nhello \/half$/);
+    const name = Buffer.from("localhost");
+    const request = Buffer.from("GET /half-socks HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    const socks = await halfClosed(Buffer.concat([Buffer.from([5, 1, 0, 5, 1, 0, 3, name.length]), name, Buffer.from([port >> 8, port & 255]), request]));
+    expect(socks).toMatch(/^\x05\x00\x05\x00\x00\x01\x00{6}HTTP\/1.1 200 OK\r\n[^]*\r\n\r\nhello \/half-socks$/);
+    await proxy.close();
+    expect(egress.records.map((r) => [r.protocol, r.decision, r.sent])).toEqual([
+      ["http", "connected", 0],
+      ["socks5", "connected", request.length],
+    ]);
+  });
 });
 
 /** A destination that speaks first (as an ssh server does): sends `down` bytes at once, reads until the client's end, then ends too. */
