@@ -12,14 +12,9 @@ import { closestCommand, commandUsage, fullUsage, isCommandName, type CommandNam
 import { resolveHome } from "./config/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
 import { hearthCmd } from "./hearth-command.ts";
+import type { Io } from "./cli/io.ts";
 import { daemonLogger, parseLevel, underPm2 } from "./log.ts";
 import { catchStopRequests, describeStop, type StopReason } from "./process-stop.ts";
-
-export interface Io {
-  stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-}
 
 export async function main(argv: string[], io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const [command, ...rest] = argv;

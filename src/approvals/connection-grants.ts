@@ -6,7 +6,7 @@
 // command or fetch of the chat to that host and port, or to that host on any port.
 import type { ConnectionRequest } from "../agent/tool.ts";
 import type { Destination } from "../egress/policy.ts";
-import type { Grant } from "./grants.ts";
+import type { Grant } from "./grant.ts";
 import { execFacts, type ActionFacts } from "./policy.ts";
 
 /** The tool name under which connections are asked, granted and audited (egress, src/egress/). */

@@ -17,7 +17,7 @@ import { isSameProcess, liveHolder, type LockRecord } from "../gateway/upkeep/lo
 import { hearthCmd } from "../hearth-command.ts";
 import { isAlive } from "../process-info.ts";
 import { readableLogLine, SPLIT_LOG_ENV } from "../log.ts";
-import type { Io } from "../cli.ts";
+import type { Io } from "./io.ts";
 import { describeSupervisor, pm2Action, pm2App, recordedSupervisor, supervisorOfDaemon, systemdAction, systemdGaveUp, type Supervisor } from "./supervisor.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));

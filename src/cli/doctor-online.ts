@@ -2,7 +2,7 @@
 // tool calling works with a tiny request. The only doctor check that talks to the network,
 // and only when asked: each provider costs at most two small requests.
 import type { Config } from "../config/schema.ts";
-import type { Check } from "./doctor.ts";
+import type { Check } from "./doctor-check.ts";
 import { missingKeyOf, PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { displayUrl } from "../agent/model-errors.ts";
 import { redact } from "../log.ts";

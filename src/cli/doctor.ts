@@ -34,14 +34,7 @@ import { connectDaemon } from "./client.ts";
 import { checkMcpServers } from "./mcp.ts";
 import { checkSkills } from "./skills.ts";
 import { checkProvidersOnline } from "./doctor-online.ts";
-
-export interface Check {
-  name: string;
-  ok: boolean;
-  detail: string;
-  /** With ok: false, how to fix it; with ok: true, how to remove a risk (printed with "!"). */
-  fix?: string;
-}
+import type { Check } from "./doctor-check.ts";
 
 const BWRAP_HINT = `install them: ${BWRAP_INSTALL}`;
 const ok = (name: string, detail: string): Check => ({ name, ok: true, detail });

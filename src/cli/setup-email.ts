@@ -9,7 +9,7 @@ import { PROVIDER_IDS, type ProviderId } from "../channels/email/presets.ts";
 import type { SetupAnswers } from "../config/setup-config.ts";
 import { createLogger } from "../log.ts";
 import { UsageError } from "./args.ts";
-import type { Io } from "../cli.ts";
+import type { Io } from "./io.ts";
 
 export const EMAIL_OPTIONS = {
   email: { type: "boolean" },
@@ -43,7 +43,7 @@ export async function connectEmailFromFlags(home: string, flags: Flags, answers:
   if (provider && !isProvider(provider)) throw new UsageError(`--email-provider is one of ${PROVIDER_IDS.join(", ")}, not "${provider}" (another provider: --email-imap HOST:PORT --email-smtp HOST:PORT)`);
   if (!provider && (typeof flags["email-imap"] !== "string" || typeof flags["email-smtp"] !== "string")) throw new UsageError("--email needs --email-provider NAME, or --email-imap HOST:PORT and --email-smtp HOST:PORT");
 
-  const { ensurePackages } = await import("./setup.ts");
+  const { ensurePackages } = await import("./setup-steps.ts");
   const libs = await ensurePackages(home, channelDescriptor("email")!, io);
   if (libs) return fail("email", libs);
   const link = await import("../channels/email/link.ts");

@@ -5,11 +5,11 @@ import type { Readable, Writable } from "node:stream";
 import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
 import { homePaths } from "../config/home.ts";
 import { liveHolder } from "../gateway/upkeep/lock.ts";
-import type { Io } from "../cli.ts";
+import type { Io } from "./io.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
 import { checkModelKey } from "./setup-checks.ts";
-import { describeSender, ensurePackages, finish, installPm2, nextSteps, OWNER_GREETING } from "./setup.ts";
+import { describeSender, ensurePackages, finish, installPm2, nextSteps, OWNER_GREETING } from "./setup-steps.ts";
 
 class Cancelled extends Error {}
 

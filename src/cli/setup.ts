@@ -7,25 +7,23 @@
 // the home's 0600 `.env`. Interactive in a terminal (@clack/prompts, loaded only here);
 // `--non-interactive` takes the same answers from flags and the environment, for scripts.
 // Nothing is written until every check passed.
-import { installCommand, installPackages, missingPackages, packagesDir, usePackagesOf } from "../channels/packages.ts";
-import { spawnSync } from "node:child_process";
 import type { ParseArgsOptionsConfig } from "node:util";
-import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/config.ts";
 import { parseDuration } from "../config-fields.ts";
-import { homePaths } from "../config/home.ts";
-import { ENDPOINT_KEY_ENV, modelName, writeSetup, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
-import { hearthCmd, startCmd } from "../hearth-command.ts";
-import { liveHolder } from "../gateway/upkeep/lock.ts";
+import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
+import { hearthCmd } from "../hearth-command.ts";
 import { withSecrets } from "../config/secrets.ts";
 import { createLogger } from "../log.ts";
 import { parse, UsageError } from "./args.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";
-import type { ChannelDescriptor, LinkUi, SetupSender } from "../channels/descriptor.ts";
+import type { LinkUi } from "../channels/descriptor.ts";
 import { checkModelKey } from "./setup-checks.ts";
 import { connectEmailFromFlags, EMAIL_OPTIONS } from "./setup-email.ts";
-import type { Io } from "../cli.ts";
+import type { Io } from "./io.ts";
+import { describeSender, ensurePackages, finish, installPm2, nextSteps, OWNER_GREETING } from "./setup-steps.ts";
+
+export { OWNER_GREETING };
 
 /** The chat channels setup can connect, in the registry's order. */
 const SETUP_CHANNELS = CONFIGURABLE.filter((c) => c.setup && c.credentials?.[0]);
@@ -57,7 +55,6 @@ const CHANNEL_OPTIONS: ParseArgsOptionsConfig = Object.fromEntries([
 ]);
 
 const DEFAULT_MODEL = { anthropic: "claude-sonnet-5-5", ollama: "llama3.2" } as const;
-export const OWNER_GREETING = "Hearth: you are now this bot's owner. Once Hearth runs, talk to it here.";
 
 type Env = NodeJS.ProcessEnv;
 
@@ -161,19 +158,6 @@ async function nonInteractive(home: string, v: Values, handshakeMs: number, io: 
   return 0;
 }
 
-/**
- * What to do once setup wrote its answers: start Hearth, or restart the one running (a daemon
- * reads config.json and .env when it starts, so it does not have what setup changed), and where
- * the dashboard is once it was turned on. `asService` follows the start command.
- */
-export function nextSteps(home: string, answers: SetupAnswers, asService = ""): string[] {
-  const running = liveHolder(homePaths(home).lock);
-  return [
-    running ? `Hearth is running (pid ${running.pid}) with the settings it started with: \`${hearthCmd("restart")}\` makes it read these.` : `Next: ${startCmd()}${asService}`,
-    ...(answers.dashboard ? [`The dashboard: \`${hearthCmd("dashboard")}\` opens it, once Hearth ${running ? "has restarted" : "runs"}.`] : []),
-  ];
-}
-
 /** A link setup's questions answered from `--<id>-<flag>` (else the question's default); what it shows goes to stdout. */
 function flagUi(v: Values, id: string, io: Io): LinkUi {
   const given = <T extends string>(message: string, opts: { flag?: string; initialValue?: T } = {}): T => {
@@ -220,49 +204,4 @@ function need(env: Env, variable: string, flag: string): string {
 function fail(io: Io, what: string, problem: string): number {
   io.stdout.write(`✗ ${what}: ${problem}\nNothing was written.\n`);
   return 1;
-}
-
-/** A sender as the wizard shows them; the names are printable already (setup-checks.ts, setup-discord.ts). */
-export function describeSender(s: SetupSender): string {
-  return `${s.name}${s.username ? ` (@${s.username}, id ${s.id})` : ` (id ${s.id})`}`;
-}
-
-/**
- * Installs the channel's libraries into the home when Hearth's install lacks them (packages.ts)
- * and lets this process load them; null when they are there, else why not.
- */
-export async function ensurePackages(home: string, c: ChannelDescriptor, io: Io): Promise<string | null> {
-  const missing = missingPackages(home, c);
-  if (missing.length > 0) {
-    say(io, `… installing ${c.name}'s libraries (${missing.join(", ")}) into ${packagesDir(home)}`);
-    const r = await installPackages(home, missing);
-    if (r.code !== 0) return `npm could not install ${missing.join(", ")} (exit ${r.code}): ${r.output.trim().split("\n").at(-1) ?? ""}; try: ${installCommand(home, missing)}`;
-  }
-  usePackagesOf(home);
-  return null;
-}
-
-/** Writes the answers and says where. */
-export function finish(home: string, answers: SetupAnswers, io: Io): void {
-  const log = createLogger({ level: "warn", sink: { write: (l) => io.stderr.write(l) } });
-  const file = writeSetup(home, answers, log);
-  const paths = homePaths(home);
-  const keys = Object.keys(answers.channels).length > 0 || ("apiKey" in answers.model && answers.model.apiKey);
-  say(io, `✓ wrote ${file} (model ${modelName(answers.model)})${keys ? `; keys and tokens in ${paths.secrets} (mode 600)` : ""}`);
-}
-
-/** Starts the daemon under pm2 with this home, and saves pm2's list so a reboot brings it back. */
-export function installPm2(home: string, io: Io): number {
-  const root = fileURLToPath(new URL("../../", import.meta.url));
-  const pm2 = `${root}node_modules/.bin/pm2`;
-  const env = { ...process.env, HEARTH_HOME: home };
-  for (const args of [["start", "ecosystem.config.cjs"], ["save"]]) {
-    const r = spawnSync(pm2, args, { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
-    if (r.status !== 0) {
-      io.stdout.write(`✗ pm2 ${args.join(" ")} failed; run it yourself in ${root}: npx pm2 ${args.join(" ")}\n`);
-      return 1;
-    }
-  }
-  say(io, "✓ Hearth runs under pm2 (npx pm2 startup makes pm2 itself start at boot).");
-  return 0;
 }

@@ -8,10 +8,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { isLoopbackHost } from "../config/schema.ts";
-import { sameSecret, type DashboardSession, type LoginSource } from "./access.ts";
+import type { Logger } from "../log.ts";
+import { sameSecret, type DashboardAccess, type DashboardSession, type LoginSource } from "./access.ts";
+import type { DashboardHost } from "./host.ts";
 import { loginPage, pageDocument } from "./layout.ts";
 import { loadPages, STREAMED, type ActionResult, type Page } from "./pages.ts";
-import type { AppContext } from "./server.ts";
 import { peerUid } from "./peer-user.ts";
 import { staticFile } from "./static-files.ts";
 
@@ -26,6 +27,17 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
 };
+
+/** What app.ts gets for every request (from server.ts, which loads this file on the first one). */
+export interface AppContext {
+  access: DashboardAccess;
+  host: DashboardHost;
+  /** Whether a Host header value names this server (DNS rebinding guard). */
+  isOwnHost(hostHeader: string): boolean;
+  /** The session cookie's name (it holds the port). */
+  cookieName: string;
+  log: Logger;
+}
 
 export async function handleRequest(req: IncomingMessage, res: ServerResponse, ctx: AppContext): Promise<void> {
   // A path is joined to the origin, never resolved against it: "//x" would read as a host, and

@@ -7,6 +7,7 @@ import { hostname, networkInterfaces } from "node:os";
 import { isLoopbackHost } from "../config/schema.ts";
 import type { Logger } from "../log.ts";
 import { DashboardAccess, sessionCookie } from "./access.ts";
+import type { AppContext } from "./app.ts";
 import type { DashboardHost } from "./host.ts";
 
 export interface DashboardOptions {
@@ -31,16 +32,6 @@ export interface DashboardServer {
   close(): Promise<void>;
 }
 
-/** What app.ts gets for every request. */
-export interface AppContext {
-  access: DashboardAccess;
-  host: DashboardHost;
-  /** Whether a Host header value names this server (DNS rebinding guard). */
-  isOwnHost(hostHeader: string): boolean;
-  /** The session cookie's name (it holds the port). */
-  cookieName: string;
-  log: Logger;
-}
 
 type App = (req: IncomingMessage, res: ServerResponse, ctx: AppContext) => Promise<void>;
 

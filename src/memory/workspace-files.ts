@@ -6,7 +6,10 @@
 import { closeSync, readSync, type Stats } from "node:fs";
 import type { Logger } from "../log.ts";
 import type { MemoryScope } from "./visibility.ts";
+import { ProblemLog } from "./problem-log.ts";
 import { openWorkspaceFile } from "./workspace-open.ts";
+
+export { ProblemLog };
 
 export type Keep = "head" | "tail";
 
@@ -30,28 +33,6 @@ export type CappedRead =
     }
   | { type: "missing" }
   | { type: "unreadable"; reason: string };
-
-/**
- * Logs each distinct file problem once: the same path, reason and modification time is not
- * logged again, however often the file is read. A changed file (new mtime) is news again.
- */
-export class ProblemLog {
-  readonly #log: Logger;
-  readonly #seen = new Set<string>();
-
-  constructor(log: Logger) {
-    this.#log = log;
-  }
-
-  warnOnce(absPath: string, reason: string, mtimeMs: number | undefined): void {
-    const key = `${absPath}\0${reason}\0${mtimeMs ?? ""}`;
-    if (this.#seen.has(key)) return;
-    // A file whose mtime keeps changing must not grow this set without bound.
-    if (this.#seen.size >= 1000) this.#seen.clear();
-    this.#seen.add(key);
-    this.#log.warn("memory.file_problem", { path: absPath, reason });
-  }
-}
 
 // A plain Logger passed to readCapped gets one ProblemLog for its lifetime, so callers that
 // hold a logger (not a ProblemLog) still log each problem once.

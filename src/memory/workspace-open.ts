@@ -32,7 +32,7 @@ import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, realpa
 import path from "node:path";
 import { descriptorIsAt } from "../agent/tools/workspace-path.ts";
 import { canSee, canSend, CHATS_DIR, IDENTITY_FILES, type MemoryScope } from "./visibility.ts";
-import type { ProblemLog } from "./workspace-files.ts";
+import type { ProblemLog } from "./problem-log.ts";
 
 export type OpenMode = "read" | "append" | "replace";
 

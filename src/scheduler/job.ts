@@ -6,31 +6,12 @@ import { channelDescriptor, channelIdSchema, chatAddressHelp } from "../channels
 import { z } from "zod";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
 import { parseDuration } from "../config-fields.ts";
-import { checkSchedule } from "./schedule.ts";
+import { checkSchedule, duration, isoTime, scheduleSchema, type Schedule } from "./schedule.ts";
 
 export const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export const DEFAULT_CATCH_UP = "1h";
 
-const isoTime = z.iso.datetime({ offset: true, error: 'expected an ISO time such as "2026-11-23T09:00:00Z"' });
-
-const duration = z
-  .string()
-  .trim()
-  .refine((s) => parseDuration(s) !== null, 'expected a duration such as "30m", "1h" or "90s" ("0" for none)');
-
-export const scheduleSchema = z.discriminatedUnion(
-  "kind",
-  [
-    /** A 5-field (or 6, seconds first) cron expression, in `tz` (default: config `timezone`). */
-    z.strictObject({ kind: z.literal("cron"), expr: z.string().trim().min(1), tz: z.string().trim().min(1).optional() }),
-    /** Every interval, counted from the job's creation. */
-    z.strictObject({ kind: z.literal("every"), every: duration }),
-    /** Once, at an instant. */
-    z.strictObject({ kind: z.literal("at"), at: isoTime }),
-  ],
-  { error: 'expected a schedule {"kind": "cron", "expr": …} | {"kind": "every", "every": "30m"} | {"kind": "at", "at": ISO time}' },
-);
-export type Schedule = z.output<typeof scheduleSchema>;
+export { scheduleSchema, type Schedule };
 
 /**
  * Where a run's answer goes. `origin` is the chat a job was created from (resolved when it was

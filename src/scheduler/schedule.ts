@@ -3,7 +3,30 @@
 // it; `at` is one instant. Everything here is pure: times in, times out.
 import { Cron } from "croner";
 import { parseDuration } from "../config-fields.ts";
-import type { Schedule } from "./job.ts";
+import { z } from "zod";
+
+// The schema of a job's `schedule` in cron/jobs.json (job.ts), and its parts that job.ts
+// uses for its own times and durations.
+export const isoTime = z.iso.datetime({ offset: true, error: 'expected an ISO time such as "2026-11-23T09:00:00Z"' });
+
+export const duration = z
+  .string()
+  .trim()
+  .refine((s) => parseDuration(s) !== null, 'expected a duration such as "30m", "1h" or "90s" ("0" for none)');
+
+export const scheduleSchema = z.discriminatedUnion(
+  "kind",
+  [
+    /** A 5-field (or 6, seconds first) cron expression, in `tz` (default: config `timezone`). */
+    z.strictObject({ kind: z.literal("cron"), expr: z.string().trim().min(1), tz: z.string().trim().min(1).optional() }),
+    /** Every interval, counted from the job's creation. */
+    z.strictObject({ kind: z.literal("every"), every: duration }),
+    /** Once, at an instant. */
+    z.strictObject({ kind: z.literal("at"), at: isoTime }),
+  ],
+  { error: 'expected a schedule {"kind": "cron", "expr": …} | {"kind": "every", "every": "30m"} | {"kind": "at", "at": ISO time}' },
+);
+export type Schedule = z.output<typeof scheduleSchema>;
 
 /** Counting missed runs stops here; more are reported as "1000 or more". */
 const COUNT_CAP = 1000;

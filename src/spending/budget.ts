@@ -12,9 +12,11 @@ import { writeFileAtomic } from "../storage.ts";
 import type { Config } from "../config/schema.ts";
 import type { Spent, UsageLedger } from "./ledger.ts";
 import type { RunPurpose } from "./usage-record.ts";
+import type { BudgetStatus, Limit } from "./budget-status.ts";
 import { spendingLine, usdText } from "./spending-text.ts";
 
 export { spendingLine, usdText };
+export type { BudgetStatus, Limit };
 
 export interface BudgetCheck {
   scope: Scope;
@@ -30,22 +32,6 @@ export type BudgetDecision =
   | { type: "allow-over-budget"; limit: LimitName }
   /** `tooSmall`: the limit was marked too small for one answer (markSpent), not spent. */
   | { type: "refuse"; limit: LimitName; reason: string; tooSmall?: true };
-
-export interface Limit {
-  spentUsd: number;
-  /** null: no limit set. Includes today's `/budget raise`. */
-  limitUsd: number | null;
-}
-
-export interface BudgetStatus {
-  day: string;
-  month: string;
-  today: Limit;
-  thisMonth: Limit;
-  sharedToday: Limit;
-  raisedTodayUsd: number;
-  hardStop: boolean;
-}
 
 interface StateFile {
   version: 1;

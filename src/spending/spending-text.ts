@@ -1,6 +1,6 @@
 // How money is written for people; apart from budget.ts so that `hearth status` can print the
 // spending line without loading the budget's state handling.
-import type { BudgetStatus, Limit } from "./budget.ts";
+import type { BudgetStatus, Limit } from "./budget-status.ts";
 
 export const usdText = (v: number): string => `$${v.toFixed(2)}`;
 

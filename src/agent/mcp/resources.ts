@@ -3,7 +3,6 @@
 // `hearth mcp tools NAME` prints. Resource contents map like tool results (results.ts).
 import { z } from "zod";
 import type { Tool, ToolOutput } from "../tool.ts";
-import type { McpConnection } from "./connection.ts";
 import { toToolOutput } from "./results.ts";
 
 export const READ_RESOURCE_TOOL = "mcp_read_resource";
@@ -25,11 +24,20 @@ const input = z.strictObject({
   uri: z.string().min(1).optional().describe("The resource's URI; leave it out to list the server's resources."),
 });
 
+/** What the tool needs of a server's connection (connection.ts McpConnection). */
+export interface ResourceServer {
+  readonly name: string;
+  readonly config: { readonly scope: string };
+  hasResources(): boolean;
+  catalog(signal?: AbortSignal): Promise<Catalog | { error: string }>;
+  readResource(uri: string, signal: AbortSignal): Promise<ToolOutput>;
+}
+
 /**
  * The tool over `servers` (those whose resources exist, at the time of the call). `servers` is
  * called per call; the tool object itself stays the same, so the tool list stays byte-stable.
  */
-export function readResourceTool(servers: () => readonly McpConnection[]): Tool<typeof input> {
+export function readResourceTool(servers: () => readonly ResourceServer[]): Tool<typeof input> {
   return {
     name: READ_RESOURCE_TOOL,
     description: "Reads a resource (a file, a record, a document) that an MCP server offers, by its URI; without a URI it lists the server's resources.",
