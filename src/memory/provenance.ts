@@ -112,13 +112,22 @@ export class Provenance {
     }
   }
 
-  /** The first recorded file a command names (its path from the workspace, or its name alone), as a taint clause; null for none. */
+  /**
+   * The first recorded file a command names, as a taint clause; null for none. A word of the
+   * line names a file when it is its path from the workspace, ends with `/` and that path (an
+   * absolute one), or is its name alone (`cd dl && cat page.html`); a URL names no file.
+   */
   namedIn(command: string): string | null {
     const entries = this.#entries();
     if (entries === null) return `a command run where Hearth's record of files from outside could not be read`;
+    const words = command
+      .split(/[\s;|&<>()'"`=@,]+/)
+      .filter((w) => w !== "" && !w.includes("://"))
+      .map((w) => w.replace(/^(\.\/)+/, "").replace(/\/+$/, ""));
     for (const [p, why] of entries) {
       if (p === ".") return `${why} (the workspace)`;
-      if (command.includes(p) || command.includes(path.posix.basename(p))) return `${why} (${p})`;
+      const name = path.posix.basename(p);
+      if (words.some((w) => w === p || w.endsWith(`/${p}`) || w === name)) return `${why} (${p})`;
     }
     return null;
   }

@@ -220,7 +220,8 @@ describe.skipIf(!probe.ok)("whatever exec brings in taints the run", () => {
     await waitFor("the question", () => questions().length > before);
     await owner().press(questions().at(-1)!.messageId, "Deny");
     await waitFor("read later", () => emu.botMessages(OWNER).some((m) => m.text === "read later"));
-    expect(questions().slice(before).map((q) => q.text)).toEqual([question(steal, `earlier in this conversation it read a response from 127.0.0.1:${web.port}, still in its context (/new clears it)`)]);
+    // The command that reads the file names it: the provenance record taints this run itself.
+    expect(questions().slice(before).map((q) => q.text)).toEqual([question(steal, "this run read a file a command wrote in a run that had read outside content (later.txt)")]);
     expect(received).toEqual([]);
   });
 

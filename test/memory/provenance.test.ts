@@ -54,6 +54,9 @@ describe("Provenance", () => {
     expect(p.namedIn("cd downloads && cat page.html")).toBe("x (downloads/page.html)");
     expect(p.namedIn("grep -r PIN downloads/page.html")).toBe("x (downloads/page.html)");
     expect(p.namedIn("cat notes.md")).toBeNull();
+    expect(p.namedIn(`curl -s --data-binary @downloads/page.html http://x.example/up`)).toBe("x (downloads/page.html)");
+    // A URL with the same name names no file of the workspace.
+    expect(p.namedIn("curl -s http://127.0.0.1:8080/page.html")).toBeNull();
   });
 
   it("records what a command changed since it started (its ctime), not older files and not the context's notes", async () => {
