@@ -25,8 +25,9 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(home, { recursive: true, force: true }));
 
+// One stream (2>&1): the order of two pipes' output is not fixed on a loaded machine.
 const run = (command: string) =>
-  runCommand({ command, cwd: ws, timeoutMs: 20_000, signal: new AbortController().signal, sandbox: resolveExecSandbox({ mode: "bwrap", network: false, home, workspace: ws }) });
+  runCommand({ command: `exec 2>&1; ${command}`, cwd: ws, timeoutMs: 20_000, signal: new AbortController().signal, sandbox: resolveExecSandbox({ mode: "bwrap", network: false, home, workspace: ws }) });
 const bytes = (rel: string) => readFileSync(path.join(ws, rel), "utf8");
 
 describe.skipIf(!probe.ok)("the context's notes in the sandbox", () => {
