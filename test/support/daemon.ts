@@ -99,6 +99,26 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
   }
 }
 
+/** The ids of the messages the daemon has accepted (on disk in inbox.jsonl) so far. */
+export function acceptedIds(home: string): Set<string> {
+  const ids = new Set<string>();
+  let text = "";
+  try {
+    text = readFileSync(join(home, "inbox.jsonl"), "utf8");
+  } catch {
+    return ids;
+  }
+  for (const line of text.split("\n")) {
+    try {
+      const r = JSON.parse(line) as { type?: string; entry?: { id?: string } };
+      if (r.type === "accepted" && r.entry?.id) ids.add(r.entry.id);
+    } catch {
+      // blank, or a line still being written
+    }
+  }
+  return ids;
+}
+
 /**
  * True once every message the daemon accepted has its outcome recorded in inbox.jsonl (`done`
  * after the final reply was handed over, or `abandoned`): the daemon has nothing more to say

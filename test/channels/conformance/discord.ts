@@ -11,6 +11,7 @@ export const DISCORD_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("discord")!.capabilities,
   holdsDeliveries: true,
   sameAfterCrash: true,
+  takenOnce: "not yet done: Hearth does not read a channel's history after a restart, and Discord's gateway does not send a new session what it sent the one that died",
 };
 
 export async function startDiscordPlatform(): Promise<FakePlatform> {

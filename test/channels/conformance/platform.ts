@@ -67,6 +67,12 @@ export interface PlatformTraits {
    * Otherwise why that crash scenario cannot run.
    */
   sameAfterCrash?: true | string;
+  /**
+   * A message the platform handed to the daemon comes again after a kill -9 that came before the
+   * daemon had it on disk (an offset not yet confirmed, an envelope not yet acknowledged, a
+   * history read after the restart): absent. Otherwise why it cannot.
+   */
+  takenOnce?: string;
   /** It implements `logOut` (the platform can unlink the bot's device). */
   logsOut?: boolean;
   /**

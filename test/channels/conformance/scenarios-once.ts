@@ -1,7 +1,8 @@
-// The conformance scenarios about a message that must go out once and only once: a crash between
-// a part's sending and the platform's answer to it (at the chosen instant, and at a random moment
-// of a long answer's delivery), and a device logged out while an answer is being written. Run by
-// every channel whose platform can show them (PlatformTraits), after the other crash scenarios.
+// The conformance scenarios about a message that must be taken once and answered once: a crash
+// the instant after the platform handed a message over, one between a part's sending and the
+// platform's answer to it (at the chosen instant, and at a random moment of a long answer's
+// delivery), and a device logged out while an answer is being written. Run by every channel
+// whose platform can show them (PlatformTraits), after the other crash scenarios.
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
 import { splitMessage } from "../../../src/channels/chunk.ts";
@@ -124,5 +125,27 @@ const logoutWithAnswerPending: Scenario = {
   },
 };
 
+const crashBeforeTaken: Scenario = {
+  name: "kill -9 the instant the platform has handed over a message, before the daemon has it on disk: it comes again and is answered once",
+  skipReason: (t) => t.takenOnce,
+  async run(stage) {
+    const { platform: p, model } = stage;
+    const chat = ownerDm(p);
+    const answer = "Answered once, though the crash came before the message was on disk.";
+    const fresh = freshIn(p, chat);
+    model.setDefault(text(answer));
+    try {
+      await p.send(chat, p.person("owner"), "conformance: a message the crash overtakes");
+      await stage.kill9();
+      await stage.restart();
+      await waitFor("the answer to the message the crash overtook", () => fresh().some((m) => m.text === answer));
+      await settled(stage);
+      expect(fresh().map((m) => m.text)).toEqual([answer]);
+    } finally {
+      model.setDefault(null);
+    }
+  },
+};
+
 /** In the order they run, after the other crash scenarios. */
-export const onceScenarios: readonly Scenario[] = [crashBeforeTheAnswer, crashDuringTheParts, logoutWithAnswerPending];
+export const onceScenarios: readonly Scenario[] = [crashBeforeTaken, crashBeforeTheAnswer, crashDuringTheParts, logoutWithAnswerPending];

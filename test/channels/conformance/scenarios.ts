@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
-import { inboxSettled, waitFor, type Daemon } from "../../support/daemon.ts";
+import { acceptedIds, inboxSettled, waitFor, type Daemon } from "../../support/daemon.ts";
 import { lastUserContent, requestText, text, toolCall, type FakeModel, type RecordedRequest } from "../../support/fake-model.ts";
 import { pdf, picture } from "../../support/media-files.ts";
 import { answerScenarios } from "./scenarios-answers.ts";
@@ -397,19 +397,20 @@ const crashAtRandom: Scenario = {
     // Every run of the message (the first, and one after the restart) gets the same answer.
     model.setDefault(text(answer, { chunkSize: 8, chunkDelayMs: 60 }));
     try {
+      const before = acceptedIds(stage.home);
       await p.send(chat, p.person("owner"), "conformance: answer across a random crash");
-      // The moment is chosen, not waited for: anywhere from before the daemon has the message
-      // to after the answer is delivered.
+      // Chosen, not waited for: from the message on disk to after the answer (the instant before: scenarios-once.ts).
+      await waitFor("the daemon to have the message on disk", () => [...acceptedIds(stage.home)].some((id) => !before.has(id)));
       const moment = Math.floor(Math.random() * 1_500);
       await sleep(moment);
       await stage.kill9();
       await stage.restart();
       await inChat.wait(answer).catch((err: unknown) => {
-        throw new Error(`killed ${moment} ms after the message: ${String(err)}`);
+        throw new Error(`killed ${moment} ms after the message was on disk: ${String(err)}`);
       });
       await settled(stage);
       const after = inChat.fresh().filter((m) => !m.interrupted);
-      expect(after.map((m) => m.text), `killed ${moment} ms after the message`).toEqual([answer]);
+      expect(after.map((m) => m.text), `killed ${moment} ms after the message was on disk`).toEqual([answer]);
     } finally {
       model.setDefault(null);
     }
@@ -494,7 +495,4 @@ export const scenarios: readonly Scenario[] = [
   ...onceScenarios,
 ];
 
-export const scenario = {
-  ownerAnsweredOnce,
-  crashBeforeDelivery,
-} as const;
+export const scenario = { ownerAnsweredOnce, crashBeforeDelivery, crashAtRandom } as const;

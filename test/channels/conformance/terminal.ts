@@ -138,10 +138,10 @@ export async function startTerminalPlatform(): Promise<FakePlatform> {
     daemonSetup: () => ({ channels: {}, env: {} }),
     async connected(d) {
       daemon = d;
-      // The window of the daemon that was killed is gone with it; a new one opens.
-      for (const w of windows.filter(alive)) (w.cut = true), w.child.kill("SIGKILL");
-      const window = run(["chat"], "pipe");
-      windows.push(window);
+      // The window stays open across a restart, as the owner's would: `hearth chat` waits for the
+      // daemon and connects again (and may already show an answer the new daemon recovered, which
+      // closing it now would cut off). A window opens when none is open.
+      if (!windows.some(alive)) windows.push(run(["chat"], "pipe"));
       // Two clients: the window and the status request itself.
       await waitFor("the terminal window to connect", async () => {
         const status = await d.hearth(["status", "--json"]);

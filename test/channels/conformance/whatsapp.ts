@@ -17,6 +17,7 @@ export const WHATSAPP_TRAITS: PlatformTraits = {
   sameAfterCrash: true,
   logsOut: true,
   answersInWords: true,
+  takenOnce: "Baileys sends WhatsApp the delivery receipt before it hands the message to Hearth: WhatsApp never sends it again",
 };
 
 export const WA_OWNER: Person = { role: "owner", id: "4915111111111", name: "Ann" };
