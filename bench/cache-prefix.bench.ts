@@ -93,7 +93,7 @@ async function photoSession(): Promise<Figure[]> {
       fake.enqueue(text(`Photo ${run}: a grainy picture, mostly grey noise; nothing in it I can name.`));
       const attachment: Attachment = { kind: "image", name: `photo-${run}.jpg`, mime: "image/jpeg", size: bytes.length, fetch: async () => bytes };
       const id = `p${run}`;
-      channel.deliver({ id, channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "owner", isOwner: true }, text: `What is in this photo (${run})?`, addressed: true, attachments: [attachment], receivedAt: Date.now() });
+      channel.deliver({ id, channel: "telegram", chat: { id: "1", type: "dm", members: ["1"] }, sender: { id: "1", name: "owner", isOwner: true }, text: `What is in this photo (${run})?`, addressed: true, attachments: [attachment], receivedAt: Date.now() });
       while (!channel.replies.has(id)) await new Promise((r) => setTimeout(r, 5));
     }
     const requests = fake.requests.filter((r) => r.path.endsWith("/messages"));

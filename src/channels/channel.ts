@@ -9,14 +9,7 @@ export interface InboundMessage {
   /** Unique per channel; with `channel` it is the dedupe key. */
   id: string;
   channel: ChannelId;
-  chat: {
-    id: string;
-    type: "dm" | "group";
-    threadId?: string;
-    title?: string;
-    /** Other ids the chat belongs to (a Discord guild, a thread's parent), matched by group allowlists. */
-    scopeIds?: string[];
-  };
+  chat: InboundChat;
   sender: { id: string; name: string; isOwner: boolean };
   text: string;
   /** A DM, an @mention, a reply to the bot, or the configured name pattern. */
@@ -47,6 +40,29 @@ export interface InboundMessage {
   /** Platform data the channel needs to answer (reply references); JSON-serialisable, opaque to the gateway. */
   raw?: unknown;
 }
+
+/**
+ * The chat a message came in. `type` is what the platform calls it: `dm` its direct conversation
+ * with the bot (a Telegram private chat, a Slack or Discord DM, a Signal or WhatsApp chat with one
+ * person, a Matrix room Hearth takes as direct, a mail thread), `group` anything else. Whether it
+ * is private is not the adapter's to say: the gateway decides it on every message from `members`
+ * (gateway/access/audience.ts), so a `dm` must report them.
+ */
+export type InboundChat = {
+  id: string;
+  threadId?: string;
+  title?: string;
+  /** Other ids the chat belongs to (a Discord guild, a thread's parent), matched by group allowlists. */
+  scopeIds?: string[];
+} & ({ type: "dm"; members: ChatMembers } | { type: "group"; members?: ChatMembers });
+
+/**
+ * Who can read a chat besides the bot when the message came, as the platform says at that moment:
+ * their ids, the sender's among them (a platform's one-to-one chat: its one person; a Matrix
+ * room: its joined and invited members; a mail: its From, To and Cc but Hearth's own address), at
+ * most 100 of them. "unknown" when the adapter cannot tell, which the gateway takes as shared.
+ */
+export type ChatMembers = readonly string[] | "unknown";
 
 /** A file on the platform. `video` is described so the gateway can say it is not supported yet. */
 export interface Attachment {

@@ -40,7 +40,7 @@ async function send(channel: TestChannel, i: number, bytes: Uint8Array, text: st
   channel.deliver({
     id,
     channel: "telegram",
-    chat: { id: "1", type: "dm" },
+    chat: { id: "1", type: "dm", members: ["1"] },
     sender: { id: "1", name: "owner", isOwner: true },
     text,
     addressed: true,

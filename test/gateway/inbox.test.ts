@@ -17,7 +17,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const msg = (id: string, text = "hi"): InboundMessage => ({
   id,
   channel: "telegram",
-  chat: { id: "1", type: "dm" },
+  chat: { id: "1", type: "dm", members: ["1"] },
   sender: { id: "1", name: "Owner", isOwner: true },
   text,
   addressed: true,

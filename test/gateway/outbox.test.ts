@@ -19,7 +19,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const msg = (id: string): InboundMessage => ({
   id,
   channel: "telegram",
-  chat: { id: "1", type: "dm" },
+  chat: { id: "1", type: "dm", members: ["1"] },
   sender: { id: "1", name: "Owner", isOwner: true },
   text: `text ${id}`,
   addressed: true,

@@ -26,7 +26,7 @@ describe("owner buttons", () => {
     gw = await startTestGateway(fake.url, { config: { budget: { daily: 2 } }, memory: false, channel });
     expect(gw.channel).toBe(channel);
     fake.enqueue(text("An expensive answer.", { usage: { input_tokens: 2_000_000, output_tokens: 10 } }));
-    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
+    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm", members: ["1"] }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
     await waitFor("the budget notice", () => channel.questions.length === 1);
     const { q, to } = channel.questions[0]!;
     expect(to).toEqual({ channel: "telegram", chatId: "1" });
@@ -63,7 +63,7 @@ describe("owner buttons", () => {
       gw = await startTestGateway(fake.url, { home, config: { budget: { daily: 2 } }, memory: false, channel: first });
       fake.enqueue(text("Hi."));
       const id = "m1";
-      first.deliver({ id, channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
+      first.deliver({ id, channel: "telegram", chat: { id: "1", type: "dm", members: ["1"] }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
       await waitFor("the answer", () => first.replies.has(id));
       await gw.stop();
       // Then the scheduled backup fails: its folder cannot be made.

@@ -46,14 +46,18 @@ export class TestChannel implements Channel {
     this.#onMessage!(m);
   }
 
-  /** Delivers a message built from the essentials; returns its id. `isOwner`: the platform's reading of its owner ids (default: not the owner). */
-  /** `outside`: the message carries outside content (InboundMessage.outside, as every mail does). */
-  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string; isOwner?: boolean; outside?: string }): string {
+  /**
+   * Delivers a message built from the essentials; returns its id. `isOwner`: the platform's
+   * reading of its owner ids (default: not the owner). `members`: who is in a DM (default: its
+   * sender alone, as in a platform's one-to-one chat). `outside`: the message carries outside
+   * content (InboundMessage.outside, as every mail does).
+   */
+  say(opts: { chat: string; type?: "dm" | "group"; sender: string; text: string; title?: string; id?: string; isOwner?: boolean; members?: readonly string[]; outside?: string }): string {
     const id = opts.id ?? `t${++this.#seq}`;
     this.deliver({
       id,
       channel: this.id,
-      chat: { id: opts.chat, type: opts.type ?? "group", ...(opts.title ? { title: opts.title } : {}) },
+      chat: { id: opts.chat, ...(opts.type === "dm" ? { type: "dm" as const, members: opts.members ?? [opts.sender] } : { type: "group" as const }), ...(opts.title ? { title: opts.title } : {}) },
       sender: { id: opts.sender, name: `user${opts.sender}`, isOwner: opts.isOwner ?? false },
       text: opts.text,
       addressed: true,

@@ -34,7 +34,7 @@ describe("a background task's approvals", () => {
         return toolCall("spawn_task", { task: "Run the check.", label: "check" });
       },
     });
-    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "7", type: "dm" }, sender: { id: "7", name: "Ann", isOwner: true }, text: "start the check", addressed: true, receivedAt: Date.now() });
+    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "7", type: "dm", members: ["7"] }, sender: { id: "7", name: "Ann", isOwner: true }, text: "start the check", addressed: true, receivedAt: Date.now() });
     await waitFor("the question", () => channel.questions.length === 1);
     const [v] = gw.gateway.context.tasks.list();
     const { q, to } = channel.questions[0]!;

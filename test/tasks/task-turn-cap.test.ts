@@ -29,7 +29,7 @@ describe("a background task at agent.maxTurns", () => {
         return toolCall("spawn_task", { task: "Take many steps.", label: "steps" });
       },
     });
-    gw.channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "start it", addressed: true, receivedAt: Date.now() });
+    gw.channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm", members: ["1"] }, sender: { id: "1", name: "Ann", isOwner: true }, text: "start it", addressed: true, receivedAt: Date.now() });
     await waitFor("the result", () => (gw.channel.replies.get("send:1") ?? []).some((t) => / Task [0-9a-f]{6} /.test(t)));
     const [v] = gw.gateway.context.tasks.list();
     expect(v!.state).toBe("over-turns");

@@ -7,8 +7,9 @@
 // Ids follow the gateway's session keys: a guild channel is `chat.id` = the channel; a thread
 // is `chat.id` = its parent channel and `chat.threadId` = the thread, so each thread is its own
 // session (`group:discord:<parent>:<thread>`); `scopeIds` carry the guild (and the thread) for
-// the guild allowlist. A DM is `chat.id` = the DM channel.
-import { MessageFlags, type Message } from "discord.js";
+// the guild allowlist. A DM is `chat.id` = the DM channel, the bot and one person for good; a
+// group DM (or a DM between two people where someone used the bot's command) is a group.
+import { ChannelType, MessageFlags, type Message } from "discord.js";
 import type { InboundMessage } from "../channel.ts";
 import { printable } from "../printable.ts";
 import { unsupportedReply, type UnsupportedKind } from "../unsupported.ts";
@@ -23,7 +24,10 @@ export interface DiscordReplyRef {
 
 /** Where a message was posted. */
 export type DiscordPlace =
-  | { kind: "dm"; channelId: string }
+  /** The bot's DM with one person (`with`), who alone can read it. */
+  | { kind: "dm"; channelId: string; with: string }
+  /** A DM channel with more than the bot and one person (a group DM), or one the bot is not a member of. */
+  | { kind: "group-dm"; channelId: string; title?: string }
   | { kind: "channel"; guildId: string; channelId: string; title?: string }
   | { kind: "thread"; guildId: string; channelId: string; parentId: string; title?: string };
 
@@ -102,7 +106,9 @@ export function normalizeMessage(facts: DiscordMessageFacts, rules: DiscordInbou
 export function chatOf(place: DiscordPlace): InboundMessage["chat"] {
   switch (place.kind) {
     case "dm":
-      return { id: place.channelId, type: "dm" };
+      return { id: place.channelId, type: "dm", members: [place.with] };
+    case "group-dm":
+      return { id: place.channelId, type: "group", members: "unknown", ...(place.title ? { title: printable(place.title) } : {}) };
     case "channel":
       return { id: place.channelId, type: "group", scopeIds: [place.guildId], ...(place.title ? { title: printable(place.title) } : {}) };
     case "thread":
@@ -156,7 +162,8 @@ export function factsOf(message: Message): DiscordMessageFacts {
   const channel = message.channel;
   let place: DiscordPlace;
   if (!message.inGuild()) {
-    place = { kind: "dm", channelId: message.channelId };
+    const name = channel.type === ChannelType.GroupDM ? channel.name : null;
+    place = channel.type === ChannelType.GroupDM ? { kind: "group-dm", channelId: message.channelId, ...(name ? { title: name } : {}) } : { kind: "dm", channelId: message.channelId, with: message.author.id };
   } else if (channel.isThread()) {
     const parent = channel.parent;
     const title = [message.guild.name, parent ? `#${parent.name}` : undefined, channel.name].filter(Boolean).join(" › ");

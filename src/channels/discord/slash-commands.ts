@@ -5,7 +5,7 @@
 // Discord wants an answer to an interaction within 3 s, and a command may take longer (/compact
 // asks the model): each one is acknowledged at once as a deferred ephemeral response, and the
 // answer then replaces it (the original response's webhook message).
-import { ApplicationCommandOptionType, ApplicationCommandType, InteractionResponseType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client } from "discord.js";
+import { ApplicationCommandOptionType, ApplicationCommandType, ChannelType, InteractionContextType, InteractionResponseType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client } from "discord.js";
 import type { Logger } from "../../log.ts";
 import type { InboundMessage, MenuCommand, PlatformCommand } from "../channel.ts";
 import { printable } from "../printable.ts";
@@ -79,7 +79,11 @@ export function handleSlashCommand(
 
 function placeOf(interaction: ChatInputCommandInteraction): DiscordPlace {
   const channelId = interaction.channelId;
-  if (!interaction.inGuild()) return { kind: "dm", channelId };
+  if (!interaction.inGuild()) {
+    // A user-installed command can be used in a DM between two people, or in a group DM: not the bot's own DM.
+    const own = interaction.context === null || interaction.context === InteractionContextType.BotDM;
+    return own && interaction.channel?.type !== ChannelType.GroupDM ? { kind: "dm", channelId, with: interaction.user.id } : { kind: "group-dm", channelId };
+  }
   const channel = interaction.channel;
   if (channel?.isThread()) return { kind: "thread", guildId: interaction.guildId, channelId, parentId: channel.parentId ?? channelId };
   return { kind: "channel", guildId: interaction.guildId, channelId };

@@ -341,16 +341,20 @@ class EmailChannel implements Channel {
     this.#state.noteMail(chatId, { to: from.address, subject: known?.subject ?? mail.subject, messageId: mail.messageId, references: mail.references, uid });
     this.#log.info("email.received", { uid, from: from.address, owner: isOwner, vouched: vouched.by, chat: chatId });
     const attachments = attachmentsOf(mail);
+    // Everyone the mail went to can read the thread from here on (a reply-all reaches them): the
+    // gateway decides from them whether the thread is still private. Hearth's own address is the bot.
+    const members = [...new Set([from.address, ...mail.recipients])].filter((a) => a !== this.#c.address.toLowerCase()).slice(0, 100);
     return {
       mail,
       sender: from.address,
       message: (words) => ({
         id: `${this.#uidValidity}:${uid}`,
         channel: "email",
-        chat: { id: chatId, type: "dm", ...(mail.subject ? { title: mail.subject } : {}) },
+        chat: { id: chatId, type: "dm", members, ...(mail.subject ? { title: mail.subject } : {}) },
         sender: { id: from.address, name: from.name, isOwner },
-        // A bare number answers a numbered question (fallbacks.ts): it is passed on as it is.
-        text: /^\d{1,2}$/.test(words) ? words : mail.subject ? `Subject: ${mail.subject}\n\n${words}`.trim() : words,
+        // A bare number answers a numbered question (fallbacks.ts) and a mail that is a command
+        // ("/private") is one: both are passed on as they are.
+        text: /^\d{1,2}$/.test(words) || /^\/[A-Za-z_]+$/.test(words) ? words : mail.subject ? `Subject: ${mail.subject}\n\n${words}`.trim() : words,
         addressed: true,
         // The mail it answers names a question of Hearth's exactly (fallbacks.ts, answers.ts).
         ...(mail.parent ? { replyTo: { id: mail.parent, fromBot: isOwnMessageId(mail.parent, this.#c.address) } } : {}),

@@ -19,6 +19,8 @@ export interface Mail {
   /** The subject and the sender's name and address as printable text (printable.ts). */
   subject: string;
   from: { address: string; name: string } | null;
+  /** The addresses in To and Cc (lower case, printable), in the order they stand: who else the mail went to. */
+  recipients: string[];
   /** The Authentication-Results header values, top first, as they stand in the mail. */
   authResults: string[];
   /**
@@ -39,6 +41,11 @@ const MAX_TEXT_CHARS = 100_000;
 const MESSAGE_ID = /<[^<>\s]+>/g;
 /** The header fields RFC 5322 (§3.6) allows at most once in a message. */
 const ONCE = new Set(["date", "from", "sender", "reply-to", "to", "cc", "bcc", "message-id", "in-reply-to", "references", "subject"]);
+const addresses = (v: ParsedMail["to"]): string[] =>
+  (Array.isArray(v) ? v : v ? [v] : []).flatMap((o) => flatten(o.value)).map((a) => printable(a.toLowerCase()));
+/** A group ("team: a@x, b@y;") stands for its members. */
+const flatten = (list: Array<{ address?: string; group?: Array<{ address?: string; group?: unknown }> }>): string[] =>
+  list.flatMap((a) => (a.group ? flatten(a.group as typeof list) : a.address ? [a.address] : []));
 const ids = (v: string | string[] | undefined): string[] => (Array.isArray(v) ? v : v ? [v] : []).flatMap((s) => s.match(MESSAGE_ID) ?? []);
 
 /** A header line is at most 998 characters (RFC 5322): a longer Message-ID names nothing Hearth sent. */
@@ -68,6 +75,7 @@ export async function readMail(source: Buffer, fallbackId: string): Promise<Mail
     ...(parentOf(inReplyTo, references)),
     subject: printable((parsed.subject ?? "").trim()),
     from: sender?.address ? { address: printable(sender.address.toLowerCase()), name: printable(sender.name?.trim() || sender.address) } : null,
+    recipients: [...addresses(parsed.to), ...addresses(parsed.cc)],
     authResults: header("authentication-results"),
     repeated: [...counts].filter(([, n]) => n > 1).map(([key]) => key),
     automatic: (autoSubmitted !== undefined && autoSubmitted !== "no") || precedence === "bulk" || precedence === "junk" || precedence === "list",

@@ -227,6 +227,10 @@ class MatrixChannel implements Channel {
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
 
   async #receive(client: MatrixClient, event: MatrixEvent, room: Room, onMessage: (m: InboundMessage) => void | Promise<void>): Promise<void> {
+    // Who is in the room as the event arrives, read before anything is awaited: the room's state
+    // moves on with the sync while the event is decrypted.
+    const direct = this.#isDirect(room);
+    const members = membersOf(room, this.#me.userId);
     try {
       if (event.getSender() === this.#me.userId) return;
       if (event.isEncrypted()) await client.decryptEventIfNeeded(event);
@@ -251,7 +255,8 @@ class MatrixChannel implements Channel {
           type: event.getType(),
           content: event.getContent(),
           ts: event.getTs(),
-          direct: this.#isDirect(room),
+          direct,
+          members,
           repliedToSender: replyTo ? room.findEventById(replyTo)?.getSender() : undefined,
         },
         { bot: { userId: this.#me.userId, name: room.getMember(this.#me.userId)?.name ?? this.#me.name }, ownerIds: this.#config.ownerIds, namePattern: this.#namePattern },
@@ -416,4 +421,19 @@ function replyTarget(to: InboundMessage | DeliveryTarget): MatrixReplyTarget {
   const roomId = typeof raw?.roomId === "string" ? raw.roomId : to.chat.id;
   const threadId = typeof raw?.threadId === "string" ? raw.threadId : to.chat.threadId;
   return { roomId, replyTo: typeof raw?.eventId === "string" ? raw.eventId : to.id, ...(threadId ? { threadId } : {}) };
+}
+
+/**
+ * The room's joined and invited members but the bot (the room state, complete: members are not
+ * lazy-loaded); "unknown" past 100, where nobody needs the list (a large room is a group).
+ */
+function membersOf(room: Room, bot: string): string[] | "unknown" {
+  if (room.getInvitedAndJoinedMemberCount() > 101) return "unknown";
+  const ids: string[] = [];
+  for (const m of room.getMembers()) {
+    if (m.userId === bot || (m.membership !== "join" && m.membership !== "invite")) continue;
+    ids.push(m.userId);
+    if (ids.length === 100) break;
+  }
+  return ids;
 }

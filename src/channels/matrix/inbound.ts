@@ -1,7 +1,7 @@
 // A Matrix room message as Hearth reads it: the facts of one event (decrypted already), turned
 // into an InboundMessage or a reason to ignore it. Pure: the channel gathers the facts (room,
 // members, the bot's own ids), this file decides what they mean.
-import type { Attachment, InboundMessage } from "../channel.ts";
+import type { Attachment, ChatMembers, InboundMessage } from "../channel.ts";
 import { printable } from "../printable.ts";
 
 export interface MatrixEventFacts {
@@ -15,6 +15,8 @@ export interface MatrixEventFacts {
   ts: number;
   /** The room is a direct chat with the bot (see channel.ts #isDirect). */
   direct: boolean;
+  /** The room's joined and invited members but the bot when the event came; "unknown" in a large room. */
+  members: ChatMembers;
   /** The sender of the event this one replies to, when it replies. */
   repliedToSender: string | undefined;
 }
@@ -90,7 +92,9 @@ export function normalizeEvent(f: MatrixEventFacts, rules: MatrixInboundRules): 
     message: {
       id: f.eventId,
       channel: "matrix",
-      chat: { id: f.roomId, type: f.direct ? "dm" : "group", ...(threadId ? { threadId } : {}), ...(f.roomName ? { title: printable(f.roomName) } : {}) },
+      // A direct room can be joined by more people at any time: whether it is still private is
+      // the gateway's to decide from its members, on every message.
+      chat: { id: f.roomId, type: f.direct ? "dm" : "group", members: f.members, ...(threadId ? { threadId } : {}), ...(f.roomName ? { title: printable(f.roomName) } : {}) },
       sender: { id: f.sender, name: printable(f.senderName), isOwner: rules.ownerIds.includes(f.sender) },
       text: text.trim(),
       addressed,

@@ -115,7 +115,8 @@ export function normalizeEnvelope(envelope: SignalEnvelope, rules: SignalInbound
   const message: InboundMessage = {
     id: `${author}:${timestamp}`,
     channel: "signal",
-    chat: groupId ? { id: groupId, type: "group", ...(data.groupInfo?.groupName ? { title: printable(data.groupInfo.groupName) } : {}) } : { id: author, type: "dm" },
+    // A chat without a group is the account and one person for good; a group is a group whatever its size.
+    chat: groupId ? { id: groupId, type: "group", ...(data.groupInfo?.groupName ? { title: printable(data.groupInfo.groupName) } : {}) } : { id: author, type: "dm", members: [author] },
     sender: { id: author, name, isOwner: rules.ownerIds.includes(author) || (envelope.sourceUuid ? rules.ownerIds.includes(envelope.sourceUuid) : false) },
     text,
     addressed: !groupId || botMentioned || repliesToBot || named,

@@ -66,7 +66,8 @@ export function normalizeSlackMessage(e: SlackMessageEvent, rules: SlackInboundR
     message: {
       id: `${e.channel}:${e.ts}`,
       channel: "slack",
-      chat: { id: e.channel, type: dm ? "dm" : "group", ...(threadTs ? { threadId: threadTs } : {}) },
+      // An im is the bot and its one person for good: people added to a DM make a new group DM (an mpim), a group here.
+      chat: { id: e.channel, ...(dm ? { type: "dm" as const, members: [e.user] } : { type: "group" as const }), ...(threadTs ? { threadId: threadTs } : {}) },
       sender: { id: e.user, name: printable(nameOf(e.user)), isOwner: rules.ownerIds.includes(e.user) },
       text,
       addressed: dm || mentioned || named,

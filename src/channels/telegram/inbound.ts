@@ -99,7 +99,8 @@ export function normalizeMessage(msg: Message, rules: InboundRules): NormalizedM
   const thread = threadOf(msg);
   const chat: InboundMessage["chat"] = {
     id: String(msg.chat.id),
-    type: group ? "group" : "dm",
+    // A private chat is the bot and its one user for good: Telegram adds nobody to it.
+    ...(group ? { type: "group" as const } : { type: "dm" as const, members: [sender.id] }),
     ...(thread !== undefined ? { threadId: String(thread) } : {}),
     ...("title" in msg.chat && msg.chat.title ? { title: printable(msg.chat.title) } : {}),
   };

@@ -193,7 +193,8 @@ export class CliChannel implements Channel {
       // Hearth's own, so a request id another client also used is never taken for a duplicate.
       id: randomUUID(),
       channel: "cli",
-      chat: { id: "cli", type: "dm" },
+      // The control socket is the owner's alone (mode 600): nobody else is in this chat.
+      chat: { id: "cli", type: "dm", members: ["owner"] },
       sender: { id: "owner", name: "owner", isOwner: true },
       text,
       addressed: true,

@@ -63,7 +63,8 @@ export function normalizeWhatsApp(m: WhatsAppMessage, rules: WhatsAppInboundRule
   const message: InboundMessage = {
     id: `${chatId}:${m.id}`,
     channel: "whatsapp",
-    chat: group ? { id: chatId, type: "group", ...(m.groupSubject ? { title: printable(m.groupSubject) } : {}) } : { id: chatId, type: "dm" },
+    // A person's chat is the account and that person for good (the owner's "Message yourself": the owner alone).
+    chat: group ? { id: chatId, type: "group", ...(m.groupSubject ? { title: printable(m.groupSubject) } : {}) } : { id: chatId, type: "dm", members: [sender] },
     sender: { id: sender, name: printable(m.senderName || sender), isOwner: !sender.includes("@") && owners.includes(digitsOf(sender)) },
     text,
     addressed: !group || mentioned || repliesToBot || named,

@@ -45,7 +45,8 @@ export function gatewayTaskHost(ctx: TaskHostDeps): TaskHost {
       const m: InboundMessage = {
         id: `task-${taskId}`,
         channel: to.channel,
-        chat: { id: to.chatId, type: "dm", ...(to.threadId ? { threadId: to.threadId } : {}) },
+        // Never judged: a task's entry goes to the inbox directly, in the session its place decided.
+        chat: { id: to.chatId, type: "dm", members: "unknown", ...(to.threadId ? { threadId: to.threadId } : {}) },
         sender: { id: "hearth", name: `task ${taskId}`, isOwner: true },
         text,
         addressed: true,

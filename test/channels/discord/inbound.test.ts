@@ -81,7 +81,7 @@ describe("normalizeMessage: addressing", () => {
   });
 
   it("a DM is always addressed", () => {
-    const m = inbound(normalizeMessage(facts({ place: { kind: "dm", channelId: DM } }), rules()));
+    const m = inbound(normalizeMessage(facts({ place: { kind: "dm", channelId: DM, with: ALICE.id } }), rules()));
     expect(m.addressed).toBe(true);
   });
 });
@@ -101,9 +101,15 @@ describe("normalizeMessage: ids and sessions", () => {
   });
 
   it("a DM: chat.id is the DM channel", () => {
-    const m = inbound(normalizeMessage(facts({ place: { kind: "dm", channelId: DM } }), rules()));
-    expect(m.chat).toEqual({ id: DM, type: "dm" });
+    const m = inbound(normalizeMessage(facts({ place: { kind: "dm", channelId: DM, with: ALICE.id } }), rules()));
+    expect(m.chat).toEqual({ id: DM, type: "dm", members: [ALICE.id] });
     expect(m.raw).toEqual({ channelId: DM, messageId: "1001" });
+  });
+
+  it("a group DM is a group, whoever is in it, and needs a mention like any group", () => {
+    const m = inbound(normalizeMessage(facts({ place: { kind: "group-dm", channelId: DM, title: "Trip" } }), rules()));
+    expect(m.chat).toEqual({ id: DM, type: "group", members: "unknown", title: "Trip" });
+    expect(m.addressed).toBe(false);
   });
 
   it("the sender is the owner exactly when listed in ownerIds", () => {
@@ -155,15 +161,15 @@ describe("text cleanup", () => {
 
   it("an image alone is still a message, and attachments never add text (no file URL reaches the model)", () => {
     const cat = { name: "cat.png", url: "https://cdn.discordapp.com/attachments/1/2/cat.png" };
-    const alone = inbound(normalizeMessage(facts({ content: "", attachments: [cat], place: { kind: "dm", channelId: DM } }), rules()));
+    const alone = inbound(normalizeMessage(facts({ content: "", attachments: [cat], place: { kind: "dm", channelId: DM, with: ALICE.id } }), rules()));
     expect(alone.text).toBe("");
-    const captioned = inbound(normalizeMessage(facts({ content: "look", attachments: [cat], place: { kind: "dm", channelId: DM } }), rules()));
+    const captioned = inbound(normalizeMessage(facts({ content: "look", attachments: [cat], place: { kind: "dm", channelId: DM, with: ALICE.id } }), rules()));
     expect(captioned.text).toBe("look");
-    expect(normalizeMessage(facts({ content: "  ", place: { kind: "dm", channelId: DM } }), rules())).toEqual({ kind: "ignored", reason: "no text" });
+    expect(normalizeMessage(facts({ content: "  ", place: { kind: "dm", channelId: DM, with: ALICE.id } }), rules())).toEqual({ kind: "ignored", reason: "no text" });
   });
 
   it("a sticker or a poll alone is a message with the unsupported note (the gateway answers it without a model call)", () => {
-    const sticker = inbound(normalizeMessage(facts({ content: "", unsupported: "sticker", place: { kind: "dm", channelId: DM } }), rules()));
+    const sticker = inbound(normalizeMessage(facts({ content: "", unsupported: "sticker", place: { kind: "dm", channelId: DM, with: ALICE.id } }), rules()));
     expect([sticker.text, sticker.unreadableNote, sticker.addressed]).toEqual(["", "Nice sticker! I can only read text for now, though.", true]);
     const poll = inbound(normalizeMessage(facts({ content: "", unsupported: "poll" }), rules()));
     expect([poll.unreadableNote, poll.addressed]).toEqual(["I can't read polls yet, sorry. Could you write the question as a message?", false]);

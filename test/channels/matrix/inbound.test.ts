@@ -13,6 +13,7 @@ const facts = (over: Partial<MatrixEventFacts> & { content: Record<string, any> 
   type: "m.room.message",
   ts: 1,
   direct: false,
+  members: ["@bob:example.org", "@ann:example.org"],
   repliedToSender: undefined,
   ...over,
 });
@@ -33,8 +34,11 @@ describe("Matrix inbound", () => {
   });
 
   it("a direct chat is the sender's DM, the owner known by id; a thread is a conversation of its own", () => {
-    const dm = message(facts({ direct: true, sender: "@ann:example.org", senderName: "Ann", content: { msgtype: "m.text", body: "hi" } }));
-    expect(dm.message).toMatchObject({ chat: { id: "!room:example.org", type: "dm" }, sender: { id: "@ann:example.org", isOwner: true }, addressed: true });
+    // A direct room reports who is in it; whether that is still private is the gateway's call.
+    const three = message(facts({ direct: true, sender: "@ann:example.org", content: { msgtype: "m.text", body: "hi" } }));
+    expect(three.message.chat).toMatchObject({ type: "dm", members: ["@bob:example.org", "@ann:example.org"] });
+    const dm = message(facts({ direct: true, members: ["@ann:example.org"], sender: "@ann:example.org", senderName: "Ann", content: { msgtype: "m.text", body: "hi" } }));
+    expect(dm.message).toMatchObject({ chat: { id: "!room:example.org", type: "dm", members: ["@ann:example.org"] }, sender: { id: "@ann:example.org", isOwner: true }, addressed: true });
     const inThread = message(facts({ content: { msgtype: "m.text", body: "hearth?", "m.relates_to": { rel_type: "m.thread", event_id: "$root", is_falling_back: true, "m.in_reply_to": { event_id: "$last" } } } }));
     expect(inThread.message.chat).toMatchObject({ type: "group", threadId: "$root" });
     expect(inThread.message.replyTo).toBeUndefined();

@@ -15,7 +15,7 @@ describe("Signal inbound", () => {
     expect(r.kind === "inbound" && r.message).toMatchObject({
       id: `${OWNER}:1700000000000`,
       channel: "signal",
-      chat: { id: OWNER, type: "dm" },
+      chat: { id: OWNER, type: "dm", members: [OWNER] },
       sender: { id: OWNER, name: "Ann", isOwner: true },
       text: "hello",
       addressed: true,

@@ -10,7 +10,7 @@ const names = (id: string) => ({ UANN: "ann" })[id] ?? id;
 describe("Slack inbound messages", () => {
   it("a DM is addressed; its id is the channel and ts, the dedupe key of a redelivered event", () => {
     const r = normalizeSlackMessage({ type: "message", channel: "D1", channel_type: "im", user: "UOWNER", text: "hi", ts: "1700000000.000100" }, rules, names);
-    expect(r.kind === "message" && r.message).toMatchObject({ id: "D1:1700000000.000100", chat: { id: "D1", type: "dm" }, sender: { id: "UOWNER", isOwner: true }, addressed: true, raw: { channel: "D1", ts: "1700000000.000100" } });
+    expect(r.kind === "message" && r.message).toMatchObject({ id: "D1:1700000000.000100", chat: { id: "D1", type: "dm", members: ["UOWNER"] }, sender: { id: "UOWNER", isOwner: true }, addressed: true, raw: { channel: "D1", ts: "1700000000.000100" } });
   });
 
   it("in a channel only a mention addresses the bot; a thread reply is in its thread", () => {

@@ -32,7 +32,7 @@ describe("telegram inbound normalisation", () => {
     expect(m).toEqual({
       id: "666:100:5",
       channel: "telegram",
-      chat: { id: "100", type: "dm" },
+      chat: { id: "100", type: "dm", members: ["100"] },
       sender: { id: "100", name: "Ann Lee", isOwner: true },
       text: "hello",
       addressed: true,
