@@ -35,6 +35,8 @@ export interface HomePaths {
   jobs: string;
   runs: string;
   pairing: string;
+  /** `chat-audiences.json`: the chats answered as private, and the direct chats others joined (gateway/access/audience.ts). */
+  audiences: string;
   /** `tasks.jsonl`: background tasks, their progress lines and their results, appended. */
   tasks: string;
   /** `rate-limits.json`: the shared chats' rate-limit windows, kept across restarts. */
@@ -79,6 +81,7 @@ export function homePaths(home: string): HomePaths {
     jobs: at("cron", "jobs.json"),
     runs: at("cron", "runs.jsonl"),
     pairing: at("pairing.json"),
+    audiences: at("chat-audiences.json"),
     tasks: at("tasks.jsonl"),
     rateLimits: at("rate-limits.json"),
     mailbox: at("terminal-mailbox.json"),

@@ -20,6 +20,8 @@ import type { Budget } from "../spending/budget.ts";
 import type { TaskService } from "../tasks/service.ts";
 import type { PairingApprovalDeps } from "./access/pairing-approval.ts";
 import type { PairingStore } from "./access/pairing.ts";
+import type { ChatAudiences } from "./access/audience.ts";
+import { peopleText } from "./access/grown-chat.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { OwnerQuestionDeps } from "./questions/owner-questions.ts";
@@ -29,6 +31,7 @@ import type { StatusDeps } from "./status.ts";
 /** What the slash commands use of the gateway. */
 export interface CommandDeps extends StatusDeps, OwnerQuestionDeps, PairingApprovalDeps {
   approvals: Approvals;
+  audiences: ChatAudiences;
   budget: Budget;
   clock: () => number;
   config: Config;
@@ -98,6 +101,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: "revoke", usage: "N", summary: "take grant N back (owner)", who: "owner", listed: false },
   { name: "grant", usage: "PATTERN", summary: "allow commands matching PATTERN in this chat for a while (owner)", who: "owner", listed: false },
   { name: "tasks", usage: "[cancel ID]", summary: "background tasks, running and recent; stop one (owner)", who: "owner", listed: true },
+  { name: "private", summary: "make this chat private again once only you and I are in it (owner)", who: "owner", listed: true },
   { name: "undo", summary: "take back my last change to your memory files (owner)", who: "owner", listed: true },
   { name: "help", summary: "this list", who: "anyone", listed: true },
   { name: "start", summary: "this list", who: "anyone", listed: false },
@@ -199,8 +203,10 @@ export async function handleCommand(ctx: CommandDeps, cmd: Command, origin: Comm
       return undo(ctx, origin);
     case "voice":
       return voice(ctx, origin, cmd.args);
+    case "private":
+      return privateCommand(ctx, origin);
     case "approve": {
-      if (!origin.isOwner || origin.message.chat.type !== "dm") return "Only the owner can approve pairing codes, in a private chat.";
+      if (!origin.isOwner || origin.scope !== "main") return "Only the owner can approve pairing codes, in a private chat.";
       if (!cmd.args) return "Usage: /approve CODE";
       ctx.pairing.reload(ctx.log);
       const approved = approvePairing(ctx, cmd.args);
@@ -210,6 +216,27 @@ export async function handleCommand(ctx: CommandDeps, cmd: Command, origin: Comm
     }
     default:
       return HELP;
+  }
+}
+
+/**
+ * `/private`: the owner re-checks a chat someone had joined (audience.ts). Private again only
+ * when the members the platform reports with this very message are the owner alone.
+ */
+function privateCommand(ctx: CommandDeps, origin: CommandOrigin): string {
+  if (!origin.isOwner) return "Only the owner can make a chat private.";
+  const r = ctx.audiences.reopen(origin.message);
+  switch (r.type) {
+    case "reopened":
+      return "This chat is private again: only you and I are in it, and I answer here with your memory.";
+    case "private":
+      return "This chat is private: only you and I are in it.";
+    case "others":
+      return `Not private: ${r.others.length > 0 ? `${peopleText(r.others)} can read this chat too` : "I cannot tell who else can read this chat"}. Once only you and I are in it, send /private again.`;
+    case "group":
+      return "This is a group chat: only a chat with just you and me can be private.";
+    default:
+      return r satisfies never;
   }
 }
 

@@ -3,6 +3,7 @@
 // (PlatformCommand.answer). Nothing here touches the inbox, the lanes' queues or a model.
 import type { PlatformCommand } from "../channels/channel.ts";
 import { accessRules, decideAccess } from "./access/access.ts";
+import { tellOwnerChatGrew, type GrownChatDeps } from "./access/grown-chat.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../log.ts";
@@ -10,7 +11,7 @@ import type { PairingStore } from "./access/pairing.ts";
 import type { CommandDeps } from "./commands.ts";
 
 /** What a platform's commands use of the gateway. */
-export interface PlatformCommandDeps extends CommandDeps {
+export interface PlatformCommandDeps extends CommandDeps, Omit<GrownChatDeps, "sessions"> {
   config: Config;
   log: Logger;
   pairing: PairingStore;
@@ -31,7 +32,9 @@ export async function routePlatformCommand(ctx: PlatformCommandDeps, c: Platform
       await c.answer(NOT_OWNER_TEXT);
       return;
     }
-    const decision = decideAccess(m, rules, ctx.pairing);
+    const judged = ctx.audiences.judge(m, rules.ownerIds);
+    if (judged.grew) tellOwnerChatGrew(ctx, m, judged.grew);
+    const decision = decideAccess(m, rules, ctx.pairing, judged.audience);
     if (decision.type !== "allow") {
       log.info("command.refused", { reason: decision.type === "refuse" ? decision.reason : decision.type });
       await c.answer(NOT_HERE_TEXT);

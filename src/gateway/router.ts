@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
 import { DISK_FULL_NOT_SAVED, isDiskFull } from "../storage.ts";
 import { accessRules, decideAccess, opensTasks } from "./access/access.ts";
+import { tellOwnerChatGrew, type GrownChatDeps } from "./access/grown-chat.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import { inboxId, type InboxEntry } from "./inbox.ts";
 import type { LaneItem } from "./lane-item.ts";
@@ -39,7 +40,7 @@ import type { SessionStore } from "./sessions.ts";
 import { RECEIVED } from "../memory/provenance.ts";
 
 /** What the router uses of the gateway: the stores a message passes, and what the commands, the budget gate, paid calls and the owner's questions use. */
-export interface RouterDeps extends CommandDeps, BudgetGateDeps, PaidCallDeps, OwnerQuestionDeps {
+export interface RouterDeps extends CommandDeps, BudgetGateDeps, PaidCallDeps, OwnerQuestionDeps, GrownChatDeps {
   channels: ChannelRegistry;
   clock: () => number;
   config: Config;
@@ -115,7 +116,12 @@ export async function routeInbound(ctx: RouterDeps, inbound: InboundMessage): Pr
       log.info("inbound.duplicate", { action: "dropped: a message with this id was accepted before" });
       return;
     }
-    const decision = decideAccess(m, accessRules(ctx.config, m.channel), ctx.pairing);
+    const rules = accessRules(ctx.config, m.channel);
+    // Who can read the chat, from the members the adapter saw with this message: the scope
+    // follows it on every message, and the owner hears once of a private chat that grew.
+    const judged = ctx.audiences.judge(m, rules?.ownerIds ?? []);
+    if (judged.grew) tellOwnerChatGrew(ctx, m, judged.grew);
+    const decision = decideAccess(m, rules, ctx.pairing, judged.audience);
     switch (decision.type) {
       case "refuse":
         // The first refusal per chat is info (it shows the id an owner needs for an allowlist);
@@ -134,6 +140,7 @@ export async function routeInbound(ctx: RouterDeps, inbound: InboundMessage): Pr
       default:
         decision satisfies never;
     }
+    if (judged.audience.type === "private") ctx.audiences.notePrivate(m, decision.scope === "main");
 
     if (m.unreadableNote !== undefined) {
       // A photo, a sticker…: a short note for someone the bot talks with, never a model call.

@@ -181,6 +181,12 @@ export class SessionStore {
     this.#scheduleSave();
   }
 
+  /** The owner's last chat is no longer theirs alone (someone joined it) and no other is known: the terminal until they write again. */
+  forgetOwnerContact(): void {
+    delete this.#data.ownerContact;
+    this.#scheduleSave();
+  }
+
   /** When the owner last wrote (the heartbeat pauses after a long silence); undefined when never. */
   ownerMessageAt(): number | undefined {
     return this.#data.ownerMessageAt;

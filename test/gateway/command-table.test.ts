@@ -17,7 +17,7 @@ describe("the command table", () => {
 
   it("everyone's menu is the owner's without the owner's own commands; slash commands are owner's menu entries", () => {
     const owner = commandMenu("owner");
-    expect(commandMenu("everyone")).toEqual(owner.filter((c) => !["voice", "budget", "grants", "tasks", "undo"].includes(c.name)));
+    expect(commandMenu("everyone")).toEqual(owner.filter((c) => !["voice", "budget", "grants", "tasks", "private", "undo"].includes(c.name)));
     for (const s of slashCommands()) expect(owner.find((c) => c.name === s.name)?.description).toBe(s.description);
     expect(slashCommands().map((c) => c.name)).toEqual(["stop", "new", "status", "compact", "model", "budget", "grants"]);
   });

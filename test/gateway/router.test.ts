@@ -25,7 +25,7 @@ afterEach(async () => {
 const dm = (id: string, text: string): InboundMessage => ({
   id,
   channel: "telegram",
-  chat: { id: "1", type: "dm" },
+  chat: { id: "1", type: "dm", members: ["1"] },
   sender: { id: "1", name: "Owner", isOwner: true },
   text,
   addressed: true,
@@ -63,7 +63,7 @@ describe("router: strangers cost nothing", () => {
   const from = (sender: string, over: Partial<InboundMessage> = {}): InboundMessage => ({
     id: `s${++seq}`,
     channel: "telegram",
-    chat: { id: sender, type: "dm" },
+    chat: { id: sender, type: "dm", members: [sender] },
     sender: { id: sender, name: `user${sender}`, isOwner: sender === "1" },
     text: "hello?",
     addressed: true,

@@ -6,6 +6,7 @@ import type { Config } from "../../config/schema.ts";
 import type { ChannelAccess } from "../../channels/descriptor.ts";
 import { channelAccess, CONFIGURABLE_IDS, type ConfigurableId } from "../../channels/registry.ts";
 import type { PairingStore } from "./pairing.ts";
+import type { Audience } from "./audience.ts";
 
 /** What access decisions read of a channel's rules (its descriptor's ChannelAccess; Discord's "guilds" are its groups). */
 export interface AccessRules {
@@ -27,12 +28,16 @@ export type AccessDecision =
   | { type: "pair" }
   | { type: "refuse"; reason: string };
 
-export function decideAccess(m: InboundMessage, rules: AccessRules | null, pairing: PairingStore): AccessDecision {
+/**
+ * `audience`: who can read the chat (audience.ts judged it from the members the adapter reported):
+ * only a private chat is a DM here, whatever the platform calls it.
+ */
+export function decideAccess(m: InboundMessage, rules: AccessRules | null, pairing: Pick<PairingStore, "isApproved">, audience: Audience): AccessDecision {
   if (m.channel === "cli") return { type: "allow", sessionKey: "main", scope: "main", isOwner: true };
   if (!rules) return { type: "refuse", reason: `channel ${m.channel} is not configured` };
   const isOwner = rules.ownerIds.includes(m.sender.id);
 
-  if (m.chat.type === "dm") {
+  if (audience.type === "private") {
     if (isOwner) return { type: "allow", sessionKey: "main", scope: "main", isOwner };
     const known = rules.allowFrom.includes(m.sender.id) || (rules.dmPolicy === "pairing" && pairing.isApproved(m.channel, m.sender.id));
     if (known && rules.dmPolicy !== "disabled") {
@@ -43,13 +48,20 @@ export function decideAccess(m: InboundMessage, rules: AccessRules | null, pairi
   }
 
   const g = rules.groups;
+  const thread = m.chat.threadId ? `:${m.chat.threadId}` : "";
+  // A direct chat others can read (someone joined the owner's): the owner is still answered
+  // there, as in a group — its own shared session, never the owner's memory. Anyone else in it
+  // is a group member like any other.
+  if (audience.direct && isOwner) {
+    if (g.requireMention && !m.addressed) return { type: "observe" };
+    return { type: "allow", sessionKey: `group:${m.channel}:${m.chat.id}${thread}`, scope: "shared", isOwner };
+  }
   if (g.policy === "disabled") return { type: "refuse", reason: "groups are disabled" };
   const ids = [m.chat.id, ...(m.chat.scopeIds ?? [])];
   if (g.policy === "allowlist" && !ids.some((id) => g.allow.includes(id))) {
     return { type: "refuse", reason: `chat ${m.chat.id} is not in the group allowlist` };
   }
   if (g.requireMention && !m.addressed) return { type: "observe" };
-  const thread = m.chat.threadId ? `:${m.chat.threadId}` : "";
   return { type: "allow", sessionKey: `group:${m.channel}:${m.chat.id}${thread}`, scope: "shared", isOwner };
 }
 

@@ -29,48 +29,63 @@ const rules = (over: Partial<AccessRules> = {}): AccessRules => ({
 const dm = (sender: string): InboundMessage => ({
   id: "m",
   channel: "telegram",
-  chat: { id: sender, type: "dm" },
+  chat: { id: sender, type: "dm", members: [sender] },
   sender: { id: sender, name: `user${sender}`, isOwner: sender === "1" },
   text: "hi",
   addressed: true,
   receivedAt: 0,
 });
-const group = (chat: string, addressed: boolean, extra: Partial<InboundMessage["chat"]> = {}): InboundMessage => ({
+const group = (chat: string, addressed: boolean, extra: { threadId?: string; scopeIds?: string[] } = {}): InboundMessage => ({
   ...dm("5"),
   chat: { id: chat, type: "group", ...extra },
   addressed,
 });
+/** How audience.ts judged the chat: the sender alone with the bot, a group, or a direct chat others can read. */
+const PRIVATE = { type: "private" } as const;
+const GROUP = { type: "shared", direct: false } as const;
+const GROWN = { type: "shared", direct: true } as const;
 
 describe("access", () => {
   it("puts the owner's DM in main and others' in their own shared session", () => {
-    expect(decideAccess(dm("1"), rules(), pairing)).toEqual({ type: "allow", sessionKey: "main", scope: "main", isOwner: true });
-    expect(decideAccess(dm("7"), rules(), pairing)).toEqual({ type: "allow", sessionKey: "dm:telegram:7", scope: "shared", isOwner: false });
+    expect(decideAccess(dm("1"), rules(), pairing, PRIVATE)).toEqual({ type: "allow", sessionKey: "main", scope: "main", isOwner: true });
+    expect(decideAccess(dm("7"), rules(), pairing, PRIVATE)).toEqual({ type: "allow", sessionKey: "dm:telegram:7", scope: "shared", isOwner: false });
   });
 
   it("asks strangers to pair, and admits them once approved", () => {
-    expect(decideAccess(dm("9"), rules(), pairing)).toEqual({ type: "pair" });
+    expect(decideAccess(dm("9"), rules(), pairing, PRIVATE)).toEqual({ type: "pair" });
     const req = pairing.request("telegram", "9", "Nine");
     expect(req.type === "code" && pairing.approve(req.code.toLowerCase())).toMatchObject({ userId: "9" });
-    expect(decideAccess(dm("9"), rules(), pairing)).toMatchObject({ type: "allow", sessionKey: "dm:telegram:9", scope: "shared" });
+    expect(decideAccess(dm("9"), rules(), pairing, PRIVATE)).toMatchObject({ type: "allow", sessionKey: "dm:telegram:9", scope: "shared" });
   });
 
   it("refuses strangers under allowlist and everyone but the owner under disabled", () => {
-    expect(decideAccess(dm("9"), rules({ dmPolicy: "allowlist" }), pairing).type).toBe("refuse");
-    expect(decideAccess(dm("7"), rules({ dmPolicy: "disabled" }), pairing).type).toBe("refuse");
-    expect(decideAccess(dm("1"), rules({ dmPolicy: "disabled" }), pairing).type).toBe("allow");
+    expect(decideAccess(dm("9"), rules({ dmPolicy: "allowlist" }), pairing, PRIVATE).type).toBe("refuse");
+    expect(decideAccess(dm("7"), rules({ dmPolicy: "disabled" }), pairing, PRIVATE).type).toBe("refuse");
+    expect(decideAccess(dm("1"), rules({ dmPolicy: "disabled" }), pairing, PRIVATE).type).toBe("allow");
   });
 
   it("fails closed for groups not on the allowlist and observes unaddressed ones", () => {
-    expect(decideAccess(group("-200", true), rules(), pairing).type).toBe("refuse");
-    expect(decideAccess(group("-100", false), rules(), pairing).type).toBe("observe");
-    expect(decideAccess(group("-100", true, { threadId: "3" }), rules(), pairing)).toMatchObject({ sessionKey: "group:telegram:-100:3", scope: "shared" });
-    expect(decideAccess(group("chan", true, { scopeIds: ["-100"] }), rules(), pairing).type).toBe("allow");
-    expect(decideAccess(group("-300", false), rules({ groups: { policy: "open", allow: [], requireMention: false } }), pairing).type).toBe("allow");
-    expect(decideAccess(group("-100", true), rules({ groups: { policy: "disabled", allow: ["-100"], requireMention: true } }), pairing).type).toBe("refuse");
+    expect(decideAccess(group("-200", true), rules(), pairing, GROUP).type).toBe("refuse");
+    expect(decideAccess(group("-100", false), rules(), pairing, GROUP).type).toBe("observe");
+    expect(decideAccess(group("-100", true, { threadId: "3" }), rules(), pairing, GROUP)).toMatchObject({ sessionKey: "group:telegram:-100:3", scope: "shared" });
+    expect(decideAccess(group("chan", true, { scopeIds: ["-100"] }), rules(), pairing, GROUP).type).toBe("allow");
+    expect(decideAccess(group("-300", false), rules({ groups: { policy: "open", allow: [], requireMention: false } }), pairing, GROUP).type).toBe("allow");
+    expect(decideAccess(group("-100", true), rules({ groups: { policy: "disabled", allow: ["-100"], requireMention: true } }), pairing, GROUP).type).toBe("refuse");
+  });
+
+  it("answers the owner in a direct chat others can read in its shared session, and anyone else there as in a group", () => {
+    const owner = { ...dm("1"), chat: { id: "1", type: "dm" as const, members: ["1", "9"] } };
+    expect(decideAccess(owner, rules(), pairing, GROWN)).toEqual({ type: "allow", sessionKey: "group:telegram:1", scope: "shared", isOwner: true });
+    expect(decideAccess(owner, rules({ groups: { policy: "disabled", allow: [], requireMention: true } }), pairing, GROWN)).toMatchObject({ type: "allow", scope: "shared" });
+    expect(decideAccess({ ...owner, addressed: false }, rules(), pairing, GROWN)).toEqual({ type: "observe" });
+    // The newcomer, and a paired person whose chat someone joined: the group rules, not their DM's.
+    expect(decideAccess({ ...dm("9"), chat: owner.chat }, rules(), pairing, GROWN).type).toBe("refuse");
+    expect(decideAccess({ ...dm("7"), chat: { id: "7", type: "dm", members: ["7", "9"] } }, rules(), pairing, GROWN).type).toBe("refuse");
+    expect(decideAccess({ ...dm("9"), chat: owner.chat }, rules({ groups: { policy: "open", allow: [], requireMention: true } }), pairing, GROWN)).toMatchObject({ sessionKey: "group:telegram:1", scope: "shared", isOwner: false });
   });
 
   it("puts the owner in a group into the group's shared session, not main", () => {
-    expect(decideAccess({ ...group("-100", true), sender: { id: "1", name: "Owner", isOwner: true } }, rules(), pairing)).toMatchObject({ scope: "shared" });
+    expect(decideAccess({ ...group("-100", true), sender: { id: "1", name: "Owner", isOwner: true } }, rules(), pairing, GROUP)).toMatchObject({ scope: "shared" });
   });
 });
 
