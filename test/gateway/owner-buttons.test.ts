@@ -45,9 +45,9 @@ describe("owner buttons", () => {
     const channel = new ButtonChannel();
     gw = await startTestGateway(fake.url, { memory: false, channel });
     fake.enqueue(text("Hi Ann."));
-    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm" }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
+    channel.deliver({ id: "m1", channel: "telegram", chat: { id: "1", type: "dm", members: ["1"] }, sender: { id: "1", name: "Ann", isOwner: true }, text: "hello", addressed: true, receivedAt: Date.now() });
     await waitFor("the answer", () => channel.replies.has("m1"));
-    channel.deliver({ id: "m2", channel: "telegram", chat: { id: "7", type: "dm" }, sender: { id: "7", name: "Sam", isOwner: false }, text: "let me in", addressed: true, receivedAt: Date.now() });
+    channel.deliver({ id: "m2", channel: "telegram", chat: { id: "7", type: "dm", members: ["7"] }, sender: { id: "7", name: "Sam", isOwner: false }, text: "let me in", addressed: true, receivedAt: Date.now() });
     await waitFor("the pairing request", () => channel.questions.length === 1);
     const { q, to } = channel.questions[0]!;
     expect(to).toEqual({ channel: "telegram", chatId: "1" });

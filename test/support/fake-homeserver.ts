@@ -69,6 +69,7 @@ export interface FakeHomeserver {
   user(userId: string): FakeUser;
   createRoom(creator: FakeUser, opts?: { name?: string; invite?: string[]; isDirect?: boolean }): string;
   join(user: FakeUser, roomId: string): void;
+  leave(user: FakeUser, roomId: string): void;
   invite(inviter: FakeUser, roomId: string, userId: string): void;
   sendEvent(user: FakeUser, roomId: string, type: string, content: Record<string, any>): MatrixEvent;
   addMedia(bytes: Uint8Array, mime: string, name: string): string;
@@ -530,6 +531,7 @@ export async function startFakeHomeserver(): Promise<FakeHomeserver> {
     user: (id) => users.get(id)!,
     createRoom: (creator, opts) => createRoom(creator, opts),
     join: (u, roomId) => setMembership(roomId, u.userId, u.userId, "join"),
+    leave: (u, roomId) => setMembership(roomId, u.userId, u.userId, "leave"),
     invite: (inviter, roomId, userId) => setMembership(roomId, inviter.userId, userId, "invite"),
     sendEvent: (u, roomId, type, content) => addEvent(roomId, u.userId, type, content),
     addMedia(bytes, mime, name) {

@@ -12,6 +12,7 @@ export const DISCORD_TRAITS: PlatformTraits = {
   holdsDeliveries: true,
   sameAfterCrash: true,
   takenOnce: "not yet done: Hearth does not read a channel's history after a restart, and Discord's gateway does not send a new session what it sent the one that died",
+  privateChatsGrow: "a Discord DM is the bot and one person for good: a bot is in no group DM, and one would be a group",
 };
 
 export async function startDiscordPlatform(): Promise<FakePlatform> {

@@ -2,7 +2,9 @@
 // imapflow and nodemailer. People write through the SMTP server logged in as themselves (so the
 // server vouches for them); what they see is their mailbox there. A person's "chat" is every mail
 // Hearth sent them; each mail they write starts a thread, and a numbered choice is answered by a
-// reply to the question's mail (In-Reply-To it). The connection that breaks is Hearth's IMAP one.
+// reply to the question's mail (In-Reply-To it). A labelled private chat is one thread, "Rooms",
+// every mail of which replies to its first; a member joins it by being in the Cc of its next
+// mails. The connection that breaks is Hearth's IMAP one.
 import nodemailer from "nodemailer";
 import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { waitFor, type Daemon } from "../../support/daemon.ts";
@@ -15,6 +17,7 @@ export const EMAIL_TRAITS: PlatformTraits = {
   holdsDeliveries: true,
   sameAfterCrash: true,
   answersInWords: true,
+  privateChatsGrow: true,
 };
 
 export const EMAIL_OWNER: Person = { role: "owner", id: "ann@owner.test", name: "Ann" };
@@ -39,6 +42,7 @@ export function emailSection(servers: MailServers, extra: Record<string, unknown
 export interface PersonMail {
   subject: string;
   text?: string;
+  cc?: string[];
   messageId?: string;
   html?: string;
   inReplyTo?: string;
@@ -65,8 +69,18 @@ export async function mailFrom(servers: MailServers, from: Pick<Person, "id" | "
 export function emailPlatform(servers: MailServers): FakePlatform {
   let people = 0;
   let threads = 0;
-  const mailsTo = (chat: ChatRef): ReceivedMail[] => (chat.kind === "dm" ? servers.received.filter((m) => m.to === chat.with.id) : []);
+  /** The labelled chats: their thread's first Message-ID and who is in their Cc. */
+  const labelled = new Map<string, { root: string; cc: Set<string> }>();
+  const labelKey = (chat: Extract<ChatRef, { kind: "dm" }>) => `${chat.with.id}\0${chat.label}`;
   const rootOf = (m: ReceivedMail) => m.references[0] ?? m.messageId;
+  const roots = () => new Set([...labelled.values()].map((t) => t.root));
+  const mailsTo = (chat: ChatRef): ReceivedMail[] => {
+    if (chat.kind !== "dm") return [];
+    const mine = servers.received.filter((m) => m.to === chat.with.id);
+    if (!chat.label) return mine.filter((m) => !roots().has(rootOf(m)));
+    const root = labelled.get(labelKey(chat))?.root;
+    return mine.filter((m) => root !== undefined && rootOf(m) === root);
+  };
   const view = (m: ReceivedMail, all: ReceivedMail[]): BotMessage => {
     // A question's choices are gone once its outcome came into its thread: its text and the outcome, no choices.
     const asked = numberedChoices(m.text.trimEnd());
@@ -99,6 +113,13 @@ export function emailPlatform(servers: MailServers): FakePlatform {
     async send(chat, from, text, opts = {}) {
       if (chat.kind === "group") throw new Error("email has no group chats");
       const attachments = (opts.files ?? []).map((f) => ({ filename: f.name, content: Buffer.from(f.bytes), contentType: f.mime }));
+      if (chat.label) {
+        const t = labelled.get(labelKey(chat));
+        const cc = t && t.cc.size > 0 ? { cc: [...t.cc] } : {};
+        const id = await mailFrom(servers, from, { subject: "Rooms", text, ...cc, ...(t ? { inReplyTo: t.root, references: [t.root] } : {}), ...(attachments.length ? { attachments } : {}) });
+        if (!t) labelled.set(labelKey(chat), { root: id, cc: new Set() });
+        return;
+      }
       await mailFrom(servers, from, { subject: `Conformance ${++threads}`, text, ...(attachments.length ? { attachments } : {}) });
       return;
     },
@@ -125,6 +146,14 @@ export function emailPlatform(servers: MailServers): FakePlatform {
       await answer(mail, text, by, rootOf(mail));
     },
     sentFiles: () => [],
+    async addMember(chat, person) {
+      const t = chat.kind === "dm" && chat.label ? labelled.get(labelKey(chat)) : undefined;
+      if (!t) throw new Error("a member joins a labelled chat's thread after its first mail");
+      t.cc.add(person.id);
+    },
+    async removeMember(chat, person) {
+      if (chat.kind === "dm" && chat.label) labelled.get(labelKey(chat))?.cc.delete(person.id);
+    },
     holdDelivery: (text) => servers.hold(text),
     holdAnswer: (text) => servers.holdAnswer(text),
     async loseConnection() {

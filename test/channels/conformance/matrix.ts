@@ -1,8 +1,9 @@
 // Matrix as a fake platform: the fake homeserver (test/support/fake-homeserver.ts), which the
 // daemon's real matrix-js-sdk syncs with. People are users of the fake; a person's DM is a room
 // they create and invite the bot to as a direct chat; the group is one room the owner made and
-// allowlisted, where a message is addressed by a mention (`m.mentions` and the bot's name); the
-// connection is the /sync long-poll, dropped and refused until restored.
+// allowlisted, where a message is addressed by a mention (`m.mentions` and the bot's name); a
+// labelled private chat is another direct room of theirs, "Rooms", which others join and leave;
+// the connection is the /sync long-poll, dropped and refused until restored.
 import { channelDescriptor } from "../../../src/channels/registry.ts";
 import type { Daemon } from "../../support/daemon.ts";
 import { startFakeHomeserver, type FakeHomeserver, type FakeUser, type MatrixEvent } from "../../support/fake-homeserver.ts";
@@ -12,6 +13,7 @@ export const MATRIX_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("matrix")!.capabilities,
   holdsDeliveries: true,
   sameAfterCrash: true,
+  privateChatsGrow: true,
 };
 
 export async function startMatrixPlatform(): Promise<FakePlatform> {
@@ -42,10 +44,11 @@ export function matrixPlatform(hs: FakeHomeserver): FakePlatform {
 
   const roomOf = (chat: ChatRef): string => {
     if (chat.kind === "group") return group;
-    let room = dms.get(chat.with.id);
+    const key = `${chat.with.id}\0${chat.label ?? ""}`;
+    let room = dms.get(key);
     if (!room) {
-      room = hs.createRoom(users.get(chat.with.id)!, { invite: [bot.userId], isDirect: true });
-      dms.set(chat.with.id, room);
+      room = hs.createRoom(users.get(chat.with.id)!, { invite: [bot.userId], isDirect: true, ...(chat.label ? { name: "Rooms" } : {}) });
+      dms.set(key, room);
     }
     return room;
   };
@@ -127,6 +130,15 @@ export function matrixPlatform(hs: FakeHomeserver): FakePlatform {
       let held = false;
       hs.inject({ method: "PUT", path: /\/rooms\/[^/]+\/send\/m\.room\.message\//, when: (body: any) => !held && body?.body === text && (held = true), reply: "apply_then_hang" });
       await hs.waitFor(`the part "${text.slice(0, 40)}…" to be sent`, () => held);
+    },
+    async addMember(chat, person) {
+      if (chat.kind !== "dm") throw new Error("members join a private chat here");
+      const roomId = roomOf(chat);
+      hs.invite(users.get(chat.with.id)!, roomId, person.id);
+      hs.join(users.get(person.id)!, roomId);
+    },
+    async removeMember(chat, person) {
+      hs.leave(users.get(person.id)!, roomOf(chat));
     },
     async loseConnection() {
       hs.loseConnection();

@@ -17,8 +17,12 @@ export interface Person {
   readonly name: string;
 }
 
-/** A conversation with the bot: a person's private chat with it, or the one allowed group. */
-export type ChatRef = { kind: "dm"; with: Person } | { kind: "group" };
+/**
+ * A conversation with the bot: a person's private chat with it, or the one allowed group.
+ * `label` names another private chat of theirs, where the platform lets a person have several (a
+ * Matrix room, a mail thread): the platform makes it, titled "Rooms", on first use.
+ */
+export type ChatRef = { kind: "dm"; with: Person; label?: string } | { kind: "group" };
 
 /** A message of the bot's, as a person sees it now. */
 export interface BotMessage {
@@ -81,6 +85,12 @@ export interface PlatformTraits {
    * that names none. Absent: every answer is a press, whose key names its question.
    */
   answersInWords?: boolean;
+  /**
+   * A private chat with the bot can gain members (a Matrix room someone joins, a mail thread
+   * that gains a Cc): `true`, and the fake implements `addMember` and `removeMember`; otherwise
+   * why it cannot.
+   */
+  privateChatsGrow: true | string;
 }
 
 /** What a daemon for this platform needs: its `channels` entries and its environment. */
@@ -151,6 +161,14 @@ export interface FakePlatform {
    * restart, `connected` links it again.
    */
   logOut?(): Promise<void>;
+  /**
+   * Optional (traits.privateChatsGrow): `person` joins `chat` as the platform lets them (the
+   * owner invites them into the room and they join; the thread's next mails have them in Cc).
+   * Resolves once the platform has it.
+   */
+  addMember?(chat: ChatRef, person: Person): Promise<void>;
+  /** Optional, with addMember: `person` leaves `chat` again (leaves the room; the mails drop the Cc). */
+  removeMember?(chat: ChatRef, person: Person): Promise<void>;
   /** The connection to the platform breaks and stays broken until `restoreConnection`. */
   loseConnection(): Promise<void>;
   restoreConnection(): Promise<void>;

@@ -13,6 +13,7 @@ import { lastUserContent, requestText, text, toolCall, type FakeModel, type Reco
 import { pdf, picture } from "../../support/media-files.ts";
 import { answerScenarios } from "./scenarios-answers.ts";
 import { onceScenarios } from "./scenarios-once.ts";
+import { roomScenarios } from "./scenarios-rooms.ts";
 import { ownerDm, type BotMessage, type ChatRef, type FakePlatform, type Person, type PlatformTraits } from "./platform.ts";
 
 /** The daemon a channel's scenarios run against, with what they need to crash and restart it. */
@@ -489,6 +490,7 @@ export const scenarios: readonly Scenario[] = [
   filesIn,
   fileOut,
   memoryStaysPrivate,
+  ...roomScenarios,
   lostConnection,
   crashBeforeDelivery,
   crashAtRandom,

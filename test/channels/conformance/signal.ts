@@ -16,6 +16,7 @@ export const SIGNAL_TRAITS: PlatformTraits = {
   sameAfterCrash: "signal-cli's send has no idempotency key and cannot list sent messages: a message it sent in the instant before its timestamp was recorded is sent again",
   answersInWords: true,
   takenOnce: "signal-cli acknowledges a message to Signal's servers once it wrote it to the event stream, and takes no acknowledgement from its client",
+  privateChatsGrow: "a Signal chat without a group is the account and one person for good; a group is a group whatever its size",
 };
 
 export const SIGNAL_OWNER: Person = { role: "owner", id: "+4915111111111", name: "Ann" };

@@ -12,6 +12,7 @@ export const SLACK_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("slack")!.capabilities,
   holdsDeliveries: true,
   sameAfterCrash: true,
+  privateChatsGrow: "a Slack DM is the bot and one person for good: people added to it make a new group DM, a group",
 };
 
 export async function startSlackPlatform(): Promise<FakePlatform> {

@@ -11,6 +11,7 @@ export const TELEGRAM_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("telegram")!.capabilities,
   holdsDeliveries: true,
   sameAfterCrash: "the Bot API has no idempotent send and cannot list a chat's messages: a part Telegram created in the instant before its id was recorded is sent again (docs/architecture.md §5, known window)",
+  privateChatsGrow: "a Telegram private chat is the bot and one person for good",
 };
 
 const OWNER: Person = { role: "owner", id: "100", name: "Ann" };

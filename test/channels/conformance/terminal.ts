@@ -17,6 +17,7 @@ export const TERMINAL_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("cli")!.capabilities,
   holdsDeliveries: false,
   sameAfterCrash: "a terminal client is a connection to the daemon itself: the crash ends it, and it shows an answer cut off as interrupted",
+  privateChatsGrow: "the terminal is the owner's alone: nobody can join it",
 };
 
 const OWNER: Person = { role: "owner", id: "terminal", name: "you" };

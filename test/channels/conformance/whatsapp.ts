@@ -13,6 +13,7 @@ import { numberedChoices } from "./signal.ts";
 export const WHATSAPP_TRAITS: PlatformTraits = {
   capabilities: channelDescriptor("whatsapp")!.capabilities,
   holdsDeliveries: true,
+  privateChatsGrow: "a WhatsApp chat with a person is the account and that person for good; a group is a group whatever its size",
   oneConnection: true,
   sameAfterCrash: true,
   logsOut: true,

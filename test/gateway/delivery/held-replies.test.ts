@@ -6,7 +6,7 @@ import { createLogger } from "../../../src/log.ts";
 const message = (id: string, text: string): InboundMessage => ({
   id,
   channel: "whatsapp",
-  chat: { id: "4915111111111", type: "dm" },
+  chat: { id: "4915111111111", type: "dm", members: ["4915111111111"] },
   sender: { id: "4915111111111", name: "Ann", isOwner: true },
   text,
   addressed: true,

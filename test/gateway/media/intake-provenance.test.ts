@@ -20,7 +20,7 @@ it("reports each stored attachment, text files included, before it is indexed", 
   const m: InboundMessage = {
     id: "1",
     channel: "telegram",
-    chat: { id: "100", type: "dm" },
+    chat: { id: "100", type: "dm", members: ["100"] },
     sender: { id: "100", name: "Ann", isOwner: true },
     text: "",
     addressed: true,
