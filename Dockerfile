@@ -21,6 +21,8 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
+# The JSON Schema that config.json names in "$schema" (hearth init writes its file URL).
+COPY config.schema.json ./
 COPY bin ./bin
 COPY src ./src
 # The bash grammar the approvals read command lines with (kept in the repository, not installed).

@@ -43,7 +43,7 @@ describe("the Dockerfile", () => {
     // The runtime stage's own copies (after the last FROM), not the dependency stage's.
     const runtime = instructions.slice(instructions.findLastIndex((l) => l.startsWith("FROM ")));
     const copied = runtime.filter((l) => l.startsWith("COPY ") && !l.startsWith("COPY --from=")).map((l) => l.slice(5).trim());
-    expect(copied).toEqual(["package.json ./", "bin ./bin", "src ./src", "vendor ./vendor", "workspace ./workspace"]);
+    expect(copied).toEqual(["package.json ./", "config.schema.json ./", "bin ./bin", "src ./src", "vendor ./vendor", "workspace ./workspace"]);
     const ignored = readFileSync(path.join(root, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
     for (const c of copied) expect(ignored).not.toContain(c.split(" ")[0]);
     // /app as the Dockerfile builds it: what it copies, and the dependencies of the first stage.

@@ -59,6 +59,13 @@ export function applyHomeEnv(home: string, env: NodeJS.ProcessEnv = process.env)
   for (const [name, value] of Object.entries(homeEnv(home, {}))) if (value !== undefined && !env[name]?.trim()) env[name] = value;
 }
 
+/** `"$schema"` names the JSON Schema editors check the file against (init.ts writes it): not Hearth's. */
+function withoutSchemaKey(raw: unknown): unknown {
+  if (!isObject(raw) || !("$schema" in raw)) return raw;
+  const { $schema: _editors, ...rest } = raw;
+  return rest;
+}
+
 /**
  * Validates an already-parsed config value: applies env overrides (env wins), resolves the
  * workspace against `home`, registers secrets with the log redactor. Throws ConfigError.
@@ -66,7 +73,7 @@ export function applyHomeEnv(home: string, env: NodeJS.ProcessEnv = process.env)
 export function parseConfig(raw: unknown, opts: LoadConfigOptions & { file?: string }): Config {
   const env = opts.env ?? process.env;
   const file = opts.file ?? homePaths(opts.home).config;
-  const { value, fromEnv } = applyEnv(raw, env);
+  const { value, fromEnv } = applyEnv(withoutSchemaKey(raw), env);
   registerSecrets(value);
   const keyEnvAt = (section: string, key: string): string[] => {
     const node = isObject(value) && isObject(value[section]) ? (value[section] as JsonObject)[key] : undefined;

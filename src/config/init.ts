@@ -4,11 +4,19 @@ import { CONFIGURABLE } from "../channels/registry.ts";
 import { hearthCmd } from "../hearth-command.ts";
 import { constants, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadConfig } from "./config.ts";
 import { systemTimeZone } from "../config-fields.ts";
 import { homePaths } from "./home.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
+import { SCHEMA_FILE } from "./reference-files.ts";
+
+/**
+ * The installed package's config.schema.json as a file URL, which config.json's `"$schema"` names:
+ * the home is elsewhere than the package, so a relative path would not resolve, and editors (VS
+ * Code among them) accept a file URL.
+ */
+export const configSchemaUrl = (): string => pathToFileURL(fileURLToPath(new URL(`../../${SCHEMA_FILE}`, import.meta.url))).href;
 
 /** The repo's template workspace, copied into new homes. */
 const templateDir = fileURLToPath(new URL("../../workspace/", import.meta.url));
@@ -121,6 +129,9 @@ export function configTemplate(): string {
 // ANTHROPIC_BASE_URL), set there or in the environment, win over the values here.
 // Check your changes with \`${hearthCmd("doctor")}\`; they take effect when the daemon restarts.
 {
+  // What editors check and complete this file against (Hearth itself ignores the key).
+  "$schema": ${JSON.stringify(configSchemaUrl())},
+
   // The configuration's version: Hearth migrates an older file when it starts (see CHANGELOG.md).
   "version": ${CONFIG_VERSION},
 

@@ -36,8 +36,7 @@ const modelSchema = strict({
   fallbacks: z.array(z.string().trim().min(1)).default([]),
   maxTokens: positiveInt.default(8192),
   contextWindow: positiveInt.default(200_000),
-  /** A model stream with no data for this long has stalled: retried once, then the user is told. */
-  idleTimeoutMs: positiveInt.min(1000, "must be at least 1000 (one second)").max(600_000, "must be at most 600000 (ten minutes)").default(60_000),
+  idleTimeoutMs: positiveInt.min(1000, "must be at least 1000 (one second)").max(600_000, "must be at most 600000 (ten minutes)").default(60_000).describe("A model stream with no data for this long has stalled: retried once, then the user is told."),
   apiKey: secret(toVariable("ANTHROPIC_API_KEY")).optional(),
   baseUrl: httpUrl.optional(),
 }).superRefine((m, ctx) => {
@@ -50,12 +49,9 @@ const modelSchema = strict({
 const modelSpecSchema = strict({
   contextWindow: positiveInt.optional(),
   maxTokens: positiveInt.optional(),
-  /** USD per million tokens, for the cost estimate. */
-  pricing: strict({ input: z.number().nonnegative(), output: z.number().nonnegative() }).optional(),
-  /** Whether it takes images (default: Anthropic yes, others no). */
-  vision: z.boolean().optional(),
-  /** false: it cannot call tools, so it runs without them. */
-  tools: z.boolean().default(true),
+  pricing: strict({ input: z.number().nonnegative(), output: z.number().nonnegative() }).optional().describe("USD per million tokens, for the cost estimate."),
+  vision: z.boolean().optional().describe("Whether it takes images (default: Anthropic yes, others no)."),
+  tools: z.boolean().default(true).describe("false: it cannot call tools, so it runs without them."),
 });
 
 /** `providers.<name>`: `type` and `baseUrl` may be left out for a preset name (openai, ollama, …). */
@@ -63,8 +59,7 @@ const providerSchema = strict({
   type: z.enum(providerTypes).optional(),
   baseUrl: httpUrl.optional(),
   apiKey: secret(providerKeyMove).optional(),
-  /** The environment variable that holds the key (instead of apiKey). */
-  apiKeyEnv: envName.optional(),
+  apiKeyEnv: envName.optional().describe("The environment variable that holds the key (instead of apiKey)."),
   headers: z.record(z.string(), z.string()).meta(secretMap()).optional(),
   models: z.record(z.string().min(1), modelSpecSchema).default({}),
 });
@@ -76,10 +71,8 @@ const agentSchema = strict({
   maxConcurrentRuns: positiveInt.default(4),
   queueMode: z.enum(queueModes).default("steer"),
   shutdownGraceMs: z.int().min(0).default(10_000),
-  /** A session's in-memory state (transcript view, budget, context) is released after this idle time… */
-  releaseIdleAfter: duration.default("30m"),
-  /** …or when more sessions than this hold state (the least recently used go first). */
-  maxSessionsInMemory: positiveInt.default(500),
+  releaseIdleAfter: duration.default("30m").describe("A session's in-memory state (transcript view, budget, context) is released after this idle time…"),
+  maxSessionsInMemory: positiveInt.default(500).describe("…or when more sessions than this hold state (the least recently used go first)."),
 });
 
 const domainList = z.array(z.string().trim().min(1)).default([]);
@@ -94,15 +87,13 @@ const webSchema = strict({
   search: strict({
     enabled: z.boolean().default(true),
     mode: z.enum(["server", "local"]).default("server"),
-    /** Local mode: the search API. Brave needs a key (BRAVE_API_KEY); SearXNG needs `baseUrl`. */
-    provider: z.enum(["brave", "searxng"]).default("brave"),
+    provider: z.enum(["brave", "searxng"]).default("brave").describe("Local mode: the search API. Brave needs a key (BRAVE_API_KEY); SearXNG needs `baseUrl`."),
     baseUrl: httpUrl.optional(),
     apiKey: secret(toVariable("BRAVE_API_KEY")).optional(),
     maxUses: positiveInt.max(50).default(5),
     allowedDomains: domainList,
     blockedDomains: domainList,
-    /** Local mode: what a search costs, for usage and budgets (default: Brave's list price, SearXNG free). */
-    pricing: strict({ perThousandUsd: z.number().nonnegative() }).optional(),
+    pricing: strict({ perThousandUsd: z.number().nonnegative() }).optional().describe("Local mode: what a search costs, for usage and budgets (default: Brave's list price, SearXNG free)."),
   }).superRefine(noBothDomainLists).prefault({}),
   fetch: strict({
     enabled: z.boolean().default(true),
@@ -110,8 +101,7 @@ const webSchema = strict({
     maxUses: positiveInt.max(50).default(10),
     allowedDomains: domainList,
     blockedDomains: domainList,
-    /** Deprecated alias of egress.allowPrivate, read for one version (the config migration moves it). */
-    allowPrivate: z.array(z.string().trim().min(1)).default([]),
+    allowPrivate: z.array(z.string().trim().min(1)).default([]).describe("Deprecated alias of egress.allowPrivate, read for one version (the config migration moves it)."),
     timeoutMs: positiveInt.min(1000).max(120_000).default(20_000),
     maxBytes: positiveInt.default(5_000_000),
     maxChars: positiveInt.default(100_000),
@@ -123,60 +113,39 @@ const webSchema = strict({
  * resolve `workspace` against the home folder and register secrets with the log redactor.
  */
 export const configSchema = strict({
-  /** The file's configuration version; loadConfig brings older files to this one first (config/migrations.ts). */
-  version: z.literal(CONFIG_VERSION).default(CONFIG_VERSION),
+  version: z.literal(CONFIG_VERSION).default(CONFIG_VERSION).describe("The file's configuration version; loadConfig brings older files to this one first (config/migrations.ts)."),
   workspace: z.string().trim().min(1).default("workspace"),
   timezone: timeZone.default(systemTimeZone),
   model: modelSchema.prefault({}),
-  /** Model providers besides Anthropic; presets (openai, openrouter, groq, ollama, lmstudio, vllm) need no entry. */
-  providers: z.record(providerName, providerSchema).default({}),
+  providers: z.record(providerName, providerSchema).default({}).describe("Model providers besides Anthropic; presets (openai, openrouter, groq, ollama, lmstudio, vllm) need no entry."),
   agent: agentSchema.prefault({}),
   tools: strict({
     exec: strict({
       timeoutMs: positiveInt.default(120_000),
-      /** auto: bubblewrap when it works, else unsandboxed; bwrap: refuse to start without it. */
-      sandbox: z.enum(sandboxModes).default("auto"),
-      /** Whether sandboxed commands may use the network. */
-      network: z.boolean().default(true),
-      /** Other machines `exec` may run on over SSH (main scope only); see agent/tools/hosts/config.ts. */
-      hosts: execHostsSchema,
+      sandbox: z.enum(sandboxModes).default("auto").describe("auto: bubblewrap when it works, else unsandboxed; bwrap: refuse to start without it."),
+      network: z.boolean().default(true).describe("Whether sandboxed commands may use the network."),
+      hosts: execHostsSchema.describe("Other machines `exec` may run on over SSH (main scope only); see agent/tools/hosts/config.ts."),
     }).prefault({}),
-    /** Extra tool names allowed in the shared scope (groups, non-owner DMs). */
-    shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}),
+    shared: strict({ allow: z.array(z.string().trim().min(1)).default([]) }).prefault({}).describe("Extra tool names allowed in the shared scope (groups, non-owner DMs)."),
     web: webSchema.prefault({}),
   }).prefault({}),
-  /** MCP servers whose tools the agent gets (src/agent/mcp/config.ts). */
-  mcp: mcpSchema,
-  /** An absent channel is not configured. */
-  channels: channelsSchema,
+  mcp: mcpSchema.describe("MCP servers whose tools the agent gets (src/agent/mcp/config.ts)."),
+  channels: channelsSchema.describe("An absent channel is not configured."),
   heartbeat: strict({
     every: duration.default("30m"),
     activeHours: strict({ start: clockTime.default("08:00"), end: clockTime.default("22:00") }).prefault({}),
-    /** The heartbeat's model; absent: see heartbeatModel(). */
-    model: z.string().trim().min(1).optional(),
+    model: z.string().trim().min(1).optional().describe("The heartbeat's model; absent: see heartbeatModel()."),
     maxTokens: positiveInt.default(1024),
-    /** No heartbeat after this long without a message from the owner ("0": never pause). */
-    pauseAfterIdle: duration.default("7d"),
-    /** Tools the heartbeat may use (names, e.g. "memory_search"); none by default, each costs tokens on every tick. */
-    tools: z.array(z.string().trim().min(1)).default([]),
+    pauseAfterIdle: duration.default("7d").describe("No heartbeat after this long without a message from the owner (\"0\": never pause)."),
+    tools: z.array(z.string().trim().min(1)).default([]).describe("Tools the heartbeat may use (names, e.g. \"memory_search\"); none by default, each costs tokens on every tick."),
   }).prefault({}),
-  /**
-   * Asking the owner before a tool acts (src/approvals/): `exec` risky (the built-in list, plus
-   * what the run may not do once outside content entered it), always or off; `ask` / `allow`
-   * are command patterns (`*` matches within one command) that add to or exempt from the list.
-   */
   approvals: strict({
     exec: z.enum(["risky", "always", "off"]).default("risky"),
     timeoutSeconds: positiveInt.max(86_400).default(300),
     grantMinutes: positiveInt.max(7 * 24 * 60).default(30),
     ask: z.array(z.string().trim().min(1)).default([]),
     allow: z.array(z.string().trim().min(1)).default([]),
-  }).prefault({}),
-  /**
-   * Every connection made on the model's behalf (a sandboxed command through Hearth's proxy,
-   * local web_fetch, stdio MCP servers): src/egress/policy.ts. Host patterns: `example.com`,
-   * `*.example.com` (names under it), an address; an optional `:port`.
-   */
+  }).prefault({}).describe("Asking the owner before a tool acts (src/approvals/): `exec` risky (the built-in list, plus what the run may not do once outside content entered it), always or off; `ask` / `allow` are command patterns (`*` matches within one command) that add to or exempt from the list."),
   egress: strict({
     /** Always allowed, without a question. */
     allow: z.array(hostPattern).default([]),
@@ -188,10 +157,8 @@ export const configSchema = strict({
     ask: z.enum(askModes).default("tainted"),
     /** The owner's own services: what they answer a command does not taint its run (every other answer does). The SSH exec hosts count as own. */
     own: z.array(hostPattern).default([]),
-  }).prefault({}),
-  /** Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox). */
-  cron: strict({ fallback: z.enum(CONFIGURABLE_IDS).optional() }).prefault({}),
-  /** Background tasks (spawn_task): how many run at once, each one's caps, their model, how deep they nest. */
+  }).prefault({}).describe("Every connection made on the model's behalf (a sandboxed command through Hearth's proxy, local web_fetch, stdio MCP servers): src/egress/policy.ts. Host patterns: `example.com`, `*.example.com` (names under it), an address; an optional `:port`."),
+  cron: strict({ fallback: z.enum(CONFIGURABLE_IDS).optional() }).prefault({}).describe("Scheduled work: `fallback` takes answers meant for the terminal while no `hearth chat` is open (else they wait in its mailbox)."),
   tasks: strict({
     maxConcurrent: positiveInt.default(3),
     /** A task running longer than this is stopped and reported as over its time cap. */
@@ -202,9 +169,8 @@ export const configSchema = strict({
     model: z.string().trim().min(1).optional(),
     /** 1: only conversations start tasks; 2: a task may start one more level of tasks, and so on. */
     maxDepth: positiveInt.max(3).default(1),
-  }).prefault({}),
+  }).prefault({}).describe("Background tasks (spawn_task): how many run at once, each one's caps, their model, how deep they nest."),
   log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
-  /** Spending limits in USD, in the owner's time zone; unset means no limit. */
   budget: strict({
     daily: usd.optional(),
     monthly: usd.optional(),
@@ -212,7 +178,7 @@ export const configSchema = strict({
     hardStop: z.boolean().default(false),
     /** Shared scopes' own daily limit; default a fifth of `daily`. */
     shared: strict({ daily: usd.optional() }).prefault({}),
-  }).prefault({}),
+  }).prefault({}).describe("Spending limits in USD, in the owner's time zone; unset means no limit."),
   /** Prices (USD per million tokens) by model id or id prefix, over the built-in table. */
   pricing: z
     .record(
@@ -220,7 +186,6 @@ export const configSchema = strict({
       strict({ input: pricePerMillion, output: pricePerMillion, cacheWrite5m: pricePerMillion.optional(), cacheWrite1h: pricePerMillion.optional(), cacheRead: pricePerMillion.optional() }),
     )
     .default({}),
-  /** Memory search: optional embeddings for hybrid recall (src/memory/search/hybrid.ts). */
   memory: strict({
     /** An OpenAI-compatible `POST <baseUrl>/embeddings`; absent: keyword search alone. */
     embeddings: strict({
@@ -234,16 +199,13 @@ export const configSchema = strict({
       /** The service's price; absent: the known price of the model, or 0 for a local server. */
       pricing: strict({ perMillionTokensUsd: z.number().finite().min(0) }).optional(),
     }).optional(),
-  }).prefault({}),
-  /** The model of compaction summaries and the memory flush; default the main model. */
-  compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}),
-  /** Scheduled backups of the home (src/backup/); absent: none. `dir` is relative to the home unless absolute. */
+  }).prefault({}).describe("Memory search: optional embeddings for hybrid recall (src/memory/search/hybrid.ts)."),
+  compaction: strict({ model: z.string().trim().min(1).optional() }).prefault({}).describe("The model of compaction summaries and the memory flush; default the main model."),
   backup: strict({
     every: duration.refine((s) => (parseDuration(s) ?? 0) >= 60_000, "must be at least a minute, such as \"1d\" or \"12h\"").default("1d"),
     keep: positiveInt.default(7),
     dir: z.string().trim().min(1).default("backups"),
-  }).optional(),
-  /** Photos, documents and voice notes (src/media/). */
+  }).optional().describe("Scheduled backups of the home (src/backup/); absent: none. `dir` is relative to the home unless absolute."),
   media: strict({
     /** Largest attachment downloaded, in bytes (Telegram's bot download limit). */
     maxBytes: positiveInt.default(20 * 1024 * 1024),
@@ -261,8 +223,7 @@ export const configSchema = strict({
       /** The service's price; absent: the known price of the model, or 0 for a local server (spending/pricing.ts transcriptionPricePerMinute). */
       pricing: strict({ perMinuteUsd: z.number().finite().min(0) }).optional(),
     }).optional(),
-  }).prefault({}),
-  /** The web dashboard (src/dashboard/), served by the daemon; off unless enabled. */
+  }).prefault({}).describe("Photos, documents and voice notes (src/media/)."),
   dashboard: strict({
     enabled: z.boolean().default(false),
     host: z.string().trim().min(1).default("127.0.0.1"),
@@ -272,8 +233,7 @@ export const configSchema = strict({
     allowRemote: z.boolean().default(false),
   }).superRefine((d, ctx) => {
     if (!isLoopbackHost(d.host) && !d.allowRemote) ctx.addIssue({ code: "custom", path: ["host"], message: `"${d.host}" is not a loopback address; set dashboard.allowRemote to true to serve the dashboard beyond this machine` });
-  }).prefault({}),
-  /** Spoken replies (src/media/speech.ts, gateway/delivery/spoken-reply.ts). */
+  }).prefault({}).describe("The web dashboard (src/dashboard/), served by the daemon; off unless enabled."),
   voice: strict({
     /** Text → speech through an OpenAI-compatible `POST <baseUrl>/audio/speech`; absent: Hearth answers in text only. */
     tts: strict({
@@ -290,7 +250,7 @@ export const configSchema = strict({
     }).optional(),
     /** `auto`: a voice note is answered with a voice note too; `always`; `never`. `/voice on|off` overrides it per chat. */
     reply: z.enum(voiceReplyModes).default("auto"),
-  }).prefault({}),
+  }).prefault({}).describe("Spoken replies (src/media/speech.ts, gateway/delivery/spoken-reply.ts)."),
 });
 
 /** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
