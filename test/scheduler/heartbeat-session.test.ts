@@ -114,7 +114,7 @@ describe("the heartbeat's light session", () => {
     ]);
 
     f.enqueue(text("Hello!"));
-    const id = g.channel.say({ chat: "1", type: "dm", sender: "1", text: "hi" });
+    const id = g.channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "hi" });
     await f.waitForRequests(2, 20_000);
     const chat = f.requests[1]!;
     expect(chat.body.model).toBe("claude-sonnet-5-5");
@@ -149,7 +149,7 @@ describe("the heartbeat's light session", () => {
   it("delivers a message to the owner and adds it to main, where the next chat request sees it", async () => {
     const { time, gw: g, fake: f } = await start(undefined);
     f.enqueue(text("Noted: dentist at 15:00."));
-    const id = g.channel.say({ chat: "1", type: "dm", sender: "1", text: "My dentist appointment is at 15:00 today." });
+    const id = g.channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "My dentist appointment is at 15:00 today." });
     await f.waitForRequests(1, 20_000);
     await idle(g);
     expect(g.channel.replies.get(id)).toEqual(["Noted: dentist at 15:00."]);
@@ -163,7 +163,7 @@ describe("the heartbeat's light session", () => {
     expect(last.message.content).toEqual([{ type: "text", text: "Your dentist appointment is at 15:00: leave by 14:30." }]);
 
     f.enqueue(text("You're welcome."));
-    g.channel.say({ chat: "1", type: "dm", sender: "1", text: "thanks" });
+    g.channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "thanks" });
     await f.waitForRequests(3, 20_000);
     const messages = f.requests[2]!.body.messages as Array<{ role: string; content: Array<{ type: string; text?: string }> }>;
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
@@ -177,7 +177,7 @@ describe("the heartbeat's light session", () => {
     const second = await tick(time, g, f, "HEARTBEAT_OK");
     expect(JSON.stringify(second.body.system)).toBe(JSON.stringify(first.body.system));
     f.enqueue(text("I'll remind you at 17:00."));
-    g.channel.say({ chat: "1", type: "dm", sender: "1", text: "Remind me to call the garage at 17:00." });
+    g.channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "Remind me to call the garage at 17:00." });
     await f.waitForRequests(3, 20_000);
     await idle(g);
     const third = await tick(time, g, f, "HEARTBEAT_OK");
@@ -189,7 +189,7 @@ describe("the heartbeat's light session", () => {
   it("pauses after heartbeat.pauseAfterIdle without a message from the owner and resumes with the next one", async () => {
     const { time, gw: g, fake: f } = await start(undefined, { pauseAfterIdle: "2h" });
     f.enqueue(text("Hi."));
-    g.channel.say({ chat: "1", type: "dm", sender: "1", text: "hello" });
+    g.channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "hello" });
     await f.waitForRequests(1, 20_000);
     await idle(g);
     f.setDefault(text("HEARTBEAT_OK"));
@@ -204,7 +204,7 @@ describe("the heartbeat's light session", () => {
     expect(f.requests).toHaveLength(4);
 
     f.enqueue(text("Back."));
-    g.channel.say({ chat: "1", type: "dm", sender: "1", text: "I'm back" });
+    g.channel.say({ chat: "1", type: "dm", sender: "1", isOwner: true, text: "I'm back" });
     await f.waitForRequests(5, 20_000);
     await idle(g);
     time.advance(HALF_HOUR);
