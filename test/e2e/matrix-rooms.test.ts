@@ -1,7 +1,7 @@
 // A Matrix room that is the owner's private chat only until someone joins it: the real daemon on
 // matrix-js-sdk against the fake homeserver, observed at the edges (the rooms' events, the model's
-// requests). The room here is not in m.direct: Hearth took it as direct because it had two members,
-// the bot and the owner. (The conformance suite's scenario covers a room in m.direct, and email.)
+// requests). The room is in m.direct, or not and taken as direct because it had two members, the
+// bot and the owner. (The conformance suite's scenario covers email too.)
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -59,9 +59,11 @@ async function asked(u: FakeUser, roomId: string, body: string, answer: string):
 }
 
 describe("Matrix: a room's audience follows its members", () => {
-  it("a room of the bot and the owner is private until Sam joins; then shared, the owner told once in their DM, and still shared after Sam left and a restart", async () => {
+  // Not in m.direct: direct because it had two members. In m.direct: direct whatever its size,
+  // which before made the owner's memory reach everyone who joined.
+  it.each([false, true])("a room of the bot and the owner (m.direct: %s) is private until Sam joins; then shared, the owner told once in their DM, and still shared after Sam left and a restart", async (isDirect) => {
     const dm = hs.createRoom(ann, { invite: [bot.userId], isDirect: true });
-    const plans = hs.createRoom(ann, { name: "Plans", invite: [bot.userId] });
+    const plans = hs.createRoom(ann, { name: "Plans", invite: [bot.userId], isDirect });
     await start();
     await hs.waitFor("the bot to join both rooms", () => hs.membership(dm, bot.userId) === "join" && hs.membership(plans, bot.userId) === "join");
     await asked(ann, dm, "hello", "Hello Ann.");
