@@ -59,14 +59,15 @@ describe("hearth cron (daemon e2e)", () => {
   it("an --at job fires once, its answer arrives in the Telegram chat, and cron list --json shows how it went", async () => {
     await start();
     fake.enqueue(text("Time to stretch your legs!"));
-    const dueAt = inMs(3000);
+    // Far enough ahead that the list below sees it still due when the CLI is slow on a loaded machine.
+    const dueAt = inMs(8000);
     const add = await hearth(["cron", "add", "--name", "Stretch", "--at", dueAt, "--message", "Tell me to stretch", "--deliver", `telegram:${OWNER}`]);
     expect(add.code, add.stderr).toBe(0);
     expect(add.stdout).toMatch(/^Added job [0-9a-f]{8} "Stretch": at /);
     const [job] = await list();
     expect(job).toMatchObject({ name: "Stretch", nextRunAt: new Date(dueAt).toISOString(), lastStatus: null, deliver: `telegram:${OWNER}` });
 
-    const [msg] = await emu.waitForBotMessages(OWNER, 1, 15_000);
+    const [msg] = await emu.waitForBotMessages(OWNER, 1, 30_000);
     expect(msg!.text).toBe("Time to stretch your legs!");
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(dueAt));
     expect(fake.requests).toHaveLength(1);
