@@ -1,8 +1,8 @@
 // The contract between the gateway and a chat platform (DESIGN §3). Channels never import the
 // agent; the gateway turns agent events into ReplySink calls.
 
-export type { ChannelId } from "./registry.ts";
-import type { ChannelId } from "./registry.ts";
+/** A channel's id ("telegram", "discord", …): a plain string, checked against the registry where config and state are read (registry.ts `channelIdSchema`), so this contract imports no platform. */
+export type ChannelId = string;
 import type { Logger } from "../log.ts";
 
 export interface InboundMessage {

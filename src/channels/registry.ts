@@ -3,6 +3,7 @@
 // status and the dashboard learn it from this list.
 import { z } from "zod";
 import { strict } from "../config-fields.ts";
+import type { ChannelId } from "./channel.ts";
 import type { ChannelAccess, ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";
 import { email } from "./email/descriptor.ts";
@@ -15,12 +16,11 @@ import { whatsapp } from "./whatsapp/descriptor.ts";
 
 export const CHANNELS = [telegram, discord, slack, matrix, signal, whatsapp, email, terminal] as const;
 
-/** A channel's id: `channels.<id>` in config.json, the first part of a chat address. */
-export type ChannelId = (typeof CHANNELS)[number]["id"];
-
+// The contract (channel.ts) names a channel by a plain string, so that it imports no platform;
+// the ids are checked here, where config and records are read.
 export const CHANNEL_IDS = CHANNELS.map((c) => c.id) as [ChannelId, ...ChannelId[]];
 
-/** A channel id as stored in Hearth's records (inbox, jobs, tasks, pairing). */
+/** A channel id as stored in Hearth's records (inbox, jobs, tasks, pairing): one the registry lists. */
 export const channelIdSchema = z.enum(CHANNEL_IDS);
 
 export function channelDescriptor(id: string): ChannelDescriptor | undefined {

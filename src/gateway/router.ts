@@ -4,6 +4,7 @@
 import { userTurn } from "../agent/user-turn.ts";
 import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
+import { channelSection } from "../channels/registry.ts";
 import type { Logger } from "../log.ts";
 import { localTime } from "../memory/daily-log.ts";
 import { DISK_FULL_NOT_SAVED, isDiskFull } from "../storage.ts";
@@ -310,7 +311,7 @@ function queueModeFor(ctx: RouterDeps, sessionKey: string, channel: InboundMessa
 
 /** A stranger under dmPolicy "pairing": at most one short answer per hour, whatever they send. */
 async function answerPairing(ctx: RouterDeps, m: InboundMessage, log: Logger): Promise<void> {
-  const channel = m.channel === "cli" ? undefined : ctx.config.channels[m.channel];
+  const channel = m.channel === "cli" ? undefined : (channelSection(ctx.config.channels, m.channel) as { maxPendingPairings?: number } | undefined);
   const req = ctx.pairing.request(m.channel, m.sender.id, m.sender.name, channel?.maxPendingPairings, m.chat.id);
   if (req.type === "silent") {
     log.debug("pairing.silent", { user: m.sender.id });

@@ -10,7 +10,7 @@ import nodemailer, { type Transporter } from "nodemailer";
 import type { Logger } from "../../log.ts";
 import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
 import { vouchedFor } from "./auth-results.ts";
-import type { EmailConfig } from "./descriptor.ts";
+import type { EmailConfig } from "./config.ts";
 import { attachmentsOf, readMail, wordsOf, type Mail } from "./mail-reading.ts";
 import { answerMail, isOwnMessageId, newMail, type OutgoingMail } from "./outbound.ts";
 import { serversOf, type Account } from "./servers.ts";

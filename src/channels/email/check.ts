@@ -4,7 +4,7 @@
 import { ImapFlow } from "imapflow";
 import nodemailer from "nodemailer";
 import type { ChannelCheck } from "../descriptor.ts";
-import type { EmailConfig } from "./descriptor.ts";
+import type { EmailConfig } from "./config.ts";
 import { serversOf, type Account } from "./servers.ts";
 
 /** What failed: the IMAP login, IDLE missing, or the SMTP login; `problem` says it in one clause. */

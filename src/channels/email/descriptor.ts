@@ -2,48 +2,13 @@
 // account it answers with, the owner's addresses and the server that vouches for them), what mail
 // can do, its chat ids, and doctor's checks. The adapter (channel.ts: imapflow, nodemailer,
 // mailparser) loads only when it runs.
-import { z } from "zod";
-import { queueModes, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
-import { dmRateLimit, maxPendingPairings } from "../access-config.ts";
 import type { ChannelCheck, ChannelDescriptor } from "../descriptor.ts";
 import { PROVIDER_IDS, PROVIDERS } from "./presets.ts";
-import { EMAIL_ADDRESS, serversOf } from "./servers.ts";
+import { serversOf } from "./servers.ts";
+import { schema, type EmailConfig } from "./config.ts";
 
 
-const address = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .regex(EMAIL_ADDRESS, { error: "expected an email address (name@example.org)" });
-
-const server = {
-  host: z.string().trim().min(1).optional(),
-  port: z.int().min(1).max(65_535).optional(),
-  secure: z.boolean().optional(),
-  /** The login, when it is not `address`. */
-  user: z.string().trim().min(1).optional(),
-};
-
-const schema = strict({
-  provider: z.enum(PROVIDER_IDS).nullable().default(null),
-  /** The mailbox Hearth reads and the address it answers from; without it the channel does not start (doctor says so). */
-  address: address.optional(),
-  /** Optional here: it may come from EMAIL_PASSWORD; without one the channel is not started. */
-  password: secret(toVariable("EMAIL_PASSWORD")).optional(),
-  imap: strict({ ...server, folder: z.string().trim().min(1).default("INBOX") }).prefault({}),
-  smtp: strict(server).prefault({}),
-  authservId: z.string().trim().min(1).nullable().default(null),
-  ownerAddresses: z.array(address).default([]),
-  // Mail is the easiest place to write from anywhere: by default nobody but the owner is read.
-  dmPolicy: z.enum(["pairing", "allowlist", "disabled"]).default("disabled"),
-  maxPendingPairings,
-  allowFrom: z.array(address).default([]),
-  dmRateLimit,
-  queueMode: z.enum(queueModes).nullable().default(null),
-});
-
-export type EmailConfig = z.output<typeof schema>;
+export type { EmailConfig };
 
 /** What the section lacks to run (an address, the hosts); null when nothing. */
 function problemOf(c: EmailConfig): string | null {

@@ -15,7 +15,7 @@ import { printable } from "../printable.ts";
 import type { ChannelDeps } from "../descriptor.ts";
 import { StreamingReply, type StreamingReplyOptions } from "../streaming-reply.ts";
 import { decryptAttachment, encryptAttachment } from "./attachments.ts";
-import type { MatrixConfig } from "./descriptor.ts";
+import type { MatrixConfig } from "./config.ts";
 import { normalizeEvent, type MatrixFile, type MatrixReplyRef } from "./inbound.ts";
 import { matrixTransport, type MatrixReplyTarget, type MatrixSender } from "./reply.ts";
 import { FileSyncStore } from "./sync-store.ts";

@@ -2,29 +2,12 @@
 // group rules are "rooms"), what a Matrix client can do, its ids, and how setup and doctor reach
 // the homeserver. The adapter (channel.ts, matrix-js-sdk with its Rust crypto, installed into the
 // home by setup) loads only when it runs.
-import { z } from "zod";
-import { httpUrl, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
-import { accessOf, accessRows, accessShape, accessTemplate, type IdRule } from "../access-config.ts";
+import { accessOf, accessRows, accessTemplate } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
 import { checkMatrixToken, matrixCodeRequest, matrixTokenProblem } from "./setup.ts";
+import { HOMESERVER, schema, type MatrixConfig } from "./config.ts";
 
-const HOMESERVER = "https://matrix.org";
-
-/** A user id (`@ann:example.org`) or, in the rooms list, a room id (`!abc:example.org`). */
-const matrixIds: IdRule = { platform: "Matrix", pattern: /^[@!][^:\s]+:[^\s]+$/, looks: "@user:server for people, !room:server for rooms" };
-
-const schema = strict({
-  homeserverUrl: httpUrl.default(HOMESERVER),
-  /** The bot's user id; asked of the homeserver (whoami) when absent. */
-  userId: z.string().regex(/^@[^:\s]+:[^\s]+$/, "a Matrix user id such as @hearth:example.org").nullable().default(null),
-  accessToken: secret(toVariable("MATRIX_ACCESS_TOKEN")).optional(),
-  /** End-to-end encryption (Element makes every DM encrypted): the Rust crypto, its store kept in the home (crypto-store.ts). */
-  encryption: z.boolean().default(true),
-  ...accessShape(matrixIds, "rooms"),
-});
-
-export type MatrixConfig = z.output<typeof schema>;
+export type { MatrixConfig };
 
 export const matrix: ChannelDescriptor<MatrixConfig, "matrix"> = {
   id: "matrix",
