@@ -116,4 +116,4 @@ function table(rows: Row[]): string[] {
   return ["| key | type | default | description |", "|---|---|---|---|", ...rows.map((r) => `| \`${r.key}\` | ${r.type} | ${r.default} | ${escapeText(r.description)} |`)];
 }
 
-const escapeText = (s: string): string => s.replaceAll("|", "\\|").replaceAll("\n", " ");
+const escapeText = (s: string): string => s.replaceAll("|", "\\|").replaceAll("<", "&lt;").replaceAll("\n", " ");

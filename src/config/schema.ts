@@ -32,10 +32,10 @@ const providerKeyMove: SecretMove = {
 };
 
 const modelSchema = strict({
-  name: z.string().trim().min(1).default("claude-sonnet-5-5"),
-  fallbacks: z.array(z.string().trim().min(1)).default([]),
-  maxTokens: positiveInt.default(8192),
-  contextWindow: positiveInt.default(200_000),
+  name: z.string().trim().min(1).default("claude-sonnet-5-5").describe("The model that answers: \"<provider>/<model>\" (\"ollama/llama3.2\") or a bare Anthropic name."),
+  fallbacks: z.array(z.string().trim().min(1)).default([]).describe("Models (of any provider) tried in order when the first keeps failing."),
+  maxTokens: positiveInt.default(8192).describe("Longest answer per model call (a model's own maxTokens under providers wins)."),
+  contextWindow: positiveInt.default(200_000).describe("The model's window; older turns are summarised before it fills (a model's own contextWindow wins)."),
   idleTimeoutMs: positiveInt.min(1000, "must be at least 1000 (one second)").max(600_000, "must be at most 600000 (ten minutes)").default(60_000).describe("A model stream with no data for this long has stalled: retried once, then the user is told."),
   apiKey: secret(toVariable("ANTHROPIC_API_KEY")).optional(),
   baseUrl: httpUrl.optional(),
@@ -67,10 +67,10 @@ const providerSchema = strict({
 const providerName = z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "a provider name is lowercase letters, digits, - and _ (it is the part before the / in model names)");
 
 const agentSchema = strict({
-  maxTurns: positiveInt.max(MAX_TURNS_CAP, `must be at most ${MAX_TURNS_CAP} (the hard cap on turns per run)`).default(25),
-  maxConcurrentRuns: positiveInt.default(4),
-  queueMode: z.enum(queueModes).default("steer"),
-  shutdownGraceMs: z.int().min(0).default(10_000),
+  maxTurns: positiveInt.max(MAX_TURNS_CAP, `must be at most ${MAX_TURNS_CAP} (the hard cap on turns per run)`).default(25).describe("Model calls per answer before Hearth stops and tells you (at most 100)."),
+  maxConcurrentRuns: positiveInt.default(4).describe("Answers in progress at once, across all chats."),
+  queueMode: z.enum(queueModes).default("steer").describe("What a message does while an answer runs: steer, followup, collect, interrupt."),
+  shutdownGraceMs: z.int().min(0).default(10_000).describe("On shutdown, how long running answers may finish."),
   releaseIdleAfter: duration.default("30m").describe("A session's in-memory state (transcript view, budget, context) is released after this idle time…"),
   maxSessionsInMemory: positiveInt.default(500).describe("…or when more sessions than this hold state (the least recently used go first)."),
 });
@@ -114,11 +114,11 @@ const webSchema = strict({
  */
 export const configSchema = strict({
   version: z.literal(CONFIG_VERSION).default(CONFIG_VERSION).describe("The file's configuration version; loadConfig brings older files to this one first (config/migrations.ts)."),
-  workspace: z.string().trim().min(1).default("workspace"),
-  timezone: timeZone.default(systemTimeZone),
-  model: modelSchema.prefault({}),
+  workspace: z.string().trim().min(1).default("workspace").describe("The folder with your markdown files; a relative path is inside the home. It may not contain the home (which holds the keys and every chat's transcript)."),
+  timezone: timeZone.default(systemTimeZone).describe("IANA zone for daily logs, schedules and active hours; default: the system's."),
+  model: modelSchema.prefault({}).describe("The model that answers, and its limits."),
   providers: z.record(providerName, providerSchema).default({}).describe("Model providers besides Anthropic; presets (openai, openrouter, groq, ollama, lmstudio, vllm) need no entry."),
-  agent: agentSchema.prefault({}),
+  agent: agentSchema.prefault({}).describe("How answers run: turns, concurrency, what a message does while one runs."),
   tools: strict({
     exec: strict({
       timeoutMs: positiveInt.default(120_000),
@@ -170,7 +170,7 @@ export const configSchema = strict({
     /** 1: only conversations start tasks; 2: a task may start one more level of tasks, and so on. */
     maxDepth: positiveInt.max(3).default(1),
   }).prefault({}).describe("Background tasks (spawn_task): how many run at once, each one's caps, their model, how deep they nest."),
-  log: strict({ level: z.enum(logLevels).default("info") }).prefault({}),
+  log: strict({ level: z.enum(logLevels).default("info") }).prefault({}).describe("The daemon log: its level (HEARTH_LOG wins)."),
   budget: strict({
     daily: usd.optional(),
     monthly: usd.optional(),
