@@ -51,6 +51,7 @@ describe("telegram chat signs (daemon e2e)", () => {
       { command: "budget", description: "spending against the limits; raise today's limit by N dollars (owner)" },
       { command: "grants", description: "what you allowed for a while or always (owner); /revoke N takes grant N back" },
       { command: "tasks", description: "background tasks, running and recent; stop one (owner)" },
+      { command: "private", description: "make this chat private again once only you and I are in it (owner)" },
       { command: "undo", description: "take back my last change to your memory files (owner)" },
       { command: "help", description: "this list" },
     ];
