@@ -30,7 +30,7 @@ module.exports = {
       cwd: __dirname,
       interpreter: path.join(__dirname, "node_modules", "node", "bin", "node"),
       node_args: (pkg.config.daemonNodeArgs || "").split(/\s+/).filter(Boolean),
-      // package.json's config.daemonEnv: glibc's allocator settings (src/daemon-env.ts says why).
+      // package.json's config.daemonEnv: glibc's allocator settings (src/process/daemon-env.ts says why).
       env: { HEARTH_HOME: home, ...pkg.config.daemonEnv },
       // Hearth says "ready" once its channels are up; a slow platform is waited for 5 s at most.
       wait_ready: true,

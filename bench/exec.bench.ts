@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { runCommand, UNSANDBOXED } from "../src/agent/tools/exec.ts";
 import { probeBwrap, resolveExecSandbox, type ExecSandbox } from "../src/agent/tools/sandbox.ts";
 import { Egress } from "../src/egress/egress.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
 
 const DOWNLOAD_BYTES = 50 * 1024 * 1024;

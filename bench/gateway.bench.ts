@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import type { Gateway } from "../src/gateway/gateway.ts";
 import type { TestChannel } from "../test/support/test-channel.ts";
 import { startTestGateway } from "../test/support/test-gateway.ts";
-import { appendDurable } from "../src/storage.ts";
+import { appendDurable } from "../src/state/storage.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 

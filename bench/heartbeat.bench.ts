@@ -11,7 +11,7 @@ import type { Message } from "../src/agent/messages.ts";
 import { Transcript } from "../src/agent/transcript.ts";
 import { homePaths } from "../src/config/home.ts";
 import { ensureHome } from "../src/config/init.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { priceUsage } from "../src/spending/pricing.ts";
 import { startFakeModel, text, type RecordedRequest } from "../test/support/fake-model.ts";
 import { startTestGateway } from "../test/support/test-gateway.ts";

@@ -4,7 +4,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { ContextCache } from "../src/memory/context.ts";
 import { previousDate } from "../src/memory/daily-log.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";

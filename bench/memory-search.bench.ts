@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { chunkMarkdown } from "../src/memory/search/chunker.ts";
 import { SearchIndex } from "../src/memory/search/search-index.ts";
 import type { MemoryScope } from "../src/memory/visibility.ts";

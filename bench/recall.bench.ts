@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { HybridSearch } from "../src/memory/search/hybrid.ts";
 import { SearchIndex, type SearchHit } from "../src/memory/search/search-index.ts";
 import { startFakeEmbeddings } from "../test/support/fake-embeddings.ts";

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { formatExchange } from "../src/memory/daily-log.ts";
 import { openMemory } from "../src/memory/memory.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
-import { DAEMON_ENV } from "../src/daemon-env.ts";
+import { DAEMON_ENV } from "../src/process/daemon-env.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 

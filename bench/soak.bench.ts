@@ -13,7 +13,7 @@
 //
 // Opt-in (`npm run bench -- soak`): ten minutes. SOAK_DAYS=1 runs a day (about 90 s) for
 // development.
-import { DAEMON_ENV } from "../src/daemon-env.ts";
+import { DAEMON_ENV } from "../src/process/daemon-env.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -116,7 +116,7 @@ export async function soakBench(): Promise<Figure[]> {
   const start = async (): Promise<ChildProcess> => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      // As every supervisor starts it (src/daemon-env.ts).
+      // As every supervisor starts it (src/process/daemon-env.ts).
       ...DAEMON_ENV,
       HEARTH_HOME: home,
       ANTHROPIC_API_KEY: "soak",

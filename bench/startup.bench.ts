@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { percentile, round, type Figure } from "./harness.ts";
-import { DAEMON_ENV } from "../src/daemon-env.ts";
+import { DAEMON_ENV } from "../src/process/daemon-env.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startTelegramEmulator, type EmulatedUser, type TelegramEmulator } from "../test/support/telegram-emulator.ts";
 import { round, type Figure } from "./harness.ts";
-import { DAEMON_ENV } from "../src/daemon-env.ts";
+import { DAEMON_ENV } from "../src/process/daemon-env.ts";
 import { daemonNodeArgs } from "./support/daemon-args.ts";
 import { startZeroModel } from "./support/zero-model.ts";
 

@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import { createTelegramChannel } from "../src/channels/telegram/channel.ts";
 import { parseConfig } from "../src/config/config.ts";
 import { startGateway } from "../src/gateway/gateway.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { startFakeModel, text, type FakeModel } from "../test/support/fake-model.ts";
 import { startTelegramEmulator, type EmulatedUser, type TelegramEmulator } from "../test/support/telegram-emulator.ts";
 import { percentile, round, type Figure } from "./harness.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Message } from "../src/agent/messages.ts";
 import { Transcript } from "../src/agent/transcript.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/process/log.ts";
 import { measure, percentile, round, type Figure } from "./harness.ts";
 
 export async function transcriptBench(): Promise<Figure[]> {

@@ -13,7 +13,7 @@ const canStripTypes = major > 22 || (major === 22 && minor >= 18);
 const args = process.argv.slice(2);
 const script = fileURLToPath(import.meta.url);
 // The daemon's V8 flags and allocator settings (package.json config.daemonNodeArgs and
-// config.daemonEnv, src/daemon-env.ts) belong to the process that runs it.
+// config.daemonEnv, src/process/daemon-env.ts) belong to the process that runs it.
 const config = args[0] === "start" ? daemonConfig() : {};
 const nodeArgs = (config.daemonNodeArgs ?? "").split(/\s+/).filter(Boolean);
 const envMissing = Object.entries(config.daemonEnv ?? {}).filter(([k]) => process.env[k] === undefined);
@@ -34,7 +34,7 @@ if (canStripTypes) {
   // is only a cache.
   module.enableCompileCache?.(fileURLToPath(new URL("../node_modules/.cache/hearth-compile", import.meta.url)));
   // Then, before the heavy imports: from here on a stop signal is a clean shutdown.
-  const stop = await import(new URL("../src/process-stop.ts", import.meta.url).href);
+  const stop = await import(new URL("../src/process/stop.ts", import.meta.url).href);
   if (args[0] === "start") stop.catchStopRequests();
   else if (stop.launchedByLauncher()) stop.watchLauncher(process, () => process.exit(129));
   const { run } = await import(new URL("../src/cli.ts", import.meta.url).href);
@@ -45,7 +45,7 @@ if (canStripTypes) {
 
 /**
  * Runs this command on the bundled Node 24. The child gets an IPC channel: when this process
- * ends, even by kill -9, the channel closes and the child shuts down (src/process-stop.ts).
+ * ends, even by kill -9, the channel closes and the child shuts down (src/process/stop.ts).
  * Stop signals are passed on once the child says it handles them; its exit status is ours.
  */
 function launchChild() {

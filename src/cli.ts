@@ -11,10 +11,10 @@ import { handleBrokenPipes } from "./cli/broken-pipe.ts";
 import { closestCommand, commandUsage, fullUsage, isCommandName, type CommandName } from "./cli/help.ts";
 import { resolveHome } from "./config/home.ts";
 import { MAX_MESSAGE_CHARS, tooLongText } from "./gateway/message-limits.ts";
-import { hearthCmd } from "./hearth-command.ts";
+import { hearthCmd } from "./process/hearth-command.ts";
 import type { Io } from "./cli/io.ts";
-import { daemonLogger, parseLevel, underPm2 } from "./log.ts";
-import { catchStopRequests, describeStop, type StopReason } from "./process-stop.ts";
+import { daemonLogger, parseLevel, underPm2 } from "./process/log.ts";
+import { catchStopRequests, describeStop, type StopReason } from "./process/stop.ts";
 
 export async function main(argv: string[], io: Io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const [command, ...rest] = argv;
@@ -199,7 +199,7 @@ async function isConfigurationError(err: unknown): Promise<boolean> {
     import("./config/credentials.ts"),
     import("./gateway/upkeep/lock.ts"),
     import("./agent/tools/sandbox.ts"),
-    import("./state-versions.ts"),
+    import("./state/versions.ts"),
     import("./config/home-modes.ts"),
   ]);
   return err instanceof ConfigError || err instanceof MissingApiKeyError || err instanceof LockHeldError || err instanceof SandboxUnavailableError || err instanceof NewerStateError || err instanceof HomeOpenError;

@@ -1,6 +1,6 @@
 // The node arguments the daemon really runs with: `npm start` and pm2 (ecosystem.config.cjs)
 // both take them from package.json's config.daemonNodeArgs. Benchmarks start it the same way, with
-// its environment (src/daemon-env.ts).
+// its environment (src/process/daemon-env.ts).
 import { readFileSync } from "node:fs";
 
 export function daemonNodeArgs(): string[] {

@@ -1,7 +1,7 @@
 // The context budget of one session (DESIGN §6): how full the model's window is, and the
 // compaction ladder that keeps it from overflowing. Below 60 % nothing happens; at 80 % the
 // view is compacted before the next model call; a request estimated past 95 % is never sent.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { chooseCut, shrinkToolResults, summarize, summaryMessage } from "./compaction.ts";
 import { outsideContentIn } from "./outside-content.ts";
 import { mediaLoad, toolImageTokens, type MediaLoad } from "./media-size.ts";

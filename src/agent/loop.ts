@@ -1,7 +1,7 @@
 // The agent loop (DESIGN §6): model → tools → model … until the model answers, the run is
 // stopped, or a limit ends it. All I/O is passed in; the loop opens no socket and no file.
-import type { Logger } from "../log.ts";
-import { isDiskFull } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { isDiskFull } from "../state/storage.ts";
 import type { ContextBudget } from "./context-budget.ts";
 import type { AgentEventSink, RunStatus } from "./events.ts";
 import {

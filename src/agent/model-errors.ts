@@ -1,7 +1,7 @@
 // What went wrong talking to the model, as a value: its kind decides retry and fallback. Its
 // message is for the owner and the log (no secrets; it may name config keys, environment
 // variables and the API's address); `modelErrorNotice` decides what a chat is shown.
-import { redact } from "../log.ts";
+import { redact } from "../process/log.ts";
 import type { Scope } from "./messages.ts";
 
 /** An SDK's API error as both official SDKs (Anthropic, OpenAI) shape it. */

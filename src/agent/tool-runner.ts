@@ -2,7 +2,7 @@
 // execution, truncation. Consecutive read-only calls run together; the others one by one.
 // Every call gets exactly one result, recorded in call order.
 import { z } from "zod";
-import { redact, type Logger } from "../log.ts";
+import { redact, type Logger } from "../process/log.ts";
 import type { AgentEventSink } from "./events.ts";
 import type { Scope, ToolCallBlock, ToolResultMessage } from "./messages.ts";
 import type { SteeringSource } from "./steering.ts";

@@ -1,6 +1,6 @@
 // What a tool is, and how a set of tools is offered to the model and checked per scope.
 import { z } from "zod";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { ImageBlock, Scope } from "./messages.ts";
 import { destinationName, normalHost, type Destination, type Requester } from "../egress/policy.ts";
 

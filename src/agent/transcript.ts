@@ -3,8 +3,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { appendRecord, checkValue, cutTornTail, lastLineWhere, readJsonLines } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, checkValue, cutTornTail, lastLineWhere, readJsonLines } from "../state/storage.ts";
 import type { Calibration } from "./context-budget.ts";
 import type { RunStatus } from "./events.ts";
 import type { AssistantBlock, Message, Usage } from "./messages.ts";

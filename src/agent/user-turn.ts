@@ -1,6 +1,6 @@
 // The per-run facts Hearth puts in front of a message (time, channel, sender, chat). They live
 // in the user turn, never in the system prompt, so the cached prefix stays stable.
-import { formatLocalTime } from "../time.ts";
+import { formatLocalTime } from "../process/time.ts";
 import type { MediaRef, UserMessage, UserMessageKind } from "./messages.ts";
 
 export interface TurnFacts {

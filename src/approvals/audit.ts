@@ -2,8 +2,8 @@
 // while, always), denied, unanswered, stopped, covered by a grant — with who decided and when.
 // Append-only; `hearth grants --log` shows it.
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, readJsonLines } from "../state/storage.ts";
 import type { EgressRecord } from "../egress/egress.ts";
 
 export const decisions = ["asked", "allowed_once", "allowed_for", "always", "denied", "timed_out", "stopped", "granted", "not_asked", "expired", "connected", "refused", "failed"] as const;

@@ -10,8 +10,8 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { DeliveryTarget } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic, type StateVersions } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic, type StateVersions } from "../state/storage.ts";
 import { CONNECT, coversConnection, destinationText, wideReachText } from "./connection-grants.ts";
 import { grantSchema, type Grant } from "./grant.ts";
 import { execHostOf, patternMatches, type ActionFacts } from "./policy.ts";

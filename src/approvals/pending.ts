@@ -3,8 +3,8 @@
 // on them must not run anything), and the run, retried by the inbox's recovery, asks again.
 import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic } from "../state/storage.ts";
 
 const pendingSchema = z.object({
   key: z.string(),

@@ -13,7 +13,7 @@ import type { ToolGate } from "../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget } from "../channels/channel.ts";
 import type { Message } from "../agent/messages.ts";
 import { linkSource, outsideContentIn, outsideContentOfTool } from "../agent/outside-content.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { AuditLog, type Decision } from "./audit.ts";
 import { CONNECT, connectionFacts, connectionGrant, destinationText, wideReachText, type GrantReach } from "./connection-grants.ts";
 import { chatKeyOf, GrantStore, grantText, placeText, type Grant } from "./grants.ts";

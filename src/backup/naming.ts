@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expandHome } from "../config/home.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import type { LeftOut } from "./snapshot.ts";
 
 /** `hearth-backup-20261125-183000.tar.gz` (UTC): sorts by time. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { expandHome, homePaths } from "../config/home.ts";
 import { configSchema } from "../config/schema.ts";
 import { readSecrets } from "../config/secrets.ts";
-import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
+import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../fields/secret-fields.ts";
 
 /** PEM (`-----BEGIN RSA PRIVATE KEY-----`, `…OPENSSH PRIVATE KEY…`, `…ENCRYPTED PRIVATE KEY…`) and PuTTY's format. */
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----|PuTTY-User-Key-File-\d+:/u;

@@ -4,11 +4,11 @@
 // own files are deleted; a failure is logged and told to the owner, and retried `every` later.
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { homePaths } from "../config/home.ts";
 import type { Config } from "../config/schema.ts";
-import { hearthCmd } from "../hearth-command.ts";
-import type { Logger } from "../log.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
+import type { Logger } from "../process/log.ts";
 import { createBackupApart } from "./apart.ts";
 import { BACKUP_FILE, backupDirOf, backupFileName } from "./naming.ts";
 

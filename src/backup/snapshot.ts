@@ -7,7 +7,7 @@ import path from "node:path";
 import { applyEdits, modify, parse as parseJsonc, parseTree, type ParseError } from "jsonc-parser";
 import { CONFIG_UPGRADE_COPY } from "../config/home.ts";
 import { configSchema } from "../config/schema.ts";
-import { isReference, placesOf, secretFields } from "../secret-fields.ts";
+import { isReference, placesOf, secretFields } from "../fields/secret-fields.ts";
 import { holdsSecret, identityFiles, knownSecretValues } from "./secret-scan.ts";
 
 /** One file as it goes into the archive. */
@@ -165,7 +165,7 @@ export function upToRecordBoundary(bytes: Buffer): Buffer {
 /**
  * config.json with every secret value set to "" (comments and everything else kept), and the
  * keys that were blanked: every field and every entry of every map the schema marks as a secret
- * (src/secret-fields.ts); a value that is only a `${VAR}` reference names a secret without holding
+ * (src/fields/secret-fields.ts); a value that is only a `${VAR}` reference names a secret without holding
  * one and is kept. A config that does not parse is kept as it is: it holds nothing a start could
  * use, and the owner's comments are worth more than a guess.
  */

@@ -3,7 +3,7 @@
 // and one template block, so that every platform says the same thing the same way; a descriptor
 // adds its own keys (the token, the API address) around them.
 import { z } from "zod";
-import { duration, queueModes, strict } from "../config-fields.ts";
+import { duration, queueModes, strict } from "../fields/config-fields.ts";
 import type { ChannelAccess, ConfigRow } from "./descriptor.ts";
 
 /** How a platform writes its ids: its name (for messages) and the digits rule (Telegram's group ids are negative). */

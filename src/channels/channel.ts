@@ -3,7 +3,7 @@
 
 /** A channel's id ("telegram", "discord", …): a plain string, checked against the registry where config and state are read (registry.ts `channelIdSchema`), so this contract imports no platform. */
 export type ChannelId = string;
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 
 export interface InboundMessage {
   /** Unique per channel; with `channel` it is the dedupe key. */

@@ -15,7 +15,7 @@
 import type { z } from "zod";
 import type { ChannelCapabilities } from "./capabilities.ts";
 import type { Channel, MenuCommand } from "./channel.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 
 /** Who may talk to Hearth on a channel, read from its configuration section. */
 export interface ChannelAccess {

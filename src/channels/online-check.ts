@@ -1,7 +1,7 @@
 // One cheap request to a platform's API, for `hearth setup` and `hearth doctor --online`: a
 // result value for every outcome (refused, down, odd answer), never a throw, never the secret in
 // the text.
-import { redact } from "../log.ts";
+import { redact } from "../process/log.ts";
 
 export const CHECK_TIMEOUT_MS = 15_000;
 

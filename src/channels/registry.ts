@@ -2,7 +2,7 @@
 // (descriptor.ts's contract) and one line here; the configuration, the gateway, setup, doctor,
 // status and the dashboard learn it from this list.
 import { z } from "zod";
-import { strict } from "../config-fields.ts";
+import { strict } from "../fields/config-fields.ts";
 import type { ChannelId } from "./channel.ts";
 import type { ChannelAccess, ChannelDescriptor } from "./descriptor.ts";
 import { discord } from "./discord/descriptor.ts";

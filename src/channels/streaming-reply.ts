@@ -24,7 +24,7 @@
 //   and final parts already delivered are edited (to the same text: a no-op) instead of sent
 //   again. A recorded preview that cannot be edited any more is deleted (or
 //   marked as interrupted) so no stale half-answer stays behind.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { ReplyJournal, ReplySink } from "./channel.ts";
 import { splitMessage } from "./chunk.ts";
 

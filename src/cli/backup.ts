@@ -9,7 +9,7 @@ import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
 import { missingSecrets } from "../config/missing-secrets.ts";
 import { liveHolder } from "../gateway/upkeep/lock.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 
 interface BackupIo {

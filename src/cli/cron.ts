@@ -3,14 +3,14 @@
 // it starts). `run` needs the daemon: only the daemon runs jobs.
 import type { Config } from "../config/schema.ts";
 import { loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config-fields.ts";
+import { systemTimeZone } from "../fields/config-fields.ts";
 import { describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import type { JobInput } from "../scheduler/job-input.ts";
 import type { JobView } from "../scheduler/view.ts";
-import { localDate, localTime } from "../time.ts";
-import { createLogger } from "../log.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { localDate, localTime } from "../process/time.ts";
+import { createLogger } from "../process/log.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon, type GatewayClient } from "./client.ts";
 

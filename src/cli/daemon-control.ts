@@ -5,7 +5,7 @@
 // Without a supervisor `stop` sends SIGTERM (the daemon's clean shutdown) and `restart` starts
 // the new daemon in the background, its log split as pm2 splits it: info lines in
 // `<home>/logs/hearth.out.log`, warnings and errors in `hearth.err.log`.
-import { DAEMON_ENV } from "../daemon-env.ts";
+import { DAEMON_ENV } from "../process/daemon-env.ts";
 import { spawn } from "node:child_process";
 import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -14,9 +14,9 @@ import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
 import { isSameProcess, liveHolder, type LockRecord } from "../gateway/upkeep/lock.ts";
-import { hearthCmd } from "../hearth-command.ts";
-import { isAlive } from "../process-info.ts";
-import { readableLogLine, SPLIT_LOG_ENV } from "../log.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
+import { isAlive } from "../process/info.ts";
+import { readableLogLine, SPLIT_LOG_ENV } from "../process/log.ts";
 import type { Io } from "./io.ts";
 import { describeSupervisor, pm2Action, pm2App, recordedSupervisor, supervisorOfDaemon, systemdAction, systemdGaveUp, type Supervisor } from "./supervisor.ts";
 

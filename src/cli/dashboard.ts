@@ -3,7 +3,7 @@
 // `--rotate` ends every dashboard session. The link is asked over the owner-only control socket.
 import { spawn } from "node:child_process";
 import { homePaths } from "../config/home.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
 

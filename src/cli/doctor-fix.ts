@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config-fields.ts";
+import { systemTimeZone } from "../fields/config-fields.ts";
 import { CONFIG_UPGRADE_COPY, homePaths } from "../config/home.ts";
 import { ensureHome } from "../config/init.ts";
 import { migrateConfigFile } from "../config/migrations.ts";
@@ -13,7 +13,7 @@ import { listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { liveHolder, readLock } from "../gateway/upkeep/lock.ts";
 import { PairingStore } from "../gateway/access/pairing.ts";
 import { SessionStore } from "../gateway/sessions.ts";
-import { silentLogger } from "../log.ts";
+import { silentLogger } from "../process/log.ts";
 import { JobStore } from "../scheduler/job-store.ts";
 import { MIN_EVERY_MS } from "../scheduler/service.ts";
 

@@ -5,7 +5,7 @@ import type { Config } from "../config/schema.ts";
 import type { Check } from "./doctor-check.ts";
 import { missingKeyOf, PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
 import { displayUrl } from "../agent/model-errors.ts";
-import { redact } from "../log.ts";
+import { redact } from "../process/log.ts";
 
 const TIMEOUT_MS = 15_000;
 const PING_TOOL = { name: "ping", description: "Answers pong. Call it when asked to.", schema: { type: "object" as const, properties: {} } };

@@ -4,7 +4,7 @@
 // configured MCP servers (each is started once to list its tools, then stopped) — unless
 // `--online` asks it to try each model provider too (doctor-online.ts).
 import { installCommand, missingPackages } from "../channels/packages.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -12,8 +12,8 @@ import { parse as parseJsonc } from "jsonc-parser";
 import { ConfigError, loadConfig, parseConfig } from "../config/config.ts";
 import { configSchema, type Config } from "../config/schema.ts";
 import { octal, openToOthers } from "../config/home-modes.ts";
-import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
-import { systemTimeZone } from "../config-fields.ts";
+import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../fields/secret-fields.ts";
+import { systemTimeZone } from "../fields/config-fields.ts";
 import { DAMAGED_FIX, describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import { readSecrets, withSecrets } from "../config/secrets.ts";
@@ -23,7 +23,7 @@ import { JobStore } from "../scheduler/job-store.ts";
 import { nextRunAfter } from "../scheduler/schedule.ts";
 import { MIN_EVERY_MS } from "../scheduler/service.ts";
 import { BWRAP_INSTALL, describeSandbox, resolveExecSandbox, SandboxUnavailableError } from "../agent/tools/sandbox.ts";
-import { silentLogger } from "../log.ts";
+import { silentLogger } from "../process/log.ts";
 import { IDENTITY_FILES, PRIVATE_FILES } from "../memory/visibility.ts";
 import { ProblemLog } from "../memory/workspace-files.ts";
 import { openWorkspaceFile } from "../memory/workspace-open.ts";
@@ -166,7 +166,7 @@ function rawApiKey(configPath: string): string | undefined {
 /**
  * The home folder, `.env` and `config.json` must be owner-only: `hearth start` refuses them
  * otherwise (config/home-modes.ts). Whether config.json holds a secret is read from the schema's
- * marks (src/secret-fields.ts).
+ * marks (src/fields/secret-fields.ts).
  */
 function checkModes(home: string): Check[] {
   const fix = (p: string) => `chmod ${p === home ? "700" : "600"} ${p} (or \`${hearthCmd("doctor --fix")}\`)`;

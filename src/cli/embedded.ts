@@ -4,7 +4,7 @@ import { applyHomeEnv, loadConfig } from "../config/config.ts";
 import { startGateway, type Gateway } from "../gateway/gateway.ts";
 import { createRpcHandler } from "../gateway/control/rpc.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
-import { createLogger, parseLevel } from "../log.ts";
+import { createLogger, parseLevel } from "../process/log.ts";
 import { terminalLogFormat } from "./terminal-log.ts";
 
 export async function startEmbeddedGateway(home: string, stderr: NodeJS.WritableStream): Promise<{ gateway: Gateway; rpc: (m: string, p: unknown) => Promise<unknown> }> {

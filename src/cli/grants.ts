@@ -5,8 +5,8 @@ import path from "node:path";
 import { auditLine, AuditLog } from "../approvals/audit.ts";
 import { GrantStore, grantLines, grantText } from "../approvals/grants.ts";
 import { loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config-fields.ts";
-import { createLogger } from "../log.ts";
+import { systemTimeZone } from "../fields/config-fields.ts";
+import { createLogger } from "../process/log.ts";
 import { parse, UsageError } from "./args.ts";
 
 interface GrantsIO {

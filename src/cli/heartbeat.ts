@@ -2,7 +2,7 @@
 // delivered, so the owner can try out HEARTBEAT.md. Only the daemon runs the heartbeat.
 import { homePaths } from "../config/home.ts";
 import type { TickReport } from "../scheduler/heartbeat.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
 

@@ -1,7 +1,7 @@
 // What `hearth help` and `--help` print, per command: a usage error shows only the usage of the
 // command that was mistyped.
 import { createRequire } from "node:module";
-import { hearthCommand } from "../hearth-command.ts";
+import { hearthCommand } from "../process/hearth-command.ts";
 
 export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory" | "hosts" | "service";
 

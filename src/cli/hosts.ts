@@ -6,7 +6,7 @@ import { connectHost, HostKeyError, knownHostsFileOf } from "../agent/tools/host
 import { checkHostKey, knownHostName, readKnownHosts, recordHostKey, type HostKey } from "../agent/tools/hosts/known-hosts.ts";
 import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
-import { hearthCommand } from "../hearth-command.ts";
+import { hearthCommand } from "../process/hearth-command.ts";
 import { parse, UsageError } from "./args.ts";
 
 interface HostsIO {

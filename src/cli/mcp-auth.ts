@@ -11,8 +11,8 @@ import { McpAuthStore } from "../agent/mcp/oauth-store.ts";
 import { applyHomeEnv, loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
-import { hearthCmd } from "../hearth-command.ts";
-import { silentLogger } from "../log.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
+import { silentLogger } from "../process/log.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
 

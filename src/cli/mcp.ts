@@ -6,10 +6,10 @@ import { READ_RESOURCE_TOOL, type Catalog } from "../agent/mcp/resources.ts";
 import { applyHomeEnv, homeEnv, loadConfig } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
-import { silentLogger } from "../log.ts";
+import { silentLogger } from "../process/log.ts";
 import { UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 
 interface McpIO {
   /** `mcp call`: a server's questions are answered here. */

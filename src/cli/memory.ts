@@ -6,7 +6,7 @@ import path from "node:path";
 import { loadConfig } from "../config/config.ts";
 import { homePaths } from "../config/home.ts";
 import { liveHolder } from "../gateway/upkeep/lock.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { commitSubject, fileChanges } from "../memory/history/file-log.ts";
 import { GitStore } from "../memory/history/git-store.ts";
 import { unifiedDiff } from "../memory/history/line-diff.ts";

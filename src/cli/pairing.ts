@@ -5,10 +5,10 @@ import type { ChannelId } from "../channels/channel.ts";
 import { describeDamaged, listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { homePaths } from "../config/home.ts";
 import { PairingStore, type ApprovedSender, type PendingPairing } from "../gateway/access/pairing.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../process/log.ts";
 import { connectDaemon } from "./client.ts";
 import { parse, UsageError } from "./args.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 
 interface PairingIO {
   stdout: NodeJS.WritableStream;

@@ -1,7 +1,7 @@
 // `hearth service install|uninstall`: Hearth as a systemd user service, without pm2. The unit
 // restarts Hearth after a crash but not after a configuration error (exit code 2), logs to the
 // journal, and counts as started only once `hearth status` answers.
-import { DAEMON_ENV } from "../daemon-env.ts";
+import { DAEMON_ENV } from "../process/daemon-env.ts";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";

@@ -7,7 +7,7 @@ import { channelDescriptor } from "../channels/registry.ts";
 import type { MailPlace } from "../channels/email/link.ts";
 import { PROVIDER_IDS, type ProviderId } from "../channels/email/presets.ts";
 import type { SetupAnswers } from "../config/setup-config.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../process/log.ts";
 import { UsageError } from "./args.ts";
 import type { Io } from "./io.ts";
 

@@ -8,8 +8,8 @@ import type { ChannelDescriptor, SetupSender } from "../channels/descriptor.ts";
 import { homePaths } from "../config/home.ts";
 import { modelName, writeSetup, type SetupAnswers } from "../config/setup-config.ts";
 import { liveHolder } from "../gateway/upkeep/lock.ts";
-import { hearthCmd, startCmd } from "../hearth-command.ts";
-import { createLogger } from "../log.ts";
+import { hearthCmd, startCmd } from "../process/hearth-command.ts";
+import { createLogger } from "../process/log.ts";
 import type { Io } from "./io.ts";
 
 export const OWNER_GREETING = "Hearth: you are now this bot's owner. Once Hearth runs, talk to it here.";

@@ -9,11 +9,11 @@
 // Nothing is written until every check passed.
 import type { ParseArgsOptionsConfig } from "node:util";
 import { loadConfig } from "../config/config.ts";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { ENDPOINT_KEY_ENV, type ModelAnswer, type SetupAnswers } from "../config/setup-config.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { withSecrets } from "../config/secrets.ts";
-import { createLogger } from "../log.ts";
+import { createLogger } from "../process/log.ts";
 import { parse, UsageError } from "./args.ts";
 import { newOwnerCode } from "../channels/owner-code.ts";
 import { CONFIGURABLE } from "../channels/registry.ts";

@@ -9,7 +9,7 @@ import { parseSkillFile } from "../agent/skills/front-matter.ts";
 import { scanSkills, SKILLS_DIR, type SkillScan } from "../agent/skills/registry.ts";
 import { loadConfig } from "../config/config.ts";
 import { parse, UsageError } from "./args.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 
 interface SkillsIO {
   stdin: NodeJS.ReadableStream;

@@ -13,9 +13,9 @@ import { applySecrets } from "../config/secrets.ts";
 import { startGateway, StartupStopped, type Gateway } from "../gateway/gateway.ts";
 import { gatewayOptions } from "../gateway/setup.ts";
 import type { GatewayStatus } from "../gateway/status.ts";
-import { hearthCmd } from "../hearth-command.ts";
-import { daemonLogger, LogTail, parseLevel, underPm2, type Logger } from "../log.ts";
-import { catchStopRequests, describeStop } from "../process-stop.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
+import { daemonLogger, LogTail, parseLevel, underPm2, type Logger } from "../process/log.ts";
+import { catchStopRequests, describeStop } from "../process/stop.ts";
 import { ownSupervisor, recordSupervisor } from "./supervisor.ts";
 
 export async function runStart(home: string, out: NodeJS.WriteStream = process.stdout): Promise<number> {
@@ -71,7 +71,7 @@ export async function runStart(home: string, out: NodeJS.WriteStream = process.s
     void stopGateway(gateway, log).then(exitWith);
   } else {
     // A supervisor gone meanwhile (the launcher killed) makes the send fail: that is a stop
-    // request (process-stop.ts), not an error to crash on.
+    // request (process/stop.ts), not an error to crash on.
     process.send?.("ready", undefined, {}, () => {});
     if (out.isTTY && !underPm2()) out.write(readyText(gateway.status().channels));
     // Node writes the compile cache (bin/hearth.js) only at a clean exit: a daemon that is

@@ -1,5 +1,5 @@
 // `hearth status [--json]`: asks the running daemon; says so plainly when none runs.
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { homePaths } from "../config/home.ts";
 import { liveHolder } from "../gateway/upkeep/lock.ts";
 import { formatDuration, formatTokens, mcpDownLines, type GatewayStatus } from "../gateway/status.ts";

@@ -13,7 +13,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { isAlive } from "../process-info.ts";
+import { isAlive } from "../process/info.ts";
 import { unitPath } from "./service.ts";
 
 export type Supervisor =

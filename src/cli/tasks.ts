@@ -1,10 +1,10 @@
 // `hearth tasks [ID] [--json]`, `hearth tasks cancel ID`: the daemon's background tasks — running
 // ones and recent ones, one in detail with its progress lines and result — and stopping one.
 import { loadConfig } from "../config/config.ts";
-import { systemTimeZone } from "../config-fields.ts";
+import { systemTimeZone } from "../fields/config-fields.ts";
 import { homePaths } from "../config/home.ts";
-import { hearthCmd } from "../hearth-command.ts";
-import { localDate, localTime } from "../time.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
+import { localDate, localTime } from "../process/time.ts";
 import { taskDetailText, taskListText, type TaskView } from "../tasks/view.ts";
 import { parse, UsageError } from "./args.ts";
 import { connectDaemon } from "./client.ts";

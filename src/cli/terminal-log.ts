@@ -2,7 +2,7 @@
 // so it speaks in short sentences on stderr, never in JSON. Model fallbacks are an event a person
 // waiting for an answer wants to hear about; a retry is said by the reply itself, as a note
 // (ReplySink.modelRetrying), the same with a daemon or without.
-import { formatFields, type LogFields, type LogFormat } from "../log.ts";
+import { formatFields, type LogFields, type LogFormat } from "../process/log.ts";
 
 const WHY: Record<string, string> = {
   rate_limited: "is rate-limiting us",

@@ -1,6 +1,6 @@
 // `hearth usage [--by day|session|sender|purpose|kind] [--since 7d] [--json]`: reads usage.jsonl in
 // the home folder; the daemon need not run. A record from a newer Hearth stops it (exit 2).
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { readUsageRecords, usageFile } from "../spending/usage-record.ts";
 import { formatUsageReport, reportGroupings, usageReport, type ReportGrouping } from "../spending/usage-report.ts";
 import { parse, UsageError } from "./args.ts";

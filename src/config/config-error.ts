@@ -1,6 +1,6 @@
 // The error of a configuration that cannot be used; its own file so that the loader and the
 // migrations (which import each other's results) share it without an import cycle.
-import { redact } from "../log.ts";
+import { redact } from "../process/log.ts";
 
 /** config.json is unreadable, not JSON, or fails validation. The CLI prints it and exits 2. */
 export class ConfigError extends Error {

@@ -7,11 +7,11 @@ import path from "node:path";
 import { parse as parseJsonc, printParseErrorCode, stripComments, type ParseError } from "jsonc-parser";
 import { z } from "zod";
 import { PROVIDER_KEY_ENVS, PROVIDER_PRESETS, splitModelName } from "../agent/providers/presets.ts";
-import { registerSecret } from "../log.ts";
-import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../secret-fields.ts";
+import { registerSecret } from "../process/log.ts";
+import { CREDENTIAL_KEY, isReference, placesOf, secretFields } from "../fields/secret-fields.ts";
 import { expandHome, homePaths } from "./home.ts";
 import { ConfigError } from "./config-error.ts";
-import { logLevels } from "../config-fields.ts";
+import { logLevels } from "../fields/config-fields.ts";
 import { migrateConfigText } from "./migrations.ts";
 import { readSecrets, withSecrets } from "./secrets.ts";
 import { configSchema, type Config } from "./schema.ts";
@@ -244,7 +244,7 @@ function resolveProviders(config: Config, env: Env): { path: string; message: st
 
 /**
  * Registers every secret written in the file with the log redactor: the values of the fields the
- * schema marks (src/secret-fields.ts), and of the marked maps (headers, environment variables)
+ * schema marks (src/fields/secret-fields.ts), and of the marked maps (headers, environment variables)
  * those whose key names a credential — a map's other values (a content type, a path) are not
  * secrets, and redacting them would blank ordinary words from the log.
  */

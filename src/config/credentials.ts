@@ -2,7 +2,7 @@
 // missing one is an error that says where to put it.
 import { existsSync } from "node:fs";
 import { missingKeyOf, splitModelName } from "../agent/providers/presets.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { homePaths } from "./home.ts";
 import type { Config } from "./schema.ts";
 

@@ -3,7 +3,7 @@
 // (group or others have any permission bit), naming `hearth doctor --fix`, which makes them
 // owner-only. OpenSSH refuses a private key others may read for the same reason.
 import { lstatSync, statSync } from "node:fs";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { homePaths } from "./home.ts";
 
 export interface OpenToOthers {

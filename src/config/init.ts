@@ -1,12 +1,12 @@
 // Creating the home folder: `hearth init` (verbose, writes a commented config) and `ensureHome`
 // at daemon start (silent, fills gaps). Neither ever overwrites a file: the owner's edits win.
 import { CONFIGURABLE } from "../channels/registry.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { constants, copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadConfig } from "./config.ts";
-import { systemTimeZone } from "../config-fields.ts";
+import { systemTimeZone } from "../fields/config-fields.ts";
 import { homePaths } from "./home.ts";
 import { CONFIG_VERSION } from "./migrations.ts";
 import { SCHEMA_FILE } from "./reference-files.ts";

@@ -8,9 +8,9 @@
 import { lstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { applyEdits, modify, parse as parseJsonc, stripComments, type ParseError } from "jsonc-parser";
-import type { Logger } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
-import { isReference, placesOf, secretFields, type SecretMove } from "../secret-fields.ts";
+import type { Logger } from "../process/log.ts";
+import { writeFileAtomic } from "../state/storage.ts";
+import { isReference, placesOf, secretFields, type SecretMove } from "../fields/secret-fields.ts";
 import { ConfigError } from "./config-error.ts";
 import { CONFIG_VERSION } from "./config-version.ts";
 import { homePaths } from "./home.ts";
@@ -55,7 +55,7 @@ const setVersion = (text: string, version: number): string =>
 
 /**
  * The secrets written in config.json and where each goes: every field the schema marks as a secret
- * value (src/secret-fields.ts), wherever the file holds a non-empty one that is not already a
+ * value (src/fields/secret-fields.ts), wherever the file holds a non-empty one that is not already a
  * `${VAR}` reference.
  */
 function secretKeys(raw: Record<string, unknown>): { path: string[]; variable: string; value: string; leaves: ReturnType<SecretMove["leaves"]> }[] {

@@ -9,8 +9,8 @@ import { mcpSchema } from "../agent/mcp/config.ts";
 import { execHostsSchema } from "../agent/tools/hosts/config.ts";
 import { channelsSchema, CONFIGURABLE_IDS } from "../channels/registry.ts";
 import { CONFIG_VERSION } from "./config-version.ts";
-import { secretMap, toVariable, type SecretMove } from "../secret-fields.ts";
-import { clockTime, duration, envName, speechFormats, voiceReplyModes, httpUrl, logLevels, positiveInt, parseDuration, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "../config-fields.ts";
+import { secretMap, toVariable, type SecretMove } from "../fields/secret-fields.ts";
+import { clockTime, duration, envName, speechFormats, voiceReplyModes, httpUrl, logLevels, positiveInt, parseDuration, pricePerMillion, queueModes, secret, strict, systemTimeZone, timeZone, usd } from "../fields/config-fields.ts";
 
 // ── the schema ─────────────────────────────────────────────────────────────────────────────
 

@@ -2,8 +2,8 @@
 // 0600, kept out of config.json (which may be shared, pasted into an issue or backed up). It is
 // read at every load of the configuration; a variable set in the real environment wins over it.
 import { readFileSync, statSync } from "node:fs";
-import { registerSecret } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
+import { registerSecret } from "../process/log.ts";
+import { writeFileAtomic } from "../state/storage.ts";
 import { homePaths } from "./home.ts";
 
 type Env = Record<string, string | undefined>;

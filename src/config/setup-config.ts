@@ -4,8 +4,8 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { applyEdits, modify, type JSONPath } from "jsonc-parser";
 import { CONFIGURABLE, type ConfigurableId } from "../channels/registry.ts";
-import type { Logger } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { writeFileAtomic } from "../state/storage.ts";
 import { homePaths } from "./home.ts";
 import { configTemplate } from "./init.ts";
 import { CONFIG_VERSION, migrateConfigFile } from "./migrations.ts";

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { isLoopbackHost } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { sameSecret, type DashboardAccess, type DashboardSession, type LoginSource } from "./access.ts";
 import type { DashboardHost } from "./host.ts";
 import { loginPage, pageDocument } from "./layout.ts";

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
 import { isLoopbackHost } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { DashboardAccess, sessionCookie } from "./access.ts";
 import type { AppContext } from "./app.ts";
 import type { DashboardHost } from "./host.ts";

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { systemResolver, type Resolver } from "./addresses.ts";
 import { decideEgress, isOwnDestination, type Destination, type EgressDecision, type EgressRules, type Requester } from "./policy.ts";
 import { EgressProxy, type ConnectionRecord } from "./proxy.ts";

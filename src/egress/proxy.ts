@@ -7,7 +7,7 @@
 import { once } from "node:events";
 import http from "node:http";
 import net from "node:net";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { Destination, EgressDecision } from "./policy.ts";
 import { startRelay, type Relay } from "./relay.ts";
 

@@ -21,14 +21,14 @@ import { createWorkspaceTools, killOrphanedCommands, markerPrefixFor, resolveExe
 import { Transcript } from "../agent/transcript.ts";
 import { createWebTools, webReadsOf } from "../agent/tools/web/index.ts";
 import { Egress } from "../egress/egress.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { MemoryService } from "../memory/memory.ts";
 import { memoryScopeFor } from "../memory/visibility.ts";
 import { egressRules, heartbeatModel, purposeModels } from "../config/config.ts";
 import type { Config } from "../config/schema.ts";
 import { homePaths } from "../config/home.ts";
 import { assertModelCredentials } from "../config/credentials.ts";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { MemoryReducer } from "./upkeep/memory-reducer.ts";
 import { SessionActivity } from "./upkeep/session-activity.ts";
 import { meteredModel, type UsageSink } from "../spending/metered-model.ts";

@@ -5,7 +5,7 @@
 // refused task ends with a result that says so. Inside the run each paid call is reserved on its
 // own (paid-calls.ts); a limit a call did not fit is refused here from the next message on.
 import { hardStopText, OVER_BUDGET_MARK, RESTING_TEXT, TOO_SMALL_TEXT, type BudgetCheck } from "../spending/budget.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { Budget } from "../spending/budget.ts";
 
 /** What the budget gate uses of the gateway. */

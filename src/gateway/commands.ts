@@ -1,10 +1,10 @@
 // Slash commands (DESIGN §2 step 3): answered at once, outside the queue, without a model call.
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import type { Scope } from "../agent/messages.ts";
 import { modelErrorNotice } from "../agent/model-errors.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { InboundMessage, MenuCommand } from "../channels/channel.ts";
-import { queueModes, type QueueMode } from "../config-fields.ts";
+import { queueModes, type QueueMode } from "../fields/config-fields.ts";
 import { formatDuration, formatTokens, gatewayStatus, mcpDownLines, sessionModelInfo } from "./status.ts";
 import { spendingLine, usdText } from "../spending/budget.ts";
 import { chatKeyOf, grantLines, grantText, placeText } from "../approvals/grants.ts";
@@ -15,7 +15,7 @@ import { accessRules, opensTasks } from "./access/access.ts";
 import { taskListBlock, taskListText } from "../tasks/view.ts";
 import type { Approvals } from "../approvals/service.ts";
 import type { Config } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { Budget } from "../spending/budget.ts";
 import type { TaskService } from "../tasks/service.ts";
 import type { PairingApprovalDeps } from "./access/pairing-approval.ts";

@@ -2,7 +2,7 @@
 // `Gateway.context`) sees the whole: every piece it hands the context to declares the few stores
 // it uses in an interface of its own (RouterDeps, CommandDeps, SchedulerHostDeps, …), so no part
 // of the gateway imports this file.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { Approvals } from "../approvals/service.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
 import type { OwnerQuestions } from "./questions/owner-questions.ts";

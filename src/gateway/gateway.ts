@@ -10,9 +10,9 @@ import type { Channel, ChannelId, DeliveryTarget, InboundMessage } from "../chan
 import { CONFIGURABLE, ownerPrivateChat } from "../channels/registry.ts";
 import { CLI_TARGET } from "../scheduler/host.ts";
 import { CliChannel } from "../channels/terminal/channel.ts";
-import type { Logger, LogTail } from "../log.ts";
+import type { Logger, LogTail } from "../process/log.ts";
 import type { MemoryService } from "../memory/memory.ts";
-import { DiskFullError, isDiskFull } from "../storage.ts";
+import { DiskFullError, isDiskFull } from "../state/storage.ts";
 import { createAgentRuntime } from "./agent-runtime.ts";
 import { routePlatformCommand } from "./platform-commands.ts";
 import { ChannelRegistry } from "./delivery/channel-registry.ts";

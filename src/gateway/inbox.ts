@@ -14,8 +14,8 @@ import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
 import type { MediaRef } from "../agent/messages.ts";
 import type { InboundMessage } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../state/storage.ts";
 
 /** The message as a channel delivered it (validation only: the record read is kept whole). */
 export const InboundMessageSchema = z.object({
@@ -100,7 +100,7 @@ export const inboxId = (m: Pick<InboundMessage, "channel" | "id">): string => `$
 const isRecord = (v: unknown): v is InboxRecord => InboxRecordSchema.safeParse(v).success;
 
 /**
- * inbox.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is version
+ * inbox.jsonl's record versions (state/versions.ts RecordVersions): a line without `"v"` is version
  * 1, the records above. A record a newer Hearth wrote stops the start instead of being skipped
  * (the compaction at open would drop it for good).
  */

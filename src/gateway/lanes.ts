@@ -7,9 +7,9 @@
 import type { RunStatus } from "../agent/events.ts";
 import type { SteeringSource } from "../agent/steering.ts";
 import type { ReplyOutcome } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import type { QueueMode } from "../config-fields.ts";
-import { internalErrorText, isDiskFull } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import type { QueueMode } from "../fields/config-fields.ts";
+import { internalErrorText, isDiskFull } from "../state/storage.ts";
 import { ReplyFanout } from "./delivery/reply-fanout.ts";
 import type { LaneItem, RunExecutor, RunOutcome } from "./lane-item.ts";
 

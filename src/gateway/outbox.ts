@@ -14,8 +14,8 @@
 // answer takes over the recorded preview.
 import { z } from "zod";
 import { relaySink, type InboundMessage, type ReplyJournal, type ReplyOutcome, type ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../state/storage.ts";
 
 export const OutboxRecordSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("message"), reply: z.string().min(1), index: z.number().int().nonnegative(), id: z.string().min(1), ts: z.number() }),
@@ -64,7 +64,7 @@ export const COMPACT_EVERY = 5_000;
 const isRecord = (v: unknown): v is OutboxRecord => OutboxRecordSchema.safeParse(v).success;
 
 /**
- * outbox.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is version
+ * outbox.jsonl's record versions (state/versions.ts RecordVersions): a line without `"v"` is version
  * 1, the records above. A record a newer Hearth wrote stops the start instead of being skipped
  * (the compaction at open would drop it for good).
  */

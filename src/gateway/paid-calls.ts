@@ -12,7 +12,7 @@ import type { PaidCall, Refusal, ReserveDecision } from "../spending/reservation
 import type { UsageTag } from "../spending/usage-record.ts";
 import { isTaskSession } from "../tasks/requests.ts";
 import type { Config } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { Budget } from "../spending/budget.ts";
 import type { UsageLedger } from "../spending/ledger.ts";
 import type { Reservations } from "../spending/reservations.ts";

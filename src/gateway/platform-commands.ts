@@ -6,7 +6,7 @@ import { accessRules, decideAccess } from "./access/access.ts";
 import { tellOwnerChatGrew, type GrownChatDeps } from "./access/grown-chat.ts";
 import { handleCommand, parseCommand } from "./commands.ts";
 import type { Config } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { PairingStore } from "./access/pairing.ts";
 import type { CommandDeps } from "./commands.ts";
 

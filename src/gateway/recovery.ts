@@ -19,7 +19,7 @@
 // preview), replaced in the transcript's view by a note so no later run answers it, and closed
 // `abandoned` in the inbox.
 import type { InboundMessage, ReplyJournal, ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { Inbox, InboxEntry } from "./inbox.ts";
 import type { Outbox, ReplyRecord } from "./outbox.ts";
 

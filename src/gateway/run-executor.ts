@@ -5,7 +5,7 @@ import { memoryScopeFor } from "../memory/visibility.ts";
 import type { LaneItem, RunExecutor } from "./lane-item.ts";
 import { budgetGate } from "./budget-gate.ts";
 import type { Approvals } from "../approvals/service.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { TaskService } from "../tasks/service.ts";
 import type { AgentRuntime } from "./agent-runtime.ts";
 import type { BudgetGateDeps } from "./budget-gate.ts";

@@ -6,10 +6,10 @@ import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
 import { addUsage, emptyUsage, type Scope, type Usage } from "../agent/messages.ts";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { checkValue, loadJsonFile, writeFileAtomic, type Salvaged } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { checkValue, loadJsonFile, writeFileAtomic, type Salvaged } from "../state/storage.ts";
 import { localDate } from "../memory/daily-log.ts";
-import { queueModes, type QueueMode } from "../config-fields.ts";
+import { queueModes, type QueueMode } from "../fields/config-fields.ts";
 import { estimateCostUsd } from "../spending/pricing.ts";
 import { CLI_TARGET } from "../scheduler/host.ts";
 

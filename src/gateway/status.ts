@@ -1,7 +1,7 @@
 // A snapshot of the running gateway, for /status and `hearth status`.
 import { describeSandbox } from "../agent/tools/sandbox.ts";
 import type { ChannelId, ChannelStatus } from "../channels/channel.ts";
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import type { ServerView } from "../agent/mcp/server-view.ts";
 import { UnknownModelError } from "../agent/providers/registry.ts";
 import type { ModelInfo } from "./agent-runtime.ts";

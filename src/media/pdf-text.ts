@@ -5,7 +5,7 @@
 // in the parse worker (src/parse/), with its limits.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { TEXT_MAX_CHARS } from "./prepare.ts";
 import { writeOnce } from "./store.ts";
 

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MediaRef } from "../agent/messages.ts";
 import { CHATS_DIR } from "../memory/visibility.ts";
-import { writeFileAtomic } from "../storage.ts";
+import { writeFileAtomic } from "../state/storage.ts";
 import { extensionOf, prepareAttachment } from "./prepare.ts";
 
 /** Where a scope's media go, relative to the workspace. */

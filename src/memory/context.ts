@@ -3,8 +3,8 @@
 // events, the daemon's own writes), so a run normally assembles its context without touching
 // the disk. The folder of old daily logs is never listed: the two log names are computed.
 import path from "node:path";
-import type { Logger } from "../log.ts";
-import { localDate } from "../time.ts";
+import type { Logger } from "../process/log.ts";
+import { localDate } from "../process/time.ts";
 import { dailyLogRelPath, previousDate } from "./daily-log.ts";
 import { canSee, IDENTITY_FILES, personNotePath, type MemoryScope } from "./visibility.ts";
 import { cutText, problemLogFor, readWorkspaceFile, type ProblemLog, truncationMarker, type CappedRead, type Keep } from "./workspace-files.ts";

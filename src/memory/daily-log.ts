@@ -3,8 +3,8 @@
 // concurrent hand edit of the same file is never overwritten; every open goes through
 // openWorkspaceFile, so a log that is a link is refused, never written through.
 import { closeSync, readSync, writeSync } from "node:fs";
-import { silentLogger, type Logger } from "../log.ts";
-import { localDate, localTime } from "../time.ts";
+import { silentLogger, type Logger } from "../process/log.ts";
+import { localDate, localTime } from "../process/time.ts";
 import { dailyLogDir, type MemoryScope } from "./visibility.ts";
 import { problemLogFor, type ProblemLog } from "./workspace-files.ts";
 import { openWorkspaceFile } from "./workspace-open.ts";

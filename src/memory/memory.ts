@@ -2,9 +2,9 @@
 // memory tools, and the watcher and index that keep them fresh.
 import { existsSync, lstatSync } from "node:fs";
 import path from "node:path";
-import { localDate } from "../time.ts";
+import { localDate } from "../process/time.ts";
 import type { Tool } from "../agent/tool.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { Provenance } from "./provenance.ts";
 import { ContextCache, contextFiles } from "./context.ts";
 import { appendToDailyLog, formatExchange, WorkspaceWriteError, type Exchange } from "./daily-log.ts";

@@ -1,6 +1,6 @@
 // The one log of workspace file problems a reader keeps, so that a damaged file read at every
 // run is reported once and not at every read.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 
 /**
  * Logs each distinct file problem once: the same path, reason and modification time is not

@@ -7,8 +7,8 @@
 import { appendFileSync, lstatSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { writeFileAtomic } from "../state/storage.ts";
 import { isContextPath } from "./context-paths.ts";
 
 const entrySchema = z.object({ path: z.string(), why: z.string(), at: z.number() });

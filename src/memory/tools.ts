@@ -7,7 +7,7 @@ import path from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool, type ToolContext, type ToolOutput } from "../agent/tool.ts";
 import { decodeText, lineWindow, sizeProblem } from "../agent/tools/files.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { appendToDailyLog, appendToWorkspaceFile, dailyLogRelPath, localDate, localTime, WorkspaceWriteError } from "./daily-log.ts";
 import type { SearchHit, SearchIndex } from "./search/search-index.ts";
 import { CHATS_DIR, IDENTITY_FILES, isMediaText, memoryScopeFor, personNotePath, type MemoryScope } from "./visibility.ts";

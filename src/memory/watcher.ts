@@ -4,7 +4,7 @@
 import { lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { isIndexablePath } from "./search/index-files.ts";
 
 export interface WorkspaceEvent {

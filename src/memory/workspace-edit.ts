@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, ftruncateSync, readFileSync, readdirSync, type Dirent, writeSync } from "node:fs";
 import path from "node:path";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { isSharedVisible, openWorkspaceFile } from "./workspace-open.ts";
 import { canSee, CHATS_DIR } from "./visibility.ts";
 import { problemLogFor } from "./workspace-files.ts";

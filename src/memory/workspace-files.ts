@@ -4,7 +4,7 @@
 // end we keep (the head, or the tail for daily logs), decoded leniently, cut at a line
 // boundary, with the size of what was left out reported for a visible marker.
 import { closeSync, readSync, type Stats } from "node:fs";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { MemoryScope } from "./visibility.ts";
 import { ProblemLog } from "./problem-log.ts";
 import { openWorkspaceFile } from "./workspace-open.ts";

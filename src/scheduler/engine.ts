@@ -3,7 +3,7 @@
 // waiting on a stale timer). Each wake-up looks at every job: a due time is run, or recorded
 // as skipped when it is too late or the job's previous run is still going — each scheduled
 // time is handled exactly once, and the engine remembers the last one per job.
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { catchUpMs, type Job } from "./job.ts";
 import type { Trigger } from "./run-log.ts";
 import { dueRuns, nextRunAfter } from "./schedule.ts";

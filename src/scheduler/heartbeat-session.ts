@@ -12,7 +12,7 @@ import type { SystemBlock } from "../agent/providers/model.ts";
 import { noSteering } from "../agent/steering.ts";
 import type { ToolSet } from "../agent/tool.ts";
 import type { Transcript } from "../agent/transcript.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { AgentEventSink } from "../agent/events.ts";
 import type { UserMessage } from "../agent/messages.ts";
 import { mainDigest } from "./heartbeat-digest.ts";

@@ -8,8 +8,8 @@
 // when the budget says no.
 import { userTurn } from "../agent/user-turn.ts";
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { zonedParts } from "../time.ts";
+import type { Logger } from "../process/log.ts";
+import { zonedParts } from "../process/time.ts";
 import type { Timers } from "./engine.ts";
 import { nothingCanHaveChanged } from "./heartbeat-rules.ts";
 import type { SchedulerHost } from "./host.ts";

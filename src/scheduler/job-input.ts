@@ -3,7 +3,7 @@
 // accepted; nothing is written before the whole input is valid.
 import { randomBytes } from "node:crypto";
 import type { DeliveryTarget } from "../channels/channel.ts";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { DELIVERY_HELP, jobSchema, parseDeliveryText, type Delivery, type Job, type JobRules, type Schedule } from "./job.ts";
 import { CRON_HELP, checkSchedule, formatMs, isTimeZone, parseInstant, TZ_HELP } from "./schedule.ts";
 

@@ -1,11 +1,11 @@
 // Running one job: record it as queued, put it on its session's lane like a message, and when
 // the run ends record it, deliver its answer and tell the owner about anything that went wrong
 // (a failed run, an answer that could not be delivered). Exactly one final record per run.
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import { userTurn } from "../agent/user-turn.ts";
 import type { DeliveryTarget, ReplyOutcome, ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { localDate, localTime } from "../time.ts";
+import type { Logger } from "../process/log.ts";
+import { localDate, localTime } from "../process/time.ts";
 import type { ScheduledRun, SchedulerHost } from "./host.ts";
 import { sessionKeyOf, targetOf, targetText, type Job } from "./job.ts";
 import type { DeliveryRecord, QueuedRun, RunLog, RunRecord, Trigger } from "./run-log.ts";

@@ -8,8 +8,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { loadJsonFile, oneLine, writeFileAtomic, type Salvaged } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { loadJsonFile, oneLine, writeFileAtomic, type Salvaged } from "../state/storage.ts";
 import { jobsFileSchema, type Job, type JobRules } from "./job.ts";
 
 export type LoadResult = { ok: true; jobs: Job[] } | { ok: false; problem: string };

@@ -5,7 +5,7 @@
 import { channelDescriptor, channelIdSchema, chatAddressHelp } from "../channels/registry.ts";
 import { z } from "zod";
 import type { ChannelId, DeliveryTarget } from "../channels/channel.ts";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { checkSchedule, duration, isoTime, scheduleSchema, type Schedule } from "./schedule.ts";
 
 export const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -6,8 +6,8 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { appendRecord, readJsonLines, writeFileAtomic } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, readJsonLines, writeFileAtomic } from "../state/storage.ts";
 import { deliveryStatuses, type DeliveryStatus } from "./job.ts";
 
 /** Why a run happened: its schedule, a missed time caught up on start, or `hearth cron run`. */

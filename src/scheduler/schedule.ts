@@ -2,7 +2,7 @@
 // repeats); `every` counts whole intervals from the job's creation, so a restart never shifts
 // it; `at` is one instant. Everything here is pure: times in, times out.
 import { Cron } from "croner";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import { z } from "zod";
 
 // The schema of a job's `schedule` in cron/jobs.json (job.ts), and its parts that job.ts

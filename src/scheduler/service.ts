@@ -2,14 +2,14 @@
 // when they run, the runner that runs them, the heartbeat, and the operations of the CLI and
 // the agent's tools. `open` only reads; `attach` connects it to a gateway; `startEngine` (the
 // daemon only) recovers what the last run left behind and starts the timers.
-import { hearthCmd } from "../hearth-command.ts";
+import { hearthCmd } from "../process/hearth-command.ts";
 import type { DeliveryTarget } from "../channels/channel.ts";
 import type { PlaceOfChat } from "../channels/chat-place.ts";
 import type { Tool } from "../agent/tool.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import { readNote } from "../memory/workspace-files.ts";
 import type { Config } from "../config/schema.ts";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 import type { HomePaths } from "../config/home.ts";
 import { Engine, realTimers, type Timers } from "./engine.ts";
 import { Heartbeat, type TickReport } from "./heartbeat.ts";

@@ -7,8 +7,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Scope } from "../agent/messages.ts";
-import type { Logger } from "../log.ts";
-import { writeFileAtomic } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { writeFileAtomic } from "../state/storage.ts";
 import type { Config } from "../config/schema.ts";
 import type { Spent, UsageLedger } from "./ledger.ts";
 import type { RunPurpose } from "./usage-record.ts";

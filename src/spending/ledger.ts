@@ -3,9 +3,9 @@
 // and the shared scope's — that budgets read. The file is the record; the totals are rebuilt
 // from it on start.
 import type { Usage } from "../agent/messages.ts";
-import type { Logger } from "../log.ts";
-import { appendRecord, stampRecord } from "../storage.ts";
-import { localDate } from "../time.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, stampRecord } from "../state/storage.ts";
+import { localDate } from "../process/time.ts";
 import { priceUsage, type PricingTable } from "./pricing.ts";
 import { embeddingRecord, LOCAL_WEB_MODEL, readUsageRecords, speechRecord, transcriptionRecord, USAGE_VERSIONS, usageRecord, type UsageRecord, type UsageTag } from "./usage-record.ts";
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { channelAccess } from "../channels/registry.ts";
 import type { InboundMessage } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
-import { loadJsonFile, writeFileAtomic } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { loadJsonFile, writeFileAtomic } from "../state/storage.ts";
 import type { Config } from "../config/schema.ts";
-import { parseDuration } from "../config-fields.ts";
+import { parseDuration } from "../fields/config-fields.ts";
 
 // Per-sender and per-chat rate limits for shared scopes (groups, paired people): a sliding
 // window of accepted messages per key. Past the limit a message is refused before it reaches

@@ -2,8 +2,8 @@
 // web tools) used and cost, and on whose behalf.
 import path from "node:path";
 import type { Scope, Usage } from "../agent/messages.ts";
-import type { Logger } from "../log.ts";
-import { readVersionedJsonLines, type JsonLines, type RecordVersions } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { readVersionedJsonLines, type JsonLines, type RecordVersions } from "../state/storage.ts";
 
 /** Why a model call happened. Every run has one; compaction and the memory flush are their own. */
 export const runPurposes = ["chat", "heartbeat", "cron", "task", "compaction", "flush"] as const;
@@ -89,7 +89,7 @@ export const LOCAL_WEB_MODEL = "(hearth web tools)";
 export const usageFile = (home: string): string => path.join(home, "usage.jsonl");
 
 /**
- * usage.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is
+ * usage.jsonl's record versions (state/versions.ts RecordVersions): a line without `"v"` is
  * version 1, the records above. A change of a record's shape adds a step here, and every reader
  * (the ledger, `hearth usage`, the dashboard) sees records of the current shape.
  */

@@ -20,7 +20,7 @@ import { userTurn } from "../agent/user-turn.ts";
 import type { DeliveryTarget, ReplySink } from "../channels/channel.ts";
 import type { ChatPlace } from "../channels/chat-place.ts";
 import type { Config } from "../config/schema.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { TaskHost, TaskRun } from "./host.ts";
 import { TaskLog, type TaskEnd, type TaskEntry } from "./task-log.ts";
 import { labelledResult, taskView, type TaskView } from "./view.ts";

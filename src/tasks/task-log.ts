@@ -6,8 +6,8 @@
 // without a result after a restart was interrupted: its inbox entry (gateway) runs it again.
 import { channelIdSchema } from "../channels/registry.ts";
 import { z } from "zod";
-import type { Logger } from "../log.ts";
-import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../storage.ts";
+import type { Logger } from "../process/log.ts";
+import { appendRecord, readVersionedJsonLines, stampRecord, writeFileAtomic, type RecordVersions } from "../state/storage.ts";
 
 export const taskEnds = ["done", "failed", "cancelled", "over-cost", "over-time", "over-turns", "over-budget"] as const;
 export type TaskEnd = (typeof taskEnds)[number];
@@ -75,7 +75,7 @@ export const ENDED_KEPT = 100;
 const isRecord = (v: unknown): v is TaskRecord => TaskRecordSchema.safeParse(v).success;
 
 /**
- * tasks.jsonl's record versions (state-versions.ts RecordVersions): a line without `"v"` is
+ * tasks.jsonl's record versions (state/versions.ts RecordVersions): a line without `"v"` is
  * version 1, the records above. A change of a record's shape adds a step here.
  */
 export const TASK_LOG_VERSIONS: RecordVersions = { current: 1, steps: [] };

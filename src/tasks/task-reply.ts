@@ -2,7 +2,7 @@
 // tasks.jsonl, the time cap counts from the task's first start (a run resumed after a restart has
 // only what is left), and the run's end hands its text to the service, which makes the result.
 import type { ReplyOutcome, ReplySink } from "../channels/channel.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../process/log.ts";
 import type { TaskEnd, TaskEntry, TaskLog } from "./task-log.ts";
 
 /** A task whose run is under way. */

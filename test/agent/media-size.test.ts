@@ -10,7 +10,7 @@ import { ContextBudget } from "../../src/agent/context-budget.ts";
 import { imageSize, imageTokens, mediaLoad } from "../../src/agent/media-size.ts";
 import type { MediaRef, Message } from "../../src/agent/messages.ts";
 import type { ModelRequest } from "../../src/agent/providers/model.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { pdf, picture } from "../support/media-files.ts";
 
 let dir: string;

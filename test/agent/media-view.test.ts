@@ -12,7 +12,7 @@ import { toApiMessages, toApiParams } from "../../src/agent/providers/anthropic/
 import type { ModelClient, ModelRequest } from "../../src/agent/providers/model.ts";
 import { toChatMessages } from "../../src/agent/providers/openai/request.ts";
 import { Transcript } from "../../src/agent/transcript.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { PromptCache } from "../support/fake-prompt-cache.ts";
 
 let dir: string;

@@ -9,7 +9,7 @@ import type { AssistantMessage, Message } from "../../src/agent/messages.ts";
 import { linkSource, outsideContentIn } from "../../src/agent/outside-content.ts";
 import type { ModelClient } from "../../src/agent/providers/model.ts";
 import { Transcript } from "../../src/agent/transcript.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 let dir: string;
 beforeEach(() => {

@@ -6,7 +6,7 @@ import type { AgentEvent } from "../../src/agent/events.ts";
 import { noSteering } from "../../src/agent/steering.ts";
 import { defineTool, ToolSet } from "../../src/agent/tool.ts";
 import { DoomLoopGuard, runToolCalls } from "../../src/agent/tool-runner.ts";
-import { registerSecret, silentLogger } from "../../src/log.ts";
+import { registerSecret, silentLogger } from "../../src/process/log.ts";
 
 const SECRET = "sk-ant-tool-runner-secret-5566778899";
 registerSecret(SECRET);

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "../../src/agent/messages.ts";
 import { Transcript, viewStart } from "../../src/agent/transcript.ts";
-import { createLogger, silentLogger } from "../../src/log.ts";
+import { createLogger, silentLogger } from "../../src/process/log.ts";
 
 let dir: string;
 let file: string;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import type { Message } from "../../src/agent/messages.ts";
 import { Transcript } from "../../src/agent/transcript.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 const user = (text: string, entry?: string): Message => ({ role: "user", kind: "message", text, ts: 1, ...(entry ? { entry } : {}) });
 const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 };

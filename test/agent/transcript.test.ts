@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Message } from "../../src/agent/messages.ts";
 import { Transcript } from "../../src/agent/transcript.ts";
-import { createLogger, silentLogger } from "../../src/log.ts";
+import { createLogger, silentLogger } from "../../src/process/log.ts";
 
 let dir: string;
 beforeEach(() => {

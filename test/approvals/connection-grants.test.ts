@@ -10,7 +10,7 @@ import type { ConnectionRequest } from "../../src/agent/tool.ts";
 import type { ChoiceQuestion, DeliveryTarget } from "../../src/channels/channel.ts";
 import type { ApprovalHost } from "../../src/approvals/host.ts";
 import { Approvals, type RunFacts } from "../../src/approvals/service.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/process/log.ts";
 import { waitFor } from "../support/daemon.ts";
 
 const CHAT: DeliveryTarget = { channel: "telegram", chatId: "100" };

@@ -12,7 +12,7 @@ import { covers, type Grant } from "../../src/approvals/grants.ts";
 import { execFacts } from "../../src/approvals/policy.ts";
 import { chatKeyOf } from "../../src/approvals/grants.ts";
 import { Approvals, LINKS_PER_RUN, type ApprovalsConfig } from "../../src/approvals/service.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/process/log.ts";
 import { waitFor } from "../support/daemon.ts";
 
 const CHAT: DeliveryTarget = { channel: "telegram", chatId: "100" };

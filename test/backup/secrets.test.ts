@@ -1,5 +1,5 @@
 // A backup made without --include-secrets holds no secret, whatever field holds it: the home's
-// config sets every field the schema marks as a secret (src/secret-fields.ts), so a new secret
+// config sets every field the schema marks as a secret (src/fields/secret-fields.ts), so a new secret
 // field is covered the day it is marked; files the owner placed in the home are judged by their
 // bytes (a private key, a hand copy of the config). The archive is searched as bytes.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { gunzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBackup } from "../../src/backup/archive.ts";
 import { configSchema } from "../../src/config/schema.ts";
-import { ANY, secretFields } from "../../src/secret-fields.ts";
+import { ANY, secretFields } from "../../src/fields/secret-fields.ts";
 import { CRYPTO_STORE_FILE } from "../../src/channels/matrix/crypto-store.ts";
 
 let dir: string;

@@ -9,7 +9,7 @@ import type { LinkUi } from "../../src/channels/descriptor.ts";
 import { channelDescriptor } from "../../src/channels/registry.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { writeSetup } from "../../src/config/setup-config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeSignalCli, type FakeSignalCli } from "../support/fake-signal-cli.ts";
 import { startFakeWhatsApp, WA_BOT, type FakeWhatsApp } from "../support/fake-whatsapp.ts";

@@ -9,7 +9,7 @@ import {
   type StreamingReplyOptions,
 } from "../../src/channels/streaming-reply.ts";
 import type { ReplyJournal } from "../../src/channels/channel.ts";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 
 type Call =
   | { op: "send"; id: string; text: string; final: boolean; at: number }

@@ -6,7 +6,7 @@ import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { UsageError } from "../../src/cli/args.ts";
 import { parseGrants, runGrants } from "../../src/cli/grants.ts";
-import { NewerStateError } from "../../src/state-versions.ts";
+import { NewerStateError } from "../../src/state/versions.ts";
 
 let home: string;
 beforeEach(() => {

@@ -96,9 +96,9 @@ WantedBy=default.target
 });
 
 describe("the daemon's environment under every supervisor", () => {
-  it("pm2's ecosystem file sets what src/daemon-env.ts names", async () => {
+  it("pm2's ecosystem file sets what src/process/daemon-env.ts names", async () => {
     const { createRequire } = await import("node:module");
-    const { DAEMON_ENV } = await import("../../src/daemon-env.ts");
+    const { DAEMON_ENV } = await import("../../src/process/daemon-env.ts");
     const { mkdtempSync, rmSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     // The file makes the home's logs folder: a home of the test's, never the machine's ~/.hearth.

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { ConfigError, egressRules, loadConfig, parseConfig } from "../../src/config/config.ts";
 import { isOwnDestination } from "../../src/egress/policy.ts";
 import type { Config } from "../../src/config/schema.ts";
-import { parseDuration, systemTimeZone } from "../../src/config-fields.ts";
+import { parseDuration, systemTimeZone } from "../../src/fields/config-fields.ts";
 import { expandHome, homePaths, resolveHome } from "../../src/config/home.ts";
-import { redact } from "../../src/log.ts";
+import { redact } from "../../src/process/log.ts";
 
 let home: string;
 beforeEach(async () => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/config.ts";
 import { CONFIG_VERSION, migrateConfigFile, NewerConfigError } from "../../src/config/migrations.ts";
 import { readSecrets } from "../../src/config/secrets.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/process/log.ts";
 
 const fixtures = path.join(import.meta.dirname, "fixtures", "config-versions");
 const fixtureNames = readdirSync(fixtures).filter((n) => n.endsWith(".jsonc")).sort();

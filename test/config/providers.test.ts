@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.ts";
 import type { Config } from "../../src/config/schema.ts";
 import { assertModelCredentials, MissingApiKeyError } from "../../src/config/credentials.ts";
-import { hearthCmd } from "../../src/hearth-command.ts";
-import { redact } from "../../src/log.ts";
+import { hearthCmd } from "../../src/process/hearth-command.ts";
+import { redact } from "../../src/process/log.ts";
 
 let home: string;
 beforeEach(async () => {

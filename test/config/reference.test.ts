@@ -12,7 +12,7 @@ import { configTemplate, initHome } from "../../src/config/init.ts";
 import { configReferenceText, configSchemaText } from "../../src/config/reference.ts";
 import { REFERENCE_FILE, REGENERATE, SCHEMA_FILE } from "../../src/config/reference-files.ts";
 import { writeSetup } from "../../src/config/setup-config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCHEMA_URL = `file://${ROOT}/config.schema.json`;

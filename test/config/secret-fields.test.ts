@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/config.ts";
 import { configSchema } from "../../src/config/schema.ts";
-import { redact } from "../../src/log.ts";
-import { ANY, secretFields } from "../../src/secret-fields.ts";
+import { redact } from "../../src/process/log.ts";
+import { ANY, secretFields } from "../../src/fields/secret-fields.ts";
 
 describe("the secret marks of the config schema", () => {
   it("name every secret field, the MCP servers' auth secrets included", () => {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, describe, expect, it } from "vitest";
 import { writeSetup } from "../../src/config/setup-config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 let home: string;
 afterEach(() => rmSync(home, { recursive: true, force: true }));

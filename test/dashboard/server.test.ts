@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { DashboardHost } from "../../src/dashboard/host.ts";
 import { peerUid } from "../../src/dashboard/peer-user.ts";
 import { startDashboard, type DashboardServer } from "../../src/dashboard/server.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/process/log.ts";
 
 let server: DashboardServer | null = null;
 afterEach(async () => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDaemon } from "../../src/cli/client.ts";
-import { hearthCmd } from "../../src/hearth-command.ts";
+import { hearthCmd } from "../../src/process/hearth-command.ts";
 import { cleanupDaemon, makeHome, startDaemon, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, type FakeModel } from "../support/fake-model.ts";
 

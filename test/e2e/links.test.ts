@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { localDate } from "../../src/time.ts";
+import { localDate } from "../../src/process/time.ts";
 import { isolatedEnv, runHearth } from "../support/cli-process.ts";
 import { cleanupDaemon, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest, type Scripted } from "../support/fake-model.ts";

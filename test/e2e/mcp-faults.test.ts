@@ -10,7 +10,7 @@ import { runMcp } from "../../src/cli/mcp.ts";
 import { loadConfig } from "../../src/config/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { lastUserContent, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
 import { TestChannel } from "../support/test-channel.ts";

@@ -7,7 +7,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMemory } from "../../src/cli/memory.ts";
 import { GitStore } from "../../src/memory/history/git-store.ts";
-import { localDate } from "../../src/time.ts";
+import { localDate } from "../../src/process/time.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../support/fake-model.ts";
 import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";

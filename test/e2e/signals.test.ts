@@ -8,7 +8,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DAEMON_ENV } from "../../src/daemon-env.ts";
+import { DAEMON_ENV } from "../../src/process/daemon-env.ts";
 import { hearthBin, isolatedEnv, repoRoot } from "../support/cli-process.ts";
 import { waitFor } from "../support/daemon.ts";
 
@@ -40,7 +40,7 @@ function newHome(): string {
 }
 
 /** Nothing here talks to a model: a closed loopback port stands in for it. */
-/** Without the allocator's settings (src/daemon-env.ts): the launcher adds them. */
+/** Without the allocator's settings (src/process/daemon-env.ts): the launcher adds them. */
 const daemonEnv = (home: string) => {
   const env = isolatedEnv({ HEARTH_HOME: home, HEARTH_LOG: "info", ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: "http://127.0.0.1:9" });
   for (const k of Object.keys(DAEMON_ENV)) delete env[k];

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
-import { localDate } from "../../src/time.ts";
+import { localDate } from "../../src/process/time.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
 import { childScript, elapsed, firstUserText, lastUserText, parentScript, records, resultOf, spawnedId } from "../support/task-script.ts";

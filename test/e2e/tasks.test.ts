@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markdownToTelegramHtml } from "../../src/channels/telegram/html.ts";
-import { localDate, localTime } from "../../src/time.ts";
+import { localDate, localTime } from "../../src/process/time.ts";
 import { cleanupDaemon, inboxSettled, makeHome, startDaemon, waitFor, type Daemon } from "../support/daemon.ts";
 import { requestText, startFakeModel, type FakeModel } from "../support/fake-model.ts";
 import { childScript, elapsed, firstUserText, lastUserText, parentScript, records, resultOf, spawnedId } from "../support/task-script.ts";

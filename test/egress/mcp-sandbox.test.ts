@@ -12,7 +12,7 @@ import { sandboxedLauncher } from "../../src/agent/mcp/launch.ts";
 import { McpManager } from "../../src/agent/mcp/manager.ts";
 import { mcpSchema } from "../../src/agent/mcp/config.ts";
 import { probeBwrap, resolveExecSandbox } from "../../src/agent/tools/sandbox.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { testEgress, unattendedRequester } from "../support/egress.ts";
 
 const probe = probeBwrap();

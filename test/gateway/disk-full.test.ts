@@ -1,13 +1,13 @@
 // A genuinely full disk (a 2 MB tmpfs): records are never glued, no temp file is left behind,
 // the user is told the disk is full, and the message is answered once there is space again.
-// Skipped where the sandbox refuses the mount; test/storage.test.ts covers the temp-file
+// Skipped where the sandbox refuses the mount; test/state/storage.test.ts covers the temp-file
 // cleanup there with /dev/full.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Transcript } from "../../src/agent/transcript.ts";
-import { silentLogger } from "../../src/log.ts";
-import { appendRecord, writeFileAtomic } from "../../src/storage.ts";
+import { silentLogger } from "../../src/process/log.ts";
+import { appendRecord, writeFileAtomic } from "../../src/state/storage.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { startTestGateway } from "../support/test-gateway.ts";

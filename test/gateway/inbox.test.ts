@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundMessage } from "../../src/channels/channel.ts";
 import { Inbox } from "../../src/gateway/inbox.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 let dir: string;
 let path: string;

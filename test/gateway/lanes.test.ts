@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ReplySink } from "../../src/channels/channel.ts";
 import type { LaneItem, RunContext, RunExecutor } from "../../src/gateway/lane-item.ts";
 import { LaneManager } from "../../src/gateway/lanes.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 interface Recorded {
   finals: Map<string, string[]>;

@@ -6,7 +6,7 @@ import type { InboundMessage, ReplyJournal, ReplySink } from "../../src/channels
 import type { InboxEntry } from "../../src/gateway/inbox.ts";
 import { Outbox } from "../../src/gateway/outbox.ts";
 import { GIVEN_UP_TEXT, planRecovery, retryDelayMs } from "../../src/gateway/recovery.ts";
-import { silentLogger, type Logger } from "../../src/log.ts";
+import { silentLogger, type Logger } from "../../src/process/log.ts";
 
 let dir: string;
 let path: string;

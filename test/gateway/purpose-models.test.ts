@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAgentRuntime } from "../../src/gateway/agent-runtime.ts";
 import { parseConfig, purposeModels } from "../../src/config/config.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { chatMessages, reply, startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.ts";
 

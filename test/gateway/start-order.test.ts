@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import type { MemoryService } from "../../src/memory/memory.ts";
 import { TestChannel } from "../support/test-channel.ts";
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 import { extractPdfTextLater } from "../../src/media/pdf-text.ts";
 import { pdf } from "../support/media-files.ts";
 

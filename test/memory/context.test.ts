@@ -2,7 +2,7 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, realpathS
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 import { ContextCache, contextFiles } from "../../src/memory/context.ts";
 import { appendToDailyLog, formatExchange, localDate } from "../../src/memory/daily-log.ts";
 import { ContextEpochs } from "../../src/memory/epochs.ts";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { deflateSync } from "node:zlib";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { DEFLATES_AT_ONCE, GitStore } from "../../src/memory/history/git-store.ts";
 import { MemoryHistory } from "../../src/memory/history/history.ts";
 import { unifiedDiff } from "../../src/memory/history/line-diff.ts";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/agent/tool.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/process/log.ts";
 import { openMemory, type MemoryService } from "../../src/memory/memory.ts";
 
 const NOW = Date.UTC(2026, 10, 23, 12);

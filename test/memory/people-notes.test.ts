@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Tool, ToolContext, ToolOutput } from "../../src/agent/tool.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { ContextCache } from "../../src/memory/context.ts";
 import { SearchIndex } from "../../src/memory/search/search-index.ts";
 import { createMemoryTools } from "../../src/memory/tools.ts";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { Tool, ToolContext } from "../../src/agent/tool.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { Provenance, RECEIVED } from "../../src/memory/provenance.ts";
 import { SearchIndex } from "../../src/memory/search/search-index.ts";
 import { createMemoryTools } from "../../src/memory/tools.ts";

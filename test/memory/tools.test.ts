@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Scope } from "../../src/agent/messages.ts";
 import { toolSpec, type Tool, type ToolContext, type ToolOutput } from "../../src/agent/tool.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { SearchIndex } from "../../src/memory/search/search-index.ts";
 import { createMemoryTools } from "../../src/memory/tools.ts";
 

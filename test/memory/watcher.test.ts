@@ -5,7 +5,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 import { appendToDailyLog } from "../../src/memory/daily-log.ts";
 import { WorkspaceWatcher, type WorkspaceEvent } from "../../src/memory/watcher.ts";
 

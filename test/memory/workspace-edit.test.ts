@@ -4,7 +4,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, 
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { listNotes, MISSING_VERSION, readNoteForEdit, saveNote } from "../../src/memory/workspace-edit.ts";
 
 let home: string;

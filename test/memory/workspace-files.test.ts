@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 import { cutText, ProblemLog, readWorkspaceFile, stripOwnerComment, truncationMarker, type CappedRead, type ReadCapOptions } from "../../src/memory/workspace-files.ts";
 
 let dir: string;

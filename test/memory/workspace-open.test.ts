@@ -6,7 +6,7 @@ import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, rea
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 import { ContextCache } from "../../src/memory/context.ts";
 import { appendToDailyLog, appendToWorkspaceFile, WorkspaceWriteError } from "../../src/memory/daily-log.ts";
 import type { MemoryScope } from "../../src/memory/visibility.ts";

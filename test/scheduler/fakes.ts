@@ -13,7 +13,7 @@ import type { BudgetDecision } from "../../src/spending/budget.ts";
 import type { HostDelivery, SchedulerHost } from "../../src/scheduler/host.ts";
 import type { RunRecord } from "../../src/scheduler/run-log.ts";
 import { CronService } from "../../src/scheduler/service.ts";
-import { createLogger, type Logger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/process/log.ts";
 
 /** Time stands still until `advanceTo`/`advance` moves it, firing due timers in order. */
 export class FakeTime implements Timers {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Message } from "../../src/agent/messages.ts";
 import { Transcript } from "../../src/agent/transcript.ts";
 import { homePaths } from "../../src/config/home.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { startFakeModel, text, type FakeModel, type RecordedRequest } from "../support/fake-model.ts";
 import { startTestGateway, type TestGateway } from "../support/test-gateway.ts";
 import { FakeTime } from "./fakes.ts";

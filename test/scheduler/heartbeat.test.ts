@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checklistOf, Heartbeat, isHeartbeatOk, withinActiveHours } from "../../src/scheduler/heartbeat.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { answer, FakeHost, FakeTime, startHarness, type Harness } from "./fakes.ts";
 
 describe("HEARTBEAT_OK detection", () => {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { buildJob, cliField, CronInputError, type JobInput, type NewJobContext } from "../../src/scheduler/job-input.ts";
 import { checkSchedule, dueRuns, nextRunAfter, parseInstant } from "../../src/scheduler/schedule.ts";
-import { zonedParts } from "../../src/time.ts";
+import { zonedParts } from "../../src/process/time.ts";
 
 const BERLIN = "Europe/Berlin";
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());

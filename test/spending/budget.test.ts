@@ -11,7 +11,7 @@ import { parseConfig } from "../../src/config/config.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import type { RunRecord } from "../../src/scheduler/run-log.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { waitFor } from "../support/daemon.ts";
 import { startFakeModel, text, type FakeModel } from "../support/fake-model.ts";
 import { TestChannel } from "../support/test-channel.ts";

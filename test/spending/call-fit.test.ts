@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ModelRequest } from "../../src/agent/providers/model.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { Budget, TOO_SMALL_TEXT } from "../../src/spending/budget.ts";
 import { boundOf, fitBound, leastBound, withBound } from "../../src/spending/call-fit.ts";
 import { UsageLedger } from "../../src/spending/ledger.ts";

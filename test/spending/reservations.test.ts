@@ -10,7 +10,7 @@ import { emptyUsage } from "../../src/agent/messages.ts";
 import { streamReserved, type ReserveCall } from "../../src/agent/paid-call.ts";
 import type { ModelClient, ModelEvent, ModelResult } from "../../src/agent/providers/model.ts";
 import type { Config } from "../../src/config/schema.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { Budget, RESTING_TEXT } from "../../src/spending/budget.ts";
 import { UsageLedger } from "../../src/spending/ledger.ts";
 import { worstCallUsd } from "../../src/spending/pricing.ts";

@@ -2,7 +2,7 @@
 // asked), DNS faked when a resolver is given, and every connection kept for assertions.
 import type { Resolver } from "../../src/egress/addresses.ts";
 import { Egress, type EgressRecord, type EgressRules, type Requester } from "../../src/egress/egress.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 
 /** `socat`: the relay for tunnels, as Egress takes it (default: found on PATH; null: Node's pipes). */
 export function testEgress(rules: Partial<EgressRules> = {}, resolve?: Resolver, socat?: string | null): Egress & { records: EgressRecord[] } {

@@ -2,7 +2,7 @@
 // writes by TTL, and usage reported through the real SDK.
 import { describe, expect, it } from "vitest";
 import { createAnthropicModelClient } from "../../src/agent/providers/anthropic/client.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { startFakeModel, text, type FakeModel } from "./fake-model.ts";
 import { minimumCacheableTokens, PromptCache } from "./fake-prompt-cache.ts";
 

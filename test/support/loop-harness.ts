@@ -9,7 +9,7 @@ import { createAnthropicModelClient } from "../../src/agent/providers/anthropic/
 import { noSteering } from "../../src/agent/steering.ts";
 import { ToolSet, type Tool } from "../../src/agent/tool.ts";
 import { scopePermission } from "../../src/agent/tool-policy.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import type { FakeModel } from "./fake-model.ts";
 
 export interface Harness {

@@ -8,7 +8,7 @@ import type { Config } from "../../src/config/schema.ts";
 import { startGateway, type Gateway } from "../../src/gateway/gateway.ts";
 import type { Timers } from "../../src/scheduler/engine.ts";
 import { gatewayOptions } from "../../src/gateway/setup.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/process/log.ts";
 import { TestChannel } from "./test-channel.ts";
 
 export interface TestGateway {

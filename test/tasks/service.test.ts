@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DeliveryTarget, ReplySink } from "../../src/channels/channel.ts";
 import type { ChatPlace } from "../../src/channels/chat-place.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../src/process/log.ts";
 import type { BudgetDecision } from "../../src/spending/budget.ts";
 import type { TaskHost, TaskRun } from "../../src/tasks/host.ts";
 import { TaskInputError } from "../../src/tasks/requests.ts";

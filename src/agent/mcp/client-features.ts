@@ -5,7 +5,7 @@
 // budgeted nor shown to the owner.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { pathToFileURL } from "node:url";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Scope } from "../messages.ts";
 import type { AskChoice, ToolContext } from "../tool.ts";
 import { elicitForm, elicitUrl, type FormRequest } from "./elicitation.ts";

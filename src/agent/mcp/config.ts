@@ -1,11 +1,11 @@
 // `mcp.servers.<name>` in config.json: a stdio command or a Streamable HTTP (or SSE) URL.
 import { z } from "zod";
-import { secretMap, secretValue, type SecretMove } from "../../secret-fields.ts";
+import { secretMap, secretValue, type SecretMove } from "../../fields/secret-fields.ts";
 
 /** Server names become part of tool names (`mcp__<server>__<tool>`): no underscores in them. */
 export const SERVER_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
-/** Environment variables and headers: values may be tokens (a map marked secret, src/secret-fields.ts). */
+/** Environment variables and headers: values may be tokens (a map marked secret, src/fields/secret-fields.ts). */
 const secretStringMap = z.record(z.string(), z.string()).meta(secretMap()).default({});
 
 /**

@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { redact, registerSecret, type Logger } from "../../log.ts";
+import { redact, registerSecret, type Logger } from "../../process/log.ts";
 import type { Scope } from "../messages.ts";
 import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked } from "../tools/exec-marker.ts";
@@ -17,7 +17,7 @@ import { CLIENT_CAPABILITIES, installClientFeatures, type ActiveCall } from "./c
 import { httpAuthFor } from "./http-auth.ts";
 import { LoginRequiredError, StepUpRequiredError } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";
-import { hearthCmd } from "../../hearth-command.ts";
+import { hearthCmd } from "../../process/hearth-command.ts";
 import { unconfined, type StdioLauncher } from "./launch.ts";
 import { toToolOutput } from "./results.ts";
 import { listAllTools, serverTools, toolsSignature } from "./server-tools.ts";

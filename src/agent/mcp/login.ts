@@ -6,7 +6,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { registerSecret } from "../../log.ts";
+import { registerSecret } from "../../process/log.ts";
 import { expandVariables, type McpServerConfig } from "./config.ts";
 import { HearthOAuthProvider } from "./oauth-provider.ts";
 import type { McpAuthStore } from "./oauth-store.ts";

@@ -1,10 +1,10 @@
 // All configured MCP servers: started together in the background at daemon start, stopped at
 // shutdown, and offered to the agent as one dynamic tool source whose list is sorted by name.
 import type { StdioLauncher } from "./launch.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Scope } from "../messages.ts";
 import type { DynamicToolSource, Tool } from "../tool.ts";
-import { hearthCmd } from "../../hearth-command.ts";
+import { hearthCmd } from "../../process/hearth-command.ts";
 import type { McpConfig } from "./config.ts";
 import { McpConnection } from "./connection.ts";
 import type { Backoff, ServerView } from "./server-view.ts";

@@ -8,7 +8,7 @@ import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprot
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { expandVariables, type McpAuthConfig } from "./config.ts";
 import type { AuthRecord, McpAuthStore } from "./oauth-store.ts";
-import { registerSecret } from "../../log.ts";
+import { registerSecret } from "../../process/log.ts";
 
 /** The server needs the owner to log in (`hearth mcp login NAME`, or the link sent to the chat). */
 export class LoginRequiredError extends Error {

@@ -5,8 +5,8 @@
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { registerSecret } from "../../log.ts";
-import { writeFileAtomic } from "../../storage.ts";
+import { registerSecret } from "../../process/log.ts";
+import { writeFileAtomic } from "../../state/storage.ts";
 
 const json = z.record(z.string(), z.unknown());
 

@@ -4,7 +4,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Tool, ToolContext, ToolOutput } from "../tool.ts";
 import type { McpServerConfig } from "./config.ts";
 

@@ -1,7 +1,7 @@
 // The one retry, backoff, stall and fallback policy (DESIGN §6 "Model errors"), for every
 // provider. Hearth owns it (SDK retries are off): it must also retry failures that happen
 // mid-stream, after text has already reached the user, without showing that text twice.
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { allowsFallback, isRetryable, type ModelError } from "../model-errors.ts";
 import { abortedError, ShownText, stalledMessage, type AttemptResult } from "./attempt.ts";
 import type { ModelCapabilities, ModelClient, ModelEvent, ModelRequest, ModelResult, Unfinished } from "./model.ts";

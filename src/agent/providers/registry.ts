@@ -2,7 +2,7 @@
 // streams from that model, then from the configured fallbacks (of any provider), by the shared
 // policy. Targets are made once per model name, so what is learned about a model (it cannot
 // call tools) holds for every client that uses it.
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { anthropicConnection, anthropicTarget } from "./anthropic/client.ts";
 import type { ModelCapabilities, ModelClient } from "./model.ts";
 import { openaiConnection, openaiTarget } from "./openai/client.ts";

@@ -3,7 +3,7 @@
 // skills/, so an added, edited or removed skill counts on the next run without a restart.
 import { lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Scope } from "../messages.ts";
 import { parseSkillFile, type FrontMatter } from "./front-matter.ts";
 

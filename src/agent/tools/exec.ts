@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { redact } from "../../log.ts";
+import { redact } from "../../process/log.ts";
 import { connectionRequester, defineTool, type Tool, type ToolOutput } from "../tool.ts";
 import { EXEC_MARKER_VAR, killMarked, newMarker } from "./exec-marker.ts";
 import { execRefusal, sandboxedCommand, type ExecSandbox } from "./sandbox.ts";

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { chatSlug, CHATS_DIR, memoryScopeFor } from "../../memory/visibility.ts";
 import { NOT_VISIBLE, openOutgoingFile, OUTSIDE } from "../../memory/workspace-open.ts";
 import { problemLogFor, type ProblemLog } from "../../memory/workspace-files.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Scope } from "../messages.ts";
 import { defineTool, type OutgoingFile, type ToolOutput } from "../tool.ts";
 

@@ -8,7 +8,7 @@
 // take the bot back (a revoked token, refused intents).
 import { createHash } from "node:crypto";
 import { Client, DiscordjsErrorCodes, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { fetchBounded } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, OutboundFile, DeliveryTarget, InboundMessage, MenuCommand, PlatformCommand, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";

@@ -2,8 +2,8 @@
 // servers or channels), what a bot can do there, its ids, and how setup and doctor reach it. The
 // adapter (channel.ts, discord.js: ~50 MB and ~0.3 s to import) loads only when it runs.
 import type { z } from "zod";
-import { httpUrl, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
+import { httpUrl, secret, strict } from "../../fields/config-fields.ts";
+import { toVariable } from "../../fields/secret-fields.ts";
 import { accessOf, accessRows, accessShape, accessTemplate, digitIds } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
 import { checkDiscordToken, discordCodeRequest, discordTokenProblem } from "./setup.ts";

@@ -6,7 +6,7 @@
 import { Client, Events, GatewayIntentBits, Partials, Routes, type Message } from "discord.js";
 import { destroyClient } from "./channel.ts";
 import { printable } from "../printable.ts";
-import { redact } from "../../log.ts";
+import { redact } from "../../process/log.ts";
 import { carriesOwnerCode } from "../owner-code.ts";
 import type { OwnerHandshake, SetupSender } from "../descriptor.ts";
 

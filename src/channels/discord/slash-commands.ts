@@ -6,7 +6,7 @@
 // asks the model): each one is acknowledged at once as a deferred ephemeral response, and the
 // answer then replaces it (the original response's webhook message).
 import { ApplicationCommandOptionType, ApplicationCommandType, ChannelType, InteractionContextType, InteractionResponseType, MessageFlags, Routes, type ChatInputCommandInteraction, type Client } from "discord.js";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { InboundMessage, MenuCommand, PlatformCommand } from "../channel.ts";
 import { printable } from "../printable.ts";
 import { chatOf, type DiscordPlace } from "./inbound.ts";

@@ -7,7 +7,7 @@
 // costs nothing and is never answered.
 import { ImapFlow } from "imapflow";
 import nodemailer, { type Transporter } from "nodemailer";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Channel, ChannelStatus, DeliveryTarget, InboundMessage, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
 import { vouchedFor } from "./auth-results.ts";
 import type { EmailConfig } from "./config.ts";

@@ -1,8 +1,8 @@
 // The `channels.email` section of config.json: apart from descriptor.ts, which loads the adapter
 // (channel.ts) and doctor's check (check.ts), so that both can take the section's type from here.
 import { z } from "zod";
-import { queueModes, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
+import { queueModes, secret, strict } from "../../fields/config-fields.ts";
+import { toVariable } from "../../fields/secret-fields.ts";
 import { dmRateLimit, maxPendingPairings } from "../access-config.ts";
 import { PROVIDER_IDS } from "./presets.ts";
 import { EMAIL_ADDRESS } from "./servers.ts";

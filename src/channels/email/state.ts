@@ -7,8 +7,8 @@
 // replay of a signed mail keeps its valid signature) is not read a second time.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { NewerStateError } from "../../state-versions.ts";
-import { setAsideDamaged, writeFileAtomic } from "../../storage.ts";
+import { NewerStateError } from "../../state/versions.ts";
+import { setAsideDamaged, writeFileAtomic } from "../../state/storage.ts";
 
 /** A conversation: the mails of one thread with one correspondent. */
 export interface Thread {

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { ClientEvent, createClient, HttpApiEvent, MatrixError, RoomEvent, SyncState, type MatrixClient, type MatrixEvent, type Room } from "matrix-js-sdk";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { fetchBounded } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";

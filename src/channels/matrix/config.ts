@@ -1,8 +1,8 @@
 // The `channels.matrix` section of config.json: apart from descriptor.ts, which loads the adapter
 // (channel.ts), so that the adapter can take the section's type from here.
 import { z } from "zod";
-import { httpUrl, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
+import { httpUrl, secret, strict } from "../../fields/config-fields.ts";
+import { toVariable } from "../../fields/secret-fields.ts";
 import { accessShape, type IdRule } from "../access-config.ts";
 
 export const HOMESERVER = "https://matrix.org";

@@ -17,8 +17,8 @@
 // prefix, which `initRustCrypto({ cryptoDatabasePrefix })` is given, and drops its databases at close.
 import { existsSync, readFileSync } from "node:fs";
 import * as fake from "fake-indexeddb";
-import type { Logger } from "../../log.ts";
-import { writeFileAtomic } from "../../storage.ts";
+import type { Logger } from "../../process/log.ts";
+import { writeFileAtomic } from "../../state/storage.ts";
 
 type Database = InstanceType<typeof fake.IDBDatabase>;
 type Transaction = InstanceType<typeof fake.IDBTransaction>;

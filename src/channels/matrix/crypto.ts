@@ -7,7 +7,7 @@
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent } from "matrix-js-sdk/lib/crypto-api/index.js";
 import { logger as sdkGlobalLogger, type Logger as SdkLogger } from "matrix-js-sdk/lib/logger.js";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { CryptoStoreFile } from "./crypto-store.ts";
 import { acceptOwnerVerification } from "./verification.ts";
 

@@ -9,8 +9,8 @@ import path from "node:path";
 import { MemoryStore, type ISyncResponse } from "matrix-js-sdk";
 import type { ISavedSync } from "matrix-js-sdk/lib/store/index.js";
 import { SyncAccumulator } from "matrix-js-sdk/lib/sync-accumulator.js";
-import type { Logger } from "../../log.ts";
-import { writeFileAtomic } from "../../storage.ts";
+import type { Logger } from "../../process/log.ts";
+import { writeFileAtomic } from "../../state/storage.ts";
 
 export class FileSyncStore extends MemoryStore {
   readonly #file: string;

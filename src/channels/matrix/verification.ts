@@ -7,7 +7,7 @@
 // (kept in the home) records the owner's device as verified, so the state outlives restarts.
 import type { MatrixClient } from "matrix-js-sdk";
 import { CryptoEvent, VerificationPhase, VerificationRequestEvent, VerifierEvent, type ShowSasCallbacks, type VerificationRequest } from "matrix-js-sdk/lib/crypto-api/index.js";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 
 /** What a verification under way shows (`hearth status`), or undefined when none is. */
 export type VerificationView = (shown: string | undefined) => void;

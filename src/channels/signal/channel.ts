@@ -12,7 +12,7 @@
 //
 // Questions with choices are answered by a reaction, or a reply quoting them with the choice's
 // number (a bare number only where it cannot mean another question); see choices.ts. A press is no inbox message: it goes to the handler directly.
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink, SendMeta } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";

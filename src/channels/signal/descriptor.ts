@@ -3,7 +3,7 @@
 // and doctor reach the daemon. The adapter (channel.ts) loads only when it runs; it needs no
 // library beyond Node's fetch.
 import { z } from "zod";
-import { httpUrl, strict } from "../../config-fields.ts";
+import { httpUrl, strict } from "../../fields/config-fields.ts";
 import { accessOf, accessRows, accessShape, accessTemplate, type IdRule } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
 import { isPersonChat } from "./inbound.ts";

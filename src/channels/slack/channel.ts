@@ -10,7 +10,7 @@
 // apps.connections.open each time); we follow its events to report starting → running ⇄
 // reconnecting. What Slack could not deliver meanwhile it delivers again on the new connection.
 import { withWorkingSign } from "../working-sign.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { fetchBounded } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";

@@ -8,7 +8,7 @@
 // between has not acked, so Slack delivers the event again, and the inbox's dedupe by the
 // message's channel and ts answers a redelivered event once.
 import { App, LogLevel, SocketModeReceiver } from "@slack/bolt";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 
 export interface SlackConnectionOptions {
   botToken: string;

@@ -3,8 +3,8 @@
 // two secrets: the bot token (xoxb-, the Web API) and the app-level token (xapp-, Socket Mode, so
 // no public URL is needed). The adapter (channel.ts, on @slack/bolt) loads only when it runs.
 import type { z } from "zod";
-import { httpUrl, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
+import { httpUrl, secret, strict } from "../../fields/config-fields.ts";
+import { toVariable } from "../../fields/secret-fields.ts";
 import { accessOf, accessRows, accessShape, accessTemplate, type IdRule } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
 import { checkSlackTokens, slackAppTokenProblem, slackBotTokenProblem, slackCodeRequest, SLACK_API, SLACK_STEPS } from "./setup.ts";

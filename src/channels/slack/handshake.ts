@@ -3,7 +3,7 @@
 // one-time code (../owner-code.ts), and the first such DM's author — once `accept` confirms them —
 // is the owner. Slack delivers only events from while the app is connected, so an old DM never
 // counts. Failures are values with one sentence that never contains a token.
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { OwnerHandshake, SetupSender } from "../descriptor.ts";
 import { carriesOwnerCode } from "../owner-code.ts";
 import { printable } from "../printable.ts";

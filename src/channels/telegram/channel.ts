@@ -14,7 +14,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import { createConcurrentSink, createRunner, createSource, sequentialize, type RunnerHandle } from "@grammyjs/runner";
 import { Api, Bot, InputFile, type ApiClientOptions, type Context } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { fetchBounded, TooLargeError } from "../../media/download.ts";
 import type { Attachment, Channel, ChannelStatus, ChatActivity, ChoiceHandler, ChoiceQuestion, OutboundFile, DeliveryTarget, InboundMessage, ReplyJournal, ReplySink } from "../channel.ts";
 import { isDeliveryTarget } from "../channel.ts";

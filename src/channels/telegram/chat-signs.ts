@@ -2,7 +2,7 @@
 // and the 👀 reaction on a message while it is being answered (setMessageReaction).
 import { withWorkingSign } from "../working-sign.ts";
 import type { Api } from "grammy";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { MenuCommand, ReplySink } from "../channel.ts";
 import { describeError } from "./errors.ts";
 

@@ -1,8 +1,8 @@
 // Telegram as Hearth knows it: the `channels.telegram` section, what the Bot API can do, its ids,
 // and how setup and doctor reach it. The adapter (channel.ts, grammY) loads only when it runs.
 import { z } from "zod";
-import { httpUrl, reactionModes, secret, strict } from "../../config-fields.ts";
-import { toVariable } from "../../secret-fields.ts";
+import { httpUrl, reactionModes, secret, strict } from "../../fields/config-fields.ts";
+import { toVariable } from "../../fields/secret-fields.ts";
 import { accessOf, accessRows, accessShape, accessTemplate, digitIds } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
 import { awaitTelegramOwner, checkTelegramToken, greetOwner, telegramCodeRequest, telegramTokenProblem } from "./setup.ts";

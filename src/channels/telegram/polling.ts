@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { UpdateSupplier } from "@grammyjs/runner";
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChannelStatus } from "../channel.ts";
 import { describeError, errorCode, retryAfterSeconds, TelegramAuthError } from "./errors.ts";
 

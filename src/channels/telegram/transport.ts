@@ -7,7 +7,7 @@
 // 30 s in a rate-limit wait would hold back the final text (StreamingReply waits for the request
 // in flight), and a skipped preview costs nothing because the next one shows the latest text.
 import type { Api, Transformer } from "grammy";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChatActivity } from "../channel.ts";
 import type { ReplyTransport } from "../streaming-reply.ts";
 import { describeError, errorCode, isEntityError, isNotModified, isUnsupportedMethod, retryAfterSeconds } from "./errors.ts";

@@ -5,7 +5,7 @@
 // base64 (`{"$bytes": "…"}`) and read back as Buffers, which the library expects.
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../storage.ts";
+import { writeFileAtomic } from "../../state/storage.ts";
 import type { WhatsAppAuthStore } from "./socket.ts";
 
 export const AUTH_FILE = "secrets.whatsapp.json";

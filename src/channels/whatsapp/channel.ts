@@ -5,7 +5,7 @@
 // sends. Replies are sent whole (WhatsApp's edits are limited) and choices are numbered replies
 // quoting the question: both come from the channel-neutral fallbacks.
 import { createHash } from "node:crypto";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Attachment, Channel, ChannelStatus, DeliveryTarget, InboundMessage, OutboundFile, ReplySink, SendMeta, SendReceipt } from "../channel.ts";
 import { isDeliveryTarget, logStateChange } from "../channel.ts";
 import { splitMessage } from "../chunk.ts";

@@ -3,7 +3,7 @@
 // is made. The adapter (channel.ts) and the library behind its socket interface (baileys.ts,
 // @whiskeysockets/baileys) load only when it runs.
 import { z } from "zod";
-import { strict } from "../../config-fields.ts";
+import { strict } from "../../fields/config-fields.ts";
 import { accessOf, accessRows, accessShape, accessTemplate, type IdRule } from "../access-config.ts";
 import type { ChannelDescriptor } from "../descriptor.ts";
 

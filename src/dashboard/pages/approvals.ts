@@ -3,7 +3,7 @@
 import { actionText, decisionText, transferText, type AuditRecord } from "../../approvals/audit.ts";
 import { chatText, coverText, grantText, placeText } from "../../approvals/grants.ts";
 import type { OpenQuestion } from "../../approvals/service.ts";
-import { localDate, localTime } from "../../time.ts";
+import { localDate, localTime } from "../../process/time.ts";
 import { actionButton, ago, badge, esc, named, table } from "../layout.ts";
 import { field, type Page } from "../pages.ts";
 

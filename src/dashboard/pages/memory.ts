@@ -3,7 +3,7 @@
 // recorded versions (the memory history, as `hearth memory log FILE`), and search through
 // memory_search in the owner's scope.
 import type { NoteEntry, NoteRead } from "../../memory/workspace-edit.ts";
-import { localDate, localTime } from "../../time.ts";
+import { localDate, localTime } from "../../process/time.ts";
 import type { NoteVersion } from "../host.ts";
 import { ago, badge, esc } from "../layout.ts";
 import { field, type Page } from "../pages.ts";

@@ -7,8 +7,8 @@
 import { z } from "zod";
 import { channelIdSchema } from "../../channels/registry.ts";
 import type { ChannelId, DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
-import type { Logger } from "../../log.ts";
-import { loadJsonFile, writeFileAtomic } from "../../storage.ts";
+import type { Logger } from "../../process/log.ts";
+import { loadJsonFile, writeFileAtomic } from "../../state/storage.ts";
 
 /** What the gateway makes of who can read a message's chat. */
 export type Audience =

@@ -5,7 +5,7 @@ import type { DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
 import { printable } from "../../channels/printable.ts";
 import { channelDescriptor, CONFIGURABLE, ownerPrivateChat, type ConfigurableId } from "../../channels/registry.ts";
 import type { Config } from "../../config/schema.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChannelRegistry } from "../delivery/channel-registry.ts";
 import type { ChatAudiences, ChatGrowth } from "./audience.ts";
 

@@ -4,7 +4,7 @@
 // never comes, or give up.
 import { channelDescriptor } from "../../channels/registry.ts";
 import type { ApprovedSender } from "./pairing.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChannelRegistry } from "../delivery/channel-registry.ts";
 import type { PairingStore } from "./pairing.ts";
 

@@ -12,8 +12,8 @@ import { randomInt } from "node:crypto";
 import { z } from "zod";
 import type { ChannelId } from "../../channels/channel.ts";
 import { printable } from "../../channels/printable.ts";
-import type { Logger } from "../../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged, type StateVersions } from "../../storage.ts";
+import type { Logger } from "../../process/log.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic, type Salvaged, type StateVersions } from "../../state/storage.ts";
 
 /** No 0/O, 1/I/L: codes get read aloud and retyped. */
 const ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";

@@ -1,6 +1,6 @@
 // Operations the CLI asks a running daemon for over the control socket. Each method checks its
 // parameters and fails with a message meant for the user.
-import { hearthCmd } from "../../hearth-command.ts";
+import { hearthCmd } from "../../process/hearth-command.ts";
 import type { ChannelId } from "../../channels/channel.ts";
 import { approvePairing } from "../access/pairing-approval.ts";
 import type { JobInput } from "../../scheduler/job-input.ts";

@@ -5,7 +5,7 @@
 import { unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { CliChannel } from "../../channels/terminal/channel.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { lineDecoder, MAX_REQUEST_LINE_BYTES, type ClientRequest, type ServerEvent } from "./protocol.ts";
 import type { GatewayStatus } from "../status.ts";
 

@@ -3,7 +3,7 @@
 import type { Channel, ChannelId, ChatActivity, ChannelStatus, ChoiceHandler, ChoiceQuestion, DeliveryTarget, InboundMessage, OutboundFile, PlatformCommand, ReplyJournal, ReplySink, SendMeta, SendReceipt } from "../../channels/channel.ts";
 import { isDeliveryTarget, isRetryableStartError, relaySink } from "../../channels/channel.ts";
 import { CliChannel } from "../../channels/terminal/channel.ts";
-import { redact, type Logger } from "../../log.ts";
+import { redact, type Logger } from "../../process/log.ts";
 
 export class ChannelRegistry {
   readonly #channels = new Map<ChannelId, Channel>();

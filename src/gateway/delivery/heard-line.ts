@@ -4,7 +4,7 @@
 // platform has it. A crash before that record makes the replayed (or re-delivered) entry send
 // it; after it, never again. The answer's reply waits for the line, so it always comes first.
 import type { InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChannelRegistry } from "./channel-registry.ts";
 
 /**

@@ -5,7 +5,7 @@
 // or, after a restart, when recovery hands them over. A channel that failed (it needs the owner,
 // like a device to link again) makes the owner hear on another channel which answers wait.
 import type { ChannelId, ChannelStatus, InboundMessage, ReplyJournal, ReplySink } from "../../channels/channel.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 
 /** What this needs of a reply the outbox recorded (its ReplyRecord). */
 export interface RecordedReply {

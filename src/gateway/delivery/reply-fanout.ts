@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { AgentEvent } from "../../agent/events.ts";
 import type { ReplyOutcome, ReplySink } from "../../channels/channel.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 
 export class ReplyFanout {
   readonly #sinks = new Map<string, ReplySink>();

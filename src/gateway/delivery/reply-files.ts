@@ -14,7 +14,7 @@ import type { OutgoingFile, SentFile } from "../../agent/tool.ts";
 import type { Scope } from "../../agent/messages.ts";
 import { checkOutgoing, readOutgoing, type OutgoingCheck, type OutgoingInfo } from "../../agent/tools/send-file.ts";
 import { relaySink, type InboundMessage, type ReplyJournal, type ReplySink } from "../../channels/channel.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { findImageRefs, isUrl, pendingRefStart, removeRefs, targetPath, type ImageRef } from "../../media/markdown-images.ts";
 import { showActivityWhile } from "./chat-activity.ts";
 import { announceHeard, holdUntil, type DeliveryDeps, type HeardEntry } from "./heard-line.ts";

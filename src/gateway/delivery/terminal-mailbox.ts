@@ -5,9 +5,9 @@
 // so a run recorded as "kept in the mailbox" is on disk.
 import { z } from "zod";
 import type { KeptLetter, TerminalLetter, TerminalMailbox } from "../../channels/terminal/channel.ts";
-import type { Logger } from "../../log.ts";
-import { loadJsonFile, salvageArray, writeFileAtomic } from "../../storage.ts";
-import { localDate, localTime } from "../../time.ts";
+import type { Logger } from "../../process/log.ts";
+import { loadJsonFile, salvageArray, writeFileAtomic } from "../../state/storage.ts";
+import { localDate, localTime } from "../../process/time.ts";
 
 export const MAX_LETTERS = 50;
 

@@ -7,7 +7,7 @@ import { ownerTarget } from "../sessions.ts";
 import type { DeliveryTarget } from "../../channels/channel.ts";
 import type { ApprovalHost } from "../../approvals/host.ts";
 import type { Config } from "../../config/schema.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChannelRegistry } from "../delivery/channel-registry.ts";
 import type { SessionStore } from "../sessions.ts";
 

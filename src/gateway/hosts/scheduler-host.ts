@@ -9,7 +9,7 @@ import { CLI_TARGET, type HostDelivery, type SchedulerHost } from "../../schedul
 import { chatPlaces } from "../access/chat-places.ts";
 import { ownerTarget as ownerTargetOf } from "../sessions.ts";
 import type { Config } from "../../config/schema.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Budget } from "../../spending/budget.ts";
 import type { TaskService } from "../../tasks/service.ts";
 import type { PairingStore } from "../access/pairing.ts";

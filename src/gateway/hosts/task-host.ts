@@ -11,7 +11,7 @@ import { groupRateRule, rateKeysOf, taskRateLimitText } from "../../spending/rat
 import { gatewayHost } from "./scheduler-host.ts";
 import { chatPlaces } from "../access/chat-places.ts";
 import type { Config } from "../../config/schema.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Budget } from "../../spending/budget.ts";
 import type { RateLimiter } from "../../spending/rate-limit.ts";
 import type { PairingStore } from "../access/pairing.ts";

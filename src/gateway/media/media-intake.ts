@@ -6,7 +6,7 @@ import { join, relative, sep } from "node:path";
 import type { MediaRef, Scope } from "../../agent/messages.ts";
 import type { Attachment, InboundMessage } from "../../channels/channel.ts";
 import type { Held } from "../../agent/paid-call.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { isIndexablePath } from "../../memory/search/index-files.ts";
 import { memoryScopeFor } from "../../memory/visibility.ts";
 import { isTooLarge } from "../../media/download.ts";

@@ -4,7 +4,7 @@
 // ledger like any paid call.
 import type { Scope } from "../../agent/messages.ts";
 import type { Config } from "../../config/schema.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { mediaDir, storeBytes } from "../../media/store.ts";
 import { synthesize, type SpeechConfig } from "../../media/speech.ts";
 import { memoryScopeFor } from "../../memory/visibility.ts";

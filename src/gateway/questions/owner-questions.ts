@@ -8,7 +8,7 @@ import { ownerTarget } from "../sessions.ts";
 import { usdText } from "../../spending/budget.ts";
 import { approvePairing } from "../access/pairing-approval.ts";
 import type { Config } from "../../config/schema.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { Budget } from "../../spending/budget.ts";
 import type { PairingApprovalDeps } from "../access/pairing-approval.ts";
 import type { PairingStore } from "../access/pairing.ts";

@@ -9,7 +9,7 @@
 import { randomBytes } from "node:crypto";
 import type { AskChoice, AskOptions } from "../../agent/tool.ts";
 import type { ChoicePress, DeliveryTarget, InboundMessage } from "../../channels/channel.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import type { ChannelRegistry } from "../delivery/channel-registry.ts";
 
 /** What the questions need of the channels. */

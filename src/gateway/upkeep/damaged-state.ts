@@ -4,7 +4,7 @@
 // notice can neither get lost nor outlive the file it is about.
 import { readdirSync } from "node:fs";
 import path from "node:path";
-import { DAMAGED_MARK } from "../../damaged-mark.ts";
+import { DAMAGED_MARK } from "../../state/damaged-mark.ts";
 import { homePaths } from "../../config/home.ts";
 
 export interface DamagedFile {

@@ -4,7 +4,7 @@
 // room again, hands the kept messages back to the lanes — once, so a disk that stays full
 // produces one notice per message, not one per retry.
 import { statfsSync } from "node:fs";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 
 export interface DiskRetryOptions {
   /** The home folder: its disk is the one that filled up. */

@@ -3,8 +3,8 @@
 // number may now belong to an unrelated process. A lock whose process is gone, or whose pid now
 // belongs to a process started at another time, is stale and taken over.
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { hearthCmd } from "../../hearth-command.ts";
-import { isAlive, procStat } from "../../process-info.ts";
+import { hearthCmd } from "../../process/hearth-command.ts";
+import { isAlive, procStat } from "../../process/info.ts";
 
 export { isAlive };
 

@@ -6,7 +6,7 @@
 // another process holds open); nothing else is. pm2-logrotate, where installed, may rotate first.
 import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync, truncateSync } from "node:fs";
 import path from "node:path";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 
 export interface LogRotationOptions {
   /** The folder of the log files (`<home>/logs`). */

@@ -16,7 +16,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { deflate } from "node:zlib";
-import { writeFileAtomic } from "../../storage.ts";
+import { writeFileAtomic } from "../../state/storage.ts";
 
 const deflateAsync = promisify(deflate);
 

@@ -10,7 +10,7 @@
 // gives the history HISTORY_STOP_MS to finish what it is recording; a batch still running then
 // stops between slices without moving the head (objects are written before the ref that names
 // them, git-store.ts), and what it did not record is found by the next start's scan.
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { GitStore, type Author, type HistoryCommit, blobOid } from "./git-store.ts";
 import { Slices } from "./slices.ts";
 import { isDailyLog, isTracked, TrackedFiles } from "./tracked.ts";

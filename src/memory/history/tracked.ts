@@ -4,7 +4,7 @@
 // bytes into another's folder.
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { writeFileAtomic } from "../../storage.ts";
+import { writeFileAtomic } from "../../state/storage.ts";
 import { blobOid } from "./git-store.ts";
 import { Slices } from "./slices.ts";
 

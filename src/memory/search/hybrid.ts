@@ -14,7 +14,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { Held } from "../../agent/paid-call.ts";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { canSee, type MemoryScope } from "../visibility.ts";
 import { dot, embed, type EmbeddingsConfig } from "./embeddings.ts";
 import type { IndexedChunk, SearchHit, SearchIndex } from "./search-index.ts";

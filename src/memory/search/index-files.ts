@@ -3,7 +3,7 @@
 // how much of a file's text. The watcher takes the same files (isIndexablePath).
 import { type Dirent, lstatSync, readdirSync, readSync, type Stats } from "node:fs";
 import path from "node:path";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { isMediaText } from "../visibility.ts";
 
 /**

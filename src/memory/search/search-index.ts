@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, realpathSync, rmSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../process/log.ts";
 import { chunkMarkdown } from "./chunker.ts";
 import { errorMessage, inIndexOrder, isDated, isIndexablePath, lineEnds, MAX_INDEXED_BYTES, readIndexableText, walkIndexable } from "./index-files.ts";
 import { openDatabase, prepareStatements, type FileRow, type HitRow, type Statements } from "./search-db.ts";

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mcpServerSchema } from "../../../src/agent/mcp/config.ts";
 import { McpManager } from "../../../src/agent/mcp/manager.ts";
 import { killOrphanedCommands, markerPrefixFor } from "../../../src/agent/tools/index.ts";
-import { createLogger, registerSecret } from "../../../src/log.ts";
+import { createLogger, registerSecret } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 
 const FAULT = fileURLToPath(new URL("../../support/fault-mcp-server.ts", import.meta.url));

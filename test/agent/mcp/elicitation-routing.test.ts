@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mcpServerSchema } from "../../../src/agent/mcp/config.ts";
 import { McpManager } from "../../../src/agent/mcp/manager.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { startAskingMcpServer, type AskingMcpServer } from "../../support/asking-mcp-server.ts";
 
 const FAULT = fileURLToPath(new URL("../../support/fault-mcp-server.ts", import.meta.url));

@@ -11,8 +11,8 @@ import { mcpServerSchema, type McpServerConfig } from "../../../src/agent/mcp/co
 import { beginLogin, type LoginStart } from "../../../src/agent/mcp/login.ts";
 import { loginText, McpManager } from "../../../src/agent/mcp/manager.ts";
 import { McpAuthStore } from "../../../src/agent/mcp/oauth-store.ts";
-import { hearthCommand } from "../../../src/hearth-command.ts";
-import { createLogger } from "../../../src/log.ts";
+import { hearthCommand } from "../../../src/process/hearth-command.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 import { startOAuthMcpServer, type OAuthMcpServer } from "../../support/oauth-mcp-server.ts";
 

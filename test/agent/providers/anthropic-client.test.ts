@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ModelEvent, ModelRequest } from "../../../src/agent/providers/model.ts";
 import { defaultRetryPolicy } from "../../../src/agent/providers/policy.ts";
 import { createAnthropicModelClient } from "../../../src/agent/providers/anthropic/client.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { freePort } from "../../support/telegram-emulator.ts";
 import { startFakeModel, text, toolCall, type FakeModel } from "../../support/fake-model.ts";
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ModelEvent, ModelRequest } from "../../../src/agent/providers/model.ts";
 import { ModelRegistry, type ProviderSettings } from "../../../src/agent/providers/registry.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { lastUserContent, startFakeModel, text, type FakeModel } from "../../support/fake-model.ts";
 import { chatMessages, reply, startFakeOpenAI, type FakeOpenAI } from "../../support/fake-openai.ts";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SkillRegistry } from "../../../src/agent/skills/registry.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { openMemory, type MemoryService } from "../../../src/memory/memory.ts";
 import { waitFor } from "../../support/daemon.ts";
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createExecTool, runCommand } from "../../../src/agent/tools/exec.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { testEgress } from "../../support/egress.ts";
 import {
   probeBwrap,
@@ -18,7 +18,7 @@ import {
   SandboxUnavailableError,
   type ExecSandbox,
 } from "../../../src/agent/tools/sandbox.ts";
-import { registerSecret } from "../../../src/log.ts";
+import { registerSecret } from "../../../src/process/log.ts";
 
 const probe = probeBwrap();
 if (!probe.ok) console.warn(`exec sandbox tests skipped: ${probe.detail} (install bubblewrap to run them)`);

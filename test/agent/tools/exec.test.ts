@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../../src/agent/tool.ts";
 import { createExecTool, effectiveTimeoutMs } from "../../../src/agent/tools/exec.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let workspace: string;
 

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../../src/agent/tool.ts";
 import { createWorkspaceTools } from "../../../src/agent/tools/index.ts";
 import { Provenance } from "../../../src/memory/provenance.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let base: string;
 let ws: string;

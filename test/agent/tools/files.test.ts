@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../../src/agent/tool.ts";
 import { editTool, readLineWindow, readTool, writeTool } from "../../../src/agent/tools/files.ts";
 import { createWorkspaceTools } from "../../../src/agent/tools/index.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let base: string;
 let workspace: string;

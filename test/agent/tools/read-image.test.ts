@@ -5,7 +5,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readTool } from "../../../src/agent/tools/files.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { picture } from "../../support/media-files.ts";
 
 let workspace: string;

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Scope } from "../../../src/agent/messages.ts";
 import { scopePermission, withExtensions } from "../../../src/agent/tool-policy.ts";
 import { createReadTool } from "../../../src/agent/tools/files.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { picture } from "../../support/media-files.ts";
 
 let workspace: string;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Scope } from "../../../src/agent/messages.ts";
 import { checkOutgoing, readOutgoing } from "../../../src/agent/tools/send-file.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let dir: string;
 let ws: string;

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Channel, InboundMessage } from "../../../src/channels/channel.ts";
 import { createDiscordChannel, type DiscordChannelDeps, type DiscordChannelOptions } from "../../../src/channels/discord/channel.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { fencesBalanced, longMarkdownAnswer, rejoinMessages, startFakeDiscord, type FakeDiscord, type FakeUser } from "../../support/fake-discord.ts";
 
 interface LogLine {

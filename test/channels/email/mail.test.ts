@@ -6,7 +6,7 @@ import { readMail, withoutQuotedTail, wordsOf } from "../../../src/channels/emai
 import { answerMail, replySubject, simpleHtml } from "../../../src/channels/email/outbound.ts";
 import { MailState } from "../../../src/channels/email/state.ts";
 import { stopParsing } from "../../../src/parse/pool.ts";
-import { NewerStateError } from "../../../src/state-versions.ts";
+import { NewerStateError } from "../../../src/state/versions.ts";
 
 const mail = (headers: string, body = "Hello.") => Buffer.from(`${headers.trim().split("\n").join("\r\n")}\r\n\r\n${body}\r\n`);
 

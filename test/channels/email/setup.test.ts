@@ -11,7 +11,7 @@ import { authResultsOf, judgeCodeMail, subjectCarriesCode } from "../../../src/c
 import { channelDescriptor } from "../../../src/channels/registry.ts";
 import { loadConfig } from "../../../src/config/config.ts";
 import { writeSetup } from "../../../src/config/setup-config.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 import { mailServersMissing, startMailServers, type MailServers } from "../../support/mail-servers.ts";
 import { EMAIL_OWNER, mailFrom } from "../conformance/email.ts";

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CryptoStoreFile, decode, encode } from "../../../src/channels/matrix/crypto-store.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 
 let dir: string;

@@ -6,7 +6,7 @@ import type { Channel, InboundMessage } from "../../../src/channels/channel.ts";
 import { markdownToTelegramHtml, stripMarkdown } from "../../../src/channels/telegram/html.ts";
 import { createTelegramChannel, type TelegramChannelOptions } from "../../../src/channels/telegram/channel.ts";
 import { unsupportedReply } from "../../../src/channels/telegram/inbound.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 import { startTelegramEmulator, telegramErrors, type TelegramEmulator } from "../../support/telegram-emulator.ts";
 

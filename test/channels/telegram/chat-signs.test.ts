@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Channel, InboundMessage, ReplyJournal } from "../../../src/channels/channel.ts";
 import { createTelegramChannel, type TelegramChannelOptions } from "../../../src/channels/telegram/channel.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 import { startTelegramEmulator, type TelegramEmulator } from "../../support/telegram-emulator.ts";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { snapshotHome } from "../../../src/backup/snapshot.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { AUTH_FILE, openAuthStore } from "../../../src/channels/whatsapp/auth-store.ts";
 import { createWhatsAppChannel, SELF_CHAT_MARK } from "../../../src/channels/whatsapp/channel.ts";
 import { normalizeWhatsApp } from "../../../src/channels/whatsapp/inbound.ts";

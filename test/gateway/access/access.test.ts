@@ -6,7 +6,7 @@ import type { InboundMessage } from "../../../src/channels/channel.ts";
 import { decideAccess, type AccessRules } from "../../../src/gateway/access/access.ts";
 import { parseCommand } from "../../../src/gateway/commands.ts";
 import { ANSWER_INTERVAL_MS, CODE_LENGTH, CODE_TTL_MS, MAX_PENDING, PairingStore, RENEWAL_COOLDOWN_MS, type PairingRequest } from "../../../src/gateway/access/pairing.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let dir: string;
 let now: number;

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ChatMembers, InboundMessage } from "../../../src/channels/channel.ts";
 import { ChatAudiences } from "../../../src/gateway/access/audience.ts";
 import { grownChatText } from "../../../src/gateway/access/grown-chat.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 const OWNER = "@ann:hs";
 const GUEST = "@bob:hs";

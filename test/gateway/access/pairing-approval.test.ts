@@ -2,7 +2,7 @@
 // again, so nobody waits for a welcome that one failed request swallowed.
 import { describe, expect, it } from "vitest";
 import { APPROVED_TEXT, tellApproved, type PairingApprovalDeps } from "../../../src/gateway/access/pairing-approval.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 
 function deps(failures: number) {
   const sent: Array<{ chatId: string; text: string }> = [];

@@ -8,7 +8,7 @@ import { CliChannel } from "../../../src/channels/terminal/channel.ts";
 import type { InboundMessage } from "../../../src/channels/channel.ts";
 import { lineDecoder, MAX_REQUEST_LINE_BYTES } from "../../../src/gateway/control/protocol.ts";
 import { startControlSocket, type ControlSocket } from "../../../src/gateway/control/socket.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let dir: string;
 let path: string;

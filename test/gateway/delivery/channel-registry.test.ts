@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { Channel, ChannelId, ChannelStatus, InboundMessage, PlatformCommand, ReplySink } from "../../../src/channels/channel.ts";
 import { ChannelRegistry } from "../../../src/gateway/delivery/channel-registry.ts";
-import { registerSecret, silentLogger } from "../../../src/log.ts";
+import { registerSecret, silentLogger } from "../../../src/process/log.ts";
 
 function fakeChannel(id: ChannelId, start: () => Promise<void>): Channel & { starts: number } {
   const ch = {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChannelStatus, InboundMessage, ReplySink } from "../../../src/channels/channel.ts";
 import { HeldReplies, heldNotice, type OpenEntry, type RecordedReply } from "../../../src/gateway/delivery/held-replies.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 
 const message = (id: string, text: string): InboundMessage => ({
   id,

@@ -3,7 +3,7 @@ import type { OutgoingCheck } from "../../../src/agent/tools/send-file.ts";
 import type { ReplySink } from "../../../src/channels/channel.ts";
 import { holdUntil } from "../../../src/gateway/delivery/heard-line.ts";
 import { planImages, withMarkdownImages, type PlannedImage } from "../../../src/gateway/delivery/reply-files.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 /** A sink that keeps what a person would see: the text so far, and every call in order. */
 function recordingSink() {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_LETTERS, TerminalMailboxFile } from "../../../src/gateway/delivery/terminal-mailbox.ts";
-import { createLogger } from "../../../src/log.ts";
+import { createLogger } from "../../../src/process/log.ts";
 
 let dir: string;
 let logged: string[];

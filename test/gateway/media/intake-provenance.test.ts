@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { InboundMessage } from "../../../src/channels/channel.ts";
 import { takeInAttachments } from "../../../src/gateway/media/media-intake.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 
 let ws: string;
 beforeEach(() => {

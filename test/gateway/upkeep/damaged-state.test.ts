@@ -11,7 +11,7 @@ import { PairingStore } from "../../../src/gateway/access/pairing.ts";
 import { JobStore } from "../../../src/scheduler/job-store.ts";
 import { RunLog } from "../../../src/scheduler/run-log.ts";
 import { SessionStore } from "../../../src/gateway/sessions.ts";
-import { createLogger, silentLogger } from "../../../src/log.ts";
+import { createLogger, silentLogger } from "../../../src/process/log.ts";
 
 let home: string;
 beforeEach(() => {

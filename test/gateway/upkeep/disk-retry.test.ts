@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DiskRetry } from "../../../src/gateway/upkeep/disk-retry.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { waitFor } from "../../support/daemon.ts";
 
 describe("DiskRetry", () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ToolContext } from "../../../src/agent/tool.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { fuse, HybridSearch } from "../../../src/memory/search/hybrid.ts";
 import { SearchIndex, type SearchHit } from "../../../src/memory/search/search-index.ts";
 import { createMemoryTools } from "../../../src/memory/tools.ts";

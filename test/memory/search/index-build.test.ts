@@ -5,7 +5,7 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { SearchIndex } from "../../../src/memory/search/search-index.ts";
 import { createMemoryTools, INDEX_BUILDING_NOTE } from "../../../src/memory/tools.ts";
 import type { ToolContext } from "../../../src/agent/tool.ts";

@@ -10,7 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Scope } from "../../../src/agent/messages.ts";
 import type { Tool, ToolOutput } from "../../../src/agent/tool.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { silentLogger } from "../../../src/process/log.ts";
 import { inIndexOrder, isIndexablePath } from "../../../src/memory/search/index-files.ts";
 import { openMemory } from "../../../src/memory/memory.ts";
 import { SearchIndex } from "../../../src/memory/search/search-index.ts";

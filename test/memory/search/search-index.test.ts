@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, silentLogger, type Logger } from "../../../src/log.ts";
+import { createLogger, silentLogger, type Logger } from "../../../src/process/log.ts";
 import { MAX_INDEXED_BYTES, SearchIndex } from "../../../src/memory/search/search-index.ts";
 import { queryTerms } from "../../../src/memory/search/search-query.ts";
 import type { MemoryScope } from "../../../src/memory/visibility.ts";

@@ -1,7 +1,7 @@
 // The Anthropic Messages API as a model target: one streamed attempt over the official SDK.
 // Retries, backoff, stalls and fallbacks are the shared policy's (../policy.ts).
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Logger } from "../../../log.ts";
+import type { Logger } from "../../../process/log.ts";
 import type { AssistantBlock, AssistantStop, Usage } from "../../messages.ts";
 import { classifyModelError, type SdkErrors } from "../../model-errors.ts";
 import { AttemptWatch, type AttemptResult, type ShownText } from "../attempt.ts";

@@ -1,6 +1,6 @@
 // The web tools' one seam: from `tools.web` config, the server tool definitions a request
 // carries per scope (provider-side search / fetch) and Hearth's own local tools.
-import type { Logger } from "../../../log.ts";
+import type { Logger } from "../../../process/log.ts";
 import type { Scope } from "../../messages.ts";
 import type { ServerToolDefinition } from "../../providers/model.ts";
 import type { Tool, ToolContext } from "../../tool.ts";

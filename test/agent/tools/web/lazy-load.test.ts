@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const web = fileURLToPath(new URL("../../../../src/agent/tools/web/index.ts", import.meta.url));
-const log = fileURLToPath(new URL("../../../../src/log.ts", import.meta.url));
+const log = fileURLToPath(new URL("../../../../src/process/log.ts", import.meta.url));
 
 function loadedAfter(script: string): string[] {
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });

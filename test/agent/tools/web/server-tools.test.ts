@@ -9,7 +9,7 @@ import { Transcript } from "../../../../src/agent/transcript.ts";
 import { createWebTools } from "../../../../src/agent/tools/web/index.ts";
 import { parseConfig } from "../../../../src/config/config.ts";
 import { testEgress } from "../../../support/egress.ts";
-import { silentLogger } from "../../../../src/log.ts";
+import { silentLogger } from "../../../../src/process/log.ts";
 import { startFakeModel, text, type FakeModel, type ServerContentBlock } from "../../../support/fake-model.ts";
 import { loopHarness, type Harness } from "../../../support/loop-harness.ts";
 

@@ -6,7 +6,7 @@ import { fetchUrl } from "../../../../src/agent/tools/web/fetch.ts";
 import type { Resolver } from "../../../../src/egress/addresses.ts";
 import { testEgress } from "../../../support/egress.ts";
 import { createWebFetchTool, type WebFetchToolOptions } from "../../../../src/agent/tools/web/tools.ts";
-import { silentLogger } from "../../../../src/log.ts";
+import { silentLogger } from "../../../../src/process/log.ts";
 import { startLocalWeb, tinyPdf, type LocalWeb } from "../../../support/web-fixtures.ts";
 
 let web: LocalWeb;

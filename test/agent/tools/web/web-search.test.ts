@@ -4,7 +4,7 @@ import type { ToolContext } from "../../../../src/agent/tool.ts";
 import { braveSearch } from "../../../../src/agent/tools/web/brave.ts";
 import { searxngSearch } from "../../../../src/agent/tools/web/searxng.ts";
 import { createWebSearchTool } from "../../../../src/agent/tools/web/tools.ts";
-import { silentLogger } from "../../../../src/log.ts";
+import { silentLogger } from "../../../../src/process/log.ts";
 import { startLocalWeb, type LocalWeb } from "../../../support/web-fixtures.ts";
 
 let web: LocalWeb;

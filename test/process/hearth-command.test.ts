@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { hearthBin, repoRoot } from "./support/cli-process.ts";
-import { commandFor } from "../src/hearth-command.ts";
+import { hearthBin, repoRoot } from "../support/cli-process.ts";
+import { commandFor } from "../../src/process/hearth-command.ts";
 
 let dir: string;
 beforeEach(() => {

@@ -32,7 +32,7 @@ const secretText = z
   .refine((s) => !/\s/.test(s), "must not contain spaces or line breaks (check for a stray character)");
 
 /**
- * A key or a token, marked as a secret (src/secret-fields.ts): blanked in backups, moved to
+ * A key or a token, marked as a secret (src/fields/secret-fields.ts): blanked in backups, moved to
  * `.env` by the upgrade as `move` says, registered with the log redactor.
  */
 export const secret = (move: SecretMove) => secretText.meta(secretValue(move));

@@ -27,11 +27,11 @@ import {
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { DAMAGED_MARK } from "./damaged-mark.ts";
-import type { Logger } from "./log.ts";
-import { isAlive } from "./process-info.ts";
-import { planStateMigration, upgradeRecord, type RecordUpgrade, type RecordVersions, type StateVersions } from "./state-versions.ts";
+import type { Logger } from "../process/log.ts";
+import { isAlive } from "../process/info.ts";
+import { planStateMigration, upgradeRecord, type RecordUpgrade, type RecordVersions, type StateVersions } from "./versions.ts";
 
-export { NewerStateError, stampRecord, type RecordVersions, type StateStep, type StateVersions } from "./state-versions.ts";
+export { NewerStateError, stampRecord, type RecordVersions, type StateStep, type StateVersions } from "./versions.ts";
 
 export { DISK_FULL_NOT_SAVED, DISK_FULL_REPLY, DiskFullError, internalErrorText, isDiskFull } from "./disk-full.ts";
 

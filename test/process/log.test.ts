@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger, redact, registerSecret } from "../src/log.ts";
+import { createLogger, redact, registerSecret } from "../../src/process/log.ts";
 
 function capture(isTTY: boolean) {
   const lines: string[] = [];

@@ -5,7 +5,7 @@ import { accessSync, constants, realpathSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const projectRoot = fileURLToPath(new URL("../", import.meta.url));
+const projectRoot = fileURLToPath(new URL("../../", import.meta.url));
 const launcher = path.join(projectRoot, "bin", "hearth.js");
 
 export interface Invocation {

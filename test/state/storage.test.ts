@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { describeDamaged, listDamaged } from "../src/gateway/upkeep/damaged-state.ts";
-import { createLogger, silentLogger } from "../src/log.ts";
+import { describeDamaged, listDamaged } from "../../src/gateway/upkeep/damaged-state.ts";
+import { createLogger, silentLogger } from "../../src/process/log.ts";
 import {
   appendDurable,
   appendRecord,
@@ -18,7 +18,7 @@ import {
   salvageArray,
   setAsideDamaged,
   writeFileAtomic,
-} from "../src/storage.ts";
+} from "../../src/state/storage.ts";
 
 let dir: string;
 beforeEach(() => {

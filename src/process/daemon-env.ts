@@ -13,6 +13,6 @@
 // `npm run bench -- soak` measures both.
 import { readFileSync } from "node:fs";
 
-const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { config?: { daemonEnv?: Record<string, string> } };
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { config?: { daemonEnv?: Record<string, string> } };
 
 export const DAEMON_ENV: Readonly<Record<string, string>> = Object.freeze({ ...pkg.config?.daemonEnv });
