@@ -30,6 +30,9 @@ import { entryIdOf, isTaskSession, TASK_PREFIX, TaskInputError, taskIdOf, visibl
 
 /** What a group's task says, in its result or to the model, when the budget refuses it: the owner's amounts are not the group's business. */
 const SHARED_BUDGET_TEXT = "the owner's budget for shared chats is spent for now";
+/** The same, when the limit is too small for one answer even with nothing spent. */
+const SHARED_TOO_SMALL_TEXT = "the owner's budget for shared chats is too small for one answer";
+const sharedRefusal = (d: { tooSmall?: true }): string => (d.tooSmall ? SHARED_TOO_SMALL_TEXT : SHARED_BUDGET_TEXT);
 
 export interface TaskServiceOptions {
   path: string;
@@ -131,7 +134,7 @@ export class TaskService {
     const text = input.task.trim();
     if (!text) throw new TaskInputError("The task is empty: say what the background task should do.");
     const budget = host.checkBudget(parent, scope);
-    if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${scope === "shared" ? SHARED_BUDGET_TEXT : budget.reason}.`);
+    if (budget.type === "refuse") throw new TaskInputError(`No background task was started: ${scope === "shared" ? sharedRefusal(budget) : budget.reason}.`);
     if (scope === "shared") {
       // A group's task counts against its rate limits like one more message of the group.
       const limited = host.admitShared(parent, opts.person);
@@ -351,7 +354,7 @@ export class TaskService {
     if (t.startedAt !== undefined && this.#o.clock() - t.startedAt >= tasks.maxMinutes * 60_000) return { end: "over-time", body: "" };
     const scope = t.spawned.scope ?? "main";
     const budget = this.#need().checkBudget(t.spawned.parent, scope);
-    if (budget.type === "refuse") return { end: "over-budget", body: scope === "shared" ? SHARED_BUDGET_TEXT : budget.reason };
+    if (budget.type === "refuse") return { end: "over-budget", body: scope === "shared" ? sharedRefusal(budget) : budget.reason };
     return null;
   }
 

@@ -479,6 +479,9 @@ describe("TaskService in a group opened to tasks", () => {
     const tasks = open(host);
     host.budget = REFUSED;
     expect(() => tasks.spawn({ task: "X." }, GROUP, { scope: "shared" })).toThrow("No background task was started: the owner's budget for shared chats is spent for now.");
+    // A limit too small for one answer, with nothing spent, is not called spent.
+    host.budget = { ...REFUSED, tooSmall: true };
+    expect(() => tasks.spawn({ task: "X." }, GROUP, { scope: "shared" })).toThrow("No background task was started: the owner's budget for shared chats is too small for one answer.");
     host.budget = { type: "allow" };
     host.rateRefusal = "this chat has asked for a lot in a short time (a task counts as a message). It can start one again in about 12 minutes.";
     expect(() => tasks.spawn({ task: "X." }, GROUP, { scope: "shared" })).toThrow("No background task was started: this chat has asked for a lot in a short time");
