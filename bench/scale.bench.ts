@@ -41,7 +41,8 @@ export async function perMessageMs(messages: number): Promise<number> {
   const header = "# 2026-11-23\n\n";
   const entries = Array.from({ length: messages }, (_, n) => formatExchange(exchange(n), "UTC"));
   writeFileSync(join(workspace, "memory", "2026-11-23.md"), header + entries.join(""));
-  const memory = await openMemory({ workspace, indexPath: join(base, "index", "memory.db"), timezone: "UTC", log: silentLogger, clock: () => NOW, restoreWorkspace: () => {} });
+  // With the memory history, as the daemon runs it: its note of each append once copied the whole day's file.
+  const memory = await openMemory({ workspace, indexPath: join(base, "index", "memory.db"), historyDir: join(base, "history.git"), timezone: "UTC", log: silentLogger, clock: () => NOW, restoreWorkspace: () => {} });
   memory.startBackground();
   try {
     // The background index build (and the history's first commit) done before the idle baseline:

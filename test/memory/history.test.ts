@@ -5,11 +5,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { deflateSync } from "node:zlib";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../../src/process/log.ts";
 import { DEFLATES_AT_ONCE, GitStore } from "../../src/memory/history/git-store.ts";
 import { MemoryHistory } from "../../src/memory/history/history.ts";
 import { unifiedDiff } from "../../src/memory/history/line-diff.ts";
+import { TrackedFiles } from "../../src/memory/history/tracked.ts";
 import { waitFor } from "../support/daemon.ts";
 
 let root: string;
@@ -87,6 +88,33 @@ describe("memory history", () => {
     const store = (await GitStore.open(gitdir, { create: false }))!;
     expect((await store.readBlob(owner!.files.get("MEMORY.md")!)).toString()).toBe("# Memory\n- likes green tea\n");
     expect((await store.readBlob(hearth!.files.get("MEMORY.md")!)).toString()).toBe("# Memory\n- likes green tea\n- has a cat\n");
+  });
+
+  it("Hearth's appends to the day's log are read when the batch is recorded, not per append: 1,000 appends, no read until the batch, one commit of the bytes then", async () => {
+    await history.flush();
+    const reads: string[] = [];
+    const read = TrackedFiles.prototype.read;
+    const spy = vi.spyOn(TrackedFiles.prototype, "read").mockImplementation(function (this: TrackedFiles, rel: string) {
+      reads.push(rel);
+      return read.call(this, rel);
+    });
+    try {
+      let log = "# 2026-11-25\n\n";
+      for (let n = 0; n < 1000; n++) {
+        log += `### 09:${String(n % 60).padStart(2, "0")} · cli · Owner\n> message ${n}\n\nanswer ${n}\n\n`;
+        write("memory/2026-11-25.md", log);
+        history.note("memory/2026-11-25.md", "hearth");
+        expect(reads).toEqual([]);
+      }
+      await history.flush();
+      expect(reads.filter((r) => r === "memory/2026-11-25.md").length).toBeLessThanOrEqual(2);
+      const all = await commits();
+      expect(all.map((c) => [c.author, c.message]).slice(1)).toEqual([["hearth", "Hearth: memory/2026-11-25.md"]]);
+      const store = (await GitStore.open(gitdir, { create: false }))!;
+      expect((await store.readBlob(all[1]!.files.get("memory/2026-11-25.md")!)).toString()).toBe(log);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("finds unannounced edits (a chat folder, links ignored) and gives them to the owner", async () => {

@@ -32,8 +32,8 @@ export function historyBatchMs(env: NodeJS.ProcessEnv = process.env): number {
 interface Change {
   path: string;
   author: Author;
-  /** null: the file is gone. */
-  bytes: Buffer | null;
+  /** null: the file is gone; undefined: read when the batch is recorded (Hearth's daily-log appends). */
+  bytes: Buffer | null | undefined;
 }
 
 export type UndoResult =
@@ -84,11 +84,42 @@ export class MemoryHistory {
    */
   note(relPath: string, author: Author): void {
     if (this.closed || !isTracked(relPath)) return;
+    // Hearth appends to the day's log once per message: a copy of the whole file each time cost
+    // time and memory that grew with the day (5,000 messages: megabytes per message, held until
+    // the batch). Its bytes are read once, when the batch is recorded; a run of its appends is
+    // one change. A daily log is never undone (undoLast), so what its commit holds beyond
+    // Hearth's appends (a hand edit racing them) changes nothing /undo does.
+    if (author === "hearth" && isDailyLog(relPath)) {
+      for (let i = this.changes.length - 1; i >= 0 && this.changes[i]!.author === "hearth"; i--) {
+        if (this.changes[i]!.path === relPath && this.changes[i]!.bytes === undefined) return;
+      }
+      this.changes.push({ path: relPath, author, bytes: undefined });
+      return;
+    }
     try {
+      // Before someone else's change to the file: its pending appends are recorded as they are now.
+      if (author !== "hearth") this.changes = this.readPending(this.changes, relPath);
       this.changes.push({ path: relPath, author, bytes: this.files.read(relPath) });
     } catch (err) {
       this.opts.log.warn("memory.history_note_failed", { path: relPath, error: err });
     }
+  }
+
+  /**
+   * `changes` with the bytes of those noted without them read now (all, or those of `relPath`).
+   * One that cannot be read is left out: the batch's scan finds what the file holds.
+   */
+  private readPending(changes: Change[], relPath?: string): Change[] {
+    return changes.filter((c) => {
+      if (c.bytes !== undefined || (relPath !== undefined && c.path !== relPath)) return true;
+      try {
+        c.bytes = this.files.read(c.path);
+        return true;
+      } catch (err) {
+        this.opts.log.warn("memory.history_note_failed", { path: c.path, error: err });
+        return false;
+      }
+    });
   }
 
   /** Records everything pending now. Batches never overlap; errors are logged, never thrown. */
@@ -139,7 +170,7 @@ export class MemoryHistory {
   private async record(): Promise<void> {
     if (this.shouldStop()) return;
     const { store, head } = await this.loadHead();
-    const changes = this.changes;
+    const changes = this.readPending(this.changes);
     this.changes = [];
     if (!(await this.recordBatch(store, head, changes))) {
       this.opts.log.info("memory.history_stopped", { pending: changes.length, action: "the next start records what changed" });
