@@ -92,6 +92,21 @@ describe("the documentation's links", () => {
     expect(broken).toEqual([]);
   });
 
+  it("keeps the README short: at most 300 lines, the reference is in docs/", () => {
+    expect(readFileSync(path.join(ROOT, "README.md"), "utf8").split("\n").length - 1).toBeLessThanOrEqual(300);
+  });
+
+  it("every docs page a message or comment of src/ names exists", () => {
+    const named = readdirSync(path.join(ROOT, "src"), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith(".ts"))
+      .flatMap((e) => {
+        const file = path.relative(ROOT, path.join(e.parentPath, e.name));
+        return [...readFileSync(path.join(ROOT, file), "utf8").matchAll(/\bdocs\/[a-z0-9/-]+\.md/g)].map((m) => ({ file, page: m[0] }));
+      });
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter(({ page }) => !existsSync(path.join(ROOT, page))).map(({ file, page }) => `${file} → ${page}`)).toEqual([]);
+  });
+
   it("slugs headings as GitHub does", () => {
     expect(slug("Other models (Ollama, OpenRouter, Groq)")).toBe("other-models-ollama-openrouter-groq");
     expect(slug("`hearth doctor` — checks")).toBe("hearth-doctor--checks");

@@ -1,5 +1,5 @@
 // The part of a channel's config section every platform shares: who the owner is, who else may
-// write privately, which groups, the rate limits, being named. One schema, one set of README rows
+// write privately, which groups, the rate limits, being named. One schema, one set of settings rows (docs/channels/<id>.md)
 // and one template block, so that every platform says the same thing the same way; a descriptor
 // adds its own keys (the token, the API address) around them.
 import { z } from "zod";
@@ -117,7 +117,7 @@ export function accessOf(section: AccessSection & Record<string, unknown>, group
   };
 }
 
-/** The README rows of the shared keys of `channels.<id>`; `groups` names what a group id is on the platform. */
+/** The settings rows (docs/channels/<id>.md) of the shared keys of `channels.<id>`; `groups` names what a group id is on the platform. */
 export function accessRows(id: string, groupsKey: string, groups: string): ConfigRow[] {
   const k = (key: string) => `channels.${id}.${key}`;
   return [

@@ -1,7 +1,7 @@
 // The one seam between Hearth and a chat platform. A platform is a folder, src/channels/<id>/,
 // whose descriptor.ts exports one ChannelDescriptor, and one line in registry.ts that lists it.
 // Everything else learns the platform from the registry: the configuration's `channels.<id>`
-// section (and so `hearth init`'s template, the README's configuration table and doctor's
+// section (and so `hearth init`'s template, its docs page's settings table and doctor's
 // checks), who may talk to Hearth there, the chat ids a job may deliver to, `hearth setup`, the
 // status line and the dashboard. The adapter itself (the Channel, channel.ts) is loaded only
 // when the channel is configured and has its credentials.
@@ -30,7 +30,7 @@ export interface ChannelAccess {
   queueMode: "steer" | "followup" | "collect" | "interrupt" | null;
 }
 
-/** One row of the README's configuration table: `channels.<id>.<key>`, its default, what it does. */
+/** One row of the channel page's settings table (docs/channels/<id>.md): `channels.<id>.<key>`, its default, what it does. */
 export interface ConfigRow {
   key: string;
   default: string;
@@ -174,7 +174,7 @@ export interface ChannelDescriptor<C = any, Id extends string = string> {
   /**
    * Its section of config.json; absent for a channel that needs none and always runs (the
    * terminal). `template`: the commented block `hearth init` writes (JSONC lines, without the
-   * leading `// `); `rows`: its rows of the README's configuration table.
+   * leading `// `); `rows`: the settings table of docs/channels/<id>.md.
    */
   readonly config?: { schema: z.ZodType<C, any>; template: string; rows: ConfigRow[] };
   /**

@@ -1,4 +1,4 @@
-// The registry is the one place a platform is declared: the README's configuration table, `hearth
+// The registry is the one place a platform is declared: each channel page's settings table, `hearth
 // init`'s template and doctor's checks come from its descriptors, and each template block, once
 // uncommented, is a valid section whose defaults are the schema's.
 import { readFileSync } from "node:fs";
@@ -8,14 +8,24 @@ import { describe, expect, it } from "vitest";
 import { CHANNELS, CONFIGURABLE, channelDescriptor } from "../../src/channels/registry.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { configTemplate } from "../../src/config/init.ts";
-
-const README = readFileSync(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
+import { docsPages, settingsRows } from "../support/docs-settings.ts";
 
 describe("the channel registry", () => {
-  it("is the README's configuration table for every channels.* key, row for row", () => {
-    const readme = README.split("\n").filter((l) => l.startsWith("| `channels."));
-    const registry = CONFIGURABLE.flatMap((c) => c.config.rows.map((r) => `| \`${r.key}\` | ${r.default} | ${r.meaning} |`));
-    expect(readme).toEqual(registry);
+  it("is each channel page's settings table, row for row, and no other page names a channels.* key", () => {
+    for (const c of CONFIGURABLE) {
+      const page = settingsRows(`docs/channels/${c.id}.md`);
+      const registry = c.config.rows.map((r) => `| \`${r.key}\` | ${r.default} | ${r.meaning} |`);
+      expect(page, c.id).toEqual(registry);
+    }
+    const elsewhere = docsPages()
+      .filter((p) => !CONFIGURABLE.some((c) => p === path.join("docs", "channels", `${c.id}.md`)))
+      .flatMap((p) => settingsRows(p).filter((r) => r.startsWith("| `channels.")).map((r) => `${p}: ${r}`));
+    expect(elsewhere).toEqual([]);
+  });
+
+  it("has a page in docs/channels/ for every channel, the terminal's included", () => {
+    const pages = docsPages().filter((p) => p.startsWith(path.join("docs", "channels") + path.sep)).map((p) => path.basename(p, ".md"));
+    expect(pages.sort()).toEqual(CHANNELS.map((c) => (c.id === "cli" ? "terminal" : c.id)).sort());
   });
 
   it("documents every key of each section's schema", () => {

@@ -7,6 +7,7 @@ import { loadConfig, parseConfig } from "../../src/config/config.ts";
 import { homePaths } from "../../src/config/home.ts";
 import { ensureHome, initHome } from "../../src/config/init.ts";
 import { parse } from "jsonc-parser";
+import { docsPages, settingsRows } from "../support/docs-settings.ts";
 
 const templateFiles = ["AGENTS.md", "HEARTBEAT.md", "IDENTITY.md", "MEMORY.md", "SOUL.md", "USER.md", "memory/README.md"];
 const repoWorkspace = path.resolve(import.meta.dirname, "../../workspace");
@@ -72,16 +73,23 @@ describe("initHome", () => {
     expect(fromTemplate).toEqual(defaults);
   });
 
-  it("writes every key the README's configuration table names (commented examples count)", async () => {
-    const readme = await readFile(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
-    const table = readme.slice(readme.indexOf("| key | default | meaning |")).split("\n\n")[0]!.split("\n").slice(2);
-    const keys = table.flatMap((row) => {
+  it("writes every key the docs' settings tables name (commented examples count), each named on one page only", async () => {
+    const table = docsPages().flatMap((page) => settingsRows(page).map((row) => ({ page, row })));
+    const keys = table.flatMap(({ row }) => {
       const named = [...row.split("|")[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
       // "`tools.web.fetch.timeoutMs`, `maxBytes`": a bare name is a sibling of the first key.
       const parent = named[0]!.split(".").slice(0, -1).join(".");
       return named.map((k) => (k.includes(".") || !parent ? k : `${parent}.${k}`));
     });
-    expect(keys.length).toBeGreaterThan(50);
+    expect(keys.length).toBeGreaterThan(150);
+    const pageOf = new Map<string, string>();
+    const twice = table.flatMap(({ page, row }) => {
+      const key = /^\| `([^`]+)`/.exec(row)![1]!;
+      const first = pageOf.get(key);
+      pageOf.set(key, first ?? page);
+      return first ? [`${key}: ${first} and ${page}`] : [];
+    });
+    expect(twice).toEqual([]);
     initHome(home);
     const text = await readFile(homePaths(home).config, "utf8");
     const uncommented = text.split("\n").map((line) => line.replace(/^(\s*)\/\/ (?=\s*["}])/, "$1")).join("\n");

@@ -28,9 +28,9 @@ describe("Slack mrkdwn", () => {
     expect(markdownToPlain("**Note**: see [the docs](https://example.com) & go")).toBe("Note: see the docs (https://example.com) &amp; go");
   });
 
-  it("the README's manifest is the one setup shows", () => {
-    const readme = readFileSync(path.resolve(import.meta.dirname, "../../../README.md"), "utf8");
-    const block = /## Connecting Slack[\s\S]*?```json\n([\s\S]*?)```/.exec(readme)![1]!;
+  it("the manifest of docs/channels/slack.md is the one setup shows", () => {
+    const page = readFileSync(path.resolve(import.meta.dirname, "../../../docs/channels/slack.md"), "utf8");
+    const block = /## Connecting[\s\S]*?```json\n([\s\S]*?)```/.exec(page)![1]!;
     expect(JSON.parse(block)).toEqual(JSON.parse(SLACK_MANIFEST));
   });
 });
