@@ -1,5 +1,5 @@
 // What a command line does, as the approval policy needs it: the risky kinds it holds anywhere
-// in it (README "Asking before acting" lists them), the code in it that Hearth cannot read, and
+// in it (docs/approvals.md lists them), the code in it that Hearth cannot read, and
 // whether it reaches the network. The line is read by shell.ts; the commands another command
 // runs are read in turn — the string of `sh -c` and `eval`, a wrapper's command (sudo, env,
 // xargs, timeout…), find's -exec, text piped or here-doc'ed into a shell, a shell script run
@@ -69,7 +69,7 @@ interface RiskyKind {
 const FIND_EXEC = ["-exec", "-execdir", "-ok", "-okdir"];
 const DELETERS = ["rm", "unlink", "shred"];
 
-/** The built-in list (README "Asking before acting" names each), tested on each command's words wherever it is in the line. */
+/** The built-in list (docs/approvals.md names each), tested on each command's words wherever it is in the line. */
 export const RISKY_KINDS: readonly RiskyKind[] = [
   { test: (w) => ["sudo", "su", "doas"].includes(first(w)), why: "it runs as another user (sudo)" },
   { test: (w) => first(w) === "rm" && has(w, "-r", "-R", "--recursive"), why: "it deletes recursively (rm -r)" },

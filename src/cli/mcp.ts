@@ -29,7 +29,7 @@ export async function runMcp(home: string, args: string[], io: McpIO): Promise<n
     if (rest.length) throw new UsageError(`Unexpected arguments: ${rest.join(" ")}`);
     const config = loadConfig({ home });
     if (Object.keys(config.mcp.servers).length === 0) {
-      io.stdout.write("No MCP servers configured. Add one under mcp.servers in config.json (see the README).\n");
+      io.stdout.write("No MCP servers configured. Add one under mcp.servers in config.json (see docs/extensions.md).\n");
       return 0;
     }
     const views = await fromDaemonOr(home, (d) => d.rpc("mcp.list", {}) as Promise<ServerView[]>, io, () => probeServers(config, undefined, home));

@@ -208,7 +208,7 @@ ${channelTemplates()}
   },
 
   // MCP servers: their tools are offered as mcp__<server>__<tool>. Your private chats only,
-  // unless "scope": "shared". See the README, "Skills and MCP servers".
+  // unless "scope": "shared". See docs/extensions.md.
   "mcp": {
     "servers": {
       // "github": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
@@ -249,7 +249,7 @@ ${channelTemplates()}
   },
 
   // Background tasks (spawn_task, \`hearth cron add --task\`): a separate agent works while you keep
-  // talking, and its result comes back to your chat once. See the README, "Background tasks".
+  // talking, and its result comes back to your chat once. See docs/automation.md.
   "tasks": {
     "maxConcurrent": 3,                       // tasks at work at once; more wait for a free slot
     "maxMinutes": 30,                         // a task running longer is stopped and says so
@@ -283,13 +283,13 @@ ${channelTemplates()}
 
   // Scheduled backups of this folder (secrets left out); \`${hearthCmd("backup restore FILE")}\` brings one back.
   // "backup": { "every": "1d", "keep": 7, "dir": "backups" },
-  // Hybrid recall: memory_search by meaning too (the README shows Ollama's nomic-embed-text).
+  // Hybrid recall: memory_search by meaning too (docs/memory.md shows Ollama's nomic-embed-text).
   // "memory": { "embeddings": { "baseUrl": "https://api.openai.com/v1", "model": "text-embedding-3-small", "apiKeyEnv": "OPENAI_API_KEY",
   //   "pricing": { "perMillionTokensUsd": 0.02 } } },
 
   // Photos, documents and voice notes.
   "media": {
-    // Voice notes → text (key: HEARTH_TRANSCRIPTION_API_KEY); the README lists Groq and local servers.
+    // Voice notes → text (key: HEARTH_TRANSCRIPTION_API_KEY); docs/media.md lists Groq and local servers.
     // "transcription": { "baseUrl": "https://api.openai.com/v1", "model": "gpt-4o-transcribe",
     //   "pricing": { "perMinuteUsd": 0.006 } },   // a minute's price, when the built-in list does not know it
     "maxBytes": 20971520,                     // the largest attachment downloaded (20 MB, Telegram's limit)

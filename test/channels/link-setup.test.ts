@@ -75,7 +75,7 @@ describe("Signal's setup", () => {
     signal = await startFakeSignalCli();
     await signal.stop();
     const r = await channelDescriptor("signal")!.linkSetup!.run(scripted([signal.url], []), home, 60_000);
-    expect(r).toEqual({ ok: false, problem: `signal-cli cannot be reached at ${new URL(signal.url).host} (ECONNREFUSED); start signal-cli as README's "Connecting Signal" shows, then try again` });
+    expect(r).toEqual({ ok: false, problem: `signal-cli cannot be reached at ${new URL(signal.url).host} (ECONNREFUSED); start signal-cli as docs/channels/signal.md shows, then try again` });
   });
 });
 

@@ -258,7 +258,7 @@ describe("Discord voice messages (daemon e2e)", () => {
     await discord.waitFor("the reply", () => discord.botMessages(dm).length === 1, 20_000);
     await sleep(300);
     expect(botTexts(dm)).toEqual([
-      "I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or HEARTH_TRANSCRIPTION_API_KEY) to config.json — the README shows OpenAI, Groq and a local whisper server.",
+      "I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or HEARTH_TRANSCRIPTION_API_KEY) to config.json — docs/media.md shows OpenAI, Groq and a local whisper server.",
     ]);
     expect(model.requests).toHaveLength(0);
     expect(discord.attachmentDownloads).toHaveLength(0);

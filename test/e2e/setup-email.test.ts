@@ -135,7 +135,7 @@ describe.skipIf(missing !== undefined)(`hearth setup --non-interactive --email${
         modelLine() +
         accountsLine +
         codeRequest(code) +
-        `✗ email owner: the mail with the code from ann@owner.test is not vouched for (mx.test did not see DKIM or SPF pass for owner.test), so Hearth could not tell your mail from a forged one; send it from your own provider's server, which signs it with DKIM or passes SPF for your domain (README "Connecting email")\nNothing was written.\n`,
+        `✗ email owner: the mail with the code from ann@owner.test is not vouched for (mx.test did not see DKIM or SPF pass for owner.test), so Hearth could not tell your mail from a forged one; send it from your own provider's server, which signs it with DKIM or passes SPF for your domain (docs/channels/email.md)\nNothing was written.\n`,
     );
     expect(r.code).toBe(1);
     expect(existsSync(join(home, "config.json"))).toBe(false);

@@ -181,7 +181,7 @@ describe("telegram voice notes (daemon e2e)", () => {
     const [mine] = await emu.waitForBotMessages(OWNER, 1, 20_000);
     const [theirs] = await emu.waitForBotMessages(FAMILY.id, 1, 20_000);
     expect(mine!.text).toBe(
-      "I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or HEARTH_TRANSCRIPTION_API_KEY) to config.json — the README shows OpenAI, Groq and a local whisper server.",
+      "I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or HEARTH_TRANSCRIPTION_API_KEY) to config.json — docs/media.md shows OpenAI, Groq and a local whisper server.",
     );
     expect(theirs!.text).toBe("Voice notes aren't supported here, sorry. Could you type it instead?");
     await sleep(300);

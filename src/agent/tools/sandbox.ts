@@ -70,13 +70,13 @@ function namespaceCause(): { why: string; fix: string } {
   if (existsSync("/.dockerenv") || existsSync("/run/.containerenv") || /docker|containerd|kubepods|libpod/.test(read("/proc/1/cgroup") ?? "")) {
     return {
       why: "Hearth runs inside a container, which refuses new namespaces",
-      fix: 'let the container be the boundary: set "tools": { "exec": { "sandbox": "off" } } (README: "Hearth in a container"), or run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined',
+      fix: 'let the container be the boundary: set "tools": { "exec": { "sandbox": "off" } } (docs/operations.md, "Running in a container"), or run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined',
     };
   }
   if (read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") === "1") {
     return {
       why: "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04's default)",
-      fix: "allow them for bwrap with an AppArmor profile (README: \"What a command can reach\"), or: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0",
+      fix: "allow them for bwrap with an AppArmor profile (docs/security.md, \"No sandbox, no commands\"), or: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0",
     };
   }
   if (read("/proc/sys/kernel/unprivileged_userns_clone") === "0") return { why: "the kernel disables unprivileged user namespaces", fix: "sudo sysctl kernel.unprivileged_userns_clone=1" };

@@ -31,7 +31,7 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
 "password": "<app password>",        // or set EMAIL_PASSWORD (one password for IMAP and SMTP)
 "imap": { "folder": "INBOX" },       // also host, port, secure, user when no provider fits
 "smtp": {},                          // host, port, secure, user
-"authservId": null,                  // e.g. "mx.google.com": your own server's name in Authentication-Results (README "Connecting email")
+"authservId": null,                  // e.g. "mx.google.com": your own server's name in Authentication-Results (docs/channels/email.md)
 "ownerAddresses": ["<your own address, e.g. you@example.org>"], // yours only when your server vouches
 "dmPolicy": "disabled",              // other senders: disabled (ignored) | allowlist | pairing
 "maxPendingPairings": 3,             // pairing codes that may wait for your approval at once
@@ -54,7 +54,7 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
     ],
   },
   packages: ["imapflow@2.10.2", "nodemailer@10.6.1", "mailparser@3.14.2"],
-  credentials: [{ variable: "EMAIL_PASSWORD", key: "password", source: "your provider's app password (README \"Connecting email\")" }],
+  credentials: [{ variable: "EMAIL_PASSWORD", key: "password", source: "your provider's app password (docs/channels/email.md)" }],
   access: (c) => ({
     ownerIds: c.ownerAddresses,
     dmPolicy: c.dmPolicy,
@@ -69,10 +69,10 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
   ownerKey: "ownerAddresses",
   check(c) {
     const missing = problemOf(c);
-    if (missing) return [{ ok: false, detail: missing, fix: `set it in channels.email (README "Connecting email")` }];
+    if (missing) return [{ ok: false, detail: missing, fix: `set it in channels.email (docs/channels/email.md)` }];
     const s = serversOf(c);
     const checks: ChannelCheck[] = [{ ok: true, detail: `reads ${s.imap.user} at ${s.imap.host}:${s.imap.port} (${c.imap.folder}), sends through ${s.smtp.host}:${s.smtp.port}` }];
-    if (!c.authservId) checks.push({ ok: false, detail: "no authservId: no mail counts as the owner's", fix: `set ${k("authservId")} (README "Connecting email")` });
+    if (!c.authservId) checks.push({ ok: false, detail: "no authservId: no mail counts as the owner's", fix: `set ${k("authservId")} (docs/channels/email.md)` });
     return checks;
   },
   // Setup asks where the mailbox is and its password, checks both servers, and finds the owner
@@ -91,11 +91,11 @@ export const email: ChannelDescriptor<EmailConfig, "email"> = {
   },
   async create(c, deps) {
     const missing = problemOf(c);
-    if (missing) throw new Error(`${missing}: set it in channels.email (README "Connecting email")`);
+    if (missing) throw new Error(`${missing}: set it in channels.email (docs/channels/email.md)`);
     const { createEmailChannel } = await import("./channel.ts");
     return createEmailChannel(c, { log: deps.log, home: deps.home });
   },
 };
 
-/** The presets, for setup and the README. */
+/** The presets, for setup and docs/channels/email.md. */
 export { PROVIDERS };

@@ -60,13 +60,13 @@ export function judgeCodeMail(from: { address: string; name: string }, headers: 
   if (!top)
     return {
       ok: false,
-      problem: `the mail with the code from ${address} carries no Authentication-Results header that reads, so ${cannot}; Hearth's mailbox must be at a provider that checks DKIM and SPF (README "Connecting email")`,
+      problem: `the mail with the code from ${address} carries no Authentication-Results header that reads, so ${cannot}; Hearth's mailbox must be at a provider that checks DKIM and SPF (docs/channels/email.md)`,
     };
   const vouched = vouchedFor(headers, top.authservId, address);
   if (!vouched.ok)
     return {
       ok: false,
-      problem: `the mail with the code from ${address} is not vouched for (${vouched.why}), so ${cannot}; send it from your own provider's server, which signs it with DKIM or passes SPF for your domain (README "Connecting email")`,
+      problem: `the mail with the code from ${address} is not vouched for (${vouched.why}), so ${cannot}; send it from your own provider's server, which signs it with DKIM or passes SPF for your domain (docs/channels/email.md)`,
     };
   return { ok: true, owner: { address, name: from.name, authservId: top.authservId, by: vouched.by } };
 }

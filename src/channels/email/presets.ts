@@ -1,7 +1,7 @@
 // The hosts and ports of common mail providers, so the owner names a provider instead of looking
 // them up. `authservId`: the name the provider's receiving servers put first in the
 // Authentication-Results header they add, where it is one fixed name; elsewhere the owner copies
-// it from a mail they sent themselves (README "Connecting email").
+// it from a mail they sent themselves (docs/channels/email.md).
 
 export interface MailServer {
   host: string;

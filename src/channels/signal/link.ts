@@ -20,7 +20,7 @@ export async function linkSignal(ui: LinkUi, waitMs: number): Promise<Result> {
     return { ok: false, problem: `${httpUrl} is not an address such as ${DAEMON}` };
   }
   const daemon = await checkSignalDaemon(httpUrl);
-  if (!daemon.ok) return { ok: false, problem: `${daemon.problem}; start signal-cli as README's "Connecting Signal" shows, then try again` };
+  if (!daemon.ok) return { ok: false, problem: `${daemon.problem}; start signal-cli as docs/channels/signal.md shows, then try again` };
   ui.say(`✓ ${daemon.detail}`);
 
   let accounts: string[] | null;
@@ -43,7 +43,7 @@ export async function linkSignal(ui: LinkUi, waitMs: number): Promise<Result> {
   }
   const owner = await ui.ask("Your own Signal number (you talk to Hearth from it)", { flag: "owner", placeholder: "+4917698765432" });
   if (!NUMBER.test(owner)) return { ok: false, problem: `${owner} is not a number in international form such as +4917698765432` };
-  if (owner === account) return { ok: false, problem: "your own number must differ from Hearth's: Hearth does not read Note to Self (README: Connecting Signal)" };
+  if (owner === account) return { ok: false, problem: "your own number must differ from Hearth's: Hearth does not read Note to Self (docs/channels/signal.md)" };
   return { ok: true, section: { httpUrl, account, ownerIds: [owner] }, linked: `Signal: Hearth is ${account}; its owner ${owner}` };
 }
 

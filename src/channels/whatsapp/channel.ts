@@ -33,7 +33,7 @@ export interface WhatsAppChannelDeps {
 
 /** What `hearth status` and the log say of a device WhatsApp logged out, word for word. */
 export const LOGGED_OUT =
-  "WhatsApp logged this device out (it was removed under Linked devices on the phone, or by WhatsApp); its credentials are deleted: restart Hearth and link it again (README: Connecting WhatsApp).";
+  "WhatsApp logged this device out (it was removed under Linked devices on the phone, or by WhatsApp); its credentials are deleted: restart Hearth and link it again (docs/channels/whatsapp.md).";
 export const REPLACED = "another WhatsApp Web client took over this device's session; stop the other client and restart Hearth.";
 
 /** Long answers are split here: WhatsApp takes more, but a phone screen reads better in parts. */
@@ -120,10 +120,10 @@ class WhatsAppChannel implements Channel {
   #event(e: WhatsAppEvent, onMessage: Handler, attempt: number, first: { resolve(): void; reject(err: Error): void } | null, started: () => void): void {
     switch (e.type) {
       case "pairing":
-        // Not linked yet: the owner links the device from the phone (README: Connecting WhatsApp).
+        // Not linked yet: the owner links the device from the phone (docs/channels/whatsapp.md).
         // The status carries the current code too, for the dashboard to show.
         if (e.how === "code") this.#d.log.warn("whatsapp.pairing_code", { code: e.code, how: "on the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead" });
-        else this.#d.log.warn("whatsapp.pairing_qr", { qr: e.qr, how: "show it as a QR code (hearth's README: Connecting WhatsApp) and scan it under Linked devices" });
+        else this.#d.log.warn("whatsapp.pairing_qr", { qr: e.qr, how: "show it as a QR code (Hearth's docs/channels/whatsapp.md) and scan it under Linked devices" });
         this.#setStatus({ state: "starting", link: e.how === "code" ? { how: "code", code: e.code } : { how: "qr", qr: e.qr } });
         return;
       case "open":

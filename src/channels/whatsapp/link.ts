@@ -13,7 +13,7 @@ const NUMBER = /^\+?[1-9]\d{5,14}$/;
 type Result = Awaited<ReturnType<ChannelLinkSetup["run"]>>;
 
 export async function linkWhatsApp(ui: LinkUi, home: string, waitMs: number): Promise<Result> {
-  ui.say("WhatsApp does not allow unofficial clients and may ban a number that uses one: use a second number for Hearth (README: Connecting WhatsApp).");
+  ui.say("WhatsApp does not allow unofficial clients and may ban a number that uses one: use a second number for Hearth (docs/channels/whatsapp.md).");
   const how = await ui.choose("How will you link Hearth's WhatsApp?", [
     { value: "code", label: "With a pairing code (typed on the phone with Hearth's number)" },
     { value: "qr", label: "With a QR code (scanned with that phone)" },

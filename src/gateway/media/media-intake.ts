@@ -77,7 +77,7 @@ async function takeInVoice(a: Attachment, m: InboundMessage, o: IntakeOptions): 
     return {
       type: "refused",
       reason: o.isOwner
-        ? `I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or ${TRANSCRIPTION_KEY_ENV}) to config.json — the README shows OpenAI, Groq and a local whisper server.`
+        ? `I can't listen to voice notes until a transcription service is set up: add media.transcription (baseUrl, model, and apiKey or ${TRANSCRIPTION_KEY_ENV}) to config.json — docs/media.md shows OpenAI, Groq and a local whisper server.`
         : "Voice notes aren't supported here, sorry. Could you type it instead?",
     };
   }

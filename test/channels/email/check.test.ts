@@ -13,7 +13,7 @@ const section = (raw: Record<string, unknown>): EmailConfig => (parseConfig({ ch
 
 describe("doctor's offline checks of channels.email", () => {
   it("says what is missing, and fills the hosts from a provider", () => {
-    expect(email.check!(section({}))).toEqual([{ ok: false, detail: "no address (the mailbox Hearth watches)", fix: 'set it in channels.email (README "Connecting email")' }]);
+    expect(email.check!(section({}))).toEqual([{ ok: false, detail: "no address (the mailbox Hearth watches)", fix: 'set it in channels.email (docs/channels/email.md)' }]);
     expect(email.check!(section({ address: "h@x.test" }))[0]!.detail).toBe("no imap.host and no provider (gmail, fastmail, outlook, icloud, proton)");
     expect(email.check!(section({ address: "h@gmail.com", provider: "gmail", authservId: "mx.google.com", ownerAddresses: ["Ann@Example.org"] }))).toEqual([
       { ok: true, detail: "reads h@gmail.com at imap.gmail.com:993 (INBOX), sends through smtp.gmail.com:465" },
@@ -45,7 +45,7 @@ describe("hearth doctor with channels.email", () => {
     expect(await lines()).toEqual([
       "✓ token set (not shown), owner ann@example.org",
       "✓ reads h@fastmail.com at imap.fastmail.com:993 (INBOX), sends through smtp.fastmail.com:465",
-      '✗ no authservId: no mail counts as the owner\'s | fix: set channels.email.authservId (README "Connecting email")',
+      '✗ no authservId: no mail counts as the owner\'s | fix: set channels.email.authservId (docs/channels/email.md)',
     ]);
   });
 });

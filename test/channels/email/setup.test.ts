@@ -38,10 +38,10 @@ describe("the code mail", () => {
     // A passing header below the top one (anyone can write one into the mail they send) does not count.
     expect(judgeCodeMail(ann, ["mx.example.org; spf=fail smtp.mailfrom=ann@owner.test", "mx.example.org; dkim=pass header.d=owner.test"])).toEqual({
       ok: false,
-      problem: `the mail with the code from ann@owner.test is not vouched for (mx.example.org did not see DKIM or SPF pass for owner.test), so Hearth could not tell your mail from a forged one; send it from your own provider's server, which signs it with DKIM or passes SPF for your domain (README "Connecting email")`,
+      problem: `the mail with the code from ann@owner.test is not vouched for (mx.example.org did not see DKIM or SPF pass for owner.test), so Hearth could not tell your mail from a forged one; send it from your own provider's server, which signs it with DKIM or passes SPF for your domain (docs/channels/email.md)`,
     });
     expect(judgeCodeMail(ann, ["mx.example.org; dkim=pass header.d=other.test"]).ok).toBe(false);
-    const none = `the mail with the code from ann@owner.test carries no Authentication-Results header that reads, so Hearth could not tell your mail from a forged one; Hearth's mailbox must be at a provider that checks DKIM and SPF (README "Connecting email")`;
+    const none = `the mail with the code from ann@owner.test carries no Authentication-Results header that reads, so Hearth could not tell your mail from a forged one; Hearth's mailbox must be at a provider that checks DKIM and SPF (docs/channels/email.md)`;
     expect(judgeCodeMail(ann, [])).toEqual({ ok: false, problem: none });
     expect(judgeCodeMail(ann, ["mx.example.org; dkim=pass (unclosed"])).toEqual({ ok: false, problem: none });
   });
