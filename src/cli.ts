@@ -114,6 +114,8 @@ async function runCommand(command: CommandName, rest: string[], io: Io): Promise
       return await runInit(home, io);
     case "pairing":
       return await (await import("./cli/pairing.ts")).runPairing(home, rest, io);
+    case "people":
+      return await (await import("./cli/people.ts")).runPeople(home, rest, io);
     case "grants":
       return (await import("./cli/grants.ts")).runGrants(home, rest, io);
     case "doctor": {

@@ -12,6 +12,7 @@ import { migrateConfigFile } from "../config/migrations.ts";
 import { listDamaged } from "../gateway/upkeep/damaged-state.ts";
 import { liveHolder, readLock } from "../gateway/upkeep/lock.ts";
 import { PairingStore } from "../gateway/access/pairing.ts";
+import { PeopleRegistry } from "../people/registry.ts";
 import { SessionStore } from "../gateway/sessions.ts";
 import { silentLogger } from "../process/log.ts";
 import { JobStore } from "../scheduler/job-store.ts";
@@ -88,6 +89,7 @@ export function fixHome(home: string, env: NodeJS.ProcessEnv): FixReport {
   };
   if (existsSync(paths.sessionsIndex)) tryOpen("sessions/index.json", () => SessionStore.open(paths.sessionsIndex, silentLogger, timezone));
   if (existsSync(paths.pairing)) tryOpen("pairing.json", () => PairingStore.open(paths.pairing, silentLogger));
+  if (existsSync(paths.people)) tryOpen("people.json", () => PeopleRegistry.open(paths.people, silentLogger));
   if (existsSync(paths.jobs)) tryOpen("cron/jobs.json", () => new JobStore(paths.jobs, { timezone, minEveryMs: MIN_EVERY_MS }, silentLogger).load());
   for (const d of listDamaged(home)) {
     if (!before.has(d.copy)) report.fixed.push(`state: ${d.file} was damaged; set aside as ${d.copy}`);

@@ -3,10 +3,10 @@
 import { createRequire } from "node:module";
 import { hearthCommand } from "../process/hearth-command.ts";
 
-export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "grants" | "tasks" | "dashboard" | "backup" | "memory" | "hosts" | "service";
+export type CommandName = "setup" | "start" | "stop" | "restart" | "logs" | "completion" | "chat" | "status" | "usage" | "doctor" | "init" | "cron" | "heartbeat" | "skills" | "mcp" | "pairing" | "people" | "grants" | "tasks" | "dashboard" | "backup" | "memory" | "hosts" | "service";
 
 /** In the order `hearth help` lists them. Known without loading anything: every command checks its name. */
-export const COMMANDS: readonly CommandName[] = ["setup", "start", "stop", "restart", "logs", "completion", "chat", "status", "usage", "doctor", "init", "cron", "heartbeat", "skills", "mcp", "pairing", "grants", "tasks", "dashboard", "backup", "memory", "hosts", "service"];
+export const COMMANDS: readonly CommandName[] = ["setup", "start", "stop", "restart", "logs", "completion", "chat", "status", "usage", "doctor", "init", "cron", "heartbeat", "skills", "mcp", "pairing", "people", "grants", "tasks", "dashboard", "backup", "memory", "hosts", "service"];
 
 /**
  * The chat channels' parts of the usage, from the registry: a new platform shows up here by itself.
@@ -24,6 +24,7 @@ function channelParts() {
       ...CONFIGURABLE.filter((c) => c.linkSetup?.flags).map((c) => `[--${c.id} ${c.linkSetup!.flags!.map((f) => `[--${c.id}-${f.name} ${f.value}]`).join(" ")}]`),
     ].join(" "),
     tokenVars: CONFIGURABLE.flatMap((c) => (c.credentials ?? []).map((k) => k.variable)).join(", "),
+    peopleFlags: `(${CONFIGURABLE.map((c) => `--${c.id} ID`).join("|")})…`,
     deliverForms: CONFIGURABLE.filter((c) => c.chats).map((c) => `${c.id}:${c.chats!.label}`).join("|"),
   };
 }
@@ -33,7 +34,7 @@ let lines: Record<CommandName, string[]> | undefined;
 /** Every command's usage lines (made once, on first use). */
 function usageLines(): Record<CommandName, string[]> {
   if (lines) return lines;
-  const { names: CHANNEL_NAMES, apiFlags: API_FLAGS, channelFlags: CHANNEL_FLAGS, tokenVars: TOKEN_VARS, deliverForms: DELIVER_FORMS } = channelParts();
+  const { peopleFlags: CHANNEL_IDS_FLAG, names: CHANNEL_NAMES, apiFlags: API_FLAGS, channelFlags: CHANNEL_FLAGS, tokenVars: TOKEN_VARS, deliverForms: DELIVER_FORMS } = channelParts();
   lines = {
     setup: [
       `setup                        a wizard: model and key, ${CHANNEL_NAMES} bot, your owner id (checked as it goes)`,
@@ -103,6 +104,16 @@ function usageLines(): Record<CommandName, string[]> {
       "pairing list                 pending pairing codes and approved senders",
       "pairing approve CODE         let the person who got CODE talk to Hearth",
       "pairing revoke CHANNEL:USERID",
+    ],
+    people: [
+      "people list [--json]         the household: each person's accounts, daily budget and tools",
+      `people add NAME ${CHANNEL_IDS_FLAG} [--budget USD] [--allow web,exec,files,mcp:SERVER]`,
+      "                             a person whose private chats (every account given) are one conversation of",
+      "                             their own, with their memory in people/NAME/ (default: memory and chat tools only)",
+      `people link|unlink NAME ${CHANNEL_IDS_FLAG}`,
+      "                             give them another account, or take one back",
+      "people set NAME [--budget USD|none] [--allow LIST|none]",
+      "people remove NAME [--delete-files]  take them out of the household (their files stay unless --delete-files)",
     ],
     grants: [
       "grants                       what you allowed for a while or always, numbered",

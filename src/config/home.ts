@@ -35,6 +35,8 @@ export interface HomePaths {
   jobs: string;
   runs: string;
   pairing: string;
+  /** `people.json`: the household's people, their accounts, budgets and tools (people/registry.ts). */
+  people: string;
   /** `chat-audiences.json`: the chats answered as private, and the direct chats others joined (gateway/access/audience.ts). */
   audiences: string;
   /** `tasks.jsonl`: background tasks, their progress lines and their results, appended. */
@@ -81,6 +83,7 @@ export function homePaths(home: string): HomePaths {
     jobs: at("cron", "jobs.json"),
     runs: at("cron", "runs.jsonl"),
     pairing: at("pairing.json"),
+    people: at("people.json"),
     audiences: at("chat-audiences.json"),
     tasks: at("tasks.jsonl"),
     rateLimits: at("rate-limits.json"),

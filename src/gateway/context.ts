@@ -12,6 +12,7 @@ import type { Inbox } from "./inbox.ts";
 import type { LaneManager } from "./lanes.ts";
 import type { Outbox } from "./outbox.ts";
 import type { PairingStore } from "./access/pairing.ts";
+import type { PeopleRegistry } from "../people/registry.ts";
 import type { ChatAudiences } from "./access/audience.ts";
 import type { PendingQuestions } from "./questions/questions.ts";
 import type { RecentChats } from "./router.ts";
@@ -38,6 +39,8 @@ export interface GatewayContext {
   outbox: Outbox;
   sessions: SessionStore;
   pairing: PairingStore;
+  /** The household's people (people.json): whose accounts run as whom. */
+  people: PeopleRegistry;
   /** Which chats were private and which direct chats others joined (access/audience.ts). */
   audiences: ChatAudiences;
   lanes: LaneManager;

@@ -32,6 +32,7 @@ import { planRecovery, recoverInbox, stableAfterMs } from "./recovery.ts";
 import { acquireLock, type GatewayLock } from "./upkeep/lock.ts";
 import { LOG_KEEP, LOG_MAX_BYTES, startLogRotation } from "./upkeep/log-rotation.ts";
 import { PairingStore } from "./access/pairing.ts";
+import { PeopleRegistry } from "../people/registry.ts";
 import { ChatAudiences } from "./access/audience.ts";
 import { embeddingPricePerMillionTokens, localSearchPricePerThousand, pricingFor, speechPricePerMillionChars, transcriptionPricePerMinute } from "../spending/pricing.ts";
 import { HeldReplies } from "./delivery/held-replies.ts";
@@ -195,6 +196,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const sessions = SessionStore.open(paths.sessionsIndex, log, config.timezone, clock);
     undo.push(["sessions", () => sessions.flush()]);
     const pairing = PairingStore.open(paths.pairing, log, clock);
+    const people = PeopleRegistry.open(paths.people, log, clock);
     const audiences = ChatAudiences.open(paths.audiences, log, clock);
     // A chat marked shared is nobody's private chat, also when the daemon died before the
     // owner's contact moved off it.
@@ -222,7 +224,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     const chat = typeof opts.channels === "function" ? await opts.channels((from, text) => void (owner ? tellOwnerElsewhere(owner, from, text) : log.warn("owner.notice_unsent", { from, reason: "the channels are not up yet" }))) : (opts.channels ?? []);
     for (const ch of chat) channels.register(ch);
 
-    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, audiences, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions(channels, log.child({ component: "questions" })) } as GatewayContext;
+    const ctx = { config, home, log, clock, startedAt: clock(), inbox, outbox, sessions, pairing, people, audiences, channels, runtime, cron, tasks, recent: new RecentChats(), usage, rateLimits, questions: new PendingQuestions(channels, log.child({ component: "questions" })) } as GatewayContext;
     owner = ctx;
     // In the sandbox a command's connections are asked at the egress proxy, per destination.
     ctx.approvals = new Approvals({ config: { ...config.approvals, networkWalled: runtime.execSandbox.kind === "bwrap" }, home, host: approvalsHost(ctx), log: log.child({ component: "approvals" }), clock, audit });

@@ -20,6 +20,25 @@ export const CHATS_DIR = "memory/chats";
 /** A chat's notes about each of its members, one file per sender id: `memory/chats/<chat>/people/<id>.md`. */
 export const PEOPLE_DIR = "people";
 
+/**
+ * The household's private spaces: `people/<name>/` holds a person's own USER.md, MEMORY.md,
+ * HEARTBEAT.md and daily logs (`memory/YYYY-MM-DD.md`), in the shape of the owner's. Not to be
+ * confused with a chat's notes about its members (MEMBER_NOTES_DIR, inside a chat's folder).
+ */
+export const PERSON_SPACES_DIR = "people";
+/** What everyone in the household may see: the owner's and every person's runs. */
+export const HOUSEHOLD_FILE = "HOUSEHOLD.md";
+/** The files of a person's space, relative to it, created when they are added. */
+export const PERSON_SPACE_FILES = ["USER.md", "MEMORY.md", "HEARTBEAT.md"] as const;
+
+const PERSON_NAME = /^[a-z](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
+export const PERSON_NAME_RULE = 'lowercase letters, digits and "-", starting with a letter and not ending with "-", at most 32 characters (e.g. ana, bob-2)';
+/** Whether `name` may name a person: it is then a safe folder name and a session key's last part. */
+export const isPersonName = (name: string): boolean => PERSON_NAME.test(name);
+
+/** The folder of person `name`'s space, relative to the workspace: `people/ana`. */
+export const personSpaceDir = (name: string): string => `${PERSON_SPACES_DIR}/${name}`;
+
 /** A sender id as a file name: only letters, digits, `_` and `-` survive (ids are digits on Telegram and Discord). */
 export const personSlug = (senderId: string): string => senderId.replace(/[^A-Za-z0-9_-]/g, "-") || "someone";
 

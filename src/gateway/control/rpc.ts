@@ -9,9 +9,10 @@ import type { TaskService } from "../../tasks/service.ts";
 import type { PairingApprovalDeps } from "../access/pairing-approval.ts";
 import type { PairingStore } from "../access/pairing.ts";
 import type { AgentRuntime } from "../agent-runtime.ts";
+import { peopleMethods, type PeopleRpcDeps } from "./people-rpc.ts";
 
 /** What the control socket's methods use of the gateway. */
-export interface RpcDeps extends PairingApprovalDeps {
+export interface RpcDeps extends PairingApprovalDeps, PeopleRpcDeps {
   cron: CronService;
   /** The web dashboard when it serves (dashboard/server.ts): a login link, and ending every login. */
   dashboard?: { loginUrl(): string; rotate(): number };
@@ -37,6 +38,7 @@ export function createRpcHandler(ctx: RpcDeps): (method: string, params: unknown
       if (!ctx.pairing.revoke(channel, userId)) throw new Error(`${channel}:${userId} is not an approved sender.`);
       return { revoked: `${channel}:${userId}` };
     },
+    ...peopleMethods(ctx),
     "cron.list": () => ctx.cron.list(),
     "cron.add": (p) => ctx.cron.add(jobInputParam(p), { createdBy: "cli" }),
     "cron.remove": (p) => ctx.cron.remove(stringParam(p, "id")),

@@ -25,8 +25,8 @@ export interface ControlSocket {
   close(): Promise<void>;
 }
 
-/** Operations that grant someone the owner's powers: a pairing, a dashboard login. */
-export const PRIVILEGED_RPC: readonly string[] = ["pairing.approve", "dashboard.login", "dashboard.rotate"];
+/** Operations that grant someone the owner's powers: a pairing, a dashboard login, a person's accounts or tools. */
+export const PRIVILEGED_RPC: readonly string[] = ["pairing.approve", "dashboard.login", "dashboard.rotate", "people.add", "people.link", "people.set"];
 
 export async function startControlSocket(path: string, cli: CliChannel, handlers: ControlHandlers, log: Logger): Promise<ControlSocket> {
   // We hold the gateway lock, so a socket file left here belongs to a dead gateway.
